@@ -1,0 +1,41 @@
+#version 450
+#extension GL_GOOGLE_include_directive : require
+// kvbench.DequantizeGroup: one invocation per element, with the PPL, oneDNN or Ascend formula.
+#include "quant.glsl"
+
+layout(local_size_x = 64) in;
+layout(std430, binding = 0) readonly buffer X { uint x[]; };
+layout(std430, binding = 1) readonly buffer Scale { uint scale[]; };
+layout(std430, binding = 2) readonly buffer Shift { uint shift[]; };  // zero_point or offset
+layout(std430, binding = 3) buffer Y { uint y[]; };
+
+const uint FORMULA_PPL = 0u, FORMULA_ONEDNN = 1u, FORMULA_ASCEND = 2u;
+
+layout(push_constant) uniform Push {
+  uint rows, row_length, group_size, groups;
+  uint x_dtype, y_dtype, scale_dtype, shift_dtype;
+  uint formula, has_shift;
+} pc;
+
+int load_int(uint bits, uint dt) {
+  return (dt == DT_U8 || dt == DT_U4) ? int(bits) : sign_extend(bits, dtype_bits(dt));
+}
+
+void main() {
+  const uint i = gl_GlobalInvocationID.x;
+  if (i >= pc.rows * pc.row_length) return;
+  const uint g = (i / pc.row_length) * pc.groups + (i % pc.row_length) / pc.group_size;
+  const int q = load_int(LOAD_BITS(x, i, dtype_bits(pc.x_dtype)), pc.x_dtype);
+  const float s = decode_float(LOAD_BITS(scale, g, dtype_bits(pc.scale_dtype)), pc.scale_dtype);
+  float v;
+  if (pc.formula == FORMULA_PPL) {
+    v = dequant_ppl(q, s, pc.scale_dtype);
+  } else if (pc.formula == FORMULA_ONEDNN) {
+    const int zp = pc.has_shift != 0u ? load_int(LOAD_BITS(shift, g, dtype_bits(pc.shift_dtype)), pc.shift_dtype) : 0;
+    v = dequant_zero_point(q, zp, s);
+  } else {
+    const float offset = pc.has_shift != 0u ? decode_float(LOAD_BITS(shift, g, dtype_bits(pc.shift_dtype)), pc.shift_dtype) : 0.0;
+    v = dequant_offset(q, offset, s);
+  }
+  STORE_BITS(y, i, dtype_bits(pc.y_dtype), encode_float(v, pc.y_dtype));
+}

@@ -1,0 +1,76 @@
+// Exact f16/bf16 <-> f32 conversions with round-to-nearest-even, written with integer
+// operations so that results do not depend on the driver's conversion rounding mode.
+// Mirrors src/core/float_format.cpp.
+
+#ifndef KVBENCH_FLOAT_FORMAT_GLSL
+#define KVBENCH_FLOAT_FORMAT_GLSL
+
+#include "storage.glsl"
+
+float f16_to_float(uint h) {
+  const uint e = (h >> 10u) & 31u;
+  const uint m = h & 1023u;
+  float v;
+  if (e == 0u) v = float(m) * exp2(-24.0);  // subnormal: exact
+  else if (e == 31u) v = uintBitsToFloat(m == 0u ? 0x7f800000u : 0x7fc00000u);
+  else v = uintBitsToFloat(((e + 112u) << 23u) | (m << 13u));
+  return (h & 0x8000u) != 0u ? -v : v;
+}
+
+uint float_to_f16(float f) {
+  const uint x = floatBitsToUint(f);
+  const uint sign = (x >> 16u) & 0x8000u;
+  const uint ax = x & 0x7fffffffu;
+  if (ax > 0x7f800000u) return sign | 0x7e00u;  // NaN
+  if (ax >= 0x477ff000u) return sign | 0x7c00u; // >= 65520 (and inf) rounds to inf
+  if (ax < 0x38800000u) {                       // below 2^-14: f16 subnormal or zero
+    const uint e = ax >> 23u;
+    if (e < 102u) return sign;                  // below 2^-25: rounds to zero
+    const uint m = (ax & 0x7fffffu) | 0x800000u;
+    const uint shift = 126u - e;                // value * 2^24 = m >> shift
+    uint q = m >> shift;
+    const uint rem = m & ((1u << shift) - 1u);
+    const uint half_ = 1u << (shift - 1u);
+    if (rem > half_ || (rem == half_ && (q & 1u) != 0u)) q += 1u;
+    return sign | q;
+  }
+  // Normal: round the 13 dropped bits to nearest even; a carry moves into the exponent.
+  return sign | ((ax + 0xfffu + ((ax >> 13u) & 1u) - 0x38000000u) >> 13u);
+}
+
+float bf16_to_float(uint b) { return uintBitsToFloat(b << 16u); }
+
+uint float_to_bf16(float f) {
+  const uint x = floatBitsToUint(f);
+  if ((x & 0x7fffffffu) > 0x7f800000u) return (x >> 16u) | 0x40u;  // quiet NaN
+  return (x + 0x7fffu + ((x >> 16u) & 1u)) >> 16u;
+}
+
+// The float an element of float dtype dt with raw bits `bits` holds.
+float decode_float(uint bits, uint dt) {
+  if (dt == DT_F16) return f16_to_float(bits);
+  if (dt == DT_BF16) return bf16_to_float(bits);
+  return uintBitsToFloat(bits);
+}
+
+// The raw bits of v stored in float dtype dt.
+uint encode_float(float v, uint dt) {
+  if (dt == DT_F16) return float_to_f16(v);
+  if (dt == DT_BF16) return float_to_bf16(v);
+  return floatBitsToUint(v);
+}
+
+// v rounded to float dtype dt, as a float.
+float round_to(float v, uint dt) { return decode_float(encode_float(v, dt), dt); }
+
+// a / b correctly rounded to f32: GLSL's `/` may be off by 2.5 ulp, so one Newton step
+// with the exact fma residual repairs it. The quantizers depend on this to reproduce the
+// reference's codes bit for bit.
+float div_rn(float a, float b) {
+  precise float q = a / b;
+  precise float r = fma(-q, b, a);
+  precise float y = 1.0 / b;
+  return fma(r, y, q);
+}
+
+#endif

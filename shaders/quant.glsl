@@ -1,0 +1,42 @@
+// Group quantization and dequantization, the GPU twin of src/ref/quant.cpp; reused by
+// every kernel that stores or reads quantized K/V. `T` is the compute dtype (PPL's T1):
+// every intermediate the definitions round is rounded to it here too.
+
+#ifndef KVBENCH_QUANT_GLSL
+#define KVBENCH_QUANT_GLSL
+
+#include "float_format.glsl"
+
+float scale_floor(uint T) { return round_to(1e-5, T); }
+
+// PPL symmetric: s = max(T(m / qmax), T(1e-5)) for the group's max |x| = m.
+float symmetric_scale(float absmax, float qmax, uint T) {
+  return max(round_to(div_rn(absmax, qmax), T), scale_floor(T));
+}
+
+// q = clamp(rne(T(x / s)), -qmax, qmax)
+int symmetric_code(float x, float s, float qmax, uint T) {
+  return int(clamp(roundEven(round_to(div_rn(x, s), T)), -qmax, qmax));
+}
+
+// Asymmetric over [qmin, qmax] with the group's lo = min(min x, 0), hi = max(max x, 0).
+float asymmetric_scale(float lo, float hi, float qmin, float qmax, uint T) {
+  return max(round_to(div_rn(hi - lo, qmax - qmin), T), scale_floor(T));
+}
+
+int asymmetric_zero_point(float lo, float s, float qmin, float qmax, uint T) {
+  return int(clamp(roundEven(qmin - round_to(div_rn(lo, s), T)), qmin, qmax));
+}
+
+int asymmetric_code(float x, float s, int zp, float qmin, float qmax, uint T) {
+  return int(clamp(roundEven(round_to(div_rn(x, s), T)) + float(zp), qmin, qmax));
+}
+
+// PPL: the product in the scale dtype S (exact in f32 for |q| <= 255), rounded to S.
+float dequant_ppl(int q, float s, uint S) { return round_to(float(q) * s, S); }
+// oneDNN: (q - zp) * s in f32.
+float dequant_zero_point(int q, int zp, float s) { precise float r = float(q - zp) * s; return r; }
+// Ascend antiquant: (q + offset) * s in f32.
+float dequant_offset(int q, float offset, float s) { precise float t = float(q) + offset; precise float r = t * s; return r; }
+
+#endif

@@ -1,0 +1,53 @@
+// Element access for tensors of any kvbench dtype held in plain uint word buffers.
+//
+// Every tensor is bound as `uint words[]`, so one shader serves every dtype (the dtype is
+// a push constant) and no 8/16-bit storage feature is needed. Narrow elements (4, 8 and
+// 16 bits) are written with an atomicAnd/atomicOr pair on their own bits only, so
+// neighbours in the same word -- another invocation's element, or cache bytes the
+// operator must not touch -- are never disturbed. Packing follows src/core/dtype.hpp:
+// element i occupies bits [i*n, i*n+n) of the little-endian byte stream (so s4/u4 put
+// the even element in the low nibble).
+
+#ifndef KVBENCH_STORAGE_GLSL
+#define KVBENCH_STORAGE_GLSL
+
+// Must match enum class DType in src/core/dtype.hpp.
+const uint DT_F32 = 0u;
+const uint DT_F16 = 1u;
+const uint DT_BF16 = 2u;
+const uint DT_I8 = 3u;
+const uint DT_U8 = 4u;
+const uint DT_S4 = 5u;
+const uint DT_U4 = 6u;
+const uint DT_I32 = 7u;
+
+uint dtype_bits(uint dt) {
+  if (dt == DT_F32 || dt == DT_I32) return 32u;
+  if (dt == DT_F16 || dt == DT_BF16) return 16u;
+  if (dt == DT_S4 || dt == DT_U4) return 4u;
+  return 8u;
+}
+
+// Raw bits of element i (n bits wide) of word buffer `buf`.
+#define LOAD_BITS(buf, i, n) \
+  ((n) == 32u ? buf[(i)] : ((buf[((i) * (n)) >> 5u] >> (((i) * (n)) & 31u)) & ((1u << (n)) - 1u)))
+
+// Writes the low n bits of v as element i, leaving every other bit of the word intact.
+#define STORE_BITS(buf, i, n, v)                           \
+  {                                                        \
+    const uint idx_ = (i);                                 \
+    const uint n_ = (n);                                   \
+    if (n_ == 32u) {                                       \
+      buf[idx_] = (v);                                     \
+    } else {                                               \
+      const uint bit_ = idx_ * n_;                         \
+      const uint mask_ = ((1u << n_) - 1u) << (bit_ & 31u); \
+      atomicAnd(buf[bit_ >> 5u], ~mask_);                  \
+      atomicOr(buf[bit_ >> 5u], ((v) << (bit_ & 31u)) & mask_); \
+    }                                                      \
+  }
+
+// Sign-extends an n-bit two's complement value.
+int sign_extend(uint v, uint n) { return int(v << (32u - n)) >> (32u - n); }
+
+#endif

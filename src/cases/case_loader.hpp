@@ -1,0 +1,29 @@
+#pragma once
+// Reads case files (or folders of them, recursively), checks them against the schema,
+// and expands each file's sweep into named cases.
+#include <string>
+#include <vector>
+
+#include "cases/case_def.hpp"
+
+namespace kvbench {
+
+struct CaseFileError {
+  std::string file;
+  std::string pointer;  // JSON pointer of the field at fault ("" for the file as a whole)
+  std::string message;
+  std::string case_name;  // the expanded case, when the error is specific to one
+  std::string to_string() const;
+};
+
+struct LoadedCases {
+  std::vector<CaseDef> cases;
+  std::vector<CaseFileError> errors;
+};
+
+// Files ending in .json, folders searched recursively in sorted order.
+LoadedCases load_case_paths(const std::vector<std::string>& paths);
+// One document (already parsed) as if read from `file`.
+LoadedCases expand_case_document(const nlohmann::json& doc, const std::string& file);
+
+}  // namespace kvbench

@@ -1,0 +1,38 @@
+#pragma once
+// Element-by-element comparison of a backend's output with the golden (DESIGN.md
+// "Honest comparison"), and the poisoning that makes unwritten elements fail.
+#include <cstdint>
+#include <string>
+
+#include "check/expected.hpp"
+#include "core/tensor.hpp"
+
+namespace kvbench {
+
+struct Metrics {
+  std::string tensor;
+  size_t elements = 0;        // elements compared
+  size_t violations = 0;      // elements outside tolerance (NaN/Inf mismatches and scribbles included)
+  size_t nonfinite_mismatches = 0;
+  size_t untouched_changed = 0;  // in-place elements the operator must not touch whose bits changed
+  size_t boundary = 0;        // elements accepted only through the rounding-boundary alternate
+  double max_abs = 0;         // over finite pairs
+  double max_rel = 0;         // |a-g| / |g| over finite pairs with g != 0
+  double rel_l2 = 0;          // ||a-g||_2 / ||g||_2 over finite pairs (0 when the golden is all zero and a == g)
+  int64_t worst_index = -1;   // flat index of the worst violation (or of the largest error when none)
+  double worst_actual = 0, worst_golden = 0;
+  bool passed() const { return violations == 0; }
+};
+
+// `before` is the tensor as it was before the dispatch (used for in-place tensors).
+Metrics compare_output(const Expected& expected, const Tensor& actual, const Tensor& before);
+
+// Overwrites every element the operator must write with a value that cannot pass:
+// NaN for floats (a finite value where the golden itself is NaN), and for integers the
+// golden with its top bit flipped (never the golden nor its +-1 alternate).
+void poison_output(const Expected& expected, Tensor& tensor);
+
+// The multi-index of a flat index, as "[i,j,k]".
+std::string index_string(const Shape& shape, int64_t flat);
+
+}  // namespace kvbench

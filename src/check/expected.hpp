@@ -1,0 +1,32 @@
+#pragma once
+// What the reference says one output tensor must hold.
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "check/tolerance.hpp"
+
+namespace kvbench {
+
+struct Expected {
+  std::string tensor;
+  // The golden value of each element, as stored in the output's dtype (exactly
+  // representable in it); `exact` is the same quantity before that final rounding
+  // (the double-precision result), kept for reports and golden export.
+  std::vector<double> value;
+  std::vector<double> exact;
+  // NaN where there is none; otherwise a second value accepted for that element because
+  // the golden's pre-rounding value lies within the spec's epsilon of a rounding boundary
+  // (an int code one step away, or the dequantized value of that code). Counted apart.
+  std::vector<double> alternate;
+  // In-place tensors only: 1 where the operator writes. Elsewhere the bits must equal the
+  // tensor's bits before the dispatch. Empty for plain outputs (all elements written).
+  std::vector<uint8_t> touched;
+  Tolerance tolerance;
+
+  static constexpr double none = std::numeric_limits<double>::quiet_NaN();
+  bool is_touched(size_t i) const { return touched.empty() || touched[i]; }
+};
+
+}  // namespace kvbench

@@ -1,0 +1,42 @@
+#include <iostream>
+
+#include "cli/commands.hpp"
+#include "vk/runtime.hpp"
+
+namespace kvbench {
+
+void add_devices_command(CLI::App& app, int& exit_code) {
+  auto* cmd = app.add_subcommand("devices", "List the Vulkan devices and the features kvbench uses");
+  cmd->callback([&exit_code] {
+    std::vector<DeviceInfo> devices;
+    try {
+      devices = list_devices();
+    } catch (const std::exception& e) {
+      std::cerr << "error: cannot enumerate Vulkan devices: " << e.what() << "\n";
+      exit_code = 2;
+      return;
+    }
+    if (devices.empty()) {
+      std::cerr << "error: no Vulkan device (install mesa-vulkan-drivers for lavapipe: tools/setup.sh)\n";
+      exit_code = 2;
+      return;
+    }
+    const int def = default_device_index(devices);
+    auto yes = [](bool b) { return b ? "yes" : "no"; };
+    for (const auto& d : devices) {
+      std::cout << (d.index == def ? "* " : "  ") << d.index << ": " << d.name << " (" << d.type << ", Vulkan "
+                << d.api_version << ", " << d.driver << ")" << (d.index == def ? "  [default]" : "") << "\n"
+                << "      8-bit storage " << yes(d.storage_8bit) << ", 16-bit storage " << yes(d.storage_16bit)
+                << ", int8 " << yes(d.shader_int8) << ", fp16 " << yes(d.shader_float16) << ", int64 "
+                << yes(d.shader_int64) << ", fp64 " << yes(d.shader_float64) << "\n"
+                << "      subgroup size " << d.subgroup_size << ", shared memory " << d.shared_memory_bytes / 1024
+                << " KiB, max storage buffer " << d.max_storage_buffer_range / (1024 * 1024) << " MiB, timestamps "
+                << yes(d.timestamps) << "\n";
+    }
+    std::cout << "The default is the first GPU, else the first device (lavapipe on a machine without a GPU).\n"
+                 "kvbench's current kernels need none of the optional features above: they bind every tensor as\n"
+                 "32-bit words. A tensor larger than the max storage buffer makes its case SKIP.\n";
+  });
+}
+
+}  // namespace kvbench

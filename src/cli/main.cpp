@@ -1,0 +1,24 @@
+// kvbench: reference-and-conformance testbench for KV-cache and attention kernels.
+#include <iostream>
+
+#include "cli/commands.hpp"
+
+int main(int argc, char** argv) {
+  CLI::App app{"kvbench " KVBENCH_VERSION
+               " -- reference-and-conformance testbench for KV-cache and attention kernels.\n"
+               "Case files (JSON) describe an operator's attributes and shapes; a double-precision\n"
+               "reference gives the golden results; the Vulkan implementation is checked against them."};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", KVBENCH_VERSION);
+  int exit_code = 0;
+  kvbench::add_run_command(app, exit_code);
+  kvbench::add_list_command(app, exit_code);
+  kvbench::add_devices_command(app, exit_code);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);
+    return code == 0 ? 0 : 2;  // unusable arguments exit 2, like invalid case files
+  }
+  return exit_code;
+}

@@ -1,0 +1,47 @@
+#include "core/dtype.hpp"
+
+#include <array>
+#include <stdexcept>
+
+namespace kvbench {
+namespace {
+struct Info {
+  DType type;
+  std::string_view name;
+  int bits;
+  bool is_float;
+  int64_t min, max;
+};
+constexpr std::array<Info, 9> kInfo{{
+    {DType::f32, "f32", 32, true, 0, 0},
+    {DType::f16, "f16", 16, true, 0, 0},
+    {DType::bf16, "bf16", 16, true, 0, 0},
+    {DType::i8, "i8", 8, false, -128, 127},
+    {DType::u8, "u8", 8, false, 0, 255},
+    {DType::s4, "s4", 4, false, -8, 7},
+    {DType::u4, "u4", 4, false, 0, 15},
+    {DType::i32, "i32", 32, false, INT32_MIN, INT32_MAX},
+    {DType::i64, "i64", 64, false, INT64_MIN, INT64_MAX},
+}};
+const Info& info(DType t) { return kInfo[static_cast<size_t>(t)]; }
+}  // namespace
+
+std::string_view dtype_name(DType t) { return info(t).name; }
+std::optional<DType> parse_dtype(std::string_view name) {
+  for (const auto& i : kInfo)
+    if (i.name == name) return i.type;
+  return std::nullopt;
+}
+int dtype_bits(DType t) { return info(t).bits; }
+bool dtype_is_float(DType t) { return info(t).is_float; }
+size_t dtype_storage_bytes(DType t, size_t count) { return (count * dtype_bits(t) + 7) / 8; }
+int64_t dtype_int_min(DType t) {
+  if (dtype_is_float(t)) throw std::logic_error("dtype_int_min of a float type");
+  return info(t).min;
+}
+int64_t dtype_int_max(DType t) {
+  if (dtype_is_float(t)) throw std::logic_error("dtype_int_max of a float type");
+  return info(t).max;
+}
+
+}  // namespace kvbench

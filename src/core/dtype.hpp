@@ -1,0 +1,29 @@
+#pragma once
+// Element types of kvbench tensors.
+//
+// s4/u4 are packed two per byte: element 2k in the LOW nibble (bits 0-3) of byte k,
+// element 2k+1 in the HIGH nibble (bits 4-7), over the tensor's flat row-major index.
+// An odd element count leaves the last high nibble as zero padding. s4 nibbles are
+// two's complement [-8, 7]; u4 nibbles are [0, 15]. This is oneDNN's order, and the
+// order kvbench defines for OpenPPL's int4 cache.
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace kvbench {
+
+enum class DType { f32, f16, bf16, i8, u8, s4, u4, i32, i64 };
+
+std::string_view dtype_name(DType t);
+std::optional<DType> parse_dtype(std::string_view name);
+int dtype_bits(DType t);
+bool dtype_is_float(DType t);
+// Bytes needed for `count` elements (packed types round up).
+size_t dtype_storage_bytes(DType t, size_t count);
+// Smallest and largest value of an integer dtype.
+int64_t dtype_int_min(DType t);
+int64_t dtype_int_max(DType t);
+
+}  // namespace kvbench

@@ -1,0 +1,32 @@
+#pragma once
+// The portable, counter-based input generator (DESIGN.md "Portable, deterministic inputs").
+//
+// Element i of tensor `name` in a case with seed `seed` is a pure function of the three:
+//   key  = splitmix64(seed XOR fnv1a64(name))
+//   word = splitmix64(key + (i + 1) * 0x9E3779B97F4A7C15)
+// Floats are built from the top 53 bits of `word` in IEEE double arithmetic, never
+// through <random> distributions, whose algorithms differ between standard libraries.
+#include <cstdint>
+#include <string_view>
+
+namespace kvbench {
+
+uint64_t fnv1a64(std::string_view text);
+uint64_t splitmix64(uint64_t x);
+
+class CounterRng {
+ public:
+  CounterRng(uint64_t seed, std::string_view tensor_name);
+  uint64_t word(uint64_t index) const;
+  // Uniform in [0, 1) with 53 random bits.
+  double unit(uint64_t index) const;
+  // Uniform in [low, high).
+  double uniform(uint64_t index, double low, double high) const;
+  // Uniform integer in [low, high] (inclusive).
+  int64_t integer(uint64_t index, int64_t low, int64_t high) const;
+
+ private:
+  uint64_t key_;
+};
+
+}  // namespace kvbench

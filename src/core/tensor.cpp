@@ -1,0 +1,104 @@
+#include "core/tensor.hpp"
+
+#include <cmath>
+#include <cstring>
+#include <stdexcept>
+
+#include "core/float_format.hpp"
+
+namespace kvbench {
+
+const char* role_name(Role r) {
+  switch (r) {
+    case Role::input: return "input";
+    case Role::output: return "output";
+    case Role::inplace: return "inplace";
+  }
+  return "?";
+}
+
+size_t shape_numel(const Shape& shape) {
+  size_t n = 1;
+  for (int64_t d : shape) n *= static_cast<size_t>(d);
+  return n;
+}
+
+std::string shape_string(const Shape& shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? "," : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+Tensor::Tensor(std::string name, DType dtype, Shape shape, Role role)
+    : name_(std::move(name)), dtype_(dtype), shape_(std::move(shape)), role_(role) {
+  for (int64_t d : shape_)
+    if (d < 0) throw std::invalid_argument("negative dimension in tensor " + name_);
+  numel_ = shape_numel(shape_);
+  bytes_.assign(dtype_storage_bytes(dtype_, numel_), 0);
+}
+
+uint64_t Tensor::bits(size_t i) const {
+  const uint8_t* p = bytes_.data();
+  switch (dtype_bits(dtype_)) {
+    case 4: return (p[i / 2] >> ((i % 2) * 4)) & 0xFu;
+    case 8: return p[i];
+    case 16: { uint16_t v; std::memcpy(&v, p + 2 * i, 2); return v; }
+    case 32: { uint32_t v; std::memcpy(&v, p + 4 * i, 4); return v; }
+    default: { uint64_t v; std::memcpy(&v, p + 8 * i, 8); return v; }
+  }
+}
+
+void Tensor::set_bits(size_t i, uint64_t v) {
+  uint8_t* p = bytes_.data();
+  switch (dtype_bits(dtype_)) {
+    case 4: {
+      const int shift = (i % 2) * 4;
+      p[i / 2] = static_cast<uint8_t>((p[i / 2] & ~(0xFu << shift)) | ((v & 0xFu) << shift));
+      break;
+    }
+    case 8: p[i] = static_cast<uint8_t>(v); break;
+    case 16: { uint16_t w = static_cast<uint16_t>(v); std::memcpy(p + 2 * i, &w, 2); break; }
+    case 32: { uint32_t w = static_cast<uint32_t>(v); std::memcpy(p + 4 * i, &w, 4); break; }
+    default: std::memcpy(p + 8 * i, &v, 8); break;
+  }
+}
+
+double Tensor::get(size_t i) const {
+  const uint64_t b = bits(i);
+  switch (dtype_) {
+    case DType::f32: return f32_bits_to_double(static_cast<uint32_t>(b));
+    case DType::f16: return f16_bits_to_double(static_cast<uint16_t>(b));
+    case DType::bf16: return bf16_bits_to_double(static_cast<uint16_t>(b));
+    case DType::i8: return static_cast<int8_t>(b);
+    case DType::u8: return static_cast<double>(b);
+    case DType::s4: return (b & 8u) ? static_cast<double>(b) - 16.0 : static_cast<double>(b);
+    case DType::u4: return static_cast<double>(b);
+    case DType::i32: return static_cast<int32_t>(b);
+    case DType::i64: return static_cast<double>(static_cast<int64_t>(b));
+  }
+  return 0;
+}
+
+void Tensor::set(size_t i, double v) {
+  switch (dtype_) {
+    case DType::f32: set_bits(i, f32_bits_from_double(v)); return;
+    case DType::f16: set_bits(i, f16_bits_from_double(v)); return;
+    case DType::bf16: set_bits(i, bf16_bits_from_double(v)); return;
+    default: break;
+  }
+  if (v != std::floor(v) || v < static_cast<double>(dtype_int_min(dtype_)) ||
+      v > static_cast<double>(dtype_int_max(dtype_)))
+    throw std::logic_error("value " + std::to_string(v) + " does not fit " +
+                           std::string(dtype_name(dtype_)) + " in tensor " + name_);
+  set_bits(i, static_cast<uint64_t>(static_cast<int64_t>(v)));
+}
+
+size_t Tensor::offset(std::initializer_list<int64_t> index) const {
+  if (index.size() != shape_.size()) throw std::logic_error("rank mismatch indexing " + name_);
+  size_t off = 0;
+  size_t k = 0;
+  for (int64_t x : index) off = off * static_cast<size_t>(shape_[k++]) + static_cast<size_t>(x);
+  return off;
+}
+
+}  // namespace kvbench

@@ -1,0 +1,25 @@
+#pragma once
+// The attributes and shapes the two group operators share.
+#include <cstdint>
+
+#include "cases/case_def.hpp"
+#include "core/dtype.hpp"
+
+namespace kvbench {
+
+struct GroupParams {
+  int64_t bits = 8;
+  bool is_signed = true;
+  bool zero_point = false;  // quantize: asymmetric with a zero point; dequantize: zp/offset tensor present
+  int64_t group_size = 0;
+  int64_t rows = 0, length = 0;
+  DType code = DType::i8;   // s4/u4/i8/u8 from bits and signedness
+
+  int64_t groups() const { return (length + group_size - 1) / group_size; }
+  int64_t qmin() const { return dtype_int_min(code); }
+  int64_t qmax() const { return dtype_int_max(code); }
+};
+
+GroupParams parse_group_params(const CaseDef& c);
+
+}  // namespace kvbench

@@ -1,0 +1,35 @@
+#include <memory>
+
+#include "ops/key_value_cache/key_value_cache.hpp"
+#include "ops/operator.hpp"
+#include "ops/quantize_group/quantize_group.hpp"
+
+namespace kvbench {
+namespace {
+
+const std::vector<std::unique_ptr<Operator>>& registry() {
+  static const auto ops = [] {
+    std::vector<std::unique_ptr<Operator>> v;
+    v.push_back(make_key_value_cache_operator());
+    v.push_back(make_quantize_group_operator());
+    v.push_back(make_dequantize_group_operator());
+    return v;
+  }();
+  return ops;
+}
+
+}  // namespace
+
+const Operator* find_operator(const std::string& id) {
+  for (const auto& op : registry())
+    if (op->id() == id) return op.get();
+  return nullptr;
+}
+
+std::vector<std::string> operator_ids() {
+  std::vector<std::string> ids;
+  for (const auto& op : registry()) ids.push_back(op->id());
+  return ids;
+}
+
+}  // namespace kvbench

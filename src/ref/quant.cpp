@@ -1,0 +1,101 @@
+#include "ref/quant.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+#include "core/float_format.hpp"
+
+namespace kvbench {
+
+double round_to(DType t, double x) {
+  switch (t) {
+    case DType::f16: return round_f16(x);
+    case DType::bf16: return round_bf16(x);
+    case DType::f32: return round_f32(x);
+    default: throw std::logic_error("round_to: not a float dtype");
+  }
+}
+
+double ulp_of(DType t, double x) {
+  switch (t) {
+    case DType::f16: return f16_ulp(x);
+    case DType::bf16: {
+      const double a = std::fabs(round_bf16(x));
+      if (a < std::ldexp(1.0, -126)) return std::ldexp(1.0, -133);
+      int e = 0;
+      std::frexp(a, &e);
+      return std::ldexp(1.0, e - 1 - 7);
+    }
+    case DType::f32: return f32_ulp(x);
+    default: throw std::logic_error("ulp_of: not a float dtype");
+  }
+}
+
+double scale_floor(DType compute) { return round_to(compute, 1e-5); }
+
+namespace {
+
+// rne(T(quotient)) with its boundary alternate, before adding a zero point and clamping.
+std::pair<double, double> round_code(double quotient, DType compute) {
+  const double code = std::nearbyint(round_to(compute, quotient));
+  const double below = std::floor(quotient);
+  const double boundary = below + 0.5;
+  double alt = std::numeric_limits<double>::quiet_NaN();
+  if (std::fabs(quotient - boundary) <= ulp_of(compute, quotient)) alt = (code == below) ? below + 1 : below;
+  return {code, alt};
+}
+
+}  // namespace
+
+GroupCodes quantize_symmetric(const double* x, size_t n, int64_t qmax, DType compute) {
+  GroupCodes g;
+  double m = 0;
+  for (size_t i = 0; i < n; ++i) m = std::max(m, std::fabs(x[i]));
+  g.scale = std::max(round_to(compute, m / static_cast<double>(qmax)), scale_floor(compute));
+  const double lo = -static_cast<double>(qmax), hi = static_cast<double>(qmax);
+  for (size_t i = 0; i < n; ++i) {
+    auto [code, alt] = round_code(x[i] / g.scale, compute);
+    code = std::clamp(code, lo, hi);
+    if (!std::isnan(alt)) alt = std::clamp(alt, lo, hi);
+    g.code.push_back(code);
+    g.alternate.push_back(alt == code ? std::numeric_limits<double>::quiet_NaN() : alt);
+  }
+  return g;
+}
+
+GroupCodes quantize_asymmetric(const double* x, size_t n, int64_t qmin, int64_t qmax, DType compute) {
+  GroupCodes g;
+  double lo = 0, hi = 0;
+  for (size_t i = 0; i < n; ++i) {
+    lo = std::min(lo, x[i]);
+    hi = std::max(hi, x[i]);
+  }
+  const double qlo = static_cast<double>(qmin), qhi = static_cast<double>(qmax);
+  g.scale = std::max(round_to(compute, (hi - lo) / (qhi - qlo)), scale_floor(compute));
+  g.zero_point = static_cast<int64_t>(std::clamp(std::nearbyint(qlo - round_to(compute, lo / g.scale)), qlo, qhi));
+  const double zp = static_cast<double>(g.zero_point);
+  for (size_t i = 0; i < n; ++i) {
+    auto [code, alt] = round_code(x[i] / g.scale, compute);
+    code = std::clamp(code + zp, qlo, qhi);
+    if (!std::isnan(alt)) alt = std::clamp(alt + zp, qlo, qhi);
+    g.code.push_back(code);
+    g.alternate.push_back(alt == code ? std::numeric_limits<double>::quiet_NaN() : alt);
+  }
+  return g;
+}
+
+double dequant_ppl(double q, double s, DType scale_dtype, DType out) {
+  return round_to(out, round_to(scale_dtype, q * s));
+}
+
+double dequant_zero_point(double q, double zp, double s, DType out) {
+  return round_to(out, round_f32((q - zp) * s));
+}
+
+double dequant_offset(double q, double offset, double s, DType out) {
+  return round_to(out, round_f32(round_f32(q + offset) * s));
+}
+
+}  // namespace kvbench

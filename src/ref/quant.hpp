@@ -1,0 +1,49 @@
+#pragma once
+// Double-precision group quantization and dequantization, emulating every storage
+// rounding the operator definitions make (see specs/quantize-group.md). Shared by the
+// references of every operator that stores or reads quantized K/V.
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "core/dtype.hpp"
+
+namespace kvbench {
+
+// x rounded to a float dtype (f16, bf16, f32), or x itself for f64-style "no rounding".
+double round_to(DType t, double x);
+// One unit in the last place of float dtype t at x.
+double ulp_of(DType t, double x);
+
+// fp16(1e-5) and friends: the smallest scale PPL allows, in the compute dtype.
+double scale_floor(DType compute);
+
+struct GroupCodes {
+  double scale = 0;        // in the compute dtype (not yet rounded to the scale tensor's dtype)
+  int64_t zero_point = 0;  // 0 for symmetric
+  std::vector<double> code;       // the integer codes
+  std::vector<double> alternate;  // NaN, or the neighbouring code accepted at a rounding boundary
+};
+
+// PPL's symmetric rule (research/ppl.md 1.1), generalised to any qmax:
+//   s = max(T(max|x| / qmax), T(1e-5));  q = clamp(rne(T(x / s)), -qmax, qmax)
+// where T() rounds to the compute dtype. The alternate code is offered when the exact
+// quotient x/s lies within one ulp of T of a half-integer.
+GroupCodes quantize_symmetric(const double* x, size_t n, int64_t qmax, DType compute);
+
+// Asymmetric with a zero point over the full integer range [qmin, qmax]:
+//   lo = min(min x, 0), hi = max(max x, 0)
+//   s  = max(T((hi - lo) / (qmax - qmin)), T(1e-5))
+//   zp = clamp(rne(qmin - T(lo / s)), qmin, qmax)
+//   q  = clamp(rne(T(x / s)) + zp, qmin, qmax)
+GroupCodes quantize_asymmetric(const double* x, size_t n, int64_t qmin, int64_t qmax, DType compute);
+
+// Dequantization formulas of the three source families; `out` is the output dtype.
+// PPL:    y = out(S(q * s))            the product in the scale dtype S, then to out
+// oneDNN: y = out(f32((q - zp) * s))   f32 arithmetic
+// Ascend: y = out(f32(f32(q + offset) * s))
+double dequant_ppl(double q, double s, DType scale_dtype, DType out);
+double dequant_zero_point(double q, double zp, double s, DType out);
+double dequant_offset(double q, double offset, double s, DType out);
+
+}  // namespace kvbench

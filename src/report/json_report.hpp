@@ -1,0 +1,18 @@
+#pragma once
+// The machine-readable report of `kvbench run --json FILE`.
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "cases/case_loader.hpp"
+#include "runner/case_result.hpp"
+#include "vk/runtime.hpp"
+
+namespace kvbench {
+
+nlohmann::json case_result_json(const CaseResult& r);
+nlohmann::json run_report_json(const DeviceInfo& device, const std::vector<CaseResult>& results,
+                               const std::vector<CaseFileError>& invalid);
+
+}  // namespace kvbench

@@ -1,0 +1,39 @@
+#pragma once
+// The outcome of one expanded case: what every report (table, JSON) is made from.
+#include <string>
+#include <vector>
+
+#include "check/compare.hpp"
+#include "ops/operator.hpp"
+
+namespace kvbench {
+
+enum class Status { pass, fail, skip };
+const char* status_name(Status s);
+
+struct OutputResult {
+  Metrics metrics;
+  Tolerance tolerance;
+  Shape shape;
+};
+
+struct CaseResult {
+  std::string name, file, op;
+  Status status = Status::pass;
+  std::string reason;               // why it was skipped, or what failed beyond the metrics
+  std::vector<OutputResult> outputs;
+  CaseFigures figures;
+  double time_ms = 0;               // wall time of the whole case (generate, reference, device, compare)
+  double device_ms = 0;             // dispatch time from timestamp queries
+
+  // Aggregates over outputs for the one-row summary.
+  double max_abs() const;
+  double max_rel() const;
+  double rel_l2() const;
+  size_t violations() const;
+  size_t boundary() const;
+  // "tensor[index] actual vs golden" of the worst failing output, for failure reports.
+  std::string worst() const;
+};
+
+}  // namespace kvbench

@@ -1,0 +1,34 @@
+#include "runner/run_case.hpp"
+
+#include <chrono>
+
+#include "core/error.hpp"
+#include "vk/runtime.hpp"
+
+namespace kvbench {
+
+CaseResult run_case(const CaseDef& def, const OpCase& op, Runtime& rt) {
+  const auto start = std::chrono::steady_clock::now();
+  CaseResult r{.name = def.name, .file = def.file, .op = def.op};
+  r.figures = op.figures();
+  const TensorSet initial = op.make_tensors();
+  const std::vector<Expected> expected = op.reference(initial);
+  TensorSet io = initial;
+  for (const auto& e : expected) poison_output(e, io.at(e.tensor));
+  try {
+    r.device_ms = op.run_vulkan(rt, io);
+  } catch (const SkipCase& skip) {
+    r.status = Status::skip;
+    r.reason = skip.what();
+    return r;
+  }
+  for (const auto& e : expected) {
+    const Tensor& actual = io.at(e.tensor);
+    r.outputs.push_back({compare_output(e, actual, initial.at(e.tensor)), e.tolerance, actual.shape()});
+  }
+  r.status = r.violations() == 0 ? Status::pass : Status::fail;
+  r.time_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  return r;
+}
+
+}  // namespace kvbench

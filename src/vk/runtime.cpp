@@ -1,0 +1,258 @@
+#include "vk/runtime.hpp"
+
+#include <cstring>
+#include <stdexcept>
+
+#include "core/error.hpp"
+
+namespace kvbench {
+namespace {
+
+constexpr uint32_t kMaxBindings = 16;
+
+vk::raii::Instance make_instance(const vk::raii::Context& context) {
+  vk::ApplicationInfo app{.pApplicationName = "kvbench", .applicationVersion = 1,
+                          .pEngineName = "kvbench", .engineVersion = 1, .apiVersion = VK_API_VERSION_1_1};
+  std::vector<const char*> layers;
+  // KVBENCH_VALIDATION=1 turns on the Khronos validation layer (tests use it).
+  const char* validation = std::getenv("KVBENCH_VALIDATION");
+  if (validation && std::string(validation) == "1") layers.push_back("VK_LAYER_KHRONOS_validation");
+  vk::InstanceCreateInfo info{.pApplicationInfo = &app,
+                              .enabledLayerCount = static_cast<uint32_t>(layers.size()),
+                              .ppEnabledLayerNames = layers.data()};
+  return vk::raii::Instance(context, info);
+}
+
+std::string type_name(vk::PhysicalDeviceType t) {
+  switch (t) {
+    case vk::PhysicalDeviceType::eDiscreteGpu: return "discrete-gpu";
+    case vk::PhysicalDeviceType::eIntegratedGpu: return "integrated-gpu";
+    case vk::PhysicalDeviceType::eVirtualGpu: return "virtual-gpu";
+    case vk::PhysicalDeviceType::eCpu: return "cpu";
+    default: return "other";
+  }
+}
+
+DeviceInfo describe(const vk::raii::PhysicalDevice& pd, int index) {
+  DeviceInfo d;
+  d.index = index;
+  auto props = pd.getProperties2<vk::PhysicalDeviceProperties2, vk::PhysicalDeviceSubgroupProperties,
+                                 vk::PhysicalDeviceDriverProperties>();
+  const auto& p = props.get<vk::PhysicalDeviceProperties2>().properties;
+  d.name = p.deviceName.data();
+  d.type = type_name(p.deviceType);
+  d.is_gpu = p.deviceType == vk::PhysicalDeviceType::eDiscreteGpu ||
+             p.deviceType == vk::PhysicalDeviceType::eIntegratedGpu ||
+             p.deviceType == vk::PhysicalDeviceType::eVirtualGpu;
+  d.api_version = std::to_string(VK_API_VERSION_MAJOR(p.apiVersion)) + "." +
+                  std::to_string(VK_API_VERSION_MINOR(p.apiVersion)) + "." +
+                  std::to_string(VK_API_VERSION_PATCH(p.apiVersion));
+  const auto& drv = props.get<vk::PhysicalDeviceDriverProperties>();
+  d.driver = std::string(drv.driverName.data()) + " " + drv.driverInfo.data();
+  d.subgroup_size = props.get<vk::PhysicalDeviceSubgroupProperties>().subgroupSize;
+  d.shared_memory_bytes = p.limits.maxComputeSharedMemorySize;
+  d.max_storage_buffer_range = p.limits.maxStorageBufferRange;
+  d.timestamps = p.limits.timestampComputeAndGraphics;
+  auto feats = pd.getFeatures2<vk::PhysicalDeviceFeatures2, vk::PhysicalDeviceShaderFloat16Int8Features,
+                               vk::PhysicalDevice8BitStorageFeatures, vk::PhysicalDevice16BitStorageFeatures>();
+  const auto& f = feats.get<vk::PhysicalDeviceFeatures2>().features;
+  d.shader_int64 = f.shaderInt64;
+  d.shader_float64 = f.shaderFloat64;
+  d.shader_int8 = feats.get<vk::PhysicalDeviceShaderFloat16Int8Features>().shaderInt8;
+  d.shader_float16 = feats.get<vk::PhysicalDeviceShaderFloat16Int8Features>().shaderFloat16;
+  d.storage_8bit = feats.get<vk::PhysicalDevice8BitStorageFeatures>().storageBuffer8BitAccess;
+  d.storage_16bit = feats.get<vk::PhysicalDevice16BitStorageFeatures>().storageBuffer16BitAccess;
+  return d;
+}
+
+uint32_t find_memory_type(const vk::raii::PhysicalDevice& pd, uint32_t type_bits) {
+  const auto mem = pd.getMemoryProperties();
+  const auto want = vk::MemoryPropertyFlagBits::eHostVisible | vk::MemoryPropertyFlagBits::eHostCoherent;
+  for (uint32_t i = 0; i < mem.memoryTypeCount; ++i)
+    if ((type_bits & (1u << i)) && (mem.memoryTypes[i].propertyFlags & want) == want) return i;
+  throw std::runtime_error("no host-visible coherent memory type for a storage buffer");
+}
+
+}  // namespace
+
+std::vector<DeviceInfo> list_devices() {
+  vk::raii::Context context;
+  auto instance = make_instance(context);
+  std::vector<DeviceInfo> out;
+  int i = 0;
+  for (const auto& pd : instance.enumeratePhysicalDevices()) out.push_back(describe(pd, i++));
+  return out;
+}
+
+int default_device_index(const std::vector<DeviceInfo>& devices) {
+  for (const auto& d : devices)
+    if (d.is_gpu) return d.index;
+  return devices.empty() ? -1 : 0;
+}
+
+struct Runtime::Pipeline {
+  vk::raii::DescriptorSetLayout set_layout{nullptr};
+  vk::raii::PipelineLayout layout{nullptr};
+  vk::raii::ShaderModule module{nullptr};
+  vk::raii::Pipeline pipeline{nullptr};
+  uint32_t bindings = 0;
+};
+
+Runtime::Runtime(std::optional<int> index) {
+  instance_ = make_instance(context_);
+  auto physicals = instance_.enumeratePhysicalDevices();
+  if (physicals.empty())
+    throw std::runtime_error("no Vulkan device found (install mesa-vulkan-drivers for lavapipe: tools/setup.sh)");
+  std::vector<DeviceInfo> infos;
+  for (size_t i = 0; i < physicals.size(); ++i) infos.push_back(describe(physicals[i], static_cast<int>(i)));
+  const int chosen = index.value_or(default_device_index(infos));
+  if (chosen < 0 || chosen >= static_cast<int>(physicals.size()))
+    throw std::runtime_error("--device " + std::to_string(chosen) + " is out of range: there are " +
+                             std::to_string(physicals.size()) + " Vulkan devices (see `kvbench devices`)");
+  physical_ = std::move(physicals[chosen]);
+  info_ = infos[chosen];
+
+  const auto families = physical_.getQueueFamilyProperties();
+  bool found = false;
+  for (uint32_t i = 0; i < families.size() && !found; ++i)
+    if (families[i].queueFlags & vk::QueueFlagBits::eCompute) {
+      queue_family_ = i;
+      found = true;
+      info_.timestamps = info_.timestamps || families[i].timestampValidBits > 0;
+      if (families[i].timestampValidBits == 0) info_.timestamps = false;
+    }
+  if (!found) throw std::runtime_error("device " + info_.name + " has no compute queue");
+
+  const float priority = 1.0f;
+  vk::DeviceQueueCreateInfo queue_info{.queueFamilyIndex = queue_family_, .queueCount = 1, .pQueuePriorities = &priority};
+  vk::DeviceCreateInfo device_info{.queueCreateInfoCount = 1, .pQueueCreateInfos = &queue_info};
+  device_ = vk::raii::Device(physical_, device_info);
+  queue_ = vk::raii::Queue(device_, queue_family_, 0);
+  command_pool_ = vk::raii::CommandPool(
+      device_, vk::CommandPoolCreateInfo{.flags = vk::CommandPoolCreateFlagBits::eResetCommandBuffer,
+                                         .queueFamilyIndex = queue_family_});
+  vk::DescriptorPoolSize pool_size{.type = vk::DescriptorType::eStorageBuffer, .descriptorCount = kMaxBindings};
+  descriptor_pool_ = vk::raii::DescriptorPool(
+      device_, vk::DescriptorPoolCreateInfo{.flags = vk::DescriptorPoolCreateFlagBits::eFreeDescriptorSet,
+                                            .maxSets = 1, .poolSizeCount = 1, .pPoolSizes = &pool_size});
+  if (info_.timestamps) {
+    query_pool_ = vk::raii::QueryPool(device_, vk::QueryPoolCreateInfo{.queryType = vk::QueryType::eTimestamp, .queryCount = 2});
+    timestamp_period_ns_ = physical_.getProperties().limits.timestampPeriod;
+  }
+  fence_ = vk::raii::Fence(device_, vk::FenceCreateInfo{});
+}
+
+Runtime::~Runtime() = default;
+
+std::unique_ptr<Buffer> Runtime::buffer(size_t bytes) {
+  const size_t rounded = std::max<size_t>(4, (bytes + 3) / 4 * 4);
+  if (rounded > info_.max_storage_buffer_range)
+    throw SkipCase("a tensor of " + std::to_string(bytes) + " bytes exceeds maxStorageBufferRange (" +
+                   std::to_string(info_.max_storage_buffer_range) + " bytes) of " + info_.name);
+  return std::make_unique<Buffer>(device_, physical_, rounded);
+}
+
+Runtime::Pipeline& Runtime::pipeline(const std::string& name, uint32_t bindings) {
+  auto it = pipelines_.find(name);
+  if (it != pipelines_.end()) {
+    if (it->second->bindings != bindings) throw std::logic_error("shader " + name + " bound with a different buffer count");
+    return *it->second;
+  }
+  const auto& shaders = embedded_shaders();
+  auto code = shaders.find(name);
+  if (code == shaders.end()) throw std::logic_error("no embedded shader named " + name);
+  auto p = std::make_unique<Pipeline>();
+  p->bindings = bindings;
+  std::vector<vk::DescriptorSetLayoutBinding> slots;
+  for (uint32_t b = 0; b < bindings; ++b)
+    slots.push_back({.binding = b, .descriptorType = vk::DescriptorType::eStorageBuffer, .descriptorCount = 1,
+                     .stageFlags = vk::ShaderStageFlagBits::eCompute});
+  p->set_layout = vk::raii::DescriptorSetLayout(
+      device_, vk::DescriptorSetLayoutCreateInfo{.bindingCount = bindings, .pBindings = slots.data()});
+  vk::PushConstantRange push{.stageFlags = vk::ShaderStageFlagBits::eCompute, .offset = 0, .size = 128};
+  vk::DescriptorSetLayout set_layout = *p->set_layout;
+  p->layout = vk::raii::PipelineLayout(device_, vk::PipelineLayoutCreateInfo{.setLayoutCount = 1, .pSetLayouts = &set_layout,
+                                                                             .pushConstantRangeCount = 1, .pPushConstantRanges = &push});
+  p->module = vk::raii::ShaderModule(
+      device_, vk::ShaderModuleCreateInfo{.codeSize = code->second.size() * 4, .pCode = code->second.data()});
+  vk::ComputePipelineCreateInfo info{
+      .stage = {.stage = vk::ShaderStageFlagBits::eCompute, .module = *p->module, .pName = "main"},
+      .layout = *p->layout};
+  p->pipeline = vk::raii::Pipeline(device_, nullptr, info);
+  return *pipelines_.emplace(name, std::move(p)).first->second;
+}
+
+double Runtime::dispatch(const std::string& name, std::span<Buffer* const> buffers, std::span<const uint8_t> push,
+                         uint32_t gx, uint32_t gy, uint32_t gz) {
+  if (buffers.size() > kMaxBindings) throw std::logic_error("too many buffers for one dispatch");
+  if (push.size() > 128) throw std::logic_error("push constants over 128 bytes");
+  Pipeline& p = pipeline(name, static_cast<uint32_t>(buffers.size()));
+  vk::DescriptorSetLayout set_layout = *p.set_layout;
+  vk::raii::DescriptorSets sets(device_, vk::DescriptorSetAllocateInfo{.descriptorPool = *descriptor_pool_,
+                                                                         .descriptorSetCount = 1, .pSetLayouts = &set_layout});
+  std::vector<vk::DescriptorBufferInfo> infos;
+  for (Buffer* b : buffers) infos.push_back({.buffer = *b->handle(), .offset = 0, .range = VK_WHOLE_SIZE});
+  std::vector<vk::WriteDescriptorSet> writes;
+  for (uint32_t i = 0; i < infos.size(); ++i)
+    writes.push_back({.dstSet = *sets[0], .dstBinding = i, .descriptorCount = 1,
+                      .descriptorType = vk::DescriptorType::eStorageBuffer, .pBufferInfo = &infos[i]});
+  device_.updateDescriptorSets(writes, nullptr);
+
+  vk::raii::CommandBuffers cmds(device_, vk::CommandBufferAllocateInfo{.commandPool = *command_pool_,
+                                                                       .level = vk::CommandBufferLevel::ePrimary,
+                                                                       .commandBufferCount = 1});
+  auto& cmd = cmds[0];
+  cmd.begin(vk::CommandBufferBeginInfo{.flags = vk::CommandBufferUsageFlagBits::eOneTimeSubmit});
+  if (info_.timestamps) {
+    cmd.resetQueryPool(*query_pool_, 0, 2);
+    cmd.writeTimestamp(vk::PipelineStageFlagBits::eTopOfPipe, *query_pool_, 0);
+  }
+  cmd.bindPipeline(vk::PipelineBindPoint::eCompute, *p.pipeline);
+  cmd.bindDescriptorSets(vk::PipelineBindPoint::eCompute, *p.layout, 0, {*sets[0]}, nullptr);
+  std::vector<uint8_t> padded(128, 0);
+  std::memcpy(padded.data(), push.data(), push.size());
+  cmd.pushConstants<uint8_t>(*p.layout, vk::ShaderStageFlagBits::eCompute, 0, padded);
+  cmd.dispatch(gx, gy, gz);
+  if (info_.timestamps) cmd.writeTimestamp(vk::PipelineStageFlagBits::eBottomOfPipe, *query_pool_, 1);
+  // Make the shader's writes visible to the host reads that follow.
+  vk::MemoryBarrier barrier{.srcAccessMask = vk::AccessFlagBits::eShaderWrite, .dstAccessMask = vk::AccessFlagBits::eHostRead};
+  cmd.pipelineBarrier(vk::PipelineStageFlagBits::eComputeShader, vk::PipelineStageFlagBits::eHost, {}, barrier, nullptr, nullptr);
+  cmd.end();
+
+  vk::CommandBuffer raw = *cmd;
+  queue_.submit(vk::SubmitInfo{.commandBufferCount = 1, .pCommandBuffers = &raw}, *fence_);
+  // Block in the driver rather than spin: a spinning host thread steals a core from lavapipe.
+  if (device_.waitForFences({*fence_}, VK_TRUE, UINT64_MAX) != vk::Result::eSuccess)
+    throw std::runtime_error("waiting for the dispatch of " + name + " failed");
+  device_.resetFences({*fence_});
+  if (!info_.timestamps) return 0;
+  auto [result, stamps] = query_pool_.getResults<uint64_t>(0, 2, 2 * sizeof(uint64_t), sizeof(uint64_t),
+                                                           vk::QueryResultFlagBits::e64 | vk::QueryResultFlagBits::eWait);
+  return static_cast<double>(stamps[1] - stamps[0]) * timestamp_period_ns_ * 1e-6;
+}
+
+Buffer::Buffer(const vk::raii::Device& device, const vk::raii::PhysicalDevice& physical, size_t bytes) : size_(bytes) {
+  buffer_ = vk::raii::Buffer(device, vk::BufferCreateInfo{.size = bytes, .usage = vk::BufferUsageFlagBits::eStorageBuffer,
+                                                          .sharingMode = vk::SharingMode::eExclusive});
+  const auto req = buffer_.getMemoryRequirements();
+  memory_ = vk::raii::DeviceMemory(device, vk::MemoryAllocateInfo{.allocationSize = req.size,
+                                                                  .memoryTypeIndex = find_memory_type(physical, req.memoryTypeBits)});
+  buffer_.bindMemory(*memory_, 0);
+  mapped_ = static_cast<uint8_t*>(memory_.mapMemory(0, bytes));
+}
+
+Buffer::~Buffer() {
+  if (mapped_) memory_.unmapMemory();
+}
+
+void Buffer::upload(std::span<const uint8_t> bytes) {
+  if (bytes.size() > size_) throw std::logic_error("upload larger than the buffer");
+  std::memcpy(mapped_, bytes.data(), bytes.size());
+}
+
+void Buffer::download(std::span<uint8_t> bytes) const {
+  if (bytes.size() > size_) throw std::logic_error("download larger than the buffer");
+  std::memcpy(bytes.data(), mapped_, bytes.size());
+}
+
+}  // namespace kvbench

@@ -1,0 +1,108 @@
+#pragma once
+// The Vulkan runtime: device choice and feature report, host-visible storage buffers,
+// compute pipelines built once per run from the embedded SPIR-V, and synchronous
+// dispatches timed with timestamp queries.
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#ifndef VULKAN_HPP_NO_CONSTRUCTORS
+#define VULKAN_HPP_NO_CONSTRUCTORS
+#endif
+#include <vulkan/vulkan_raii.hpp>
+
+namespace kvbench {
+
+struct DeviceInfo {
+  int index = 0;
+  std::string name;
+  std::string type;  // discrete-gpu, integrated-gpu, virtual-gpu, cpu, other
+  std::string driver;
+  std::string api_version;
+  bool is_gpu = false;
+  bool shader_int8 = false, shader_float16 = false, shader_int64 = false, shader_float64 = false;
+  bool storage_8bit = false, storage_16bit = false;
+  uint32_t subgroup_size = 0;
+  uint32_t shared_memory_bytes = 0;
+  uint64_t max_storage_buffer_range = 0;
+  bool timestamps = false;
+};
+
+// Every Vulkan physical device, in the loader's order.
+std::vector<DeviceInfo> list_devices();
+// The first GPU; otherwise the first device (lavapipe on a machine without a GPU).
+int default_device_index(const std::vector<DeviceInfo>& devices);
+
+class Buffer;
+
+class Runtime {
+ public:
+  // Opens device `index`, or the default device. Throws std::runtime_error with a clear
+  // message when there is no Vulkan device or the index is out of range.
+  explicit Runtime(std::optional<int> index = std::nullopt);
+  ~Runtime();
+  const DeviceInfo& info() const { return info_; }
+
+  // A host-visible, coherent storage buffer of at least `bytes` (rounded up to 4 bytes).
+  // Throws SkipCase when it exceeds maxStorageBufferRange.
+  std::unique_ptr<Buffer> buffer(size_t bytes);
+
+  // Binds `buffers` to bindings 0..n-1 of shader `name` (set 0), pushes `push` (at most
+  // 128 bytes), dispatches `groups` workgroups and waits. Returns the device time in ms
+  // (0 when the queue has no timestamps).
+  double dispatch(const std::string& name, std::span<Buffer* const> buffers, std::span<const uint8_t> push,
+                  uint32_t groups_x, uint32_t groups_y = 1, uint32_t groups_z = 1);
+
+  template <typename Push>
+  double dispatch(const std::string& name, std::initializer_list<Buffer*> buffers, const Push& push,
+                  uint32_t gx, uint32_t gy = 1, uint32_t gz = 1) {
+    static_assert(sizeof(Push) <= 128, "push constants are limited to 128 bytes");
+    std::vector<Buffer*> list(buffers);
+    return dispatch(name, list, std::span(reinterpret_cast<const uint8_t*>(&push), sizeof(Push)), gx, gy, gz);
+  }
+
+ private:
+  struct Pipeline;
+  Pipeline& pipeline(const std::string& name, uint32_t bindings);
+
+  DeviceInfo info_;
+  vk::raii::Context context_;
+  vk::raii::Instance instance_{nullptr};
+  vk::raii::PhysicalDevice physical_{nullptr};
+  vk::raii::Device device_{nullptr};
+  vk::raii::Queue queue_{nullptr};
+  uint32_t queue_family_ = 0;
+  vk::raii::CommandPool command_pool_{nullptr};
+  vk::raii::DescriptorPool descriptor_pool_{nullptr};
+  vk::raii::QueryPool query_pool_{nullptr};
+  vk::raii::Fence fence_{nullptr};
+  double timestamp_period_ns_ = 0;
+  std::map<std::string, std::unique_ptr<Pipeline>> pipelines_;
+  friend class Buffer;
+};
+
+class Buffer {
+ public:
+  Buffer(const vk::raii::Device& device, const vk::raii::PhysicalDevice& physical, size_t bytes);
+  ~Buffer();
+  size_t size() const { return size_; }
+  uint8_t* data() { return mapped_; }
+  const vk::raii::Buffer& handle() const { return buffer_; }
+  void upload(std::span<const uint8_t> bytes);
+  void download(std::span<uint8_t> bytes) const;
+
+ private:
+  size_t size_;
+  vk::raii::Buffer buffer_{nullptr};
+  vk::raii::DeviceMemory memory_{nullptr};
+  uint8_t* mapped_ = nullptr;
+};
+
+// The SPIR-V of every shader, compiled at build time (generated file).
+const std::map<std::string, std::span<const uint32_t>>& embedded_shaders();
+
+}  // namespace kvbench

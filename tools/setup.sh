@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Installs kvbench's build and test dependencies from Debian 12 packages.
+# Safe to run twice: only missing packages are installed, and apt is not touched
+# when everything is already present.
+set -euo pipefail
+
+packages=(
+  cmake g++ make
+  libvulkan-dev glslang-tools spirv-tools
+  mesa-vulkan-drivers vulkan-validationlayers vulkan-tools
+  libcli11-dev nlohmann-json3-dev doctest-dev
+  python3 python3-numpy
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "setup: all ${#packages[@]} packages already installed"
+  exit 0
+fi
+
+echo "setup: installing ${missing[*]}"
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
