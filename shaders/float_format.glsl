@@ -63,14 +63,44 @@ uint encode_float(float v, uint dt) {
 // v rounded to float dtype dt, as a float.
 float round_to(float v, uint dt) { return decode_float(encode_float(v, dt), dt); }
 
-// a / b correctly rounded to f32: GLSL's `/` may be off by 2.5 ulp, so one Newton step
-// with the exact fma residual repairs it. The quantizers depend on this to reproduce the
-// reference's codes bit for bit.
+// a * b = p + e exactly (Dekker's TwoProduct with Veltkamp splitting), without relying
+// on a fused fma: some drivers lower fma() to a separate multiply and add.
+void two_product(float a, float b, out float p, out float e) {
+  precise float pp = a * b;
+  precise float ca = 4097.0 * a;
+  precise float ah = ca - (ca - a);
+  precise float al = a - ah;
+  precise float cb = 4097.0 * b;
+  precise float bh = cb - (cb - b);
+  precise float bl = b - bh;
+  precise float err = ((ah * bh - pp) + ah * bl + al * bh) + al * bl;
+  p = pp;
+  e = err;
+}
+
+// a / b correctly rounded to f32 (for normal, finite results). GLSL's `/` may be off by
+// 2.5 ulp, so: one Newton step on the exact residual, then a final check of the residual
+// against half an ulp (a quotient of floats is never exactly a midpoint, so there are no
+// ties). The quantizers depend on this to reproduce the reference's codes bit for bit.
 float div_rn(float a, float b) {
   precise float q = a / b;
-  precise float r = fma(-q, b, a);
-  precise float y = 1.0 / b;
-  return fma(r, y, q);
+  float p, e;
+  two_product(q, b, p, e);
+  precise float r = (a - p) - e;  // exact: the residual of a faithful quotient is representable
+  precise float step = r / b;
+  q = q + step;
+  two_product(q, b, p, e);
+  r = (a - p) - e;
+  const int ex = int((floatBitsToUint(q) >> 23u) & 255u) - 127;
+  precise float half_ulp_b = ldexp(abs(b), ex - 24);  // (ulp(q) / 2) * |b|, exact
+  // The true quotient lies on the side sign(r) * sign(b) of q. Below a power of two the
+  // spacing halves, and so does the distance that makes the neighbour nearer.
+  const bool up = (r > 0.0) == (b > 0.0);
+  const bool away_from_zero = up == (q > 0.0);
+  const bool power_of_two = (floatBitsToUint(q) & 0x7fffffu) == 0u;
+  precise float limit = (!away_from_zero && power_of_two) ? 0.5 * half_ulp_b : half_ulp_b;
+  if (abs(r) > limit) q = uintBitsToFloat(floatBitsToUint(q) + (away_from_zero ? 1u : 0xffffffffu));
+  return q;
 }
 
 #endif

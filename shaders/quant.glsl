@@ -19,9 +19,10 @@ int symmetric_code(float x, float s, float qmax, uint T) {
   return int(clamp(roundEven(round_to(div_rn(x, s), T)), -qmax, qmax));
 }
 
-// Asymmetric over [qmin, qmax] with the group's lo = min(min x, 0), hi = max(max x, 0).
+// Asymmetric over [qmin, qmax] with the group's lo = min(min x, 0), hi = max(max x, 0);
+// the range hi - lo is rounded to T like every other intermediate.
 float asymmetric_scale(float lo, float hi, float qmin, float qmax, uint T) {
-  return max(round_to(div_rn(hi - lo, qmax - qmin), T), scale_floor(T));
+  return max(round_to(div_rn(round_to(hi - lo, T), qmax - qmin), T), scale_floor(T));
 }
 
 int asymmetric_zero_point(float lo, float s, float qmin, float qmax, uint T) {

@@ -73,7 +73,7 @@ GroupCodes quantize_asymmetric(const double* x, size_t n, int64_t qmin, int64_t 
     hi = std::max(hi, x[i]);
   }
   const double qlo = static_cast<double>(qmin), qhi = static_cast<double>(qmax);
-  g.scale = std::max(round_to(compute, (hi - lo) / (qhi - qlo)), scale_floor(compute));
+  g.scale = std::max(round_to(compute, round_to(compute, hi - lo) / (qhi - qlo)), scale_floor(compute));
   g.zero_point = static_cast<int64_t>(std::clamp(std::nearbyint(qlo - round_to(compute, lo / g.scale)), qlo, qhi));
   const double zp = static_cast<double>(g.zero_point);
   for (size_t i = 0; i < n; ++i) {

@@ -33,7 +33,7 @@ GroupCodes quantize_symmetric(const double* x, size_t n, int64_t qmax, DType com
 
 // Asymmetric with a zero point over the full integer range [qmin, qmax]:
 //   lo = min(min x, 0), hi = max(max x, 0)
-//   s  = max(T((hi - lo) / (qmax - qmin)), T(1e-5))
+//   s  = max(T(T(hi - lo) / (qmax - qmin)), T(1e-5))
 //   zp = clamp(rne(qmin - T(lo / s)), qmin, qmax)
 //   q  = clamp(rne(T(x / s)) + zp, qmin, qmax)
 GroupCodes quantize_asymmetric(const double* x, size_t n, int64_t qmin, int64_t qmax, DType compute);

@@ -127,7 +127,7 @@ class DequantizeGroupOperator final : public Operator {
     else if (name == "ascend") f = Formula::ascend;
     else c.fail("attributes", "formula", "formula must be ppl, onednn or ascend");
     if (f == Formula::ppl && (p.zero_point || !p.is_signed))
-      c.fail("attributes", p.zero_point ? "zero_point" : "signed", "the ppl formula is symmetric: signed codes, no zero point");
+      c.fail("attributes", p.zero_point ? "with_zero_point" : "signed", "the ppl formula is symmetric: signed codes, no zero point");
     const DType scale = c.dtype("scale", DType::f16, {DType::f16, DType::bf16, DType::f32});
     const DType y = c.dtype("y", DType::f16, {DType::f16, DType::bf16, DType::f32});
     DType shift = scale;

@@ -6,7 +6,7 @@ GroupParams parse_group_params(const CaseDef& c) {
   GroupParams p;
   p.bits = c.integer("attributes", "bits");
   p.is_signed = c.boolean("attributes", "signed", true);
-  p.zero_point = c.boolean("attributes", "zero_point", false);
+  p.zero_point = c.boolean("attributes", "with_zero_point", false);
   p.group_size = c.integer("attributes", "group_size");
   p.rows = c.integer("shapes", "rows");
   p.length = c.integer("shapes", "length");

@@ -101,7 +101,7 @@ class QuantizeGroupOperator final : public Operator {
   std::unique_ptr<OpCase> instantiate(const CaseDef& c) const override {
     GroupParams p = parse_group_params(c);
     if (!p.is_signed && !p.zero_point)
-      c.fail("attributes", "signed", "unsigned codes need a zero point (set zero_point: true)");
+      c.fail("attributes", "signed", "unsigned codes need a zero point (set with_zero_point: true)");
     const DType x = c.dtype("x", DType::f16, {DType::f16, DType::bf16, DType::f32});
     const DType scale = c.dtype("scale", DType::f16, {DType::f16, DType::bf16, DType::f32});
     return std::make_unique<QuantizeGroupCase>(c, p, x, scale);
