@@ -72,7 +72,14 @@ LoadedCases expand_case_document(const nlohmann::json& doc, const std::string& f
       suffix += (suffix.empty() ? "" : ",") + key + "=" + param_text(value);
     }
     if (!suffix.empty()) c.name += "[" + suffix + "]";
-    out.cases.push_back(std::move(c));
+    // A swept value must satisfy the schema like a written one; report it at its sweep entry.
+    bool valid = true;
+    if (!axes.empty())
+      for (auto& v : validate_schema(c.body, case_schema())) {
+        out.errors.push_back({file, c.locate(v.pointer), v.message, c.name});
+        valid = false;
+      }
+    if (valid) out.cases.push_back(std::move(c));
     // Advance the odometer; the last axis varies fastest.
     size_t a = axes.size();
     while (a > 0) {

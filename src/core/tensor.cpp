@@ -86,8 +86,10 @@ void Tensor::set(size_t i, double v) {
     case DType::bf16: set_bits(i, bf16_bits_from_double(v)); return;
     default: break;
   }
-  if (v != std::floor(v) || v < static_cast<double>(dtype_int_min(dtype_)) ||
-      v > static_cast<double>(dtype_int_max(dtype_)))
+  // The upper bound is exclusive at max + 1, which is exact in double for every integer
+  // dtype (the max itself is not for i64: INT64_MAX rounds up to 2^63).
+  const double above_max = std::ldexp(1.0, dtype_bits(dtype_) - (dtype_int_min(dtype_) < 0 ? 1 : 0));
+  if (v != std::floor(v) || v < static_cast<double>(dtype_int_min(dtype_)) || v >= above_max)
     throw std::logic_error("value " + std::to_string(v) + " does not fit " +
                            std::string(dtype_name(dtype_)) + " in tensor " + name_);
   set_bits(i, static_cast<uint64_t>(static_cast<int64_t>(v)));
