@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "check/tolerance.hpp"
+#include "core/tensor.hpp"
 
 namespace kvbench {
 
@@ -28,5 +29,9 @@ struct Expected {
   static constexpr double none = std::numeric_limits<double>::quiet_NaN();
   bool is_touched(size_t i) const { return touched.empty() || touched[i]; }
 };
+
+// The starting point of an in-place tensor's golden: its initial contents, nothing
+// touched yet. The reference then overwrites (and marks) what the operator writes.
+Expected expect_unchanged(const Tensor& initial, const Tolerance& tolerance);
 
 }  // namespace kvbench

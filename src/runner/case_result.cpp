@@ -14,31 +14,29 @@ const char* status_name(Status s) {
   return "?";
 }
 
-double CaseResult::max_abs() const {
-  double v = 0;
-  for (const auto& o : outputs) v = std::max(v, o.metrics.max_abs);
+namespace {
+
+// The largest (errors) or the total (counts) of one metric over a case's outputs.
+template <typename F>
+auto max_over(const std::vector<OutputResult>& outputs, F metric) {
+  decltype(metric(outputs[0].metrics)) v{};
+  for (const auto& o : outputs) v = std::max(v, metric(o.metrics));
   return v;
 }
-double CaseResult::max_rel() const {
-  double v = 0;
-  for (const auto& o : outputs) v = std::max(v, o.metrics.max_rel);
-  return v;
-}
-double CaseResult::rel_l2() const {
-  double v = 0;
-  for (const auto& o : outputs) v = std::max(v, o.metrics.rel_l2);
-  return v;
-}
-size_t CaseResult::violations() const {
+template <typename F>
+size_t sum_over(const std::vector<OutputResult>& outputs, F metric) {
   size_t n = 0;
-  for (const auto& o : outputs) n += o.metrics.violations;
+  for (const auto& o : outputs) n += metric(o.metrics);
   return n;
 }
-size_t CaseResult::boundary() const {
-  size_t n = 0;
-  for (const auto& o : outputs) n += o.metrics.boundary;
-  return n;
-}
+
+}  // namespace
+
+double CaseResult::max_abs() const { return max_over(outputs, [](const Metrics& m) { return m.max_abs; }); }
+double CaseResult::max_rel() const { return max_over(outputs, [](const Metrics& m) { return m.max_rel; }); }
+double CaseResult::rel_l2() const { return max_over(outputs, [](const Metrics& m) { return m.rel_l2; }); }
+size_t CaseResult::violations() const { return sum_over(outputs, [](const Metrics& m) { return m.violations; }); }
+size_t CaseResult::boundary() const { return sum_over(outputs, [](const Metrics& m) { return m.boundary; }); }
 
 std::string CaseResult::worst() const {
   for (const auto& o : outputs) {

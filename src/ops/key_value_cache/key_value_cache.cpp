@@ -99,23 +99,9 @@ class KeyValueCacheCase final : public OpCase {
     const int64_t G = p_.quant_group, D = p_.head_dim, ng = groups();
 
     // The cache and scale after the store: initial contents with the written rows replaced.
-    Expected cache{.tensor = "cache"};
-    cache.tolerance = def_.tolerance("cache", {});
-    cache.value.resize(cache_in.numel());
-    for (size_t i = 0; i < cache_in.numel(); ++i) cache.value[i] = cache_in.get(i);
-    cache.exact = cache.value;
-    cache.alternate.assign(cache_in.numel(), Expected::none);
-    cache.touched.assign(cache_in.numel(), 0);
-    Expected scale{.tensor = "scale"};
-    if (quant) {
-      const Tensor& scale_in = in.at("scale");
-      scale.tolerance = def_.tolerance("scale", {});
-      scale.value.resize(scale_in.numel());
-      for (size_t i = 0; i < scale_in.numel(); ++i) scale.value[i] = scale_in.get(i);
-      scale.exact = scale.value;
-      scale.alternate.assign(scale_in.numel(), Expected::none);
-      scale.touched.assign(scale_in.numel(), 0);
-    }
+    Expected cache = expect_unchanged(cache_in, def_.tolerance("cache", {}));
+    Expected scale;
+    if (quant) scale = expect_unchanged(in.at("scale"), def_.tolerance("scale", {}));
     for (int64_t kv = 0; kv < 2; ++kv) {
       const Tensor& cur = in.at(kv == 0 ? "current_key" : "current_value");
       for (int64_t b = 0; b < p_.batch; ++b)

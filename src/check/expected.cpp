@@ -1,0 +1,15 @@
+#include "check/expected.hpp"
+
+namespace kvbench {
+
+Expected expect_unchanged(const Tensor& initial, const Tolerance& tolerance) {
+  Expected e{.tensor = initial.name(), .tolerance = tolerance};
+  e.value.resize(initial.numel());
+  for (size_t i = 0; i < initial.numel(); ++i) e.value[i] = initial.get(i);
+  e.exact = e.value;
+  e.alternate.assign(initial.numel(), Expected::none);
+  e.touched.assign(initial.numel(), 0);
+  return e;
+}
+
+}  // namespace kvbench
