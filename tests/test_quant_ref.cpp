@@ -39,10 +39,10 @@ TEST_CASE("PPL symmetric int8/f16: scale and codes of {1, -0.5, 0.25, 0}") {
   // 1/s = 16384/129 = 127.0078; f16 ulp in [64,128) is 1/16 -> 127.0 -> code 127.
   CHECK(g.code[0] == 127);
   // -0.5/s = -8192/129 = -63.5039; f16 ulp in [32,64) is 1/32 -> -63.5 (an exact tie in f16)
-  // -> RNE -> -64. The exact quotient is 0.0039 from the boundary -63.5 (< 1/32): the
-  // alternate -63 is offered.
+  // -> RNE -> -64. The code would flip to -63 only below the f16 midpoint -63.484375,
+  // 0.0195 (relative 3e-4, far more than the 2^-20 window) away: no alternate.
   CHECK(g.code[1] == -64);
-  CHECK(g.alternate[1] == -63);
+  CHECK(std::isnan(g.alternate[1]));
   // 0.25/s = 4096/129 = 31.7519; f16 ulp in [16,32) is 1/64 -> 31.75 -> 32; far from 31.5.
   CHECK(g.code[2] == 32);
   CHECK(std::isnan(g.alternate[2]));
@@ -67,14 +67,29 @@ TEST_CASE("PPL symmetric: the code follows RNE of the f16 quotient, not of the e
   //   exact x/s = 0.783203125 * 16384 / 129 = 12832 / 129 = 99.4729...  -> rne = 99
   //   fp16(x/s): ulp in [64,128) is 1/16; 99.4729 is nearer 99.5 (0.027) than 99.4375
   //   (0.035), so fp16(x/s) = 99.5, a tie, and RNE gives the even 100.
-  // PPL rounds the quotient to f16 before rounding to an integer, so the code is 100; the
-  // exact quotient lies 0.027 (< one f16 ulp) from the boundary 99.5, so 99 is the alternate.
+  // PPL rounds the quotient to f16 before rounding to an integer, so the code is 100. The
+  // code flips to 99 only below the f16 midpoint 99.46875, 0.004 away (relative 4e-5, well
+  // outside the 2^-20 boundary window): a kernel that skips the f16 rounding gets 99 and fails.
   const double x[] = {1.0, 0.783203125};
   CHECK(std::nearbyint(x[1] / kScaleOf1) == 99);  // the double-only rounding differs
   const GroupCodes g = quantize_symmetric(x, 2, 127, DType::f16);
   REQUIRE(g.scale == kScaleOf1);
   CHECK(g.code[1] == 100);
-  CHECK(g.alternate[1] == 99);
+  CHECK(std::isnan(g.alternate[1]));
+}
+
+TEST_CASE("symmetric f32: an exact half-integer quotient rounds to even and offers the other neighbour") {
+  // max 127 -> s = f32(127 / 127) = 1, so x / s = x exactly. 2.5 and -2.5 are ties: RNE
+  // gives 2 and -2; 3.5 gives 4. Moving the quotient by 2^-20 either way reaches the other
+  // neighbour, which is the alternate. 1.25 is far from any boundary.
+  const double x[] = {127.0, 2.5, 3.5, -2.5, 1.25};
+  const GroupCodes g = quantize_symmetric(x, 5, 127, DType::f32);
+  CHECK(g.scale == 1.0);
+  CHECK(g.code == std::vector<double>{127, 2, 4, -2, 1});
+  CHECK(g.alternate[1] == 3);
+  CHECK(g.alternate[2] == 3);
+  CHECK(g.alternate[3] == -3);
+  CHECK(std::isnan(g.alternate[4]));
 }
 
 TEST_CASE("symmetric with qmax 7 (int4): codes stay within [-7, 7]") {

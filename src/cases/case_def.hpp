@@ -19,6 +19,7 @@ struct CaseDef {
   std::string name;       // base name, plus [param=value,...] for swept parameters
   std::string op;
   uint64_t seed = 0;
+  bool slow = false;      // kept out of the default run (`--slow include|only`)
   nlohmann::json body;    // the file's document with this expansion's sweep values filled in
   // For each swept field's pointer (e.g. /attributes/quant_bit), where its value sits in
   // the file (e.g. /sweep/quant_bit/2), so errors point at what the author wrote.

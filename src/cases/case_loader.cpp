@@ -59,6 +59,7 @@ LoadedCases expand_case_document(const nlohmann::json& doc, const std::string& f
     c.file = file;
     c.op = doc["op"].get<std::string>();
     c.seed = doc["seed"].get<uint64_t>();
+    c.slow = doc.value("slow", false);
     c.body = base;
     c.name = doc["name"].get<std::string>();
     std::string suffix;

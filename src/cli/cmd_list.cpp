@@ -1,18 +1,26 @@
 #include <iostream>
 
 #include "cli/commands.hpp"
-#include "runner/case_selection.hpp"
+#include "cli/selection_flags.hpp"
+#include <regex>
 
 namespace kvbench {
 
 void add_list_command(CLI::App& app, int& exit_code) {
   auto* cmd = app.add_subcommand("list", "List the expanded cases of case files with their parameters");
   static std::vector<std::string> paths;
-  static std::string filter;
+  static SelectionFlags selection;
   cmd->add_option("paths", paths, "Case files or folders (searched recursively for *.json)")->required();
-  cmd->add_option("--filter", filter, "Keep only cases whose name matches this regex");
+  selection.add_to(cmd);
   cmd->callback([&exit_code] {
-    Selection s = select_cases(paths, filter);
+    Selection s;
+    try {
+      s = select_cases(paths, selection.options());
+    } catch (const std::regex_error& e) {
+      std::cerr << "error: --filter is not a valid regex: " << e.what() << "\n";
+      exit_code = 2;
+      return;
+    }
     for (const auto& c : s.cases) std::cout << c.def.name << "  " << c.def.op << "  " << c.op->describe() << "\n";
     for (const auto& e : s.errors) std::cerr << "invalid case: " << e.to_string() << "\n";
     std::cout << s.cases.size() << " cases";

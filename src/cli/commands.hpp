@@ -5,7 +5,12 @@
 
 namespace kvbench {
 
+// How kvbench was invoked (argv[0]), for the repro lines it prints.
+std::string& program_path();
+
 void add_run_command(CLI::App& app, int& exit_code);
+void add_golden_command(CLI::App& app, int& exit_code);
+void add_check_command(CLI::App& app, int& exit_code);
 void add_list_command(CLI::App& app, int& exit_code);
 void add_devices_command(CLI::App& app, int& exit_code);
 

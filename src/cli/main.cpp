@@ -11,7 +11,10 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", KVBENCH_VERSION);
   int exit_code = 0;
+  kvbench::program_path() = argc > 0 ? argv[0] : "kvbench";
   kvbench::add_run_command(app, exit_code);
+  kvbench::add_golden_command(app, exit_code);
+  kvbench::add_check_command(app, exit_code);
   kvbench::add_list_command(app, exit_code);
   kvbench::add_devices_command(app, exit_code);
   try {

@@ -37,14 +37,23 @@ double scale_floor(DType compute) { return round_to(compute, 1e-5); }
 
 namespace {
 
-// rne(T(quotient)) with its boundary alternate, before adding a zero point and clamping.
+// The relative distance from a rounding decision within which a neighbouring code is
+// also accepted: 2^-20 covers a kernel whose f32 division is off by a few ulp (Vulkan
+// allows 2.5; CUDA's __hdiv uses an approximate reciprocal) with room to spare, and is
+// small enough that about one code in a million is a boundary code.
+constexpr double kBoundaryEpsilon = 0x1p-20;
+
+// rne(T(quotient)), and the neighbouring code when moving the exact quotient by
+// kBoundaryEpsilon (relative) either way changes the result.
 std::pair<double, double> round_code(double quotient, DType compute) {
-  const double code = std::nearbyint(round_to(compute, quotient));
-  const double below = std::floor(quotient);
-  const double boundary = below + 0.5;
+  auto code = [compute](double q) { return std::nearbyint(round_to(compute, q)); };
+  const double c = code(quotient);
+  const double below = code(quotient * (1 - kBoundaryEpsilon));
+  const double above = code(quotient * (1 + kBoundaryEpsilon));
   double alt = std::numeric_limits<double>::quiet_NaN();
-  if (std::fabs(quotient - boundary) <= ulp_of(compute, quotient)) alt = (code == below) ? below + 1 : below;
-  return {code, alt};
+  if (below != c) alt = below;
+  else if (above != c) alt = above;
+  return {c, alt};
 }
 
 }  // namespace

@@ -27,8 +27,8 @@ struct GroupCodes {
 
 // PPL's symmetric rule (research/ppl.md 1.1), generalised to any qmax:
 //   s = max(T(max|x| / qmax), T(1e-5));  q = clamp(rne(T(x / s)), -qmax, qmax)
-// where T() rounds to the compute dtype. The alternate code is offered when the exact
-// quotient x/s lies within one ulp of T of a half-integer.
+// where T() rounds to the compute dtype. The alternate code is offered when moving the
+// exact quotient x/s by 2^-20 (relative) either way would change the code.
 GroupCodes quantize_symmetric(const double* x, size_t n, int64_t qmax, DType compute);
 
 // Asymmetric with a zero point over the full integer range [qmin, qmax]:

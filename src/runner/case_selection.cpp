@@ -3,16 +3,36 @@
 #include <regex>
 
 #include "core/error.hpp"
+#include "core/rng.hpp"
 
 namespace kvbench {
 
-Selection select_cases(const std::vector<std::string>& paths, const std::string& filter) {
+bool Shard::contains(const std::string& case_name) const { return fnv1a64(case_name) % count == index - 1; }
+
+std::optional<Shard> parse_shard(const std::string& text) {
+  const auto slash = text.find('/');
+  if (slash == std::string::npos) return std::nullopt;
+  try {
+    size_t used_k = 0, used_n = 0;
+    const auto k = std::stoull(text.substr(0, slash), &used_k);
+    const auto n = std::stoull(text.substr(slash + 1), &used_n);
+    if (used_k != slash || used_n != text.size() - slash - 1 || k < 1 || k > n) return std::nullopt;
+    return Shard{k, n};
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+Selection select_cases(const std::vector<std::string>& paths, const SelectOptions& options) {
+  const std::string& filter = options.filter;
   const std::regex re(filter);
   LoadedCases loaded = load_case_paths(paths);
   Selection s;
   s.errors = std::move(loaded.errors);
   for (auto& def : loaded.cases) {
     if (!filter.empty() && !std::regex_search(def.name, re)) continue;
+    if (!options.shard.contains(def.name)) continue;
+    if ((options.slow == SlowMode::exclude && def.slow) || (options.slow == SlowMode::only && !def.slow)) continue;
     const Operator* op = find_operator(def.op);
     if (!op) {
       std::string known;

@@ -1,7 +1,9 @@
 #pragma once
 // Loads case paths, keeps the cases whose names match a filter, and instantiates each
 // through the operator registry. Invalid files and cases become errors; the rest run.
+#include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,8 +22,25 @@ struct Selection {
   std::vector<CaseFileError> errors;
 };
 
-// `filter` is an ECMAScript regex searched in each expanded case name ("" keeps all).
+// Shard K of N (1-based): the cases with fnv1a64(name) % N == K - 1. N jobs with
+// K = 1..N cover every case exactly once, whatever order the files are read in.
+struct Shard {
+  uint64_t index = 1, count = 1;
+  bool contains(const std::string& case_name) const;
+};
+// "K/N" with 1 <= K <= N, or nullopt.
+std::optional<Shard> parse_shard(const std::string& text);
+
+// Case files may mark themselves "slow" (long sweeps kept out of the default gate).
+enum class SlowMode { exclude, include, only };
+
+struct SelectOptions {
+  std::string filter;  // ECMAScript regex searched in each expanded case name ("" keeps all)
+  Shard shard;
+  SlowMode slow = SlowMode::exclude;
+};
+
 // Throws std::regex_error for a malformed filter.
-Selection select_cases(const std::vector<std::string>& paths, const std::string& filter);
+Selection select_cases(const std::vector<std::string>& paths, const SelectOptions& options);
 
 }  // namespace kvbench

@@ -1,0 +1,93 @@
+#include <unistd.h>
+
+#include <atomic>
+#include <filesystem>
+#include <iostream>
+#include <mutex>
+#include <regex>
+#include <thread>
+
+#include "cli/commands.hpp"
+#include "cli/selection_flags.hpp"
+#include "golden/golden_case.hpp"
+
+namespace kvbench {
+
+void add_golden_command(CLI::App& app, int& exit_code) {
+  auto* cmd = app.add_subcommand(
+      "golden", "Write golden data (inputs, expected outputs, tolerance policy) for other backends to check against");
+  static std::vector<std::string> paths;
+  static SelectionFlags selection;
+  static std::string out_dir;
+  static unsigned jobs = 1;
+  cmd->add_option("paths", paths, "Case files or folders (searched recursively for *.json)")->required();
+  cmd->add_option("-o,--output", out_dir, "Folder for the golden files (created if missing)")->required();
+  selection.add_to(cmd);
+  cmd->add_option("--jobs", jobs, "Cases computed in parallel (the files are byte-identical for any value)")
+      ->check(CLI::Range(1u, 64u));
+  cmd->footer(
+      "Per case: <stem>.safetensors (inputs, in-place tensors' initial contents, expected.<out> in the output\n"
+      "dtype, expected_f64.<out>, alternate.<out>, touched.<out>) and <stem>.json (the manifest).\n"
+      "Format: specs/golden-format.md. No Vulkan device is needed. Exit 2 on invalid cases.");
+  cmd->callback([&exit_code] {
+    Selection sel;
+    try {
+      sel = select_cases(paths, selection.options());
+    } catch (const std::regex_error& e) {
+      std::cerr << "error: --filter is not a valid regex: " << e.what() << "\n";
+      exit_code = 2;
+      return;
+    }
+    for (const auto& e : sel.errors) std::cerr << "invalid case: " << e.to_string() << "\n";
+    std::error_code ec;
+    std::filesystem::create_directories(out_dir, ec);
+    if (!std::filesystem::is_directory(out_dir)) {
+      std::cerr << "error: cannot create the output folder " << out_dir << "\n";
+      exit_code = 2;
+      return;
+    }
+    // Two cases must not share files: refuse names that collapse to the same stem.
+    std::map<std::string, std::string> stems;
+    for (const auto& c : sel.cases) {
+      auto [it, fresh] = stems.emplace(case_file_stem(c.def.name), c.def.name);
+      if (!fresh) {
+        std::cerr << "error: cases '" << it->second << "' and '" << c.def.name << "' map to the same file name "
+                  << it->first << "\n";
+        exit_code = 2;
+        return;
+      }
+    }
+    // Each worker takes the next case, computes it and streams it to disk; at most
+    // `jobs` cases are in memory at once. Output files do not depend on the order.
+    const bool tty = isatty(STDOUT_FILENO);
+    std::atomic<size_t> next{0}, done{0}, bytes{0};
+    std::mutex io;
+    std::vector<std::string> failures;
+    auto worker = [&] {
+      for (size_t i; (i = next++) < sel.cases.size();) {
+        const auto& c = sel.cases[i];
+        try {
+          bytes += write_golden_case(c.def, *c.op, out_dir);
+        } catch (const std::exception& e) {
+          std::lock_guard lock(io);
+          failures.push_back(c.def.name + ": " + e.what());
+        }
+        const size_t d = ++done;
+        std::lock_guard lock(io);
+        if (tty) std::cout << "\r[" << d << "/" << sel.cases.size() << "] " << c.def.name.substr(0, 60) << "\x1b[K" << std::flush;
+        else std::cout << "golden " << c.def.name << "\n";
+      }
+    };
+    std::vector<std::thread> threads;
+    for (unsigned t = 1; t < jobs; ++t) threads.emplace_back(worker);
+    worker();
+    for (auto& t : threads) t.join();
+    if (tty) std::cout << "\r\x1b[K";
+    for (const auto& f : failures) std::cerr << "error: " << f << "\n";
+    std::cout << "wrote " << sel.cases.size() - failures.size() << " cases (" << bytes / (1024 * 1024.0) << " MiB) to "
+              << out_dir << "\n";
+    exit_code = !sel.errors.empty() || !failures.empty() ? 2 : 0;
+  });
+}
+
+}  // namespace kvbench

@@ -1,0 +1,29 @@
+#pragma once
+// Golden data for other backends: one safetensors file and one JSON manifest per
+// expanded case (specs/golden-format.md), and the check of a backend's outputs against them.
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "ops/operator.hpp"
+#include "runner/case_result.hpp"
+
+namespace kvbench {
+
+// The file name (without extension) of a case's golden files: the case name with
+// "[" -> ".", "=" -> "-", "," -> ".", "]" dropped, any other unsafe character -> "_".
+std::string case_file_stem(const std::string& case_name);
+
+// fnv1a64 of the expanded case (op, name, seed and the sweep-substituted document), hex.
+std::string case_hash(const CaseDef& def);
+
+// Computes the reference (no device needed) and writes DIR/<stem>.safetensors and
+// DIR/<stem>.json. Returns the number of bytes written.
+size_t write_golden_case(const CaseDef& def, const OpCase& op, const std::string& dir);
+
+// Compares the outputs in `actual_path` (a safetensors file holding each output under its
+// own name) with the golden case described by `manifest_path`. Missing tensors and wrong
+// dtypes or shapes fail the case with a reason naming the tensor.
+CaseResult check_golden_case(const std::string& manifest_path, const std::string& actual_path);
+
+}  // namespace kvbench

@@ -1,0 +1,79 @@
+#include "report/run_reporter.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <fstream>
+#include <iostream>
+
+#include "report/json_report.hpp"
+#include "report/junit_report.hpp"
+#include "report/text_report.hpp"
+
+namespace kvbench {
+
+std::string repro_command(const std::string& program, const std::string& file, const std::string& case_name,
+                          const std::string& extra) {
+  std::string regex = "^";
+  for (char c : case_name) {
+    if (std::string("\\^$.|?*+()[]{}").find(c) != std::string::npos) regex += '\\';
+    regex += c;
+  }
+  regex += "$";
+  auto quote = [](const std::string& s) {
+    std::string q = "'";
+    for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return q + "'";
+  };
+  return program + " run " + quote(file) + " --filter " + quote(regex) + extra;
+}
+
+RunReporter::RunReporter(std::vector<std::string> names, std::vector<CaseFileError> invalid, ReportFiles files)
+    : names_(std::move(names)), invalid_(std::move(invalid)), files_(std::move(files)) {
+  for (const auto& n : names_) width_ = std::max(width_, n.size());
+  width_ = std::min<size_t>(width_, 72);
+  tty_ = isatty(STDOUT_FILENO);
+  for (const auto& e : invalid_) std::cerr << "invalid case: " << e.to_string() << "\n";
+}
+
+void RunReporter::header(const std::string& first_line) {
+  std::cout << first_line << "\n      " << report_header(width_) << "\n";
+}
+
+void RunReporter::starting(size_t index) {
+  if (tty_)
+    std::cout << "\r[" << index + 1 << "/" << names_.size() << "] " << names_[index].substr(0, 60) << "\x1b[K" << std::flush;
+}
+
+void RunReporter::finished(CaseResult r, const std::string& repro) {
+  if (tty_) std::cout << "\r\x1b[K";
+  char prefix[32];
+  std::snprintf(prefix, sizeof prefix, "%5zu ", results_.size() + 1);
+  std::cout << prefix << report_row(r, width_);
+  if (r.status == Status::fail && !r.reason.empty()) std::cout << "\n      reason: " << r.reason;
+  if (r.status == Status::fail && !repro.empty()) std::cout << "\n      repro: " << repro;
+  std::cout << "\n" << std::flush;
+  results_.push_back(std::move(r));
+  repro_.push_back(repro);
+}
+
+int RunReporter::finish(const DeviceInfo* device) {
+  size_t counts[3] = {0, 0, 0};
+  for (const auto& r : results_) ++counts[static_cast<int>(r.status)];
+  if (!invalid_.empty()) std::cout << invalid_.size() << " invalid cases (see the messages above)\n";
+  std::cout << report_summary(counts[0], counts[1], counts[2]) << "\n";
+  int status = !invalid_.empty() ? 2 : counts[1] > 0 ? 1 : 0;
+  auto write = [&status](const std::string& path, const std::string& text) {
+    std::ofstream out(path);
+    out << text;
+    if (!out) {
+      std::cerr << "error: cannot write " << path << "\n";
+      status = 2;
+    }
+  };
+  if (!files_.json.empty()) write(files_.json, run_report_json(device ? *device : DeviceInfo{}, results_, invalid_).dump(2) + "\n");
+  if (!files_.junit.empty()) write(files_.junit, junit_xml(results_, invalid_, repro_));
+  return status;
+}
+
+}  // namespace kvbench

@@ -1,0 +1,45 @@
+#pragma once
+// The console side of `kvbench run` and `kvbench check`: progress on a TTY, one plain row
+// per case otherwise, the repro line of each failure, the closing count line, and the
+// JSON and JUnit files. Both commands report through it, so their output is the same.
+#include <string>
+#include <vector>
+
+#include "cases/case_loader.hpp"
+#include "runner/case_result.hpp"
+#include "vk/runtime.hpp"
+
+namespace kvbench {
+
+struct ReportFiles {
+  std::string json;   // "" for none
+  std::string junit;  // "" for none
+};
+
+class RunReporter {
+ public:
+  RunReporter(std::vector<std::string> names, std::vector<CaseFileError> invalid, ReportFiles files);
+  void header(const std::string& first_line);
+  // Progress (TTY only) before a case runs.
+  void starting(size_t index);
+  // Prints the case's row; `repro` is the command that reruns just this case.
+  void finished(CaseResult result, const std::string& repro);
+  // Prints the invalid-case count and the closing line, writes the report files, and
+  // returns the exit status: 2 invalid cases (or an unwritable report), 1 failures, 0.
+  int finish(const DeviceInfo* device);
+
+ private:
+  std::vector<std::string> names_;
+  std::vector<CaseFileError> invalid_;
+  ReportFiles files_;
+  std::vector<CaseResult> results_;
+  std::vector<std::string> repro_;
+  size_t width_ = 16;
+  bool tty_ = false;
+};
+
+// `PROGRAM run FILE --filter '^NAME$'` with the name regex-escaped and shell-quoted.
+std::string repro_command(const std::string& program, const std::string& file, const std::string& case_name,
+                          const std::string& extra = "");
+
+}  // namespace kvbench

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Golden round trip, as another backend would use it:
+#   kvbench golden -> tools/example_backend.py writes actuals -> kvbench check passes;
+#   the same with one perturbed element -> check fails (exit 1);
+#   golden files are byte-identical across runs and --jobs values;
+#   a missing actual tensor is a clear error.
+# Usage: golden_roundtrip.sh KVBENCH SOURCE_DIR WORK_DIR
+set -euo pipefail
+kvbench=$1 src=$2 work=$3
+rm -rf "$work" && mkdir -p "$work"
+
+# The Python tools need only numpy; Debian's python3-numpy serves /usr/bin/python3.
+python=""
+for p in python3 /usr/bin/python3; do
+  if command -v "$p" >/dev/null && "$p" -c "import numpy" 2>/dev/null; then python=$p; break; fi
+done
+[ -n "$python" ] || { echo "no python3 with numpy (install python3-numpy: tools/setup.sh)"; exit 1; }
+
+cases=("$src/cases/kvbench.DequantizeGroup" "$src/cases/kvbench.QuantizeGroup" "$src/cases/pmx.KeyValueCache/odd_groups.json")
+"$kvbench" golden "${cases[@]}" -o "$work/golden" --jobs 1 > /dev/null
+"$kvbench" golden "${cases[@]}" -o "$work/golden2" --jobs 2 > /dev/null
+diff -r "$work/golden" "$work/golden2" > /dev/null || { echo "FAIL: golden files differ between --jobs 1 and --jobs 2"; exit 1; }
+echo "ok: golden files byte-identical across runs and --jobs 1/2 ($(ls "$work/golden" | wc -l) files)"
+
+"$python" "$src/tools/example_backend.py" "$work/golden" "$work/actual" > /dev/null
+"$kvbench" check --golden "$work/golden" --actual "$work/actual" > "$work/check.log" \
+  || { tail -20 "$work/check.log"; echo "FAIL: check of the round-tripped outputs"; exit 1; }
+tail -1 "$work/check.log"
+echo "ok: check passes on outputs written back by the Python tool"
+
+for out in y cache; do
+  "$python" "$src/tools/example_backend.py" "$work/golden" "$work/perturbed_$out" --perturb "$out" > /dev/null
+  set +e
+  "$kvbench" check --golden "$work/golden" --actual "$work/perturbed_$out" > "$work/perturbed_$out.log"
+  status=$?
+  set -e
+  [ $status -eq 1 ] || { echo "FAIL: a perturbed '$out' gave exit $status, expected 1"; exit 1; }
+  grep -q "worst: $out\[" "$work/perturbed_$out.log" || { echo "FAIL: no worst element of $out reported"; exit 1; }
+  echo "ok: one perturbed element of '$out' per case fails the check ($(tail -1 "$work/perturbed_$out.log"))"
+done
+
+# An actual file without the expected tensor is a clear error naming it.
+one=$(ls "$work/golden"/kvc_odd_groups*.json | head -1)
+"$python" - "$one" "$work/missing.safetensors" "$src/tools" <<'PY'
+import sys
+sys.path.insert(0, sys.argv[3])
+import kvbench_golden as kg
+case = kg.load_case(sys.argv[1])
+kg.save_actual(sys.argv[2], {n: case.expected[n] for n in case.outputs if n != "value"}, case)
+PY
+set +e
+"$kvbench" check --golden "$one" --actual "$work/missing.safetensors" > "$work/missing.log"
+status=$?
+set -e
+[ $status -eq 1 ] && grep -q "has no tensor 'value'" "$work/missing.log" \
+  || { cat "$work/missing.log"; echo "FAIL: a missing tensor must fail naming it"; exit 1; }
+echo "ok: a missing output tensor fails with a message naming it"

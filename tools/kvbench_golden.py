@@ -1,0 +1,158 @@
+"""Read kvbench golden files and write actual-output files, with numpy only.
+
+kvbench golden writes, per case, <stem>.safetensors and <stem>.json (the manifest).
+This module needs neither kvbench nor the safetensors package:
+
+    import kvbench_golden as kg
+    case = kg.load_case("golden/kvc_quant.cache_layout-0....json")
+    case.inputs["current_key"]        # numpy array, logical shape and dtype
+    case.expected["key"]              # expected output in its own dtype
+    case.expected_f64["key"]          # the reference's float64 result before the final rounding
+    case.tolerance["key"]             # {"atol": ..., "rtol": ...}
+    kg.save_actual("actual/<stem>.safetensors", {"key": my_key, ...}, case)
+
+bf16 arrays are returned as float32 (exact); s4/u4 as int8/uint8 unpacked from their
+two-per-byte packing (even flat index in the low nibble). save_actual converts back.
+See specs/golden-format.md.
+"""
+import json
+import os
+import struct
+
+import numpy as np
+
+_NUMPY = {"F64": np.float64, "F32": np.float32, "F16": np.float16, "I64": np.int64,
+          "I32": np.int32, "I16": np.int16, "I8": np.int8, "U8": np.uint8}
+
+
+def read_safetensors(path):
+    """{name: (safetensors dtype, shape, raw bytes)} and the metadata dict."""
+    with open(path, "rb") as f:
+        (n,) = struct.unpack("<Q", f.read(8))
+        header = json.loads(f.read(n))
+        data = f.read()
+    meta = header.pop("__metadata__", {})
+    out = {}
+    for name, info in header.items():
+        begin, end = info["data_offsets"]
+        out[name] = (info["dtype"], tuple(info["shape"]), data[begin:end])
+    return out, meta
+
+
+def write_safetensors(path, tensors, metadata=None):
+    """tensors: {name: (safetensors dtype, shape, raw bytes)}; written in name order."""
+    header, offset, blobs = {}, 0, []
+    for name in sorted(tensors):
+        dtype, shape, raw = tensors[name]
+        header[name] = {"dtype": dtype, "shape": list(shape), "data_offsets": [offset, offset + len(raw)]}
+        offset += len(raw)
+        blobs.append(raw)
+    if metadata:
+        header["__metadata__"] = metadata
+    text = json.dumps(header, separators=(",", ":")).encode()
+    text += b" " * ((8 - len(text) % 8) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(text)))
+        f.write(text)
+        for b in blobs:
+            f.write(b)
+
+
+def _unpack4(raw, count, signed):
+    b = np.frombuffer(raw, dtype=np.uint8)
+    nib = np.empty(b.size * 2, dtype=np.uint8)
+    nib[0::2] = b & 0x0F
+    nib[1::2] = b >> 4
+    nib = nib[:count]
+    if signed:
+        return (nib.astype(np.int16) - ((nib & 8).astype(np.int16) << 1)).astype(np.int8)
+    return nib
+
+
+def _pack4(values):
+    v = (np.asarray(values).astype(np.int16).reshape(-1) & 0x0F).astype(np.uint8)
+    if v.size % 2:
+        v = np.append(v, np.uint8(0))
+    return (v[0::2] | (v[1::2] << 4)).tobytes()
+
+
+def to_array(stored, dtype, shape):
+    """The numpy array of a stored tensor with kvbench dtype `dtype` and logical `shape`."""
+    st_dtype, st_shape, raw = stored
+    count = int(np.prod(shape, dtype=np.int64)) if shape else 1
+    if dtype in ("s4", "u4"):
+        return _unpack4(raw, count, dtype == "s4").reshape(shape)
+    if st_dtype == "BF16":
+        bits = np.frombuffer(raw, dtype=np.uint16).astype(np.uint32) << 16
+        return bits.view(np.float32).reshape(shape)
+    return np.frombuffer(raw, dtype=_NUMPY[st_dtype]).reshape(shape)
+
+
+def from_array(array, dtype):
+    """(safetensors dtype, stored shape, raw bytes) of `array` stored as kvbench dtype `dtype`."""
+    a = np.asarray(array)
+    if dtype in ("s4", "u4"):
+        raw = _pack4(a)
+        return "U8", (len(raw),), raw
+    if dtype == "bf16":
+        f = np.ascontiguousarray(a, dtype=np.float32).view(np.uint32)
+        # Round to nearest even; NaN stays NaN.
+        rounded = ((f + 0x7FFF + ((f >> 16) & 1)) >> 16).astype(np.uint16)
+        rounded = np.where(np.isnan(a.astype(np.float32)), (f >> 16).astype(np.uint16) | 0x40, rounded)
+        return "BF16", a.shape, rounded.astype(np.uint16).tobytes()
+    names = {"f32": ("F32", np.float32), "f16": ("F16", np.float16), "i8": ("I8", np.int8), "u8": ("U8", np.uint8),
+             "i32": ("I32", np.int32), "i64": ("I64", np.int64)}
+    st, npt = names[dtype]
+    return st, a.shape, np.ascontiguousarray(a, dtype=npt).tobytes()
+
+
+class GoldenCase:
+    def __init__(self, manifest_path):
+        with open(manifest_path) as f:
+            self.manifest = json.load(f)
+        self.stem = os.path.splitext(os.path.basename(manifest_path))[0]
+        folder = os.path.dirname(manifest_path)
+        stored, _ = read_safetensors(os.path.join(folder, self.manifest["safetensors"]))
+        self.tensors = {t["name"]: t for t in self.manifest["tensors"]}
+        self.inputs, self.expected, self.expected_f64, self.alternate, self.touched, self.tolerance = {}, {}, {}, {}, {}, {}
+        for t in self.manifest["tensors"]:
+            if t["role"] != "output":
+                self.inputs[t["name"]] = to_array(stored[t["name"]], t["dtype"], t["shape"])
+        for o in self.manifest["outputs"]:
+            t = self.tensors[o["name"]]
+            self.expected[o["name"]] = to_array(stored[o["expected"]], t["dtype"], t["shape"])
+            self.expected_f64[o["name"]] = to_array(stored[o["expected_f64"]], "f64", t["shape"])
+            if "alternate" in o:
+                self.alternate[o["name"]] = to_array(stored[o["alternate"]], "f64", t["shape"])
+            if "touched" in o:
+                self.touched[o["name"]] = to_array(stored[o["touched"]], "u8", t["shape"])
+            self.tolerance[o["name"]] = o["tolerance"]
+
+    @property
+    def outputs(self):
+        return [o["name"] for o in self.manifest["outputs"]]
+
+
+def load_case(manifest_path):
+    return GoldenCase(manifest_path)
+
+
+def cases(folder):
+    """Every golden case manifest in a folder, sorted."""
+    out = []
+    for name in sorted(os.listdir(folder)):
+        if name.endswith(".json"):
+            with open(os.path.join(folder, name)) as f:
+                try:
+                    m = json.load(f)
+                except ValueError:
+                    continue
+            if isinstance(m, dict) and "case_hash" in m:
+                out.append(os.path.join(folder, name))
+    return out
+
+
+def save_actual(path, outputs, case):
+    """Writes a backend's outputs {name: array} in the dtypes the golden case expects."""
+    tensors = {name: from_array(a, case.tensors[name]["dtype"]) for name, a in outputs.items()}
+    write_safetensors(path, tensors)
