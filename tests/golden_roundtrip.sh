@@ -55,3 +55,11 @@ set -e
 [ $status -eq 1 ] && grep -q "has no tensor 'value'" "$work/missing.log" \
   || { cat "$work/missing.log"; echo "FAIL: a missing tensor must fail naming it"; exit 1; }
 echo "ok: a missing output tensor fails with a message naming it"
+
+# check --junit carries the failure figures and the worst element.
+set +e
+"$kvbench" check --golden "$work/golden" --actual "$work/perturbed_cache" --junit "$work/check.xml" > /dev/null
+set -e
+grep -q '<failure message="max_abs=' "$work/check.xml" && grep -q 'worst: cache\[' "$work/check.xml" \
+  || { echo "FAIL: JUnit failures must carry the figures and the worst element"; exit 1; }
+echo "ok: check --junit reports failures with their figures"

@@ -6,7 +6,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include <set>
+#include <sstream>
+
 #include "cli_runner.hpp"
+#include "report/run_reporter.hpp"
 
 TEST_CASE("run: invalid case files are named with their field, valid cases still run, exit 2") {
   const auto r = run_kvbench("run " + source_path("tests/data/mixed"));
@@ -63,4 +67,75 @@ TEST_CASE("list prints expanded names with parameters; devices names the default
   const auto d = run_kvbench("devices");
   CHECK(d.status == 0);
   CHECK(d.output.find("[default]") != std::string::npos);
+}
+
+namespace {
+
+std::vector<std::string> listed_names(const std::string& output) {
+  std::vector<std::string> names;
+  std::istringstream in(output);
+  for (std::string line; std::getline(in, line);) {
+    const auto sep = line.find("  ");
+    if (sep != std::string::npos && line.find("  pmx.") != std::string::npos) names.push_back(line.substr(0, sep));
+  }
+  return names;
+}
+
+}  // namespace
+
+TEST_CASE("--shard K/N: N shards cover every case exactly once") {
+  const std::string path = source_path("cases/pmx.KeyValueCache/unquantized.json");
+  const auto all = listed_names(run_kvbench("list " + path).output);
+  REQUIRE(all.size() == 72);
+  std::multiset<std::string> covered;
+  for (int k = 1; k <= 3; ++k) {
+    const auto part = listed_names(run_kvbench("list " + path + " --shard " + std::to_string(k) + "/3").output);
+    CHECK(part.size() > 0);
+    CHECK(part.size() < all.size());
+    covered.insert(part.begin(), part.end());
+  }
+  CHECK(covered == std::multiset<std::string>(all.begin(), all.end()));
+  CHECK(run_kvbench("list " + path + " --shard 4/3").status == 2);
+  CHECK(run_kvbench("list " + path + " --shard 0/3").status == 2);
+  CHECK(run_kvbench("list " + path + " --shard x").status == 2);
+}
+
+TEST_CASE("repro line: the printed command reruns exactly that case") {
+  const std::string file = source_path("cases/pmx.KeyValueCache/odd_groups.json");
+  const std::string name = "kvc_odd_groups[cache_layout=1,quant_bit=4,quant_group=3]";
+  const std::string repro = kvbench::repro_command(KVBENCH_BINARY, file, name);
+  CHECK(repro == std::string(KVBENCH_BINARY) + " run '" + file +
+                     "' --filter '^kvc_odd_groups\\[cache_layout=1,quant_bit=4,quant_group=3\\]$'");
+  const auto r = run_kvbench(repro.substr(std::string(KVBENCH_BINARY).size() + 1));
+  CHECK(r.status == 0);
+  CHECK(r.output.find("1 passed, 0 failed, 0 skipped") != std::string::npos);
+  CHECK(r.output.find(name) != std::string::npos);
+}
+
+TEST_CASE("run --junit: one testcase per case, invalid case files as errors") {
+  const auto path = std::filesystem::temp_directory_path() / "kvbench_test_junit.xml";
+  const auto r = run_kvbench("run " + source_path("tests/data/mixed") + " --junit " + path.string());
+  CHECK(r.status == 2);
+  std::ifstream in(path);
+  const std::string xml((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CHECK(xml.find("<testsuite name=\"kvbench\" tests=\"8\" failures=\"0\" errors=\"6\" skipped=\"0\"") != std::string::npos);
+  CHECK(xml.find("<testcase classname=\"pmx.KeyValueCache\" name=\"valid_small\"") != std::string::npos);
+  CHECK(xml.find("<error message=\"") != std::string::npos);
+  CHECK(xml.find("/attributes/quant_group") != std::string::npos);
+  std::filesystem::remove(path);
+}
+
+TEST_CASE("slow case files run only when asked") {
+  const auto dir = std::filesystem::temp_directory_path() / "kvbench_test_slow";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "slow.json") << R"({"op": "kvbench.QuantizeGroup", "name": "slow_one", "seed": 1, "slow": true,
+    "attributes": {"bits": 8, "group_size": 4}, "shapes": {"rows": 1, "length": 8}})";
+  std::ofstream(dir / "fast.json") << R"({"op": "kvbench.QuantizeGroup", "name": "fast_one", "seed": 1,
+    "attributes": {"bits": 8, "group_size": 4}, "shapes": {"rows": 1, "length": 8}})";
+  CHECK(run_kvbench("run " + dir.string()).output.find("1 passed, 0 failed, 0 skipped") != std::string::npos);
+  const auto only = run_kvbench("run " + dir.string() + " --slow only");
+  CHECK(only.output.find("PASS  slow_one") != std::string::npos);
+  CHECK(only.output.find("fast_one") == std::string::npos);
+  CHECK(run_kvbench("run " + dir.string() + " --slow include").output.find("2 passed") != std::string::npos);
+  std::filesystem::remove_all(dir);
 }
