@@ -40,6 +40,11 @@ class OpCase {
   // in-place tensors into `io`). Returns the device time in ms. May throw SkipCase.
   virtual double run_vulkan(Runtime& rt, TensorSet& io) const = 0;
   virtual CaseFigures figures() const { return {}; }
+  // Bytes the operator must move at least (read + written), counted from the shapes, for
+  // the effective bandwidth of `kvbench bench`. The default counts every input and output
+  // tensor once and every in-place tensor twice (read and written); operators that touch
+  // only part of a tensor (a cache) override it with the exact count.
+  virtual double traffic_bytes(const TensorSet& io) const;
 };
 
 class Operator {

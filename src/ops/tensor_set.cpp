@@ -20,4 +20,10 @@ bool TensorSet::has(const std::string& name) const {
   return false;
 }
 
+double OpCase::traffic_bytes(const TensorSet& io) const {
+  double bytes = 0;
+  for (const auto& t : io.tensors) bytes += static_cast<double>(t.bytes().size()) * (t.role() == Role::inplace ? 2 : 1);
+  return bytes;
+}
+
 }  // namespace kvbench
