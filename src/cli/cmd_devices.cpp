@@ -29,13 +29,14 @@ void add_devices_command(CLI::App& app, int& exit_code) {
                 << "      8-bit storage " << yes(d.storage_8bit) << ", 16-bit storage " << yes(d.storage_16bit)
                 << ", int8 " << yes(d.shader_int8) << ", fp16 " << yes(d.shader_float16) << ", int64 "
                 << yes(d.shader_int64) << ", fp64 " << yes(d.shader_float64) << "\n"
-                << "      subgroup size " << d.subgroup_size << ", shared memory " << d.shared_memory_bytes / 1024
+                << "      subgroup size " << d.subgroup_size << " (shuffle " << yes(d.subgroup_shuffle) << "), shared memory " << d.shared_memory_bytes / 1024
                 << " KiB, max storage buffer " << d.max_storage_buffer_range / (1024 * 1024) << " MiB, timestamps "
                 << yes(d.timestamps) << "\n";
     }
     std::cout << "The default is the first GPU, else the first device (lavapipe on a machine without a GPU).\n"
-                 "kvbench's current kernels need none of the optional features above: they bind every tensor as\n"
-                 "32-bit words. A tensor larger than the max storage buffer makes its case SKIP.\n";
+                 "kvbench binds every tensor as 32-bit words, so no 8/16-bit storage feature is needed. The\n"
+                 "attention kernels need subgroups of at least 8 lanes with shuffles. A case whose needs the\n"
+                 "device lacks, or whose tensor exceeds the max storage buffer, is a SKIP with the reason.\n";
   });
 }
 

@@ -9,6 +9,7 @@ namespace kvbench {
 std::string& program_path();
 
 void add_run_command(CLI::App& app, int& exit_code);
+void add_bench_command(CLI::App& app, int& exit_code);
 void add_golden_command(CLI::App& app, int& exit_code);
 void add_check_command(CLI::App& app, int& exit_code);
 void add_list_command(CLI::App& app, int& exit_code);

@@ -13,6 +13,7 @@ int main(int argc, char** argv) {
   int exit_code = 0;
   kvbench::program_path() = argc > 0 ? argv[0] : "kvbench";
   kvbench::add_run_command(app, exit_code);
+  kvbench::add_bench_command(app, exit_code);
   kvbench::add_golden_command(app, exit_code);
   kvbench::add_check_command(app, exit_code);
   kvbench::add_list_command(app, exit_code);

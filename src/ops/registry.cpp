@@ -1,6 +1,7 @@
 #include <memory>
 
 #include "ops/key_value_cache/key_value_cache.hpp"
+#include "ops/multi_head_cache_attention/multi_head_cache_attention.hpp"
 #include "ops/operator.hpp"
 #include "ops/quantize_group/quantize_group.hpp"
 
@@ -11,6 +12,7 @@ const std::vector<std::unique_ptr<Operator>>& registry() {
   static const auto ops = [] {
     std::vector<std::unique_ptr<Operator>> v;
     v.push_back(make_key_value_cache_operator());
+    v.push_back(make_multi_head_cache_attention_operator());
     v.push_back(make_quantize_group_operator());
     v.push_back(make_dequantize_group_operator());
     return v;

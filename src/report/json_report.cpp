@@ -36,6 +36,13 @@ nlohmann::json case_result_json(const CaseResult& r) {
   return j;
 }
 
+nlohmann::json invalid_cases_json(const std::vector<CaseFileError>& invalid) {
+  nlohmann::json j = nlohmann::json::array();
+  for (const auto& e : invalid)
+    j.push_back({{"file", e.file}, {"pointer", e.pointer}, {"message", e.message}, {"case", e.case_name}});
+  return j;
+}
+
 nlohmann::json run_report_json(const DeviceInfo& device, const std::vector<CaseResult>& results,
                                const std::vector<CaseFileError>& invalid) {
   nlohmann::json j{{"kvbench_version", KVBENCH_VERSION},
@@ -46,9 +53,7 @@ nlohmann::json run_report_json(const DeviceInfo& device, const std::vector<CaseR
     ++counts[static_cast<int>(r.status)];
     j["cases"].push_back(case_result_json(r));
   }
-  j["invalid"] = nlohmann::json::array();
-  for (const auto& e : invalid)
-    j["invalid"].push_back({{"file", e.file}, {"pointer", e.pointer}, {"message", e.message}, {"case", e.case_name}});
+  j["invalid"] = invalid_cases_json(invalid);
   j["summary"] = {{"passed", counts[0]}, {"failed", counts[1]}, {"skipped", counts[2]}, {"invalid", invalid.size()}};
   return j;
 }

@@ -12,6 +12,8 @@
 namespace kvbench {
 
 nlohmann::json case_result_json(const CaseResult& r);
+// Invalid case files and cases: file, JSON pointer of the field at fault, message, case.
+nlohmann::json invalid_cases_json(const std::vector<CaseFileError>& invalid);
 nlohmann::json run_report_json(const DeviceInfo& device, const std::vector<CaseResult>& results,
                                const std::vector<CaseFileError>& invalid);
 

@@ -5,11 +5,6 @@
 namespace kvbench {
 namespace {
 
-std::string fit(const std::string& s, size_t width) {
-  if (s.size() <= width) return s + std::string(width - s.size(), ' ');
-  return s.substr(0, width - 3) + "...";
-}
-
 std::string number(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.3g", v);
@@ -17,6 +12,11 @@ std::string number(double v) {
 }
 
 }  // namespace
+
+std::string fit(const std::string& s, size_t width) {
+  if (s.size() <= width) return s + std::string(width - s.size(), ' ');
+  return s.substr(0, width - 3) + "...";
+}
 
 std::string report_header(size_t w) {
   char buf[256];

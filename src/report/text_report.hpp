@@ -7,6 +7,8 @@
 
 namespace kvbench {
 
+// `s` padded or cut (with "...") to exactly `width` characters: a table column.
+std::string fit(const std::string& s, size_t width);
 std::string report_header(size_t name_width);
 std::string report_row(const CaseResult& r, size_t name_width);
 // "N passed, N failed, N skipped": the plain closing line CI systems read.

@@ -49,7 +49,10 @@ DeviceInfo describe(const vk::raii::PhysicalDevice& pd, int index) {
                   std::to_string(VK_API_VERSION_PATCH(p.apiVersion));
   const auto& drv = props.get<vk::PhysicalDeviceDriverProperties>();
   d.driver = std::string(drv.driverName.data()) + " " + drv.driverInfo.data();
-  d.subgroup_size = props.get<vk::PhysicalDeviceSubgroupProperties>().subgroupSize;
+  const auto& sg = props.get<vk::PhysicalDeviceSubgroupProperties>();
+  d.subgroup_size = sg.subgroupSize;
+  d.subgroup_shuffle = (sg.supportedOperations & vk::SubgroupFeatureFlagBits::eShuffle) &&
+                       (sg.supportedStages & vk::ShaderStageFlagBits::eCompute);
   d.shared_memory_bytes = p.limits.maxComputeSharedMemorySize;
   d.max_storage_buffer_range = p.limits.maxStorageBufferRange;
   d.timestamps = p.limits.timestampComputeAndGraphics;

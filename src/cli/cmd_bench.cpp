@@ -1,0 +1,102 @@
+#include <unistd.h>
+
+#include <algorithm>
+#include <fstream>
+#include <iostream>
+#include <regex>
+
+#include "bench/bench_case.hpp"
+#include "bench/copy_bandwidth.hpp"
+#include "cli/commands.hpp"
+#include "cli/selection_flags.hpp"
+#include "report/bench_report.hpp"
+#include "report/run_reporter.hpp"
+#include "report/text_report.hpp"
+#include "vk/runtime.hpp"
+
+namespace kvbench {
+
+void add_bench_command(CLI::App& app, int& exit_code) {
+  auto* cmd = app.add_subcommand(
+      "bench", "Time cases on the Vulkan backend and compare their effective bandwidth with the device's copy bandwidth");
+  static std::vector<std::string> paths;
+  static SelectionFlags selection;
+  static Repetitions reps;
+  static std::string json;
+  static int device = -1;
+  cmd->add_option("paths", paths, "Case files or folders (searched recursively for *.json)")->required();
+  selection.add_to(cmd);
+  cmd->add_option("--device", device, "Vulkan device index (see `kvbench devices`; default: first GPU, else lavapipe)");
+  cmd->add_option("--warmup", reps.warmup, "Untimed runs before the timed ones (default 2)")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--reps", reps.reps, "Timed runs; the table gives their median, min and max (default 10)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--json", json, "Also write the results as JSON to this file");
+  cmd->footer(
+      "Each case is checked once against the golden (status PASS/FAIL/SKIP), then its Vulkan implementation is\n"
+      "timed with timestamp queries. MB_moved = the bytes the operator must read and write at least;\n"
+      "GB/s = MB_moved / median time; %copy = GB/s as a share of the device's copy bandwidth (a uvec4 copy of\n"
+      "64 MiB, measured once per run). Exit status: 0 all timed cases correct; 1 a case failed; 2 unusable\n"
+      "arguments, invalid case files or no device.");
+  cmd->callback([&exit_code] {
+    Selection sel;
+    try {
+      sel = select_cases(paths, selection.options());
+    } catch (const std::regex_error& e) {
+      std::cerr << "error: --filter is not a valid regex: " << e.what() << "\n";
+      exit_code = 2;
+      return;
+    }
+    for (const auto& e : sel.errors) std::cerr << "invalid case: " << e.to_string() << "\n";
+    std::unique_ptr<Runtime> rt;
+    CopyBandwidth copy;
+    try {
+      rt = std::make_unique<Runtime>(device >= 0 ? std::optional<int>(device) : std::nullopt);
+      std::cout << "device: " << rt->info().name << " (" << rt->info().type << ")\n" << std::flush;
+      copy = measure_copy_bandwidth(*rt, reps);
+    } catch (const std::exception& e) {
+      std::cerr << "error: " << e.what() << "\n";
+      exit_code = 2;
+      return;
+    }
+    size_t width = 16;
+    for (const auto& c : sel.cases) width = std::max(width, c.def.name.size());
+    width = std::min<size_t>(width, 72);
+    std::cout << copy_bandwidth_line(copy, reps) << "\n      " << bench_header(width) << "\n";
+
+    const bool tty = isatty(STDOUT_FILENO);
+    const std::string extra = device >= 0 ? " --device " + std::to_string(device) : "";
+    std::vector<BenchResult> results;
+    size_t counts[3] = {0, 0, 0};
+    for (size_t i = 0; i < sel.cases.size(); ++i) {
+      const auto& c = sel.cases[i];
+      if (tty)
+        std::cout << "\r[" << i + 1 << "/" << sel.cases.size() << "] " << c.def.name.substr(0, 60) << "\x1b[K" << std::flush;
+      BenchResult r = bench_case(c.def, *c.op, *rt, reps, copy.gbps);
+      if (tty) std::cout << "\r\x1b[K";
+      char prefix[32];
+      std::snprintf(prefix, sizeof prefix, "%5zu ", i + 1);
+      std::cout << prefix << bench_row(r, width) << "\n";
+      // The comparison's details are `run`'s job: point at the command that shows them.
+      if (r.check.status == Status::fail)
+        std::cout << "      repro: "
+                  << repro_command(program_path(), c.def.file, c.def.name, extra + (c.def.slow ? " --slow include" : ""))
+                  << "\n";
+      std::cout << std::flush;
+      ++counts[static_cast<int>(r.check.status)];
+      results.push_back(std::move(r));
+    }
+    if (!sel.errors.empty()) std::cout << sel.errors.size() << " invalid cases (see the messages above)\n";
+    std::cout << report_summary(counts[0], counts[1], counts[2]) << "\n";
+    exit_code = !sel.errors.empty() ? 2 : counts[1] > 0 ? 1 : 0;
+    if (!json.empty()) {
+      std::ofstream out(json);
+      out << bench_report_json(rt->info(), copy, reps, results, sel.errors).dump(2) << "\n";
+      if (!out) {
+        std::cerr << "error: cannot write " << json << "\n";
+        exit_code = 2;
+      }
+    }
+  });
+}
+
+}  // namespace kvbench

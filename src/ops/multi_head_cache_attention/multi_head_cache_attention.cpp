@@ -1,0 +1,362 @@
+// pmx.dynamic_batching.MultiHeadCacheAttention: store current K/V of a ragged batch in
+// the (offset or paged, optionally int8/int4) cache, then attention of every query row
+// over its batch's dequantized K/V. Formulas and decisions: specs/multi_head_cache_attention.md.
+#include "ops/multi_head_cache_attention/multi_head_cache_attention.hpp"
+
+#include <cmath>
+#include <limits>
+
+#include "core/error.hpp"
+#include "core/rng.hpp"
+#include "ops/multi_head_cache_attention/attention_plan.hpp"
+#include "ops/multi_head_cache_attention/mhca_params.hpp"
+#include "ops/vulkan_io.hpp"
+#include "ref/attention.hpp"
+#include "ref/quant.hpp"
+#include "vk/runtime.hpp"
+
+namespace kvbench {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// Mirrors the push constant block of shaders/mhca_common.glsl.
+struct MhcaPush {
+  uint32_t num_heads, num_kv_heads, head_dim, quant_bit;
+  uint32_t quant_group, cache_mode, cache_layout, page_size;
+  uint32_t num_layer, layer_idx, max_t, max_pages;
+  uint32_t t1_dtype, scale_dtype, cache_dtype, is_causal;
+  uint32_t is_alibi, decoding_batches, mask_rank, mask_cols;
+  uint32_t total_rows, num_items, batches, pad_;
+};
+
+Tensor index_tensor(const std::string& name, const std::vector<int64_t>& values, Shape shape) {
+  Tensor t(name, DType::i64, std::move(shape), Role::input);
+  for (size_t i = 0; i < values.size(); ++i) t.set(i, static_cast<double>(values[i]));
+  return t;
+}
+
+class MhcaCase final : public OpCase {
+ public:
+  MhcaCase(const CaseDef& c, MhcaParams p) : def_(c), p_(std::move(p)) {}
+
+  std::string describe() const override {
+    std::string s = "B=" + std::to_string(p_.batches()) + " rows=" + std::to_string(p_.total_rows()) +
+                    " kv=" + std::to_string(p_.total_kv()) + " H=" + std::to_string(p_.num_heads) + "/" +
+                    std::to_string(p_.num_kv_heads) + " D=" + std::to_string(p_.head_dim) +
+                    " quant_bit=" + std::to_string(p_.quant_bit) + " cache_mode=" + std::to_string(p_.cache_mode) +
+                    " layout=" + std::to_string(p_.cache_layout) + " T1=" + std::string(dtype_name(p_.t1));
+    if (p_.cache_mode == 1) s += " page_size=" + std::to_string(p_.page_size);
+    if (p_.is_causal) s += " causal";
+    if (p_.is_alibi) s += " alibi";
+    if (p_.mask_rank) s += " mask" + std::to_string(p_.mask_rank) + "d";
+    return s;
+  }
+
+  // Which (row T, layer) pairs hold a referenced token: everything else is poison.
+  std::vector<uint8_t> referenced_rows() const {
+    std::vector<uint8_t> r(static_cast<size_t>(p_.max_t), 0);
+    for (int64_t b = 0; b < p_.batches(); ++b)
+      for (int64_t t = 0; t < p_.kvlen(b); ++t) r[p_.cache_row(b, t)] = 1;
+    return r;
+  }
+
+  TensorSet make_tensors() const override {
+    TensorSet ts;
+    const int64_t rows = p_.total_rows(), H = p_.num_heads, Hk = p_.num_kv_heads, D = p_.head_dim;
+    auto uniform = [&](const std::string& name, Shape shape) {
+      Tensor t(name, p_.t1, std::move(shape), Role::input);
+      const auto r = def_.range(name, {-1, 1});
+      CounterRng rng(def_.seed, name);
+      for (size_t i = 0; i < t.numel(); ++i) t.set(i, rng.uniform(i, r.first, r.second));
+      return t;
+    };
+    ts.tensors.push_back(uniform("query", {rows, H, D}));
+    ts.tensors.push_back(uniform("current_key", {rows, Hk, D}));
+    ts.tensors.push_back(uniform("current_value", {rows, Hk, D}));
+    const int64_t B = p_.batches();
+    ts.tensors.push_back(index_tensor("seqstarts", p_.seqstarts, {B + 1}));
+    ts.tensors.push_back(index_tensor("kvstarts", p_.kvstarts, {B + 1}));
+    ts.tensors.push_back(index_tensor("cachestarts", p_.cachestarts,
+                                      p_.cache_mode == 0 ? Shape{B} : Shape{B, p_.max_pages}));
+    ts.tensors.push_back(index_tensor("start_pos", p_.start_pos, {B}));
+    int64_t max_seqlen = 0, max_kvlen = 0;
+    for (int64_t b = 0; b < B; ++b) {
+      max_seqlen = std::max(max_seqlen, p_.seqlens[b]);
+      max_kvlen = std::max(max_kvlen, p_.kvlen(b));
+    }
+    ts.tensors.push_back(index_tensor("decoding_batches", {p_.decoding_batches}, {}));
+    ts.tensors.push_back(index_tensor("max_seqlen", {max_seqlen}, {}));
+    ts.tensors.push_back(index_tensor("max_kvlen", {max_kvlen}, {}));
+
+    // The cache: referenced rows of layer layer_idx hold valid random contents; every
+    // other row, layer, page and gap is poison (NaN values, or NaN scales for int caches),
+    // so a kernel that reads one produces NaN.
+    const auto referenced = referenced_rows();
+    Tensor cache("cache", p_.cache, p_.cache_shape(D), Role::inplace);
+    CounterRng crng(def_.seed, "cache");
+    const int64_t qmax = p_.quant_bit == 8 ? 127 : 7;
+    for (size_t i = 0; i < cache.numel(); ++i)
+      cache.set(i, p_.quant_bit ? static_cast<double>(crng.integer(i, -qmax, qmax)) : kNaN);
+    Tensor scale("scale", p_.scale, p_.quant_bit ? p_.cache_shape(p_.scale_groups()) : Shape{0}, Role::inplace);
+    for (size_t i = 0; i < scale.numel(); ++i) scale.set(i, kNaN);
+    CounterRng srng(def_.seed, "scale");
+    for (int64_t T = 0; T < p_.max_t; ++T) {
+      if (!referenced[T]) continue;
+      for (int64_t c = 0; c < 2; ++c)
+        for (int64_t h = 0; h < Hk; ++h) {
+          const size_t row = p_.row_offset(T, c, h, D);
+          if (!p_.quant_bit)
+            for (int64_t d = 0; d < D; ++d) cache.set(row + d, crng.uniform(row + d, -1, 1));
+          else
+            for (int64_t g = 0; g < p_.scale_groups(); ++g) {
+              const size_t si = p_.row_offset(T, c, h, p_.scale_groups()) + g;
+              scale.set(si, srng.uniform(si, 1.0 / 1024, 1.0 / 64));
+            }
+        }
+    }
+    ts.tensors.push_back(std::move(cache));
+    if (p_.quant_bit) ts.tensors.push_back(std::move(scale));
+    if (p_.mask_rank) ts.tensors.push_back(make_mask());
+    ts.tensors.emplace_back("attn_output", p_.t1, Shape{rows, H, D}, Role::output);
+    return ts;
+  }
+
+  // Additive mask: inside each batch's block random values in [-1, 1) with one in eight
+  // -inf (never the row's last visible key, so no row is fully masked); outside the blocks
+  // and in the padding columns NaN, which a kernel must never read.
+  Tensor make_mask() const {
+    const int64_t rows = p_.total_rows(), cols = p_.mask_cols();
+    Shape shape = p_.mask_rank == 3 ? Shape{p_.num_heads, rows, cols} : Shape{rows, cols};
+    Tensor m("attn_mask", p_.t1, shape, Role::input);
+    for (size_t i = 0; i < m.numel(); ++i) m.set(i, kNaN);
+    CounterRng rng(def_.seed, "attn_mask");
+    const int64_t heads = p_.mask_rank == 3 ? p_.num_heads : 1;
+    for (int64_t h = 0; h < heads; ++h)
+      for (int64_t b = 0; b < p_.batches(); ++b)
+        for (int64_t i = 0; i < p_.seqlens[b]; ++i)
+          for (int64_t t = 0; t < p_.kvlen(b); ++t) {
+            const size_t idx = static_cast<size_t>((h * rows + p_.seqstarts[b] + i) * cols + p_.kvstarts[b] + t);
+            const bool keep = t == std::min(p_.kvlen(b) - 1, i + p_.start_pos[b]);
+            m.set(idx, (!keep && rng.integer(idx, 0, 7) == 0) ? -kInf : rng.uniform(idx, -1, 1));
+          }
+    return m;
+  }
+
+  std::vector<Expected> reference(const TensorSet& in) const override {
+    const int64_t D = p_.head_dim, Hk = p_.num_kv_heads, H = p_.num_heads, G = p_.group_ratio();
+    const int64_t ng = p_.scale_groups();
+    const bool quant = p_.quant_bit != 0;
+    const int64_t qmax = p_.quant_bit == 8 ? 127 : 7;
+    Expected cache = expect_unchanged(in.at("cache"), def_.tolerance("cache", {}));
+    Expected scale;
+    if (quant) scale = expect_unchanged(in.at("scale"), def_.tolerance("scale", {}));
+
+    // 1. Store, exactly as pmx.KeyValueCache's quantizer (specs/key_value_cache.md).
+    for (int64_t c = 0; c < 2; ++c) {
+      const Tensor& cur = in.at(c == 0 ? "current_key" : "current_value");
+      for (int64_t b = 0; b < p_.batches(); ++b)
+        for (int64_t s = 0; s < p_.seqlens[b]; ++s)
+          for (int64_t h = 0; h < Hk; ++h) {
+            const int64_t T = p_.cache_row(b, p_.start_pos[b] + s);
+            std::vector<double> x(static_cast<size_t>(D));
+            for (int64_t d = 0; d < D; ++d) x[d] = cur.get(cur.offset({p_.seqstarts[b] + s, h, d}));
+            const size_t c0 = p_.row_offset(T, c, h, D);
+            if (!quant) {
+              for (int64_t d = 0; d < D; ++d) {
+                cache.value[c0 + d] = cache.exact[c0 + d] = x[d];
+                cache.touched[c0 + d] = 1;
+              }
+              continue;
+            }
+            const size_t s0 = p_.row_offset(T, c, h, ng);
+            for (int64_t g = 0; g < ng; ++g) {
+              const int64_t Gq = p_.quant_group;
+              GroupCodes q = quantize_symmetric(&x[g * Gq], static_cast<size_t>(Gq), qmax, p_.t1);
+              scale.value[s0 + g] = scale.exact[s0 + g] = round_to(p_.scale, q.scale);
+              scale.touched[s0 + g] = 1;
+              for (int64_t k = 0; k < Gq; ++k) {
+                const size_t i = c0 + g * Gq + k;
+                cache.value[i] = q.code[k];
+                cache.exact[i] = x[g * Gq + k] / q.scale;
+                cache.alternate[i] = q.alternate[k];
+                cache.touched[i] = 1;
+              }
+            }
+          }
+    }
+
+    // 2. Attention over the dequantized cache, following the PMX torch reference.
+    const std::vector<double> slopes = alibi_slopes(H);
+    const Tensor& query = in.at("query");
+    Expected out{.tensor = "attn_output"};
+    out.tolerance = def_.tolerance("attn_output", default_tolerance());
+    out.value.assign(static_cast<size_t>(p_.total_rows() * H * D), 0);
+    out.exact = out.value;
+    const Tensor* mask = p_.mask_rank ? &in.at("attn_mask") : nullptr;
+    const double inv_sqrt_d = 1.0 / std::sqrt(static_cast<double>(D));
+    for (int64_t b = 0; b < p_.batches(); ++b) {
+      const int64_t kvlen = p_.kvlen(b), seqlen = p_.seqlens[b], offset = kvlen - seqlen;
+      // Dequantized K/V rows in T1: T1(S(q * s)) (PMX's dequant then type_as).
+      std::vector<double> kv[2];
+      for (int64_t c = 0; c < 2; ++c) {
+        kv[c].resize(static_cast<size_t>(kvlen * Hk * D));
+        for (int64_t t = 0; t < kvlen; ++t)
+          for (int64_t h = 0; h < Hk; ++h) {
+            const int64_t T = p_.cache_row(b, t);
+            const size_t c0 = p_.row_offset(T, c, h, D);
+            for (int64_t d = 0; d < D; ++d) {
+              const double v = cache.value[c0 + d];
+              kv[c][(t * Hk + h) * D + d] =
+                  quant ? dequant_ppl(v, scale.value[p_.row_offset(T, c, h, ng) + d / p_.quant_group], p_.scale, p_.t1) : v;
+            }
+          }
+      }
+      const bool causal = p_.is_causal && seqlen > 1 && b >= p_.decoding_batches;
+      for (int64_t i = 0; i < seqlen; ++i)
+        for (int64_t h = 0; h < H; ++h) {
+          const int64_t n = p_.seqstarts[b] + i, hk = h / G;
+          std::vector<double> scores(static_cast<size_t>(kvlen));
+          for (int64_t t = 0; t < kvlen; ++t) {
+            double dot = 0;
+            for (int64_t d = 0; d < D; ++d) dot += query.get(query.offset({n, h, d})) * kv[0][(t * Hk + hk) * D + d];
+            double s = dot * inv_sqrt_d;
+            if (causal && t > i + offset) s = -kInf;
+            bool has_add = false;
+            double add = 0;
+            if (p_.is_alibi) {
+              // PMX's ALiBi mask, built in T1: -inf past the query's position, else
+              // T1(T1(slope) * T1(distance)); added to attn_mask in T1.
+              const double distance = static_cast<double>(t - offset - i);
+              add = distance > 0 ? -kInf : round_to(p_.t1, round_to(p_.t1, slopes[h]) * round_to(p_.t1, distance));
+              has_add = true;
+            }
+            if (mask) {
+              const int64_t mrow = p_.mask_rank == 3 ? h * p_.total_rows() + n : n;
+              const double mv = mask->get(static_cast<size_t>(mrow * p_.mask_cols() + p_.kvstarts[b] + t));
+              add = has_add ? round_to(p_.t1, add + mv) : mv;
+              has_add = true;
+            }
+            scores[t] = s + add;
+          }
+          const std::vector<double> prob = softmax(scores);
+          for (int64_t d = 0; d < D; ++d) {
+            double o = 0;
+            // P is cast to V's dtype (T1) before P @ V, as PMX does.
+            for (int64_t t = 0; t < kvlen; ++t) o += round_to(p_.t1, prob[t]) * kv[1][(t * Hk + hk) * D + d];
+            const size_t idx = static_cast<size_t>((n * H + h) * D + d);
+            out.exact[idx] = o;
+            out.value[idx] = round_to(p_.t1, o);
+          }
+        }
+    }
+    std::vector<Expected> result{std::move(out), std::move(cache)};
+    if (quant) result.push_back(std::move(scale));
+    return result;
+  }
+
+  // specs/multi_head_cache_attention.md "Tolerance policy".
+  Tolerance default_tolerance() const {
+    if (p_.t1 == DType::f16) return {.atol = 1e-3, .rtol = 1.0 / 1024};
+    return {.atol = 2e-5, .rtol = 1e-4};
+  }
+
+  double run_vulkan(Runtime& rt, TensorSet& io) const override {
+    const DeviceInfo& dev = rt.info();
+    if (dev.subgroup_size < 8 || !dev.subgroup_shuffle)
+      throw SkipCase("the attention kernel needs subgroups of at least 8 lanes with shuffles; " + dev.name + " has " +
+                     std::to_string(dev.subgroup_size));
+    const int64_t bits = dtype_bits(p_.cache);
+    if (p_.head_dim % 8 != 0 || p_.head_dim > 256 || (p_.head_dim * bits) % 256 != 0)
+      throw SkipCase("the attention kernel splits head_dim over 8 lanes in whole 32-bit words: it needs head_dim <= 256 "
+                     "with head_dim * cache bits a multiple of 256 (head_dim " + std::to_string(p_.head_dim) + ")");
+    const AttentionPlan plan = plan_attention(p_);
+    DeviceTensors t(rt, io);
+    auto upload_u32 = [&rt](const std::vector<uint32_t>& v) {
+      auto b = rt.buffer(v.size() * 4);
+      b->upload(std::span(reinterpret_cast<const uint8_t*>(v.data()), v.size() * 4));
+      return b;
+    };
+    std::vector<float> slopes_t1;
+    for (double s : alibi_slopes(p_.num_heads)) slopes_t1.push_back(static_cast<float>(round_to(p_.t1, s)));
+    auto slopes = rt.buffer(slopes_t1.size() * 4);
+    slopes->upload(std::span(reinterpret_cast<const uint8_t*>(slopes_t1.data()), slopes_t1.size() * 4));
+    auto batch_plan = upload_u32(plan.batch_plan);
+    auto items = upload_u32(plan.items);
+    auto partials = rt.buffer(static_cast<size_t>(plan.slots) * static_cast<size_t>(p_.head_dim + 2) * 4);
+
+    MhcaPush push{};
+    push.num_heads = static_cast<uint32_t>(p_.num_heads);
+    push.num_kv_heads = static_cast<uint32_t>(p_.num_kv_heads);
+    push.head_dim = static_cast<uint32_t>(p_.head_dim);
+    push.quant_bit = static_cast<uint32_t>(p_.quant_bit);
+    push.quant_group = static_cast<uint32_t>(p_.quant_group);
+    push.cache_mode = static_cast<uint32_t>(p_.cache_mode);
+    push.cache_layout = static_cast<uint32_t>(p_.cache_layout);
+    push.page_size = static_cast<uint32_t>(p_.page_size);
+    push.num_layer = static_cast<uint32_t>(p_.num_layer);
+    push.layer_idx = static_cast<uint32_t>(p_.layer_idx);
+    push.max_t = static_cast<uint32_t>(p_.max_t);
+    push.max_pages = static_cast<uint32_t>(p_.max_pages);
+    push.t1_dtype = static_cast<uint32_t>(p_.t1);
+    push.scale_dtype = static_cast<uint32_t>(p_.scale);
+    push.cache_dtype = static_cast<uint32_t>(p_.cache);
+    push.is_causal = p_.is_causal;
+    push.is_alibi = p_.is_alibi;
+    push.decoding_batches = static_cast<uint32_t>(p_.decoding_batches);
+    push.mask_rank = static_cast<uint32_t>(p_.mask_rank);
+    push.mask_cols = static_cast<uint32_t>(p_.mask_cols());
+    push.total_rows = static_cast<uint32_t>(p_.total_rows());
+    push.num_items = plan.num_items;
+    push.batches = static_cast<uint32_t>(p_.batches());
+
+    Buffer* scale = p_.quant_bit ? t.at("scale") : t.placeholder();
+    Buffer* mask = p_.mask_rank ? t.at("attn_mask") : t.placeholder();
+    const auto store_rows = static_cast<uint32_t>(p_.total_rows() * p_.num_kv_heads * 2);
+    double ms = rt.dispatch("mhca_store",
+                            {t.at("current_key"), t.at("current_value"), t.at("seqstarts"), t.at("cachestarts"),
+                             t.at("start_pos"), t.at("cache"), scale},
+                            push, (store_rows + 63) / 64);
+    ms += rt.dispatch("mhca_attention",
+                      {t.at("query"), t.at("cache"), scale, t.at("cachestarts"), t.at("seqstarts"), t.at("kvstarts"),
+                       mask, slopes.get(), batch_plan.get(), items.get(), partials.get()},
+                      push, (plan.num_items * 8 + 63) / 64);
+    const uint64_t words = static_cast<uint64_t>(p_.total_rows() * p_.num_heads * p_.head_dim) * dtype_bits(p_.t1) / 32;
+    ms += rt.dispatch("mhca_merge", {t.at("seqstarts"), batch_plan.get(), partials.get(), t.at("attn_output")}, push,
+                      static_cast<uint32_t>((words + 63) / 64));
+    t.download(io);
+    return ms;
+  }
+
+  // K/V (and scales) of every referenced row read once per kv head, query read, output
+  // written, and the new rows' inputs read and cache rows written.
+  double traffic_bytes(const TensorSet& io) const override {
+    const double D = static_cast<double>(p_.head_dim), Hk = static_cast<double>(p_.num_kv_heads);
+    const double cache_row = D * dtype_bits(p_.cache) / 8 + (p_.quant_bit ? p_.scale_groups() * dtype_bits(p_.scale) / 8.0 : 0);
+    const double t1 = dtype_bits(p_.t1) / 8.0;
+    const double read_kv = static_cast<double>(p_.total_kv()) * Hk * 2 * cache_row;
+    const double qo = 2 * static_cast<double>(p_.total_rows()) * p_.num_heads * D * t1;
+    const double store = static_cast<double>(p_.total_rows()) * Hk * 2 * (D * t1 + cache_row);
+    const double mask = p_.mask_rank ? static_cast<double>(io.at("attn_mask").bytes().size()) : 0;
+    return read_kv + qo + store + mask;
+  }
+
+ private:
+  CaseDef def_;
+  MhcaParams p_;
+};
+
+class MhcaOperator final : public Operator {
+ public:
+  std::string id() const override { return "pmx.dynamic_batching.MultiHeadCacheAttention"; }
+  std::unique_ptr<OpCase> instantiate(const CaseDef& c) const override {
+    return std::make_unique<MhcaCase>(c, parse_mhca_params(c));
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Operator> make_multi_head_cache_attention_operator() { return std::make_unique<MhcaOperator>(); }
+
+}  // namespace kvbench

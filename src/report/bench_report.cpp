@@ -1,0 +1,69 @@
+#include "report/bench_report.hpp"
+
+#include <cstdio>
+
+#include "report/json_report.hpp"
+#include "report/text_report.hpp"
+
+namespace kvbench {
+
+std::string copy_bandwidth_line(const CopyBandwidth& copy, const Repetitions& reps) {
+  char buf[256];
+  std::snprintf(buf, sizeof buf,
+                "copy bandwidth: %.2f GB/s (uvec4 copy of %zu MiB, read + written / median device time %.3f ms "
+                "of %d runs after %d warm-up)",
+                copy.gbps, copy.bytes >> 20, copy.time.median_ms, reps.reps, reps.warmup);
+  return buf;
+}
+
+std::string bench_header(size_t w) {
+  char buf[256];
+  std::snprintf(buf, sizeof buf, "%s  %-6s %10s %10s %10s %10s %8s %7s", fit("case", w).c_str(), "status", "median_ms",
+                "min_ms", "max_ms", "MB_moved", "GB/s", "%copy");
+  return buf;
+}
+
+std::string bench_row(const BenchResult& r, size_t w) {
+  char buf[512];
+  const CaseResult& c = r.check;
+  if (!r.timed()) {
+    std::snprintf(buf, sizeof buf, "%s  %-6s %s", fit(c.name, w).c_str(), status_name(c.status), c.reason.c_str());
+    return buf;
+  }
+  std::snprintf(buf, sizeof buf, "%s  %-6s %10.3f %10.3f %10.3f %10.2f %8.2f %6.1f%%", fit(c.name, w).c_str(),
+                status_name(c.status), r.time.median_ms, r.time.min_ms, r.time.max_ms, r.bytes / 1e6, r.gbps,
+                r.percent_of_copy);
+  std::string row = buf;
+  if (c.status == Status::fail && !c.reason.empty()) row += "\n      reason: " + c.reason;
+  if (c.status == Status::fail && c.violations() > 0) row += "\n      worst: " + c.worst();
+  return row;
+}
+
+nlohmann::json bench_report_json(const DeviceInfo& device, const CopyBandwidth& copy, const Repetitions& reps,
+                                 const std::vector<BenchResult>& results, const std::vector<CaseFileError>& invalid) {
+  nlohmann::json j{{"kvbench_version", KVBENCH_VERSION},
+                   {"device", {{"name", device.name}, {"type", device.type}, {"driver", device.driver}}},
+                   {"copy_bandwidth_gbps", copy.gbps},
+                   {"copy_bytes", copy.bytes},
+                   {"warmup", reps.warmup},
+                   {"reps", reps.reps}};
+  j["cases"] = nlohmann::json::array();
+  for (const auto& r : results) {
+    const CaseResult& c = r.check;
+    nlohmann::json entry{{"name", c.name}, {"file", c.file}, {"op", c.op}, {"status", status_name(c.status)}};
+    if (!c.reason.empty()) entry["reason"] = c.reason;
+    // An untimed case (skipped, or its check threw) has null figures, not zeros a reader could average.
+    auto figure = [&r](double v) { return r.timed() ? nlohmann::json(v) : nlohmann::json(nullptr); };
+    entry["median_ms"] = figure(r.time.median_ms);
+    entry["min_ms"] = figure(r.time.min_ms);
+    entry["max_ms"] = figure(r.time.max_ms);
+    entry["bytes"] = r.timed() ? nlohmann::json(static_cast<uint64_t>(r.bytes)) : nlohmann::json(nullptr);
+    entry["gbps"] = figure(r.gbps);
+    entry["percent_of_copy"] = figure(r.percent_of_copy);
+    j["cases"].push_back(entry);
+  }
+  j["invalid"] = invalid_cases_json(invalid);
+  return j;
+}
+
+}  // namespace kvbench
