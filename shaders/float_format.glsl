@@ -60,6 +60,18 @@ uint encode_float(float v, uint dt) {
   return floatBitsToUint(v);
 }
 
+// v rounded to f16 (round to nearest even), as a float, without branches: the carry trick
+// on the f32 bits for normal values, the 2^-24 grid for subnormals, infinity from 65520 on.
+// Equal to decode_float(float_to_f16(v), DT_F16) for every non-NaN v; a NaN stays NaN or
+// becomes an infinity. Used on hot paths.
+float round_f16_fast(float v) {
+  const uint u = floatBitsToUint(v);
+  const float normal = uintBitsToFloat((u + 0xfffu + ((u >> 13u) & 1u)) & 0xffffe000u);
+  const float subnormal = roundEven(v * 16777216.0) * (1.0 / 16777216.0);
+  const float r = abs(v) < 6.103515625e-05 ? subnormal : normal;
+  return abs(v) >= 65520.0 ? uintBitsToFloat((u & 0x80000000u) | 0x7f800000u) : r;
+}
+
 // v rounded to float dtype dt, as a float.
 float round_to(float v, uint dt) { return decode_float(encode_float(v, dt), dt); }
 

@@ -155,8 +155,15 @@ std::unique_ptr<Buffer> Runtime::buffer(size_t bytes) {
   return std::make_unique<Buffer>(device_, physical_, rounded);
 }
 
-Runtime::Pipeline& Runtime::pipeline(const std::string& name, uint32_t bindings) {
-  auto it = pipelines_.find(name);
+std::string Kernel::key() const {
+  std::string k = shader;
+  for (uint32_t c : constants) k += ":" + std::to_string(c);
+  return k;
+}
+
+Runtime::Pipeline& Runtime::pipeline(const Kernel& kernel, uint32_t bindings) {
+  const std::string& name = kernel.shader;
+  auto it = pipelines_.find(kernel.key());
   if (it != pipelines_.end()) {
     if (it->second->bindings != bindings) throw std::logic_error("shader " + name + " bound with a different buffer count");
     return *it->second;
@@ -178,18 +185,25 @@ Runtime::Pipeline& Runtime::pipeline(const std::string& name, uint32_t bindings)
                                                                              .pushConstantRangeCount = 1, .pPushConstantRanges = &push});
   p->module = vk::raii::ShaderModule(
       device_, vk::ShaderModuleCreateInfo{.codeSize = code->second.size() * 4, .pCode = code->second.data()});
+  std::vector<vk::SpecializationMapEntry> entries;
+  for (uint32_t i = 0; i < kernel.constants.size(); ++i)
+    entries.push_back({.constantID = i, .offset = i * 4, .size = 4});
+  vk::SpecializationInfo spec{.mapEntryCount = static_cast<uint32_t>(entries.size()), .pMapEntries = entries.data(),
+                              .dataSize = kernel.constants.size() * 4, .pData = kernel.constants.data()};
   vk::ComputePipelineCreateInfo info{
-      .stage = {.stage = vk::ShaderStageFlagBits::eCompute, .module = *p->module, .pName = "main"},
+      .stage = {.stage = vk::ShaderStageFlagBits::eCompute, .module = *p->module, .pName = "main",
+                .pSpecializationInfo = entries.empty() ? nullptr : &spec},
       .layout = *p->layout};
   p->pipeline = vk::raii::Pipeline(device_, nullptr, info);
-  return *pipelines_.emplace(name, std::move(p)).first->second;
+  return *pipelines_.emplace(kernel.key(), std::move(p)).first->second;
 }
 
-double Runtime::dispatch(const std::string& name, std::span<Buffer* const> buffers, std::span<const uint8_t> push,
+double Runtime::dispatch(const Kernel& kernel, std::span<Buffer* const> buffers, std::span<const uint8_t> push,
                          uint32_t gx, uint32_t gy, uint32_t gz) {
+  const std::string& name = kernel.shader;
   if (buffers.size() > kMaxBindings) throw std::logic_error("too many buffers for one dispatch");
   if (push.size() > 128) throw std::logic_error("push constants over 128 bytes");
-  Pipeline& p = pipeline(name, static_cast<uint32_t>(buffers.size()));
+  Pipeline& p = pipeline(kernel, static_cast<uint32_t>(buffers.size()));
   vk::DescriptorSetLayout set_layout = *p.set_layout;
   vk::raii::DescriptorSets sets(device_, vk::DescriptorSetAllocateInfo{.descriptorPool = *descriptor_pool_,
                                                                          .descriptorSetCount = 1, .pSetLayouts = &set_layout});

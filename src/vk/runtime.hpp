@@ -40,6 +40,16 @@ int default_device_index(const std::vector<DeviceInfo>& devices);
 
 class Buffer;
 
+// A shader and the values of its specialization constants (constant_id 0, 1, ...).
+// Each distinct pair is one pipeline, JIT-compiled once per run: keep the variants few.
+struct Kernel {
+  std::string shader;
+  std::vector<uint32_t> constants;
+  Kernel(const char* name) : shader(name) {}
+  Kernel(std::string name, std::vector<uint32_t> values = {}) : shader(std::move(name)), constants(std::move(values)) {}
+  std::string key() const;
+};
+
 class Runtime {
  public:
   // Opens device `index`, or the default device. Throws std::runtime_error with a clear
@@ -55,20 +65,20 @@ class Runtime {
   // Binds `buffers` to bindings 0..n-1 of shader `name` (set 0), pushes `push` (at most
   // 128 bytes), dispatches `groups` workgroups and waits. Returns the device time in ms
   // (0 when the queue has no timestamps).
-  double dispatch(const std::string& name, std::span<Buffer* const> buffers, std::span<const uint8_t> push,
+  double dispatch(const Kernel& kernel, std::span<Buffer* const> buffers, std::span<const uint8_t> push,
                   uint32_t groups_x, uint32_t groups_y = 1, uint32_t groups_z = 1);
 
   template <typename Push>
-  double dispatch(const std::string& name, std::initializer_list<Buffer*> buffers, const Push& push,
+  double dispatch(const Kernel& kernel, std::initializer_list<Buffer*> buffers, const Push& push,
                   uint32_t gx, uint32_t gy = 1, uint32_t gz = 1) {
     static_assert(sizeof(Push) <= 128, "push constants are limited to 128 bytes");
     std::vector<Buffer*> list(buffers);
-    return dispatch(name, list, std::span(reinterpret_cast<const uint8_t*>(&push), sizeof(Push)), gx, gy, gz);
+    return dispatch(kernel, list, std::span(reinterpret_cast<const uint8_t*>(&push), sizeof(Push)), gx, gy, gz);
   }
 
  private:
   struct Pipeline;
-  Pipeline& pipeline(const std::string& name, uint32_t bindings);
+  Pipeline& pipeline(const Kernel& kernel, uint32_t bindings);
 
   DeviceInfo info_;
   vk::raii::Context context_;

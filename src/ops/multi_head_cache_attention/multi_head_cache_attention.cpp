@@ -28,7 +28,7 @@ struct MhcaPush {
   uint32_t num_layer, layer_idx, max_t, max_pages;
   uint32_t t1_dtype, scale_dtype, cache_dtype, is_causal;
   uint32_t is_alibi, decoding_batches, mask_rank, mask_cols;
-  uint32_t total_rows, num_items, batches, pad_;
+  uint32_t total_rows, num_items, batches, group_shift;
 };
 
 Tensor index_tensor(const std::string& name, const std::vector<int64_t>& values, Shape shape) {
@@ -217,10 +217,13 @@ class MhcaCase final : public OpCase {
       for (int64_t i = 0; i < seqlen; ++i)
         for (int64_t h = 0; h < H; ++h) {
           const int64_t n = p_.seqstarts[b] + i, hk = h / G;
+          std::vector<double> q(static_cast<size_t>(D));
+          for (int64_t d = 0; d < D; ++d) q[d] = query.get(query.offset({n, h, d}));
           std::vector<double> scores(static_cast<size_t>(kvlen));
           for (int64_t t = 0; t < kvlen; ++t) {
             double dot = 0;
-            for (int64_t d = 0; d < D; ++d) dot += query.get(query.offset({n, h, d})) * kv[0][(t * Hk + hk) * D + d];
+            const double* k = &kv[0][(t * Hk + hk) * D];
+            for (int64_t d = 0; d < D; ++d) dot += q[d] * k[d];
             double s = dot * inv_sqrt_d;
             if (causal && t > i + offset) s = -kInf;
             bool has_add = false;
@@ -240,14 +243,18 @@ class MhcaCase final : public OpCase {
             }
             scores[t] = s + add;
           }
-          const std::vector<double> prob = softmax(scores);
+          std::vector<double> prob = softmax(scores);
+          // P is cast to V's dtype (T1) before P @ V, as PMX does.
+          for (double& pr : prob) pr = round_to(p_.t1, pr);
+          std::vector<double> o(static_cast<size_t>(D), 0.0);
+          for (int64_t t = 0; t < kvlen; ++t) {
+            const double* v = &kv[1][(t * Hk + hk) * D];
+            for (int64_t d = 0; d < D; ++d) o[d] += prob[t] * v[d];
+          }
           for (int64_t d = 0; d < D; ++d) {
-            double o = 0;
-            // P is cast to V's dtype (T1) before P @ V, as PMX does.
-            for (int64_t t = 0; t < kvlen; ++t) o += round_to(p_.t1, prob[t]) * kv[1][(t * Hk + hk) * D + d];
             const size_t idx = static_cast<size_t>((n * H + h) * D + d);
-            out.exact[idx] = o;
-            out.value[idx] = round_to(p_.t1, o);
+            out.exact[idx] = o[d];
+            out.value[idx] = round_to(p_.t1, o[d]);
           }
         }
     }
@@ -310,6 +317,9 @@ class MhcaCase final : public OpCase {
     push.total_rows = static_cast<uint32_t>(p_.total_rows());
     push.num_items = plan.num_items;
     push.batches = static_cast<uint32_t>(p_.batches());
+    push.group_shift = 0xffffffffu;
+    for (uint32_t k = 0; k < 31; ++k)
+      if (int64_t{1} << k == p_.quant_group) push.group_shift = k;
 
     Buffer* scale = p_.quant_bit ? t.at("scale") : t.placeholder();
     Buffer* mask = p_.mask_rank ? t.at("attn_mask") : t.placeholder();
@@ -318,7 +328,10 @@ class MhcaCase final : public OpCase {
                             {t.at("current_key"), t.at("current_value"), t.at("seqstarts"), t.at("cachestarts"),
                              t.at("start_pos"), t.at("cache"), scale},
                             push, (store_rows + 63) / 64);
-    ms += rt.dispatch("mhca_attention",
+    // head_dim, the cache's bits and quant_group are specialization constants (see the shader).
+    const Kernel attention("mhca_attention", {static_cast<uint32_t>(p_.head_dim), static_cast<uint32_t>(bits),
+                                              static_cast<uint32_t>(p_.quant_bit ? p_.quant_group : 1)});
+    ms += rt.dispatch(attention,
                       {t.at("query"), t.at("cache"), scale, t.at("cachestarts"), t.at("seqstarts"), t.at("kvstarts"),
                        mask, slopes.get(), batch_plan.get(), items.get(), partials.get()},
                       push, (plan.num_items * 8 + 63) / 64);
