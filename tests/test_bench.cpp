@@ -8,7 +8,67 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bench/bench_case.hpp"
 #include "cli_runner.hpp"
+#include "vk/runtime.hpp"
+
+using namespace kvbench;
+
+namespace {
+
+// An operator that copies 4 floats and "takes" scripted device times, so bench_case's
+// figures are known exactly. With `writes` false it leaves its output poisoned: a FAIL.
+class ScriptedCopy final : public OpCase {
+ public:
+  ScriptedCopy(std::vector<double> times_ms, bool writes) : times_(std::move(times_ms)), writes_(writes) {}
+  std::string describe() const override { return "scripted copy"; }
+  TensorSet make_tensors() const override {
+    TensorSet io;
+    io.tensors = {Tensor("x", DType::f32, {4}, Role::input), Tensor("y", DType::f32, {4}, Role::output)};
+    for (size_t i = 0; i < 4; ++i) io.at("x").set(i, 1.5 * static_cast<double>(i));
+    return io;
+  }
+  std::vector<Expected> reference(const TensorSet& in) const override {
+    Expected e{.tensor = "y"};
+    for (size_t i = 0; i < 4; ++i) e.value.push_back(in.at("x").get(i));
+    e.exact = e.value;
+    e.alternate.assign(4, Expected::none);
+    return {e};
+  }
+  double run_vulkan(Runtime&, TensorSet& io) const override {
+    if (writes_) io.at("y").bytes() = io.at("x").bytes();
+    return times_[calls_++ % times_.size()];
+  }
+  size_t calls() const { return calls_; }
+
+ private:
+  std::vector<double> times_;
+  bool writes_;
+  mutable size_t calls_ = 0;
+};
+
+}  // namespace
+
+TEST_CASE("bench_case: warm-up runs are not counted; median, min, max, bandwidth and % of copy") {
+  Runtime rt;
+  const CaseDef def{.file = "stub.json", .name = "scripted", .op = "stub"};
+  // The check's run, 1 warm-up, then 4 timed runs: 0.004, 0.001, 0.002, 0.003 ms.
+  const ScriptedCopy op({9, 9, 0.004, 0.001, 0.002, 0.003}, true);
+  const BenchResult r = bench_case(def, op, rt, {.warmup = 1, .reps = 4}, 0.016);
+  CHECK(op.calls() == 6);
+  CHECK(r.check.status == Status::pass);
+  CHECK(r.time.median_ms == doctest::Approx(0.0025));
+  CHECK(r.time.min_ms == doctest::Approx(0.001));
+  CHECK(r.time.max_ms == doctest::Approx(0.004));
+  CHECK(r.bytes == 32);  // 16 bytes read, 16 written
+  CHECK(r.gbps == doctest::Approx(0.0128));  // 32 bytes in 2.5 us
+  CHECK(r.percent_of_copy == doctest::Approx(80));
+
+  const ScriptedCopy wrong({1}, false);
+  const BenchResult w = bench_case(def, wrong, rt, {.warmup = 0, .reps = 2}, 0.016);
+  CHECK(w.check.status == Status::fail);
+  CHECK(w.timed());  // a wrong kernel is still timed; the table marks it FAIL
+}
 
 TEST_CASE("bench: one case prints the copy bandwidth and writes positive figures to --json") {
   const auto path = std::filesystem::temp_directory_path() / "kvbench_test_bench.json";

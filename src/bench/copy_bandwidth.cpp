@@ -11,12 +11,12 @@ namespace kvbench {
 namespace {
 
 constexpr size_t kCopyBytes = size_t{64} << 20;
-constexpr uint32_t kLocalSize = 64;     // local_size_x of copy_bandwidth.comp
-constexpr uint32_t kGroupsPerRow = 64;  // the grid is 2D: 65535 groups per axis is the portable limit
+constexpr uint32_t kLocalSize = 64;              // local_size_x of copy_bandwidth.comp
+constexpr uint32_t kElementsPerInvocation = 4;   // the fastest on lavapipe (see the shader)
+constexpr uint32_t kMaxGroups = 65535;           // the portable limit; the loop covers the rest
 
 struct CopyPush {
-  uint32_t count;      // uvec4 elements
-  uint32_t row_width;  // invocations per row of the grid
+  uint32_t count;  // uvec4 elements
 };
 
 }  // namespace
@@ -24,20 +24,20 @@ struct CopyPush {
 CopyBandwidth measure_copy_bandwidth(Runtime& rt, const Repetitions& reps) {
   if (!rt.info().timestamps)
     throw std::runtime_error("device " + rt.info().name + " has no timestamp queries, which bench needs");
-  const size_t row_bytes = size_t{kLocalSize} * kGroupsPerRow * 16;
-  const size_t bytes = std::min<size_t>(kCopyBytes, rt.info().max_storage_buffer_range) / row_bytes * row_bytes;
+  const size_t bytes = std::min<size_t>(kCopyBytes, rt.info().max_storage_buffer_range) / 16 * 16;
   auto source = rt.buffer(bytes);
   auto destination = rt.buffer(bytes);
   // Writing both buffers first maps their pages, which the first timed copy would pay for.
   for (size_t i = 0; i < bytes; ++i) source->data()[i] = static_cast<uint8_t>(i * 131 + 7);
   std::memset(destination->data(), 0, bytes);
 
-  const CopyPush push{static_cast<uint32_t>(bytes / 16), kLocalSize * kGroupsPerRow};
-  const auto rows = static_cast<uint32_t>(bytes / row_bytes);
+  const CopyPush push{static_cast<uint32_t>(bytes / 16)};
+  const uint32_t per_group = kLocalSize * kElementsPerInvocation;
+  const uint32_t groups = std::min(kMaxGroups, (push.count + per_group - 1) / per_group);
   CopyBandwidth r;
   r.bytes = bytes;
   r.time = time_repeatedly(reps, [&] {
-    return rt.dispatch("copy_bandwidth", {source.get(), destination.get()}, push, kGroupsPerRow, rows);
+    return rt.dispatch("copy_bandwidth", {source.get(), destination.get()}, push, groups);
   });
   if (std::memcmp(source->data(), destination->data(), bytes) != 0)
     throw std::runtime_error("the copy-bandwidth kernel did not copy its buffer on " + rt.info().name);

@@ -24,13 +24,10 @@ std::string bench_header(size_t w) {
 }
 
 std::string bench_row(const BenchResult& r, size_t w) {
-  char buf[512];
   const CaseResult& c = r.check;
-  if (!r.timed()) {
-    std::snprintf(buf, sizeof buf, "%s  %-6s %s", fit(c.name, w).c_str(), status_name(c.status), c.reason.c_str());
-    return buf;
-  }
-  std::snprintf(buf, sizeof buf, "%s  %-6s %10.3f %10.3f %10.3f %10.2f %8.2f %6.1f%%", fit(c.name, w).c_str(),
+  if (!r.timed()) return fit(c.name, w) + "  " + fit(status_name(c.status), 6) + " " + c.reason;
+  char buf[512];
+  std::snprintf(buf, sizeof buf, "%s  %-6s %10.3f %10.3f %10.3f %10.3g %8.3g %6.1f%%", fit(c.name, w).c_str(),
                 status_name(c.status), r.time.median_ms, r.time.min_ms, r.time.max_ms, r.bytes / 1e6, r.gbps,
                 r.percent_of_copy);
   std::string row = buf;
