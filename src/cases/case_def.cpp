@@ -15,6 +15,10 @@ void CaseDef::fail(const std::string& section, const std::string& key, const std
   throw CaseError(locate("/" + section + "/" + pointer_token(key)), message);
 }
 
+void CaseDef::fail_at(const std::string& section, const std::string& key, size_t index, const std::string& message) const {
+  throw CaseError(locate("/" + section + "/" + pointer_token(key)) + "/" + std::to_string(index), message);
+}
+
 const nlohmann::json* CaseDef::find(const std::string& section, const std::string& key) const {
   if (!body.contains(section) || !body[section].contains(key)) return nullptr;
   return &body[section][key];

@@ -46,8 +46,10 @@ struct CaseDef {
   // The default tolerance, replaced by the case file's override for this output if any.
   Tolerance tolerance(const std::string& output, const Tolerance& fallback) const;
 
-  // Throws CaseError for /section/key with the message.
+  // Throws CaseError for /section/key (or element `index` of that array) with the message.
   [[noreturn]] void fail(const std::string& section, const std::string& key, const std::string& message) const;
+  [[noreturn]] void fail_at(const std::string& section, const std::string& key, size_t index,
+                            const std::string& message) const;
 
  private:
   const nlohmann::json* find(const std::string& section, const std::string& key) const;

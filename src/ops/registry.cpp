@@ -4,6 +4,7 @@
 #include "ops/multi_head_cache_attention/multi_head_cache_attention.hpp"
 #include "ops/operator.hpp"
 #include "ops/quantize_group/quantize_group.hpp"
+#include "ops/reshape_and_cache/reshape_and_cache.hpp"
 
 namespace kvbench {
 namespace {
@@ -15,6 +16,8 @@ const std::vector<std::unique_ptr<Operator>>& registry() {
     v.push_back(make_multi_head_cache_attention_operator());
     v.push_back(make_quantize_group_operator());
     v.push_back(make_dequantize_group_operator());
+    v.push_back(make_reshape_and_cache_omni_operator());
+    v.push_back(make_reshape_and_cache_operator());
     return v;
   }();
   return ops;

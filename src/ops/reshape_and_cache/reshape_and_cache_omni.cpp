@@ -1,0 +1,208 @@
+// atb.ReshapeAndCacheOmni: per (batch, head) run, copy the kept tokens (all, or the sink
+// [0, off) and the recent [off + wins, seqLen)) to consecutive cache slots.
+#include <algorithm>
+
+#include "core/error.hpp"
+#include "ops/reshape_and_cache/cache_copy.hpp"
+#include "ops/reshape_and_cache/reshape_and_cache.hpp"
+#include "ops/vulkan_io.hpp"
+#include "vk/runtime.hpp"
+
+namespace kvbench {
+namespace {
+
+struct OmniParams {
+  int64_t num_head = 0, head_size = 0, num_blocks = 0, block_size = 0;
+  std::vector<int64_t> seq_len, wins, offset_index, slot_mapping;
+  DType dtype = DType::f16;
+
+  int64_t batches() const { return static_cast<int64_t>(seq_len.size()); }
+  int64_t runs() const { return batches() * num_head; }
+  bool compressed(int64_t i) const { return offset_index[i] != -1 && wins[i] != 0; }
+  int64_t kept(int64_t i) const { return seq_len[i / num_head] - (compressed(i) ? wins[i] : 0); }
+  int64_t num_tokens() const {
+    int64_t n = 0;
+    for (int64_t s : seq_len) n += s;
+    return n;
+  }
+};
+
+OmniParams parse(const CaseDef& c) {
+  OmniParams p;
+  p.num_head = c.integer("shapes", "num_head");
+  p.head_size = c.integer("shapes", "head_size");
+  p.num_blocks = c.integer("shapes", "num_blocks");
+  p.block_size = c.integer("shapes", "block_size");
+  p.dtype = c.dtype("key", DType::f16, {DType::f16, DType::bf16, DType::f32});
+  for (const char* t : {"value", "key_cache", "value_cache"})
+    if (c.has("dtypes", t) && c.dtype(t, p.dtype, {DType::f16, DType::bf16, DType::f32}) != p.dtype)
+      c.fail("dtypes", t, std::string(t) + " must have the dtype of key");
+  p.seq_len = c.integers("inputs", "seqLen");
+  p.wins = c.integers("inputs", "wins");
+  p.offset_index = c.integers("inputs", "offsetIndex");
+
+  if (p.num_head < 1) c.fail("shapes", "num_head", "num_head must be at least 1");
+  if (p.head_size < 32 || p.head_size % 32 != 0) c.fail("shapes", "head_size", "head_size must be a multiple of 32");
+  if (p.num_blocks < 1 || p.block_size < 1) c.fail("shapes", p.num_blocks < 1 ? "num_blocks" : "block_size", "must be at least 1");
+  const int64_t B = p.batches(), runs = p.runs();
+  if (B < 1) c.fail("inputs", "seqLen", "seqLen needs at least one batch");
+  if (runs >= 500)
+    c.fail("shapes", "num_head", "batch * num_head must be below 500, got " + std::to_string(B) + " * " +
+                                     std::to_string(p.num_head) + " = " + std::to_string(runs));
+  for (const char* key : {"wins", "offsetIndex"}) {
+    const auto& v = std::string(key) == "wins" ? p.wins : p.offset_index;
+    if (static_cast<int64_t>(v.size()) != runs)
+      c.fail("inputs", key, std::string(key) + " needs batch * num_head = " + std::to_string(runs) + " entries, got " +
+                                std::to_string(v.size()));
+  }
+  for (int64_t b = 0; b < B; ++b)
+    if (p.seq_len[b] <= 0) c.fail_at("inputs", "seqLen", b, "seqLen[" + std::to_string(b) + "] must be positive");
+  for (int64_t i = 0; i < runs; ++i) {
+    const int64_t len = p.seq_len[i / p.num_head], off = p.offset_index[i], w = p.wins[i];
+    const std::string at = "[" + std::to_string(i) + "]";
+    if (off == -1) continue;  // not compressed: wins is ignored, as the document says
+    if (w < 0 || w >= len)
+      c.fail_at("inputs", "wins", i, "wins" + at + " = " + std::to_string(w) + " must lie in [0, seqLen) = [0, " +
+                                         std::to_string(len) + ")");
+    if (off < -1 || off > len - w)
+      c.fail_at("inputs", "offsetIndex", i, "offsetIndex" + at + " = " + std::to_string(off) +
+                                                " must lie in [-1, seqLen - wins] = [-1, " + std::to_string(len - w) + "]");
+  }
+  // slot_mapping: given, or runs packed from slot_start (ATB's test convention).
+  if (c.has("inputs", "slot_mapping")) {
+    p.slot_mapping = c.integers("inputs", "slot_mapping");
+    if (static_cast<int64_t>(p.slot_mapping.size()) != runs)
+      c.fail("inputs", "slot_mapping", "slot_mapping needs batch * num_head = " + std::to_string(runs) + " entries");
+  } else {
+    int64_t next = c.integer("shapes", "slot_start", 0);
+    for (int64_t i = 0; i < runs; ++i) {
+      p.slot_mapping.push_back(next);
+      next += p.kept(i);
+    }
+  }
+  const int64_t slots = p.num_blocks * p.block_size;
+  std::vector<std::pair<int64_t, int64_t>> spans;  // (start, run) of the runs that write
+  for (int64_t i = 0; i < runs; ++i) {
+    const int64_t s = p.slot_mapping[i];
+    if (s < 0) continue;  // skipped (specs/reshape_and_cache.md)
+    if (s + p.kept(i) > slots)
+      c.fail_at("inputs", "slot_mapping", i, "run " + std::to_string(i) + " occupies slots [" + std::to_string(s) + ", " +
+                                                 std::to_string(s + p.kept(i)) + "), outside [0, num_blocks * block_size) = [0, " +
+                                                 std::to_string(slots) + ")");
+    spans.emplace_back(s, i);
+  }
+  std::sort(spans.begin(), spans.end());
+  for (size_t k = 1; k < spans.size(); ++k) {
+    const auto [s0, i0] = spans[k - 1];
+    const auto [s1, i1] = spans[k];
+    if (s0 + p.kept(i0) > s1)
+      c.fail_at("inputs", "slot_mapping", static_cast<size_t>(i1),
+                "run " + std::to_string(i1) + " (slots from " + std::to_string(s1) + ") overlaps run " + std::to_string(i0) +
+                    " (slots [" + std::to_string(s0) + ", " + std::to_string(s0 + p.kept(i0)) + "))");
+  }
+  return p;
+}
+
+struct OmniPush {
+  uint32_t num_tokens, num_head, batches, row_words;
+};
+
+class OmniCase final : public OpCase {
+ public:
+  OmniCase(const CaseDef& c, OmniParams p) : def_(c), p_(std::move(p)) {}
+
+  std::string describe() const override {
+    int64_t compressed = 0;
+    for (int64_t i = 0; i < p_.runs(); ++i) compressed += p_.compressed(i);
+    return "batch=" + std::to_string(p_.batches()) + " num_head=" + std::to_string(p_.num_head) +
+           " head_size=" + std::to_string(p_.head_size) + " tokens=" + std::to_string(p_.num_tokens()) +
+           " blocks=" + std::to_string(p_.num_blocks) + "x" + std::to_string(p_.block_size) +
+           " compressed_runs=" + std::to_string(compressed) + "/" + std::to_string(p_.runs()) + " " +
+           std::string(dtype_name(p_.dtype));
+  }
+
+  TensorSet make_tensors() const override {
+    TensorSet ts = make_cache_copy_tensors(def_, p_.dtype, {p_.num_tokens(), p_.num_head, p_.head_size},
+                                           {p_.num_blocks, p_.block_size, 1, p_.head_size});
+    auto i32 = [](const std::string& name, const std::vector<int64_t>& v) {
+      Tensor t(name, DType::i32, {static_cast<int64_t>(v.size())}, Role::input);
+      for (size_t i = 0; i < v.size(); ++i) t.set(i, static_cast<double>(v[i]));
+      return t;
+    };
+    ts.tensors.push_back(i32("slot_mapping", p_.slot_mapping));
+    ts.tensors.push_back(i32("wins", p_.wins));
+    ts.tensors.push_back(i32("seqLen", p_.seq_len));
+    ts.tensors.push_back(i32("offsetIndex", p_.offset_index));
+    return ts;
+  }
+
+  std::vector<RowCopy> copies() const {
+    std::vector<RowCopy> rows;
+    int64_t token0 = 0;
+    for (int64_t b = 0; b < p_.batches(); ++b) {
+      for (int64_t h = 0; h < p_.num_head; ++h) {
+        const int64_t i = b * p_.num_head + h, slot = p_.slot_mapping[i];
+        if (slot < 0) continue;
+        const int64_t off = p_.offset_index[i], w = p_.wins[i];
+        int64_t k = 0;
+        for (int64_t j = 0; j < p_.seq_len[b]; ++j) {
+          if (p_.compressed(i) && j >= off && j < off + w) continue;
+          rows.push_back({(token0 + j) * p_.num_head + h, slot + k++});
+        }
+      }
+      token0 += p_.seq_len[b];
+    }
+    return rows;
+  }
+
+  std::vector<Expected> reference(const TensorSet& in) const override {
+    return cache_copy_reference(def_, in, copies(), p_.head_size);
+  }
+
+  double run_vulkan(Runtime& rt, TensorSet& io) const override {
+    DeviceTensors t(rt, io);
+    std::vector<uint32_t> starts{0};
+    for (int64_t s : p_.seq_len) starts.push_back(starts.back() + static_cast<uint32_t>(s));
+    auto token_starts = rt.buffer(starts.size() * 4);
+    token_starts->upload(std::span(reinterpret_cast<const uint8_t*>(starts.data()), starts.size() * 4));
+    const OmniPush push{static_cast<uint32_t>(p_.num_tokens()), static_cast<uint32_t>(p_.num_head),
+                        static_cast<uint32_t>(p_.batches()),
+                        static_cast<uint32_t>(p_.head_size * dtype_bits(p_.dtype) / 32)};
+    const auto n = static_cast<uint32_t>(p_.num_tokens() * p_.num_head);
+    const double ms = rt.dispatch("reshape_and_cache_omni",
+                                  {t.at("key"), t.at("value"), t.at("key_cache"), t.at("value_cache"), t.at("slot_mapping"),
+                                   t.at("wins"), t.at("offsetIndex"), token_starts.get()},
+                                  push, (n + 63) / 64);
+    t.download(io);
+    return ms;
+  }
+
+  CaseFigures figures() const override {
+    int64_t stored = 0;
+    for (int64_t i = 0; i < p_.runs(); ++i)
+      if (p_.slot_mapping[i] >= 0) stored += p_.kept(i);
+    return memory_figures(stored, p_.num_tokens() * p_.num_head, p_.head_size, p_.dtype);
+  }
+
+  // Key and value read for every token, and the kept rows written to both caches.
+  double traffic_bytes(const TensorSet&) const override {
+    const double row = static_cast<double>(p_.head_size) * dtype_bits(p_.dtype) / 8;
+    return 2 * row * static_cast<double>(p_.num_tokens() * p_.num_head + copies().size());
+  }
+
+ private:
+  CaseDef def_;
+  OmniParams p_;
+};
+
+class OmniOperator final : public Operator {
+ public:
+  std::string id() const override { return "atb.ReshapeAndCacheOmni"; }
+  std::unique_ptr<OpCase> instantiate(const CaseDef& c) const override { return std::make_unique<OmniCase>(c, parse(c)); }
+};
+
+}  // namespace
+
+std::unique_ptr<Operator> make_reshape_and_cache_omni_operator() { return std::make_unique<OmniOperator>(); }
+
+}  // namespace kvbench
