@@ -39,6 +39,7 @@ class OpCase {
   // Runs the Vulkan implementation on `io` (uploads, dispatches, downloads outputs and
   // in-place tensors into `io`). Returns the device time in ms. May throw SkipCase.
   virtual double run_vulkan(Runtime& rt, TensorSet& io) const = 0;
+  // Extra report figures; available after reference() (which may compute them).
   virtual CaseFigures figures() const { return {}; }
   // Bytes the operator must move at least (read + written), counted from the shapes, for
   // the effective bandwidth of `kvbench bench`. The default counts every input and output

@@ -5,6 +5,7 @@
 #include "ops/operator.hpp"
 #include "ops/quantize_group/quantize_group.hpp"
 #include "ops/reshape_and_cache/reshape_and_cache.hpp"
+#include "ops/sdpa_compressed_kv/sdpa_compressed_kv.hpp"
 
 namespace kvbench {
 namespace {
@@ -18,6 +19,7 @@ const std::vector<std::unique_ptr<Operator>>& registry() {
     v.push_back(make_dequantize_group_operator());
     v.push_back(make_reshape_and_cache_omni_operator());
     v.push_back(make_reshape_and_cache_operator());
+    v.push_back(make_sdpa_compressed_kv_operator());
     return v;
   }();
   return ops;

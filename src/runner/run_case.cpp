@@ -10,9 +10,9 @@ namespace kvbench {
 CaseResult run_case(const CaseDef& def, const OpCase& op, Runtime& rt) {
   const auto start = std::chrono::steady_clock::now();
   CaseResult r{.name = def.name, .file = def.file, .op = def.op};
-  r.figures = op.figures();
   const TensorSet initial = op.make_tensors();
   const std::vector<Expected> expected = op.reference(initial);
+  r.figures = op.figures();
   TensorSet io = initial;
   for (const auto& e : expected) poison_output(e, io.at(e.tensor));
   try {

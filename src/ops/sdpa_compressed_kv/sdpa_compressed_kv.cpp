@@ -1,0 +1,321 @@
+// dnnl.SDPACompressedKV: attention over K/V stored as u4/s4/u8/s8 with grouped scales and
+// optional zero points. Formulas, decisions and tolerances: specs/sdpa_compressed_kv.md.
+#include "ops/sdpa_compressed_kv/sdpa_compressed_kv.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+
+#include "core/error.hpp"
+#include "core/rng.hpp"
+#include "ops/sdpa_compressed_kv/sdpa_params.hpp"
+#include "ops/vulkan_io.hpp"
+#include "ref/attention.hpp"
+#include "ref/quant.hpp"
+#include "vk/runtime.hpp"
+
+namespace kvbench {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// Mirrors shaders/sdpa_common.glsl.
+struct SdpaPush {
+  uint32_t N, H, H_kv, S_q;
+  uint32_t S_kv, G, k_compressed, v_compressed;
+  uint32_t k_layout, k_dtype, v_dtype, sk_dtype;
+  uint32_t sv_dtype, zk_dtype, zv_dtype, has_zk;
+  uint32_t has_zv, q_dtype, scale_op, causal;
+  uint32_t has_mask, mask_n_stride, mask_h_stride, mask_q_stride;
+  uint32_t num_items, nsplit, chunk, head_dim;
+};
+
+class SdpaCase final : public OpCase {
+ public:
+  SdpaCase(const CaseDef& c, SdpaParams p) : def_(c), p_(std::move(p)) {}
+
+  std::string describe() const override {
+    auto side = [](const SdpaSide& s) {
+      return s.compressed ? std::string(dtype_name(s.data)) + (s.zero_point ? "+zp" + std::string(dtype_name(s.zp)) : "")
+                          : std::string(dtype_name(s.data));
+    };
+    return "N=" + std::to_string(p_.N) + " H=" + std::to_string(p_.H) + "/" + std::to_string(p_.H_kv) +
+           " S_q=" + std::to_string(p_.S_q) + " S_kv=" + std::to_string(p_.S_kv) + " D=" + std::to_string(p_.D) +
+           " G=" + std::to_string(p_.G) + " K=" + side(p_.k) + (p_.k_transposed ? "(nhds)" : "") + " V=" + side(p_.v) +
+           " Q=" + std::string(dtype_name(p_.q)) + (p_.causal ? p_.causal == 1 ? " causal-tl" : " causal-br" : "") +
+           (p_.has_mask() ? " mask(" + p_.mask + ")" : "");
+  }
+
+  int64_t kv_rows() const { return p_.N * p_.H_kv * p_.S_kv; }
+
+  // The unquantized K (c = 0) or V (c = 1) as [n, k, s, d] in the query's dtype: the values
+  // the codes are made from, and what the accuracy attribution compares against.
+  std::vector<double> originals(int c) const {
+    const std::string name = c == 0 ? "key" : "value";
+    const auto r = def_.range(name, {-1, 1});
+    const CounterRng rng(def_.seed, name + "_unquantized");
+    std::vector<double> x(static_cast<size_t>(kv_rows() * p_.D));
+    for (size_t i = 0; i < x.size(); ++i) x[i] = round_to(p_.q, rng.uniform(i, r.first, r.second));
+    return x;
+  }
+
+  // Element offsets of K[n,k,s,d] (either layout) and of its group's scale / zero point.
+  size_t key_index(int64_t row, int64_t d) const {  // row = (n * H_kv + k) * S_kv + s
+    if (!p_.k_transposed) return static_cast<size_t>(row * p_.D + d);
+    const int64_t base = row / p_.S_kv, s = row % p_.S_kv;
+    return static_cast<size_t>((base * p_.D + d) * p_.S_kv + s);
+  }
+  size_t group_index(int c, int64_t row, int64_t d) const {
+    const int64_t groups = p_.D / p_.G;
+    if (c == 1 || !p_.k_transposed) return static_cast<size_t>(row * groups + d / p_.G);
+    const int64_t base = row / p_.S_kv, s = row % p_.S_kv;
+    return static_cast<size_t>((base * groups + d / p_.G) * p_.S_kv + s);
+  }
+
+  TensorSet make_tensors() const override {
+    TensorSet ts;
+    Tensor q("query", p_.q, {p_.N, p_.H, p_.S_q, p_.D}, Role::input);
+    const auto qr = def_.range("query", {-1, 1});
+    const CounterRng rng(def_.seed, "query");
+    for (size_t i = 0; i < q.numel(); ++i) q.set(i, rng.uniform(i, qr.first, qr.second));
+    ts.tensors.push_back(std::move(q));
+    for (int c = 0; c < 2; ++c) add_kv(ts, c);
+    Tensor scale("scale", DType::f32, {}, Role::input);
+    scale.set(0, p_.scale);
+    ts.tensors.push_back(std::move(scale));
+    if (p_.has_mask()) ts.tensors.push_back(make_mask());
+    ts.tensors.emplace_back("output", p_.q, Shape{p_.N, p_.H, p_.S_q, p_.D}, Role::output);
+    return ts;
+  }
+
+  // K or V: the originals as they are, or quantized group by group into codes, scales and
+  // zero points (specs/sdpa_compressed_kv.md "Inputs").
+  void add_kv(TensorSet& ts, int c) const {
+    const SdpaSide& side = c == 0 ? p_.k : p_.v;
+    const std::string name = c == 0 ? "key" : "value", suffix = c == 0 ? "_k" : "_v";
+    const Shape data_shape = c == 0 && p_.k_transposed ? Shape{p_.N, p_.H_kv, p_.D, p_.S_kv} : Shape{p_.N, p_.H_kv, p_.S_kv, p_.D};
+    const Shape group_shape = c == 0 && p_.k_transposed ? Shape{p_.N, p_.H_kv, p_.D / p_.G, p_.S_kv}
+                                                         : Shape{p_.N, p_.H_kv, p_.S_kv, p_.D / p_.G};
+    const std::vector<double> x = originals(c);
+    Tensor data(name, side.data, data_shape, Role::input);
+    if (!side.compressed) {
+      for (int64_t row = 0; row < kv_rows(); ++row)
+        for (int64_t d = 0; d < p_.D; ++d) data.set(key_index_for(c, row, d), x[row * p_.D + d]);
+      ts.tensors.push_back(std::move(data));
+      return;
+    }
+    Tensor scale("scale" + suffix, side.scale, group_shape, Role::input);
+    Tensor zp("zp" + suffix, side.zp, group_shape, Role::input);
+    const double qmin = static_cast<double>(dtype_int_min(side.data)), qmax = static_cast<double>(dtype_int_max(side.data));
+    for (int64_t row = 0; row < kv_rows(); ++row)
+      for (int64_t g = 0; g < p_.D / p_.G; ++g) {
+        const double* v = &x[row * p_.D + g * p_.G];
+        double lo = 0, hi = 0, amax = 0;
+        for (int64_t k = 0; k < p_.G; ++k) {
+          lo = std::min(lo, v[k]);
+          hi = std::max(hi, v[k]);
+          amax = std::max(amax, std::fabs(v[k]));
+        }
+        double s, z = 0;
+        if (side.zero_point) {
+          s = std::max(round_to(side.scale, (hi - lo) / (qmax - qmin)), round_to(side.scale, 1e-5));
+          const double zlo = std::max(qmin, static_cast<double>(dtype_int_min(side.zp)));
+          const double zhi = std::min(qmax, static_cast<double>(dtype_int_max(side.zp)));
+          z = std::clamp(std::nearbyint(qmin - lo / s), zlo, zhi);
+        } else {
+          s = std::max(round_to(side.scale, amax / std::max(qmax, -qmin - 1)), round_to(side.scale, 1e-5));
+        }
+        const size_t gi = group_index(c, row, g * p_.G);
+        scale.set(gi, s);
+        if (side.zero_point) zp.set(gi, z);
+        for (int64_t k = 0; k < p_.G; ++k)
+          data.set(key_index_for(c, row, g * p_.G + k), std::clamp(std::nearbyint(v[k] / s) + z, qmin, qmax));
+      }
+    ts.tensors.push_back(std::move(data));
+    ts.tensors.push_back(std::move(scale));
+    if (side.zero_point) ts.tensors.push_back(std::move(zp));
+  }
+
+  size_t key_index_for(int c, int64_t row, int64_t d) const {
+    return c == 0 ? key_index(row, d) : static_cast<size_t>(row * p_.D + d);
+  }
+
+  // Mask values uniform in [-1, 1) with one in eight -inf; the last masked_rows rows of
+  // every (n, h) all -inf (fully masked).
+  Tensor make_mask() const {
+    Tensor m("attn_mask", p_.q, p_.mask_shape(), Role::input);
+    const CounterRng rng(def_.seed, "attn_mask");
+    const Shape s = m.shape();
+    for (size_t i = 0; i < m.numel(); ++i) {
+      const int64_t row = static_cast<int64_t>(i / static_cast<size_t>(s[3])) % s[2];
+      const bool fully = row >= s[2] - p_.masked_rows;
+      m.set(i, fully || rng.integer(i, 0, 7) == 0 ? -kInf : rng.uniform(i, -1, 1));
+    }
+    return m;
+  }
+
+  // [n, k, s, d] of K or V as the operator sees it: f32((q - zp) * s), or the given floats.
+  std::vector<double> dequantized(const TensorSet& in, int c) const {
+    const SdpaSide& side = c == 0 ? p_.k : p_.v;
+    const std::string suffix = c == 0 ? "_k" : "_v";
+    const Tensor& data = in.at(c == 0 ? "key" : "value");
+    std::vector<double> out(static_cast<size_t>(kv_rows() * p_.D));
+    for (int64_t row = 0; row < kv_rows(); ++row)
+      for (int64_t d = 0; d < p_.D; ++d) {
+        const double q = data.get(key_index_for(c, row, d));
+        if (!side.compressed) {
+          out[row * p_.D + d] = q;
+          continue;
+        }
+        const size_t gi = group_index(c, row, d);
+        const double zp = side.zero_point ? in.at("zp" + suffix).get(gi) : 0.0;
+        out[row * p_.D + d] = dequant_zero_point(q, zp, in.at("scale" + suffix).get(gi), DType::f32);
+      }
+    return out;
+  }
+
+  // Attention in double over K/V [n, k, s, d]; `round_p` rounds P to the query dtype.
+  std::vector<double> attention(const TensorSet& in, const std::vector<double>& K, const std::vector<double>& V,
+                                bool round_p) const {
+    const Tensor& query = in.at("query");
+    const Tensor* mask = p_.has_mask() ? &in.at("attn_mask") : nullptr;
+    const int64_t Gq = p_.H / p_.H_kv;
+    std::vector<double> out(static_cast<size_t>(p_.N * p_.H * p_.S_q * p_.D), 0.0);
+    for (int64_t n = 0; n < p_.N; ++n)
+      for (int64_t h = 0; h < p_.H; ++h)
+        for (int64_t r = 0; r < p_.S_q; ++r) {
+          const int64_t kvb = (n * p_.H_kv + h / Gq) * p_.S_kv;
+          std::vector<double> q(static_cast<size_t>(p_.D));
+          for (int64_t d = 0; d < p_.D; ++d) q[d] = query.get(query.offset({n, h, r, d}));
+          std::vector<double> s(static_cast<size_t>(p_.S_kv));
+          for (int64_t c = 0; c < p_.S_kv; ++c) {
+            double dot = 0;
+            for (int64_t d = 0; d < p_.D; ++d) dot += q[d] * K[(kvb + c) * p_.D + d];
+            s[c] = p_.divide ? dot / p_.scale : dot * p_.scale;
+            const int64_t limit = p_.causal == 1 ? r : r + p_.S_kv - p_.S_q;
+            if (p_.causal && c > limit) s[c] = -kInf;
+            if (mask)
+              s[c] += mask->get(static_cast<size_t>(n * p_.mask_stride(0) + h * p_.mask_stride(1) + r * p_.mask_stride(2) + c));
+          }
+          std::vector<double> prob = softmax(s);
+          const size_t o = static_cast<size_t>(((n * p_.H + h) * p_.S_q + r) * p_.D);
+          if (std::isnan(prob[0])) continue;  // no visible key: zeros (inf_as_zero)
+          for (int64_t c = 0; c < p_.S_kv; ++c) {
+            const double pc = round_p ? round_to(p_.q, prob[c]) : prob[c];
+            for (int64_t d = 0; d < p_.D; ++d) out[o + d] += pc * V[(kvb + c) * p_.D + d];
+          }
+        }
+    return out;
+  }
+
+  std::vector<Expected> reference(const TensorSet& in) const override {
+    const std::vector<double> K = dequantized(in, 0), V = dequantized(in, 1);
+    Expected e{.tensor = "output"};
+    e.tolerance = def_.tolerance("output", default_tolerance());
+    e.exact = attention(in, K, V, true);
+    for (double x : e.exact) e.value.push_back(round_to(p_.q, x));
+    // Accuracy attribution: the exact compressed attention against the unquantized one.
+    const std::vector<double> compressed = attention(in, K, V, false);
+    const std::vector<double> plain = attention(in, originals(0), originals(1), false);
+    double max_abs = 0, err2 = 0, ref2 = 0;
+    for (size_t i = 0; i < plain.size(); ++i) {
+      const double d = std::fabs(compressed[i] - plain[i]);
+      max_abs = std::max(max_abs, d);
+      err2 += d * d;
+      ref2 += plain[i] * plain[i];
+    }
+    char buf[96];
+    std::snprintf(buf, sizeof buf, "max_abs %.3g, rel_l2 %.3g", max_abs, ref2 > 0 ? std::sqrt(err2 / ref2) : 0.0);
+    figures_ = {{"quant_err", buf}};
+    return {std::move(e)};
+  }
+
+  CaseFigures figures() const override { return figures_; }
+
+  Tolerance default_tolerance() const {
+    if (p_.q == DType::f16) return {.atol = 1e-3, .rtol = 1.0 / 1024};
+    if (p_.q == DType::bf16) return {.atol = 4e-3, .rtol = 1.0 / 128};
+    return {.atol = 2e-5, .rtol = 1e-4};
+  }
+
+  double run_vulkan(Runtime& rt, TensorSet& io) const override {
+    const DeviceInfo& dev = rt.info();
+    if (dev.subgroup_size < 8 || !dev.subgroup_shuffle)
+      throw SkipCase("the attention kernel needs subgroups of at least 8 lanes with shuffles");
+    if (p_.D % 8 != 0 || p_.D > 256) throw SkipCase("the attention kernel needs D a multiple of 8, at most 256");
+    // Items: (n, kv head, up to 4 query vectors of the group, split).
+    const int64_t Gq = p_.H / p_.H_kv, vectors = p_.S_q * Gq;
+    const int64_t chunk = p_.S_q == 1 ? 256 : std::max<int64_t>(p_.S_kv, 1);
+    const int64_t nsplit = (p_.S_kv + chunk - 1) / chunk;
+    std::vector<uint32_t> items;
+    for (int64_t n = 0; n < p_.N; ++n)
+      for (int64_t k = 0; k < p_.H_kv; ++k)
+        for (int64_t v0 = 0; v0 < vectors; v0 += 4)
+          for (int64_t s = 0; s < nsplit; ++s)
+            for (int64_t x : {n, k, v0, std::min<int64_t>(4, vectors - v0), s}) items.push_back(static_cast<uint32_t>(x));
+    const auto num_items = static_cast<uint32_t>(items.size() / 5);
+    DeviceTensors t(rt, io);
+    auto item_buf = rt.buffer(items.size() * 4);
+    item_buf->upload(std::span(reinterpret_cast<const uint8_t*>(items.data()), items.size() * 4));
+    auto partials = rt.buffer(static_cast<size_t>(p_.N * p_.H * p_.S_q * nsplit * (p_.D + 2)) * 4);
+    SdpaPush push{};
+    push.N = static_cast<uint32_t>(p_.N);
+    push.H = static_cast<uint32_t>(p_.H);
+    push.H_kv = static_cast<uint32_t>(p_.H_kv);
+    push.S_q = static_cast<uint32_t>(p_.S_q);
+    push.S_kv = static_cast<uint32_t>(p_.S_kv);
+    push.G = static_cast<uint32_t>(p_.G);
+    push.k_compressed = p_.k.compressed;
+    push.v_compressed = p_.v.compressed;
+    push.k_layout = p_.k_transposed;
+    push.k_dtype = static_cast<uint32_t>(p_.k.data);
+    push.v_dtype = static_cast<uint32_t>(p_.v.data);
+    push.sk_dtype = static_cast<uint32_t>(p_.k.scale);
+    push.sv_dtype = static_cast<uint32_t>(p_.v.scale);
+    push.zk_dtype = static_cast<uint32_t>(p_.k.zp);
+    push.zv_dtype = static_cast<uint32_t>(p_.v.zp);
+    push.has_zk = p_.k.compressed && p_.k.zero_point;
+    push.has_zv = p_.v.compressed && p_.v.zero_point;
+    push.q_dtype = static_cast<uint32_t>(p_.q);
+    push.scale_op = p_.divide;
+    push.causal = static_cast<uint32_t>(p_.causal);
+    push.has_mask = p_.has_mask();
+    push.mask_n_stride = static_cast<uint32_t>(p_.has_mask() ? p_.mask_stride(0) : 0);
+    push.mask_h_stride = static_cast<uint32_t>(p_.has_mask() ? p_.mask_stride(1) : 0);
+    push.mask_q_stride = static_cast<uint32_t>(p_.has_mask() ? p_.mask_stride(2) : 0);
+    push.num_items = num_items;
+    push.nsplit = static_cast<uint32_t>(nsplit);
+    push.chunk = static_cast<uint32_t>(chunk);
+    push.head_dim = static_cast<uint32_t>(p_.D);
+    auto at = [&](const std::string& name) { return io.has(name) ? t.at(name) : t.placeholder(); };
+    const Kernel attention("sdpa_attention", {static_cast<uint32_t>(p_.D)});
+    double ms = rt.dispatch(attention,
+                            {t.at("query"), t.at("key"), at("scale_k"), at("zp_k"), t.at("value"), at("scale_v"), at("zp_v"),
+                             t.at("scale"), at("attn_mask"), item_buf.get(), partials.get()},
+                            push, (num_items * 8 + 63) / 64);
+    const uint64_t words = static_cast<uint64_t>(p_.N * p_.H * p_.S_q * p_.D) * dtype_bits(p_.q) / 32;
+    ms += rt.dispatch("sdpa_merge", {partials.get(), t.at("output")}, push, static_cast<uint32_t>((words + 63) / 64));
+    t.download(io);
+    return ms;
+  }
+
+ private:
+  CaseDef def_;
+  SdpaParams p_;
+  mutable CaseFigures figures_;  // the accuracy attribution, set by reference()
+};
+
+class SdpaOperator final : public Operator {
+ public:
+  std::string id() const override { return "dnnl.SDPACompressedKV"; }
+  std::unique_ptr<OpCase> instantiate(const CaseDef& c) const override {
+    return std::make_unique<SdpaCase>(c, parse_sdpa_params(c));
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Operator> make_sdpa_compressed_kv_operator() { return std::make_unique<SdpaOperator>(); }
+
+}  // namespace kvbench

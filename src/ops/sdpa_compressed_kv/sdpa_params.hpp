@@ -1,0 +1,35 @@
+#pragma once
+// Attributes, shapes and dtypes of one dnnl.SDPACompressedKV case.
+#include <cstdint>
+#include <string>
+
+#include "cases/case_def.hpp"
+#include "core/dtype.hpp"
+#include "core/tensor.hpp"
+
+namespace kvbench {
+
+struct SdpaSide {  // K or V
+  bool compressed = true, zero_point = false;
+  DType data = DType::i8, scale = DType::f32, zp = DType::i8;
+};
+
+struct SdpaParams {
+  int64_t N = 1, H = 1, H_kv = 1, S_q = 1, S_kv = 1, D = 64, G = 64, masked_rows = 0;
+  SdpaSide k, v;
+  bool k_transposed = false;  // k_layout "nhds"
+  bool divide = false;        // scale_op "divide"
+  double scale = 0;           // as f32
+  int causal = 0;             // 0 none, 1 top-left, 2 bottom-right
+  std::string mask = "none";  // "1,1,Sq,Skv", "N,1,Sq,Skv", "N,H,Sq,Skv", "1,1,1,Skv", "N,1,1,Skv"
+  DType q = DType::f16;
+
+  bool has_mask() const { return mask != "none"; }
+  // The mask's shape, and its element strides over (n, h, row) (0 where broadcast).
+  Shape mask_shape() const;
+  int64_t mask_stride(int axis) const;
+};
+
+SdpaParams parse_sdpa_params(const CaseDef& c);
+
+}  // namespace kvbench
