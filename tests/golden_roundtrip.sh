@@ -16,7 +16,9 @@ for p in python3 /usr/bin/python3; do
 done
 [ -n "$python" ] || { echo "no python3 with numpy (install python3-numpy: tools/setup.sh)"; exit 1; }
 
-cases=("$src/cases/kvbench.DequantizeGroup" "$src/cases/kvbench.QuantizeGroup" "$src/cases/pmx.KeyValueCache/odd_groups.json")
+cases=("$src/cases/kvbench.DequantizeGroup" "$src/cases/kvbench.QuantizeGroup" "$src/cases/pmx.KeyValueCache/odd_groups.json"
+       "$src/cases/atb.ReshapeAndCacheOmni/decisions.json" "$src/cases/dnnl.SDPACompressedKV/masked_rows.json"
+       "$src/cases/pmx.dynamic_batching.MultiHeadCacheAttention/alibi_masks.json")
 "$kvbench" golden "${cases[@]}" -o "$work/golden" --jobs 1 > /dev/null
 "$kvbench" golden "${cases[@]}" -o "$work/golden2" --jobs 2 > /dev/null
 diff -r "$work/golden" "$work/golden2" > /dev/null || { echo "FAIL: golden files differ between --jobs 1 and --jobs 2"; exit 1; }

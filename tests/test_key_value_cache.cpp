@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "case_helpers.hpp"
 #include "cases/case_loader.hpp"
 #include "core/float_format.hpp"
 #include "ops/operator.hpp"
@@ -20,13 +21,6 @@ nlohmann::json tiny_case() {
     "shapes": {"batch": 1, "seqlen": 1, "num_heads": 1, "head_dim": 4, "max_batch": 1, "max_seqlen": 3},
     "inputs": {"start_pos": 1}
   })");
-}
-
-std::unique_ptr<OpCase> instantiate(const nlohmann::json& doc) {
-  auto loaded = expand_case_document(doc, "test.json");
-  REQUIRE(loaded.errors.empty());
-  REQUIRE(loaded.cases.size() == 1);
-  return find_operator(doc["op"])->instantiate(loaded.cases[0]);
 }
 
 const Expected& expected(const std::vector<Expected>& all, const std::string& name) {

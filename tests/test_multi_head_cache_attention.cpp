@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "case_helpers.hpp"
 #include "cases/case_loader.hpp"
 #include "ops/operator.hpp"
 #include "core/error.hpp"
@@ -12,13 +13,6 @@
 using namespace kvbench;
 
 namespace {
-
-std::unique_ptr<OpCase> instantiate(const nlohmann::json& doc) {
-  auto loaded = expand_case_document(doc, "test.json");
-  REQUIRE(loaded.errors.empty());
-  REQUIRE(loaded.cases.size() == 1);
-  return find_operator(doc["op"])->instantiate(loaded.cases[0]);
-}
 
 // One batch, one head, head_dim 16, T1 f32, unquantized, offset mode: with one batch the
 // sequence starts after cache_gap = 3 unreferenced rows, so token t lives in row 3 + t.

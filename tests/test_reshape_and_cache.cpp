@@ -2,6 +2,7 @@
 // and every documented constraint rejected from the command line.
 #include <doctest/doctest.h>
 
+#include "case_helpers.hpp"
 #include "cases/case_loader.hpp"
 #include "cli_runner.hpp"
 #include "ops/operator.hpp"
@@ -9,13 +10,6 @@
 using namespace kvbench;
 
 namespace {
-
-std::unique_ptr<OpCase> instantiate(const nlohmann::json& doc) {
-  auto loaded = expand_case_document(doc, "test.json");
-  REQUIRE(loaded.errors.empty());
-  REQUIRE(loaded.cases.size() == 1);
-  return find_operator(doc["op"])->instantiate(loaded.cases[0]);
-}
 
 // Which key row (token * heads + head) each cache slot row holds after the reference, or -1.
 std::vector<int64_t> slot_sources(const OpCase& op, int64_t slots, int64_t head_size) {

@@ -4,19 +4,13 @@
 
 #include <cmath>
 
+#include "case_helpers.hpp"
 #include "cases/case_loader.hpp"
 #include "ops/operator.hpp"
 
 using namespace kvbench;
 
 namespace {
-
-std::unique_ptr<OpCase> instantiate(const nlohmann::json& doc) {
-  auto loaded = expand_case_document(doc, "test.json");
-  REQUIRE(loaded.errors.empty());
-  REQUIRE(loaded.cases.size() == 1);
-  return find_operator(doc["op"])->instantiate(loaded.cases[0]);
-}
 
 double quant_err_rel_l2(const OpCase& op) {
   const std::string f = op.figures().at(0).second;  // "max_abs X, rel_l2 Y"

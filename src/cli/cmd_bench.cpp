@@ -38,14 +38,12 @@ void add_bench_command(CLI::App& app, int& exit_code) {
       "64 MiB, measured once per run). Exit status: 0 all timed cases correct; 1 a case failed; 2 unusable\n"
       "arguments, invalid case files or no device.");
   cmd->callback([&exit_code] {
-    Selection sel;
-    try {
-      sel = select_cases(paths, selection.options());
-    } catch (const std::regex_error& e) {
-      std::cerr << "error: --filter is not a valid regex: " << e.what() << "\n";
+    auto selected = selection.select(paths);
+    if (!selected) {
       exit_code = 2;
       return;
     }
+    Selection& sel = *selected;
     for (const auto& e : sel.errors) std::cerr << "invalid case: " << e.to_string() << "\n";
     std::unique_ptr<Runtime> rt;
     CopyBandwidth copy;

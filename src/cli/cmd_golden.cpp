@@ -30,14 +30,12 @@ void add_golden_command(CLI::App& app, int& exit_code) {
       "dtype, expected_f64.<out>, alternate.<out>, touched.<out>) and <stem>.json (the manifest).\n"
       "Format: specs/golden-format.md. No Vulkan device is needed. Exit 2 on invalid cases.");
   cmd->callback([&exit_code] {
-    Selection sel;
-    try {
-      sel = select_cases(paths, selection.options());
-    } catch (const std::regex_error& e) {
-      std::cerr << "error: --filter is not a valid regex: " << e.what() << "\n";
+    auto selected = selection.select(paths);
+    if (!selected) {
       exit_code = 2;
       return;
     }
+    Selection& sel = *selected;
     for (const auto& e : sel.errors) std::cerr << "invalid case: " << e.to_string() << "\n";
     std::error_code ec;
     std::filesystem::create_directories(out_dir, ec);

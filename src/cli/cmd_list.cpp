@@ -13,14 +13,12 @@ void add_list_command(CLI::App& app, int& exit_code) {
   cmd->add_option("paths", paths, "Case files or folders (searched recursively for *.json)")->required();
   selection.add_to(cmd);
   cmd->callback([&exit_code] {
-    Selection s;
-    try {
-      s = select_cases(paths, selection.options());
-    } catch (const std::regex_error& e) {
-      std::cerr << "error: --filter is not a valid regex: " << e.what() << "\n";
+    auto selected = selection.select(paths);
+    if (!selected) {
       exit_code = 2;
       return;
     }
+    Selection& s = *selected;
     for (const auto& c : s.cases) std::cout << c.def.name << "  " << c.def.op << "  " << c.op->describe() << "\n";
     for (const auto& e : s.errors) std::cerr << "invalid case: " << e.to_string() << "\n";
     std::cout << s.cases.size() << " cases";

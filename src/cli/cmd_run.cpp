@@ -31,14 +31,12 @@ void add_run_command(CLI::App& app, int& exit_code) {
       "bound = elements accepted only as the +-1 neighbour at a rounding boundary.\n"
       "A failing case prints a repro line: the command that reruns just that case.");
   cmd->callback([&exit_code] {
-    Selection sel;
-    try {
-      sel = select_cases(paths, selection.options());
-    } catch (const std::regex_error& e) {
-      std::cerr << "error: --filter is not a valid regex: " << e.what() << "\n";
+    auto selected = selection.select(paths);
+    if (!selected) {
       exit_code = 2;
       return;
     }
+    Selection& sel = *selected;
     std::vector<std::string> names;
     for (const auto& c : sel.cases) names.push_back(c.def.name);
     RunReporter reporter(names, sel.errors, files);

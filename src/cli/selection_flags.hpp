@@ -1,6 +1,10 @@
 #pragma once
 // The case-selection flags shared by run, list and golden: --filter, --shard, --slow.
+#include <iostream>
+#include <optional>
+#include <regex>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -19,6 +23,16 @@ struct SelectionFlags {
         ->check([](const std::string& v) { return parse_shard(v) ? "" : "--shard takes K/N with 1 <= K <= N"; });
     cmd->add_option("--slow", slow, "Cases of files marked slow: exclude (default), include, or only")
         ->check(CLI::IsMember({"exclude", "include", "only"}));
+  }
+
+  // The selected cases, or nullopt (after printing the error) for a malformed --filter.
+  std::optional<Selection> select(const std::vector<std::string>& paths) const {
+    try {
+      return select_cases(paths, options());
+    } catch (const std::regex_error& e) {
+      std::cerr << "error: --filter is not a valid regex: " << e.what() << "\n";
+      return std::nullopt;
+    }
   }
 
   SelectOptions options() const {

@@ -10,6 +10,7 @@
 #include "check/expected.hpp"
 #include "core/rng.hpp"
 #include "ops/vulkan_io.hpp"
+#include "ref/ppl_cache_store.hpp"
 #include "ref/quant.hpp"
 #include "vk/runtime.hpp"
 
@@ -95,7 +96,6 @@ class KeyValueCacheCase final : public OpCase {
   std::vector<Expected> reference(const TensorSet& in) const override {
     const Tensor& cache_in = in.at("cache");
     const bool quant = p_.quant_bit != 0;
-    const int64_t qmax = p_.quant_bit == 8 ? 127 : 7;
     const int64_t G = p_.quant_group, D = p_.head_dim, ng = groups();
 
     // The cache and scale after the store: initial contents with the written rows replaced.
@@ -108,29 +108,10 @@ class KeyValueCacheCase final : public OpCase {
         for (int64_t s = 0; s < p_.seqlen; ++s)
           for (int64_t h = 0; h < p_.num_heads; ++h) {
             const int64_t t = p_.start_pos + s;
-            const size_t c0 = row(b, kv, t, h, D);
             std::vector<double> x(static_cast<size_t>(D));
             for (int64_t d = 0; d < D; ++d) x[d] = cur.get(cur.offset({b, s, h, d}));
-            if (!quant) {
-              for (int64_t d = 0; d < D; ++d) {
-                cache.value[c0 + d] = cache.exact[c0 + d] = round_to(p_.cache, x[d]);
-                cache.touched[c0 + d] = 1;
-              }
-              continue;
-            }
-            const size_t s0 = row(b, kv, t, h, ng);
-            for (int64_t g = 0; g < ng; ++g) {
-              GroupCodes q = quantize_symmetric(&x[g * G], static_cast<size_t>(G), qmax, p_.input);
-              scale.value[s0 + g] = scale.exact[s0 + g] = round_to(p_.scale, q.scale);
-              scale.touched[s0 + g] = 1;
-              for (int64_t k = 0; k < G; ++k) {
-                const size_t i = c0 + g * G + k;
-                cache.value[i] = q.code[k];
-                cache.exact[i] = x[g * G + k] / q.scale;
-                cache.alternate[i] = q.alternate[k];
-                cache.touched[i] = 1;
-              }
-            }
+            store_ppl_row(x, p_.quant_bit, G, p_.input, p_.scale, row(b, kv, t, h, D), quant ? row(b, kv, t, h, ng) : 0,
+                          cache, scale);
           }
     }
 

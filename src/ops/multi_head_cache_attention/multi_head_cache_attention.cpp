@@ -12,6 +12,7 @@
 #include "ops/multi_head_cache_attention/mhca_params.hpp"
 #include "ops/vulkan_io.hpp"
 #include "ref/attention.hpp"
+#include "ref/ppl_cache_store.hpp"
 #include "ref/quant.hpp"
 #include "vk/runtime.hpp"
 
@@ -148,7 +149,6 @@ class MhcaCase final : public OpCase {
     const int64_t D = p_.head_dim, Hk = p_.num_kv_heads, H = p_.num_heads, G = p_.group_ratio();
     const int64_t ng = p_.scale_groups();
     const bool quant = p_.quant_bit != 0;
-    const int64_t qmax = p_.quant_bit == 8 ? 127 : 7;
     Expected cache = expect_unchanged(in.at("cache"), def_.tolerance("cache", {}));
     Expected scale;
     if (quant) scale = expect_unchanged(in.at("scale"), def_.tolerance("scale", {}));
@@ -162,28 +162,8 @@ class MhcaCase final : public OpCase {
             const int64_t T = p_.cache_row(b, p_.start_pos[b] + s);
             std::vector<double> x(static_cast<size_t>(D));
             for (int64_t d = 0; d < D; ++d) x[d] = cur.get(cur.offset({p_.seqstarts[b] + s, h, d}));
-            const size_t c0 = p_.row_offset(T, c, h, D);
-            if (!quant) {
-              for (int64_t d = 0; d < D; ++d) {
-                cache.value[c0 + d] = cache.exact[c0 + d] = x[d];
-                cache.touched[c0 + d] = 1;
-              }
-              continue;
-            }
-            const size_t s0 = p_.row_offset(T, c, h, ng);
-            for (int64_t g = 0; g < ng; ++g) {
-              const int64_t Gq = p_.quant_group;
-              GroupCodes q = quantize_symmetric(&x[g * Gq], static_cast<size_t>(Gq), qmax, p_.t1);
-              scale.value[s0 + g] = scale.exact[s0 + g] = round_to(p_.scale, q.scale);
-              scale.touched[s0 + g] = 1;
-              for (int64_t k = 0; k < Gq; ++k) {
-                const size_t i = c0 + g * Gq + k;
-                cache.value[i] = q.code[k];
-                cache.exact[i] = x[g * Gq + k] / q.scale;
-                cache.alternate[i] = q.alternate[k];
-                cache.touched[i] = 1;
-              }
-            }
+            store_ppl_row(x, p_.quant_bit, p_.quant_group, p_.t1, p_.scale, p_.row_offset(T, c, h, D),
+                          quant ? p_.row_offset(T, c, h, ng) : 0, cache, scale);
           }
     }
 
