@@ -45,8 +45,10 @@ nlohmann::json invalid_cases_json(const std::vector<CaseFileError>& invalid) {
 
 nlohmann::json run_report_json(const DeviceInfo& device, const std::vector<CaseResult>& results,
                                const std::vector<CaseFileError>& invalid) {
-  nlohmann::json j{{"kvbench_version", KVBENCH_VERSION},
-                   {"device", {{"name", device.name}, {"type", device.type}, {"driver", device.driver}}}};
+  nlohmann::json j{{"kvbench_version", KVBENCH_VERSION}};
+  // `kvbench check` runs no device: its report has none.
+  j["device"] = device.name.empty() ? nlohmann::json(nullptr)
+                                    : nlohmann::json{{"name", device.name}, {"type", device.type}, {"driver", device.driver}};
   size_t counts[3] = {0, 0, 0};
   j["cases"] = nlohmann::json::array();
   for (const auto& r : results) {
