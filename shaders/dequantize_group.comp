@@ -17,21 +17,17 @@ layout(push_constant) uniform Push {
   uint formula, has_shift;
 } pc;
 
-int load_int(uint bits, uint dt) {
-  return (dt == DT_U8 || dt == DT_U4) ? int(bits) : sign_extend(bits, dtype_bits(dt));
-}
-
 void main() {
   const uint i = gl_GlobalInvocationID.x;
   if (i >= pc.rows * pc.row_length) return;
   const uint g = (i / pc.row_length) * pc.groups + (i % pc.row_length) / pc.group_size;
-  const int q = load_int(LOAD_BITS(x, i, dtype_bits(pc.x_dtype)), pc.x_dtype);
+  const int q = decode_int(LOAD_BITS(x, i, dtype_bits(pc.x_dtype)), pc.x_dtype);
   const float s = decode_float(LOAD_BITS(scale, g, dtype_bits(pc.scale_dtype)), pc.scale_dtype);
   float v;
   if (pc.formula == FORMULA_PPL) {
     v = dequant_ppl(q, s, pc.scale_dtype);
   } else if (pc.formula == FORMULA_ONEDNN) {
-    const int zp = pc.has_shift != 0u ? load_int(LOAD_BITS(shift, g, dtype_bits(pc.shift_dtype)), pc.shift_dtype) : 0;
+    const int zp = pc.has_shift != 0u ? decode_int(LOAD_BITS(shift, g, dtype_bits(pc.shift_dtype)), pc.shift_dtype) : 0;
     v = dequant_zero_point(q, zp, s);
   } else {
     const float offset = pc.has_shift != 0u ? decode_float(LOAD_BITS(shift, g, dtype_bits(pc.shift_dtype)), pc.shift_dtype) : 0.0;

@@ -15,6 +15,7 @@
 // softmax (max m, sum l, accumulator) per vector and writes it to `partials`;
 // mhca_merge.comp combines the splits of each vector.
 #include "quant.glsl"
+#include "lane_sum.glsl"
 #include "mhca_common.glsl"
 
 const uint LANES = 8u;
@@ -44,14 +45,6 @@ layout(std430, binding = 7) readonly buffer Slopes { float slopes[]; };
 layout(std430, binding = 8) readonly buffer BatchPlan { uint batch_plan[]; };
 layout(std430, binding = 9) readonly buffer Items { uint items[]; };
 layout(std430, binding = 10) writeonly buffer Partials { float partials[]; };
-
-float lane_sum(float x) {
-  // Butterfly over the 8 lanes of an item (aligned groups of 8 within the subgroup).
-  x += subgroupShuffleXor(x, 4u);
-  x += subgroupShuffleXor(x, 2u);
-  x += subgroupShuffleXor(x, 1u);
-  return x;
-}
 
 // Loads this lane's DPL elements of the cache row starting at element `base` and
 // dequantizes them with the row's scales (scale row `sbase`).

@@ -8,6 +8,7 @@
 // with every K/V element loaded through the generic element access so that any layout,
 // integer type and zero-point type dequantizes in the shader: (q - zp) * scale in f32.
 #include "quant.glsl"
+#include "lane_sum.glsl"
 #include "sdpa_common.glsl"
 
 const uint LANES = 8u;
@@ -28,17 +29,6 @@ layout(std430, binding = 8) readonly buffer AttnMask { uint attn_mask[]; };
 layout(std430, binding = 9) readonly buffer Items { uint items[]; };  // n, kv head, v0, nv, split
 layout(std430, binding = 10) writeonly buffer Partials { float partials[]; };
 
-int load_int(uint bits, uint dt) {
-  return (dt == DT_U8 || dt == DT_U4) ? int(bits) : sign_extend(bits, dtype_bits(dt));
-}
-
-float lane_sum(float x) {
-  x += subgroupShuffleXor(x, 4u);
-  x += subgroupShuffleXor(x, 2u);
-  x += subgroupShuffleXor(x, 1u);
-  return x;
-}
-
 // K[n, kv head k, key s, dim d], dequantized.
 float load_key(uint n, uint k, uint s, uint d) {
   const uint base = n * pc.H_kv + k;
@@ -48,8 +38,8 @@ float load_key(uint n, uint k, uint s, uint d) {
   const uint groups = D / pc.G;
   const uint gi = pc.k_layout == 0u ? (base * pc.S_kv + s) * groups + d / pc.G : (base * groups + d / pc.G) * pc.S_kv + s;
   const float sc = decode_float(LOAD_BITS(scale_k, gi, dtype_bits(pc.sk_dtype)), pc.sk_dtype);
-  const int zp = pc.has_zk != 0u ? load_int(LOAD_BITS(zp_k, gi, dtype_bits(pc.zk_dtype)), pc.zk_dtype) : 0;
-  return dequant_zero_point(load_int(raw, pc.k_dtype), zp, sc);
+  const int zp = pc.has_zk != 0u ? decode_int(LOAD_BITS(zp_k, gi, dtype_bits(pc.zk_dtype)), pc.zk_dtype) : 0;
+  return dequant_zero_point(decode_int(raw, pc.k_dtype), zp, sc);
 }
 
 // V[n, kv head k, key s, dim d], dequantized.
@@ -59,8 +49,8 @@ float load_value(uint n, uint k, uint s, uint d) {
   if (pc.v_compressed == 0u) return decode_float(raw, pc.v_dtype);
   const uint gi = row * (D / pc.G) + d / pc.G;
   const float sc = decode_float(LOAD_BITS(scale_v, gi, dtype_bits(pc.sv_dtype)), pc.sv_dtype);
-  const int zp = pc.has_zv != 0u ? load_int(LOAD_BITS(zp_v, gi, dtype_bits(pc.zv_dtype)), pc.zv_dtype) : 0;
-  return dequant_zero_point(load_int(raw, pc.v_dtype), zp, sc);
+  const int zp = pc.has_zv != 0u ? decode_int(LOAD_BITS(zp_v, gi, dtype_bits(pc.zv_dtype)), pc.zv_dtype) : 0;
+  return dequant_zero_point(decode_int(raw, pc.v_dtype), zp, sc);
 }
 
 void main() {

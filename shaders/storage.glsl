@@ -50,4 +50,9 @@ uint dtype_bits(uint dt) {
 // Sign-extends an n-bit two's complement value.
 int sign_extend(uint v, uint n) { return int(v << (32u - n)) >> (32u - n); }
 
+// The integer an element of integer dtype dt with raw bits `bits` holds.
+int decode_int(uint bits, uint dt) {
+  return (dt == DT_U8 || dt == DT_U4) ? int(bits) : sign_extend(bits, dtype_bits(dt));
+}
+
 #endif

@@ -61,6 +61,9 @@ class Runtime {
   // A host-visible, coherent storage buffer of at least `bytes` (rounded up to 4 bytes).
   // Throws SkipCase when it exceeds maxStorageBufferRange.
   std::unique_ptr<Buffer> buffer(size_t bytes);
+  // A buffer holding `values` (plans, tables and other host-built side inputs).
+  template <typename T>
+  std::unique_ptr<Buffer> buffer_with(const std::vector<T>& values);
 
   // Binds `buffers` to bindings 0..n-1 of shader `name` (set 0), pushes `push` (at most
   // 128 bytes), dispatches `groups` workgroups and waits. Returns the device time in ms
@@ -112,6 +115,13 @@ class Buffer {
   vk::raii::DeviceMemory memory_{nullptr};
   uint8_t* mapped_ = nullptr;
 };
+
+template <typename T>
+std::unique_ptr<Buffer> Runtime::buffer_with(const std::vector<T>& values) {
+  auto b = buffer(values.size() * sizeof(T));
+  b->upload(std::span(reinterpret_cast<const uint8_t*>(values.data()), values.size() * sizeof(T)));
+  return b;
+}
 
 // The SPIR-V of every shader, compiled at build time (generated file).
 const std::map<std::string, std::span<const uint32_t>>& embedded_shaders();

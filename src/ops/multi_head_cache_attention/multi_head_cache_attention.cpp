@@ -260,17 +260,11 @@ class MhcaCase final : public OpCase {
                      "with head_dim * cache bits a multiple of 256 (head_dim " + std::to_string(p_.head_dim) + ")");
     const AttentionPlan plan = plan_attention(p_);
     DeviceTensors t(rt, io);
-    auto upload_u32 = [&rt](const std::vector<uint32_t>& v) {
-      auto b = rt.buffer(v.size() * 4);
-      b->upload(std::span(reinterpret_cast<const uint8_t*>(v.data()), v.size() * 4));
-      return b;
-    };
     std::vector<float> slopes_t1;
     for (double s : alibi_slopes(p_.num_heads)) slopes_t1.push_back(static_cast<float>(round_to(p_.t1, s)));
-    auto slopes = rt.buffer(slopes_t1.size() * 4);
-    slopes->upload(std::span(reinterpret_cast<const uint8_t*>(slopes_t1.data()), slopes_t1.size() * 4));
-    auto batch_plan = upload_u32(plan.batch_plan);
-    auto items = upload_u32(plan.items);
+    auto slopes = rt.buffer_with(slopes_t1);
+    auto batch_plan = rt.buffer_with(plan.batch_plan);
+    auto items = rt.buffer_with(plan.items);
     auto partials = rt.buffer(static_cast<size_t>(plan.slots) * static_cast<size_t>(p_.head_dim + 2) * 4);
 
     MhcaPush push{};

@@ -163,8 +163,7 @@ class OmniCase final : public OpCase {
     DeviceTensors t(rt, io);
     std::vector<uint32_t> starts{0};
     for (int64_t s : p_.seq_len) starts.push_back(starts.back() + static_cast<uint32_t>(s));
-    auto token_starts = rt.buffer(starts.size() * 4);
-    token_starts->upload(std::span(reinterpret_cast<const uint8_t*>(starts.data()), starts.size() * 4));
+    auto token_starts = rt.buffer_with(starts);
     const OmniPush push{static_cast<uint32_t>(p_.num_tokens()), static_cast<uint32_t>(p_.num_head),
                         static_cast<uint32_t>(p_.batches()),
                         static_cast<uint32_t>(p_.head_size * dtype_bits(p_.dtype) / 32)};

@@ -256,8 +256,7 @@ class SdpaCase final : public OpCase {
             for (int64_t x : {n, k, v0, std::min<int64_t>(4, vectors - v0), s}) items.push_back(static_cast<uint32_t>(x));
     const auto num_items = static_cast<uint32_t>(items.size() / 5);
     DeviceTensors t(rt, io);
-    auto item_buf = rt.buffer(items.size() * 4);
-    item_buf->upload(std::span(reinterpret_cast<const uint8_t*>(items.data()), items.size() * 4));
+    auto item_buf = rt.buffer_with(items);
     auto partials = rt.buffer(static_cast<size_t>(p_.N * p_.H * p_.S_q * nsplit * (p_.D + 2)) * 4);
     SdpaPush push{};
     push.N = static_cast<uint32_t>(p_.N);
