@@ -18,15 +18,23 @@ namespace {
 
 // An operator that copies 4 floats and "takes" scripted device times, so bench_case's
 // figures are known exactly. With `writes` false it leaves its output poisoned: a FAIL.
+const Signature& scripted_signature() {
+  static const Signature sig{.id = "stub",
+                             .tensors = {{.name = "x", .dtype_rule = "f32"},
+                                         {.name = "y", .role = Role::output, .dtype_rule = "f32"}}};
+  return sig;
+}
+
 class ScriptedCopy final : public OpCase {
  public:
-  ScriptedCopy(std::vector<double> times_ms, bool writes) : times_(std::move(times_ms)), writes_(writes) {}
+  ScriptedCopy(std::vector<double> times_ms, bool writes)
+      : OpCase(Args(CaseDef{.file = "stub.json", .name = "scripted", .op = "stub"}, scripted_signature())),
+        times_(std::move(times_ms)),
+        writes_(writes) {}
   std::string describe() const override { return "scripted copy"; }
-  TensorSet make_tensors() const override {
-    TensorSet io;
-    io.tensors = {Tensor("x", DType::f32, {4}, Role::input), Tensor("y", DType::f32, {4}, Role::output)};
-    for (size_t i = 0; i < 4; ++i) io.at("x").set(i, 1.5 * static_cast<double>(i));
-    return io;
+  std::vector<TensorSpec> tensor_specs() const override { return {{"x", DType::f32, {4}}, {"y", DType::f32, {4}}}; }
+  void fill(Tensor& x) const override {
+    for (size_t i = 0; i < 4; ++i) x.set(i, 1.5 * static_cast<double>(i));
   }
   std::vector<Expected> reference(const TensorSet& in) const override {
     Expected e{.tensor = "y"};

@@ -106,7 +106,7 @@ TEST_CASE("MHCA rejects a decoding batch of more than one token, naming the fiel
   auto loaded = expand_case_document(doc, "test.json");
   REQUIRE(loaded.cases.size() == 1);
   try {
-    find_operator(doc["op"])->instantiate(loaded.cases[0]);
+    instantiate_case(*find_operator(doc["op"]), loaded.cases[0]);
     FAIL("expected a CaseError");
   } catch (const CaseError& e) {
     CHECK(e.pointer() == "/inputs/seqlens");

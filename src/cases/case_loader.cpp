@@ -120,7 +120,13 @@ LoadedCases load_case_paths(const std::vector<std::string>& paths) {
       out.errors.push_back({f, "", std::string("invalid JSON: ") + e.what(), ""});
       continue;
     }
-    LoadedCases one = expand_case_document(doc, f);
+    LoadedCases one;
+    try {
+      one = expand_case_document(doc, f);
+    } catch (const std::exception& e) {  // nothing in one file may end the run
+      out.errors.push_back({f, "", std::string("the case file could not be expanded: ") + e.what(), ""});
+      continue;
+    }
     out.errors.insert(out.errors.end(), one.errors.begin(), one.errors.end());
     for (auto& c : one.cases) {
       if (!names.insert(c.name).second) {

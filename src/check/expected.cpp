@@ -2,8 +2,8 @@
 
 namespace kvbench {
 
-Expected expect_unchanged(const Tensor& initial, const Tolerance& tolerance) {
-  Expected e{.tensor = initial.name(), .tolerance = tolerance};
+Expected expect_unchanged(const Tensor& initial) {
+  Expected e{.tensor = initial.name()};
   e.value.resize(initial.numel());
   for (size_t i = 0; i < initial.numel(); ++i) e.value[i] = initial.get(i);
   e.exact = e.value;

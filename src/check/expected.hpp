@@ -13,8 +13,10 @@ namespace kvbench {
 struct Expected {
   std::string tensor;
   // The golden value of each element, as stored in the output's dtype (exactly
-  // representable in it); `exact` is the same quantity before that final rounding
-  // (the double-precision result), kept for reports and golden export.
+  // representable in it). `exact` is the same quantity before the final conversion to
+  // that dtype: every intermediate rounding the definition makes is included, only the
+  // last rounding (to the float dtype, or to an integer code and its clamp) is not
+  // (specs/golden-format.md "expected_f64").
   std::vector<double> value;
   std::vector<double> exact;
   // NaN where there is none; otherwise a second value accepted for that element because
@@ -32,6 +34,6 @@ struct Expected {
 
 // The starting point of an in-place tensor's golden: its initial contents, nothing
 // touched yet. The reference then overwrites (and marks) what the operator writes.
-Expected expect_unchanged(const Tensor& initial, const Tolerance& tolerance);
+Expected expect_unchanged(const Tensor& initial);
 
 }  // namespace kvbench

@@ -51,15 +51,16 @@ bool has_alternates(const Expected& e) {
   return false;
 }
 
-nlohmann::json section(const CaseDef& def, const char* name) {
-  return def.body.contains(name) ? def.body[name] : nlohmann::json::object();
+nlohmann::json section(const nlohmann::json& doc, const char* name) {
+  return doc.contains(name) ? doc[name] : nlohmann::json::object();
 }
 
 }  // namespace
 
 size_t write_golden_case(const CaseDef& def, const OpCase& op, const std::string& dir) {
   const TensorSet tensors = op.make_tensors();
-  const std::vector<Expected> expected = op.reference(tensors);
+  const std::vector<Expected> expected = op.golden(tensors);
+  const nlohmann::json resolved = op.resolved();
   const std::string stem = case_file_stem(def.name);
   SafetensorsFile st;
   nlohmann::json manifest{{"kvbench_version", KVBENCH_VERSION},
@@ -68,10 +69,11 @@ size_t write_golden_case(const CaseDef& def, const OpCase& op, const std::string
                           {"source", def.file},
                           {"case_hash", case_hash(def)},
                           {"seed", def.seed},
-                          {"attributes", section(def, "attributes")},
-                          {"shapes", section(def, "shapes")},
-                          {"inputs", section(def, "inputs")},
-                          {"dtypes", section(def, "dtypes")},
+                          // As the case ran: defaults and derived values resolved, every dtype.
+                          {"attributes", section(resolved, "attributes")},
+                          {"shapes", section(resolved, "shapes")},
+                          {"inputs", section(resolved, "inputs")},
+                          {"dtypes", section(resolved, "dtypes")},
                           {"safetensors", stem + ".safetensors"},
                           {"describe", op.describe()}};
   for (const auto& t : tensors.tensors) {

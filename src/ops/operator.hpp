@@ -1,17 +1,26 @@
 #pragma once
 // The interface every operator implements, and the registry that finds them by id.
 // Adding an operator = one folder in src/ops/ and one line in registry.cpp.
+//
+// The generic path owns the mechanical phases of every case: the operator's declared
+// Signature parses the case file (Args), tensor_specs() gives every tensor's dtype and
+// shape before any data exists (so size and device checks come before the reference),
+// make_tensors() allocates and fills them, golden() attaches tolerances. An operator keeps
+// only what is its own: constraints (instantiate), special inputs (fill), the reference
+// and the kernel plan.
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
-#include "cases/case_def.hpp"
 #include "check/expected.hpp"
 #include "core/tensor.hpp"
+#include "ops/signature.hpp"
 
 namespace kvbench {
 
 class Runtime;
+struct DeviceInfo;
 
 // A named list of tensors: the inputs, outputs and in-place tensors of one case.
 class TensorSet {
@@ -22,20 +31,36 @@ class TensorSet {
   bool has(const std::string& name) const;
 };
 
+// A tensor of one case, before it holds data.
+struct TensorSpec {
+  std::string name;
+  DType dtype;
+  Shape shape;
+};
+
 // Extra figures an operator reports for a case (label, value), e.g. a compression ratio.
 using CaseFigures = std::vector<std::pair<std::string, std::string>>;
 
 // One validated, expanded case of an operator.
 class OpCase {
  public:
+  explicit OpCase(Args args) : args_(std::move(args)) {}
   virtual ~OpCase() = default;
+  const Args& args() const { return args_; }
+
   // A one-line summary of the case's parameters (for `kvbench list`).
   virtual std::string describe() const = 0;
-  // Every tensor with its role; inputs and in-place tensors filled by the generator,
-  // outputs zeroed (they are poisoned before the dispatch).
-  virtual TensorSet make_tensors() const = 0;
+  // Every tensor this case has (absent optional tensors left out), roles as declared.
+  virtual std::vector<TensorSpec> tensor_specs() const = 0;
+  // Fills an input or in-place tensor. The default draws each element uniformly from the
+  // tensor's generator range; operators override it for index tensors, caches, masks.
+  virtual void fill(Tensor& t) const;
+  // The spec's tolerance for an output (exact by default); a case file may override it.
+  virtual Tolerance default_tolerance(const std::string& /*output*/) const { return {}; }
   // The golden outputs, computed in double from the inputs only.
   virtual std::vector<Expected> reference(const TensorSet& inputs) const = 0;
+  // Throws SkipCase when the kernel cannot run on this device (features, limits).
+  virtual void check_device(const DeviceInfo& /*dev*/) const {}
   // Runs the Vulkan implementation on `io` (uploads, dispatches, downloads outputs and
   // in-place tensors into `io`). Returns the device time in ms. May throw SkipCase.
   virtual double run_vulkan(Runtime& rt, TensorSet& io) const = 0;
@@ -46,18 +71,47 @@ class OpCase {
   // tensor once and every in-place tensor twice (read and written); operators that touch
   // only part of a tensor (a cache) override it with the exact count.
   virtual double traffic_bytes(const TensorSet& io) const;
+
+  // ---- generic, from the declaration ----
+  Role role(const std::string& tensor) const;
+  // Every tensor allocated; inputs and in-place tensors filled, outputs zeroed.
+  TensorSet make_tensors() const;
+  // reference() with every output's tolerance attached (the case's override, else the
+  // spec's default) and checked against the declaration.
+  std::vector<Expected> golden(const TensorSet& inputs) const;
+  // Why the case cannot run on `dev`, decided from the shapes alone (no data yet): a
+  // tensor over the device's storage-buffer range or 2^32 elements, or check_device().
+  std::optional<std::string> skip_reason(const DeviceInfo& dev) const;
+  // The resolved attributes/shapes/inputs and every tensor's dtype: what the case ran.
+  nlohmann::json resolved() const;
+
+ protected:
+  // For fill(): a uniform tensor over `range`, keyed by (seed, tensor name, index).
+  void fill_uniform(Tensor& t, std::pair<double, double> range) const;
+  // An index tensor holding `values`.
+  static void fill_values(Tensor& t, const std::vector<int64_t>& values);
+
+ private:
+  Args args_;
 };
 
 class Operator {
  public:
   virtual ~Operator() = default;
-  virtual std::string id() const = 0;
-  // Parses and checks the case against the operator's constraints; throws CaseError
-  // naming the field at fault.
-  virtual std::unique_ptr<OpCase> instantiate(const CaseDef& c) const = 0;
+  virtual const Signature& signature() const = 0;
+  std::string id() const { return signature().id; }
+  // Checks the parsed case against the operator's own constraints (throws CaseError
+  // through Args::fail naming the field) and builds the case.
+  virtual std::unique_ptr<OpCase> instantiate(Args args) const = 0;
 };
+
+// Parses `def` against the operator's signature and instantiates it. Whatever goes wrong
+// (a CaseError, or any other exception) comes back as a CaseError naming the field, or
+// the whole document ("") when no field is known.
+std::unique_ptr<OpCase> instantiate_case(const Operator& op, const CaseDef& def);
 
 const Operator* find_operator(const std::string& id);
 std::vector<std::string> operator_ids();
+std::vector<const Operator*> operators();
 
 }  // namespace kvbench

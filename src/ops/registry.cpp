@@ -33,6 +33,12 @@ const Operator* find_operator(const std::string& id) {
   return nullptr;
 }
 
+std::vector<const Operator*> operators() {
+  std::vector<const Operator*> v;
+  for (const auto& op : registry()) v.push_back(op.get());
+  return v;
+}
+
 std::vector<std::string> operator_ids() {
   std::vector<std::string> ids;
   for (const auto& op : registry()) ids.push_back(op->id());

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <limits>
 
+#include "ref/quant.hpp"
+
 namespace kvbench {
 
 std::vector<double> alibi_slopes(int64_t n) {
@@ -16,18 +18,35 @@ std::vector<double> alibi_slopes(int64_t n) {
   return s;
 }
 
-std::vector<double> softmax(const std::vector<double>& scores) {
-  double m = -std::numeric_limits<double>::infinity();
-  for (double v : scores) m = std::max(m, v);
-  std::vector<double> p(scores.size());
-  if (std::isinf(m) && m < 0) {
-    std::fill(p.begin(), p.end(), std::numeric_limits<double>::quiet_NaN());
-    return p;
+double attend_row(const AttentionRow& a, const double* q, RowsView k, RowsView v, double* out) {
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  std::vector<double> p(static_cast<size_t>(a.kv_len));
+  double m = -kInf;
+  for (int64_t t = 0; t < a.kv_len; ++t) {
+    const double* kt = k.row(t);
+    double dot = 0;
+    for (int64_t d = 0; d < a.dk; ++d) dot += q[d] * kt[d];
+    double s = a.divide_by_scale ? dot / a.scale : dot * a.scale;
+    if (a.bias) s = a.bias(t, s);
+    p[t] = s;
+    m = std::max(m, s);
+  }
+  if (m == -kInf) {  // nothing to attend to
+    std::fill(out, out + a.dv, a.empty == EmptyRow::nan ? std::numeric_limits<double>::quiet_NaN() : 0.0);
+    return kInf;
   }
   double sum = 0;
-  for (size_t i = 0; i < scores.size(); ++i) sum += (p[i] = std::exp(scores[i] - m));
-  for (double& v : p) v /= sum;
-  return p;
+  for (double& x : p) sum += (x = std::exp(x - m));
+  for (double& x : p) {
+    x /= sum;
+    if (a.round_p) x = round_to(*a.round_p, x);
+  }
+  std::fill(out, out + a.dv, 0.0);
+  for (int64_t t = 0; t < a.kv_len; ++t) {
+    const double* vt = v.row(t);
+    for (int64_t d = 0; d < a.dv; ++d) out[d] += p[t] * vt[d];
+  }
+  return m + std::log(sum);
 }
 
 }  // namespace kvbench

@@ -1,7 +1,12 @@
 #pragma once
-// Double-precision building blocks of attention references.
+// The double-precision attention reference every attention operator uses (MHCA, SDPA, and
+// FIA next): one query row against kv_len key/value rows.
 #include <cstdint>
+#include <functional>
+#include <optional>
 #include <vector>
+
+#include "core/dtype.hpp"
 
 namespace kvbench {
 
@@ -9,8 +14,33 @@ namespace kvbench {
 // slope_k = 2^(-8k/c) for k = 1..c, then 2^(-4k/c) for odd k = 1, 3, ..., 2(n-c)-1.
 std::vector<double> alibi_slopes(int64_t n);
 
-// softmax over scores that may hold -inf: exp(s - max) / sum. A row whose scores are all
-// -inf gives NaN, as torch.softmax does.
-std::vector<double> softmax(const std::vector<double>& scores);
+// Rows of a K or V matrix held as doubles: row t starts at data + t * stride.
+struct RowsView {
+  const double* data = nullptr;
+  int64_t stride = 0;
+  const double* row(int64_t t) const { return data + t * stride; }
+};
+
+// What a row whose every score is -inf (nothing to attend to) produces.
+enum class EmptyRow {
+  nan,    // torch.softmax: NaN probabilities, so a NaN output (PMX)
+  zeros,  // zeros and log-sum-exp +inf (oneDNN's inf_as_zero, Ascend's innerPrecise row fix)
+};
+
+struct AttentionRow {
+  int64_t kv_len = 0, dk = 0, dv = 0;
+  double scale = 1;              // s = (q . k) * scale, or (q . k) / scale
+  bool divide_by_scale = false;
+  // Applied to each scaled score: masks, causal limits, ALiBi, pse. Returns the final
+  // score (-inf removes the key). Empty: no bias.
+  std::function<double(int64_t t, double score)> bias;
+  std::optional<DType> round_p;  // P rounded to this dtype before P @ V (PMX, SDPA)
+  EmptyRow empty = EmptyRow::zeros;
+};
+
+// out[0, dv) = softmax(scores) @ V, summing over t in ascending order with a fixed
+// evaluation order (bit-identical everywhere). Returns the log-sum-exp of the final scores
+// (max + log(sum exp(s - max))), +inf for an empty row.
+double attend_row(const AttentionRow& a, const double* q, RowsView k, RowsView v, double* out);
 
 }  // namespace kvbench

@@ -17,12 +17,14 @@ void store_ppl_row(const std::vector<double>& x, int64_t quant_bit, int64_t quan
   const auto G = static_cast<size_t>(quant_group);
   for (size_t g = 0; g * G < x.size(); ++g) {
     const GroupCodes q = quantize_symmetric(&x[g * G], G, qmax, t1);
-    scale.value[scale_offset + g] = scale.exact[scale_offset + g] = round_to(scale_dtype, q.scale);
+    // The scale before its rounding to the scale dtype (specs/golden-format.md).
+    scale.value[scale_offset + g] = round_to(scale_dtype, q.scale);
+    scale.exact[scale_offset + g] = q.scale;
     scale.touched[scale_offset + g] = 1;
     for (size_t k = 0; k < G; ++k) {
       const size_t i = cache_offset + g * G + k;
       cache.value[i] = q.code[k];
-      cache.exact[i] = x[g * G + k] / q.scale;
+      cache.exact[i] = q.quotient[k];
       cache.alternate[i] = q.alternate[k];
       cache.touched[i] = 1;
     }

@@ -46,7 +46,8 @@ constexpr double kBoundaryEpsilon = 0x1p-20;
 // rne(T(quotient)), and the neighbouring code when moving the exact quotient by
 // kBoundaryEpsilon (relative) either way changes the result.
 std::pair<double, double> round_code(double quotient, DType compute) {
-  auto code = [compute](double q) { return std::nearbyint(round_to(compute, q)); };
+  // + 0.0: nearbyint(-0.3) is -0.0, and a code is an integer: 0 dequantizes to +0.0.
+  auto code = [compute](double q) { return std::nearbyint(round_to(compute, q)) + 0.0; };
   const double c = code(quotient);
   const double below = code(quotient * (1 - kBoundaryEpsilon));
   const double above = code(quotient * (1 + kBoundaryEpsilon));
@@ -69,6 +70,7 @@ GroupCodes quantize_symmetric(const double* x, size_t n, int64_t qmax, DType com
     code = std::clamp(code, lo, hi);
     if (!std::isnan(alt)) alt = std::clamp(alt, lo, hi);
     g.code.push_back(code);
+    g.quotient.push_back(round_to(compute, x[i] / g.scale));
     g.alternate.push_back(alt == code ? std::numeric_limits<double>::quiet_NaN() : alt);
   }
   return g;
@@ -83,13 +85,15 @@ GroupCodes quantize_asymmetric(const double* x, size_t n, int64_t qmin, int64_t 
   }
   const double qlo = static_cast<double>(qmin), qhi = static_cast<double>(qmax);
   g.scale = std::max(round_to(compute, round_to(compute, hi - lo) / (qhi - qlo)), scale_floor(compute));
-  g.zero_point = static_cast<int64_t>(std::clamp(std::nearbyint(qlo - round_to(compute, lo / g.scale)), qlo, qhi));
+  g.zero_point_exact = qlo - round_to(compute, lo / g.scale);
+  g.zero_point = static_cast<int64_t>(std::clamp(std::nearbyint(g.zero_point_exact), qlo, qhi));
   const double zp = static_cast<double>(g.zero_point);
   for (size_t i = 0; i < n; ++i) {
     auto [code, alt] = round_code(x[i] / g.scale, compute);
-    code = std::clamp(code + zp, qlo, qhi);
+    code = std::clamp(code + zp, qlo, qhi) + 0.0;
     if (!std::isnan(alt)) alt = std::clamp(alt + zp, qlo, qhi);
     g.code.push_back(code);
+    g.quotient.push_back(round_to(compute, x[i] / g.scale) + zp);
     g.alternate.push_back(alt == code ? std::numeric_limits<double>::quiet_NaN() : alt);
   }
   return g;

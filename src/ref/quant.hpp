@@ -21,7 +21,9 @@ double scale_floor(DType compute);
 struct GroupCodes {
   double scale = 0;        // in the compute dtype (not yet rounded to the scale tensor's dtype)
   int64_t zero_point = 0;  // 0 for symmetric
-  std::vector<double> code;       // the integer codes
+  double zero_point_exact = 0;    // qmin - T(lo / s): the zero point before rne and clamp
+  std::vector<double> code;       // the integer codes (a zero code is +0.0)
+  std::vector<double> quotient;   // T(x / s) + zero point: each code before rne and clamp
   std::vector<double> alternate;  // NaN, or the neighbouring code accepted at a rounding boundary
 };
 

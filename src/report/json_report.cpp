@@ -18,6 +18,7 @@ nlohmann::json case_result_json(const CaseResult& r) {
   nlohmann::json j{{"name", r.name}, {"file", r.file}, {"op", r.op}, {"status", status_name(r.status)},
                    {"time_ms", r.time_ms}, {"device_ms", r.device_ms}};
   if (!r.reason.empty()) j["reason"] = r.reason;
+  if (!r.resolved.is_null()) j["resolved"] = r.resolved;
   j["outputs"] = nlohmann::json::array();
   for (const auto& o : r.outputs) {
     const Metrics& m = o.metrics;

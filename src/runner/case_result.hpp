@@ -3,6 +3,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "check/compare.hpp"
 #include "ops/operator.hpp"
 
@@ -23,6 +25,7 @@ struct CaseResult {
   std::string reason;               // why it was skipped, or what failed beyond the metrics
   std::vector<OutputResult> outputs;
   CaseFigures figures;
+  nlohmann::json resolved;          // attributes/shapes/inputs/dtypes as the case ran
   double time_ms = 0;               // wall time of the whole case (generate, reference, device, compare)
   double device_ms = 0;             // dispatch time from timestamp queries
 

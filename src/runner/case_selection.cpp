@@ -41,7 +41,7 @@ Selection select_cases(const std::vector<std::string>& paths, const SelectOption
       continue;
     }
     try {
-      auto instance = op->instantiate(def);
+      auto instance = instantiate_case(*op, def);
       s.cases.push_back({std::move(def), std::move(instance)});
     } catch (const CaseError& e) {
       s.errors.push_back({def.file, e.pointer(), e.what(), def.name});

@@ -9,9 +9,15 @@ namespace kvbench {
 
 CaseResult run_case(const CaseDef& def, const OpCase& op, Runtime& rt) {
   const auto start = std::chrono::steady_clock::now();
-  CaseResult r{.name = def.name, .file = def.file, .op = def.op};
+  CaseResult r{.name = def.name, .file = def.file, .op = def.op, .resolved = op.resolved()};
+  // Decided from the shapes alone, before any tensor or reference is computed.
+  if (auto reason = op.skip_reason(rt.info())) {
+    r.status = Status::skip;
+    r.reason = *reason;
+    return r;
+  }
   const TensorSet initial = op.make_tensors();
-  const std::vector<Expected> expected = op.reference(initial);
+  const std::vector<Expected> expected = op.golden(initial);
   r.figures = op.figures();
   TensorSet io = initial;
   for (const auto& e : expected) poison_output(e, io.at(e.tensor));

@@ -25,16 +25,52 @@ struct KvCachePush {
   uint32_t num_repeat, input_dtype, scale_dtype, cache_dtype;
 };
 
+const Signature& kvc_signature() {
+  static const Signature sig{
+      .id = "pmx.KeyValueCache",
+      .doc = "store current K/V at start_pos in the (optionally group-quantized) cache of layer layer_idx, "
+             "return the dequantized K/V of positions [0, start_pos + seqlen) (specs/key_value_cache.md)",
+      .params =
+          {
+              {.section = "attributes", .name = "num_layer", .min = 1, .doc = "layers in the cache"},
+              {.section = "attributes", .name = "layer_idx", .min = 0, .doc = "the layer written and read, < num_layer"},
+              {.section = "attributes", .name = "quant_bit", .allowed = {0, 8, 4}, .doc = "0 (no quantization), 8, or 4 (kvbench's extension)"},
+              {.section = "attributes", .name = "quant_group", .fallback = 8, .min = 1, .doc = "elements per scale; divides head_dim"},
+              {.section = "attributes", .name = "num_repeat", .fallback = 1, .min = 1, .doc = "output heads per kv head (GQA)"},
+              {.section = "attributes", .name = "cache_layout", .fallback = 0, .allowed = {0, 1}, .doc = "0: (MaxB, L, 2, MaxS, H, Dh); 1: (L, MaxB, 2, H, MaxS, Dh)"},
+              {.section = "shapes", .name = "batch", .min = 1, .doc = "B"},
+              {.section = "shapes", .name = "seqlen", .min = 1, .doc = "S, tokens stored per batch"},
+              {.section = "shapes", .name = "num_heads", .min = 1, .doc = "H, kv heads"},
+              {.section = "shapes", .name = "head_dim", .min = 1, .doc = "Dh"},
+              {.section = "shapes", .name = "max_batch", .derived = "batch", .min = 1, .doc = "MaxB, >= batch"},
+              {.section = "shapes", .name = "max_seqlen", .min = 1, .doc = "MaxS, >= start_pos + seqlen"},
+              {.section = "inputs", .name = "start_pos", .min = 0, .doc = "first position written"},
+          },
+      .tensors =
+          {
+              {.name = "current_key", .shape = "[B, S, H, Dh]", .choices = {DType::f16, DType::f32}, .dtype_rule = "T1: f16 (default) or f32", .range = {{-1, 1}}},
+              {.name = "current_value", .shape = "[B, S, H, Dh]", .choices = {DType::f16, DType::f32}, .dtype_rule = "T1 (= current_key)", .range = {{-1, 1}}},
+              {.name = "start_pos", .shape = "[]", .dtype_rule = "i64", .doc = "inputs.start_pos"},
+              {.name = "cache", .role = Role::inplace, .shape = "layout 0: [MaxB, L, 2, MaxS, H, Dh]; 1: [L, MaxB, 2, H, MaxS, Dh]",
+               .dtype_rule = "T1, i8 or s4 by quant_bit", .doc = "starts full of valid random contents"},
+              {.name = "scale", .role = Role::inplace, .shape = "the cache's, last dim Dh / quant_group",
+               .choices = {DType::f16, DType::f32}, .dtype_rule = "f16 (default) or f32", .present = "quant_bit > 0"},
+              {.name = "key", .role = Role::output, .shape = "[B, start_pos + S, H * num_repeat, Dh]", .dtype_rule = "T1"},
+              {.name = "value", .role = Role::output, .shape = "[B, start_pos + S, H * num_repeat, Dh]", .dtype_rule = "T1"},
+          },
+  };
+  return sig;
+}
+
 struct Params {
   int64_t num_layer, layer_idx, quant_bit, quant_group, num_repeat, cache_layout;
   int64_t batch, seqlen, num_heads, head_dim, max_batch, max_seqlen, start_pos;
   DType input, scale, cache;
-  std::pair<double, double> key_range, value_range;
 };
 
 class KeyValueCacheCase final : public OpCase {
  public:
-  KeyValueCacheCase(const CaseDef& c, Params p) : def_(c), p_(p) {}
+  KeyValueCacheCase(Args a, Params p) : OpCase(std::move(a)), p_(p) {}
 
   std::string describe() const override {
     return "B=" + std::to_string(p_.batch) + " S=" + std::to_string(p_.seqlen) + " H=" + std::to_string(p_.num_heads) +
@@ -60,37 +96,32 @@ class KeyValueCacheCase final : public OpCase {
     return static_cast<size_t>(((((l * p_.max_batch + b) * 2 + kv) * H + h) * p_.max_seqlen + t) * last);
   }
 
-  TensorSet make_tensors() const override {
-    TensorSet ts;
+  std::vector<TensorSpec> tensor_specs() const override {
     const Shape cur{p_.batch, p_.seqlen, p_.num_heads, p_.head_dim};
-    auto fill_uniform = [&](Tensor& t, std::pair<double, double> r) {
-      CounterRng rng(def_.seed, t.name());
-      for (size_t i = 0; i < t.numel(); ++i) t.set(i, rng.uniform(i, r.first, r.second));
-    };
-    Tensor key("current_key", p_.input, cur, Role::input), value("current_value", p_.input, cur, Role::input);
-    fill_uniform(key, p_.key_range);
-    fill_uniform(value, p_.value_range);
-    Tensor start("start_pos", DType::i64, {}, Role::input);
-    start.set(0, static_cast<double>(p_.start_pos));
-
-    // The cache starts full of valid random contents (codes in range, positive scales),
-    // so the positions before start_pos that the operator reads back are meaningful.
-    Tensor cache("cache", p_.cache, cache_shape(p_.head_dim), Role::inplace);
-    CounterRng cache_rng(def_.seed, "cache");
-    const int64_t qmax = p_.quant_bit == 8 ? 127 : 7;
-    for (size_t i = 0; i < cache.numel(); ++i)
-      cache.set(i, p_.quant_bit ? static_cast<double>(cache_rng.integer(i, -qmax, qmax)) : cache_rng.uniform(i, -1, 1));
-    ts.tensors = {std::move(key), std::move(value), std::move(start), std::move(cache)};
-    if (p_.quant_bit) {
-      Tensor scale("scale", p_.scale, cache_shape(groups()), Role::inplace);
-      CounterRng scale_rng(def_.seed, "scale");
-      for (size_t i = 0; i < scale.numel(); ++i) scale.set(i, scale_rng.uniform(i, 1.0 / 1024, 1.0 / 64));
-      ts.tensors.push_back(std::move(scale));
-    }
     const Shape out{p_.batch, p_.start_pos + p_.seqlen, p_.num_heads * p_.num_repeat, p_.head_dim};
-    ts.tensors.emplace_back("key", p_.input, out, Role::output);
-    ts.tensors.emplace_back("value", p_.input, out, Role::output);
-    return ts;
+    std::vector<TensorSpec> s{{"current_key", p_.input, cur}, {"current_value", p_.input, cur},
+                              {"start_pos", DType::i64, {}}, {"cache", p_.cache, cache_shape(p_.head_dim)}};
+    if (p_.quant_bit) s.push_back({"scale", p_.scale, cache_shape(groups())});
+    s.push_back({"key", p_.input, out});
+    s.push_back({"value", p_.input, out});
+    return s;
+  }
+
+  // The cache starts full of valid random contents (codes in range, positive scales),
+  // so the positions before start_pos that the operator reads back are meaningful.
+  void fill(Tensor& t) const override {
+    const CounterRng rng(args().seed(), t.name());
+    const int64_t qmax = p_.quant_bit == 8 ? 127 : 7;
+    if (t.name() == "start_pos") {
+      fill_values(t, {p_.start_pos});
+    } else if (t.name() == "cache") {
+      for (size_t i = 0; i < t.numel(); ++i)
+        t.set(i, p_.quant_bit ? static_cast<double>(rng.integer(i, -qmax, qmax)) : rng.uniform(i, -1, 1));
+    } else if (t.name() == "scale") {
+      fill_uniform(t, {1.0 / 1024, 1.0 / 64});
+    } else {
+      OpCase::fill(t);
+    }
   }
 
   std::vector<Expected> reference(const TensorSet& in) const override {
@@ -99,9 +130,9 @@ class KeyValueCacheCase final : public OpCase {
     const int64_t G = p_.quant_group, D = p_.head_dim, ng = groups();
 
     // The cache and scale after the store: initial contents with the written rows replaced.
-    Expected cache = expect_unchanged(cache_in, def_.tolerance("cache", {}));
+    Expected cache = expect_unchanged(cache_in);
     Expected scale;
-    if (quant) scale = expect_unchanged(in.at("scale"), def_.tolerance("scale", {}));
+    if (quant) scale = expect_unchanged(in.at("scale"));
     for (int64_t kv = 0; kv < 2; ++kv) {
       const Tensor& cur = in.at(kv == 0 ? "current_key" : "current_value");
       for (int64_t b = 0; b < p_.batch; ++b)
@@ -120,9 +151,9 @@ class KeyValueCacheCase final : public OpCase {
     const int64_t total = p_.start_pos + p_.seqlen, R = p_.num_repeat, OH = p_.num_heads * R;
     for (int64_t kv = 0; kv < 2; ++kv) {
       Expected e{.tensor = kv == 0 ? "key" : "value"};
-      e.tolerance = def_.tolerance(e.tensor, {});
       const size_t n = static_cast<size_t>(p_.batch * total * OH * D);
       e.value.resize(n);
+      e.exact.resize(n);
       e.alternate.assign(n, Expected::none);
       size_t i = 0;
       for (int64_t b = 0; b < p_.batch; ++b)
@@ -131,14 +162,15 @@ class KeyValueCacheCase final : public OpCase {
             for (int64_t d = 0; d < D; ++d, ++i) {
               const size_t c = row(b, kv, t, o / R, D) + d;
               if (!quant) {
-                e.value[i] = round_to(p_.input, cache.value[c]);
+                e.value[i] = e.exact[i] = cache.value[c];
                 continue;
               }
+              // T1(S(q * s)): exact holds S(q * s), before the final rounding to T1.
               const double s = scale.value[row(b, kv, t, o / R, ng) + d / G];
+              e.exact[i] = round_to(p_.scale, cache.value[c] * s);
               e.value[i] = dequant_ppl(cache.value[c], s, p_.scale, p_.input);
               if (!std::isnan(cache.alternate[c])) e.alternate[i] = dequant_ppl(cache.alternate[c], s, p_.scale, p_.input);
             }
-      e.exact = e.value;
       out.push_back(std::move(e));
     }
     out.push_back(std::move(cache));
@@ -178,54 +210,43 @@ class KeyValueCacheCase final : public OpCase {
   }
 
  private:
-  CaseDef def_;
   Params p_;
 };
 
 class KeyValueCacheOperator final : public Operator {
  public:
-  std::string id() const override { return "pmx.KeyValueCache"; }
+  const Signature& signature() const override { return kvc_signature(); }
 
-  std::unique_ptr<OpCase> instantiate(const CaseDef& c) const override {
+  std::unique_ptr<OpCase> instantiate(Args a) const override {
     Params p{};
-    p.num_layer = c.integer("attributes", "num_layer");
-    p.layer_idx = c.integer("attributes", "layer_idx");
-    p.quant_bit = c.integer("attributes", "quant_bit");
-    p.quant_group = c.integer("attributes", "quant_group", 8);
-    p.num_repeat = c.integer("attributes", "num_repeat", 1);
-    p.cache_layout = c.integer("attributes", "cache_layout", 0);
-    p.batch = c.integer("shapes", "batch");
-    p.seqlen = c.integer("shapes", "seqlen");
-    p.num_heads = c.integer("shapes", "num_heads");
-    p.head_dim = c.integer("shapes", "head_dim");
-    p.max_batch = c.integer("shapes", "max_batch", p.batch);
-    p.max_seqlen = c.integer("shapes", "max_seqlen");
-    p.start_pos = c.integer("inputs", "start_pos");
-    p.input = c.dtype("current_key", DType::f16, {DType::f16, DType::f32});
-    if (c.has("dtypes", "current_value") && c.dtype("current_value", p.input, {DType::f16, DType::f32}) != p.input)
-      c.fail("dtypes", "current_value", "current_value must have the dtype of current_key (T1)");
-    p.scale = c.dtype("scale", DType::f16, {DType::f16, DType::f32});
-    p.key_range = c.range("current_key", {-1, 1});
-    p.value_range = c.range("current_value", {-1, 1});
+    p.num_layer = a.integer("num_layer");
+    p.layer_idx = a.integer("layer_idx");
+    p.quant_bit = a.integer("quant_bit");
+    p.quant_group = a.integer("quant_group");
+    p.num_repeat = a.integer("num_repeat");
+    p.cache_layout = a.integer("cache_layout");
+    p.batch = a.integer("batch");
+    p.seqlen = a.integer("seqlen");
+    p.num_heads = a.integer("num_heads");
+    p.head_dim = a.integer("head_dim");
+    if (!a.written("max_batch")) a.resolve("max_batch", p.batch);
+    p.max_batch = a.integer("max_batch");
+    p.max_seqlen = a.integer("max_seqlen");
+    p.start_pos = a.integer("start_pos");
+    p.input = a.dtype("current_key", DType::f16);
+    a.require_same_dtype("current_value", p.input, "current_key");
+    p.scale = a.dtype("scale", DType::f16);
 
-    if (p.num_layer < 1) c.fail("attributes", "num_layer", "num_layer must be at least 1");
-    if (p.layer_idx < 0 || p.layer_idx >= p.num_layer)
-      c.fail("attributes", "layer_idx", "layer_idx must lie in [0, num_layer) = [0, " + std::to_string(p.num_layer) + ")");
-    if (p.quant_bit != 0 && p.quant_bit != 8 && p.quant_bit != 4)
-      c.fail("attributes", "quant_bit", "quant_bit must be 0, 8 or 4 (4 is kvbench's extension)");
-    if (p.num_repeat < 1) c.fail("attributes", "num_repeat", "num_repeat must be at least 1");
-    if (p.cache_layout != 0 && p.cache_layout != 1) c.fail("attributes", "cache_layout", "cache_layout must be 0 or 1");
-    for (const char* dim : {"batch", "seqlen", "num_heads", "head_dim"})
-      if (c.integer("shapes", dim) < 1) c.fail("shapes", dim, std::string(dim) + " must be at least 1");
-    if (p.quant_bit && (p.quant_group < 1 || p.head_dim % p.quant_group != 0))
-      c.fail("attributes", "quant_group", "quant_group must divide head_dim (" + std::to_string(p.head_dim) + ")");
-    if (p.max_batch < p.batch) c.fail("shapes", "max_batch", "max_batch must be at least batch");
-    if (p.start_pos < 0) c.fail("inputs", "start_pos", "start_pos must not be negative");
+    if (p.layer_idx >= p.num_layer)
+      a.fail("layer_idx", "layer_idx must lie in [0, num_layer) = [0, " + std::to_string(p.num_layer) + ")");
+    if (p.quant_bit && p.head_dim % p.quant_group != 0)
+      a.fail("quant_group", "quant_group must divide head_dim (" + std::to_string(p.head_dim) + ")");
+    if (p.max_batch < p.batch) a.fail("max_batch", "max_batch must be at least batch");
     if (p.start_pos + p.seqlen > p.max_seqlen)
-      c.fail("inputs", "start_pos", "start_pos + seqlen (" + std::to_string(p.start_pos + p.seqlen) +
-                                        ") exceeds max_seqlen (" + std::to_string(p.max_seqlen) + ")");
+      a.fail("start_pos", "start_pos + seqlen (" + std::to_string(p.start_pos + p.seqlen) + ") exceeds max_seqlen (" +
+                              std::to_string(p.max_seqlen) + ")");
     p.cache = p.quant_bit == 8 ? DType::i8 : p.quant_bit == 4 ? DType::s4 : p.input;
-    return std::make_unique<KeyValueCacheCase>(c, p);
+    return std::make_unique<KeyValueCacheCase>(std::move(a), p);
   }
 };
 

@@ -34,63 +34,99 @@ size_t MhcaParams::row_offset(int64_t T, int64_t c, int64_t h, int64_t last) con
   return static_cast<size_t>(r * last);
 }
 
-MhcaParams parse_mhca_params(const CaseDef& c) {
-  MhcaParams p;
-  p.num_heads = c.integer("attributes", "num_heads");
-  p.head_dim = c.integer("attributes", "head_dim");
-  p.is_causal = c.boolean("attributes", "is_causal");
-  p.is_alibi = c.boolean("attributes", "is_alibi", false);
-  p.num_kv_heads = c.integer("attributes", "num_kv_heads", 0);
-  p.num_layer = c.integer("attributes", "num_layer", 1);
-  p.layer_idx = c.integer("attributes", "layer_idx", 0);
-  p.quant_bit = c.integer("attributes", "quant_bit", 0);
-  p.quant_group = c.integer("attributes", "quant_group", 8);
-  p.cache_mode = c.integer("attributes", "cache_mode", 0);
-  p.cache_layout = c.integer("attributes", "cache_layout", 0);
-  p.page_size = c.integer("attributes", "page_size", 128);
-  p.seqlens = c.integers("inputs", "seqlens");
-  p.start_pos = c.integers("inputs", "start_pos");
-  p.decoding_batches = c.integer("inputs", "decoding_batches", 0);
-  p.mask_rank = c.integer("shapes", "attn_mask_rank", 0);
-  p.mask_padding = c.integer("shapes", "attn_mask_padding", 0);
-  p.cache_gap = c.integer("shapes", "cache_gap", 3);
-  p.spare_pages = c.integer("shapes", "spare_pages", 2);
-  p.t1 = c.dtype("query", DType::f16, {DType::f16, DType::f32});
-  for (const char* t : {"current_key", "current_value"})
-    if (c.has("dtypes", t) && c.dtype(t, p.t1, {DType::f16, DType::f32}) != p.t1)
-      c.fail("dtypes", t, std::string(t) + " must have the dtype of query (T1)");
-  p.scale = c.dtype("scale", DType::f16, {DType::f16, DType::f32});
+const Signature& mhca_signature() {
+  static const Signature sig{
+      .id = "pmx.dynamic_batching.MultiHeadCacheAttention",
+      .doc = "store current K/V of a ragged batch in the offset or paged (int8/int4) cache, then attention of every "
+             "query row over its batch's dequantized K/V (specs/multi_head_cache_attention.md)",
+      .params =
+          {
+              {.section = "attributes", .name = "num_heads", .min = 1, .doc = "query heads"},
+              {.section = "attributes", .name = "head_dim", .min = 1, .doc = "D"},
+              {.section = "attributes", .name = "is_causal", .type = ParamType::boolean, .doc = "causal mask for prefill batches"},
+              {.section = "attributes", .name = "is_alibi", .type = ParamType::boolean, .fallback = false, .doc = "ALiBi bias (PMX's slopes)"},
+              {.section = "attributes", .name = "num_kv_heads", .fallback = 0, .min = 0, .doc = "kv heads, divides num_heads; 0 = num_heads"},
+              {.section = "attributes", .name = "num_layer", .fallback = 1, .min = 1, .doc = "layers in the cache"},
+              {.section = "attributes", .name = "layer_idx", .fallback = 0, .min = 0, .doc = "the layer used, < num_layer"},
+              {.section = "attributes", .name = "quant_bit", .fallback = 0, .allowed = {0, 8, 4}, .doc = "cache quantization: 0, 8 or 4"},
+              {.section = "attributes", .name = "quant_group", .fallback = 8, .min = 1, .doc = "elements per scale; divides head_dim"},
+              {.section = "attributes", .name = "cache_mode", .fallback = 0, .allowed = {0, 1}, .doc = "0 offset (cachestarts[b]), 1 paged"},
+              {.section = "attributes", .name = "cache_layout", .fallback = 0, .allowed = {0, 1, 2, 3}, .doc = "cache axis order (spec's layout table)"},
+              {.section = "attributes", .name = "page_size", .fallback = 128, .min = 1, .doc = "tokens per page (cache_mode 1)"},
+              {.section = "inputs", .name = "seqlens", .type = ParamType::integers, .min = 1, .doc = "query tokens per batch"},
+              {.section = "inputs", .name = "start_pos", .type = ParamType::integers, .min = 0, .doc = "cached tokens per batch before this step"},
+              {.section = "inputs", .name = "decoding_batches", .fallback = 0, .min = 0, .doc = "the first batches, one token each"},
+              {.section = "shapes", .name = "attn_mask_rank", .fallback = 0, .allowed = {0, 2, 3}, .doc = "attn_mask: 0 none, 2 [rows, cols], 3 [H, rows, cols]"},
+              {.section = "shapes", .name = "attn_mask_padding", .fallback = 0, .min = 0, .doc = "extra attn_mask columns past sum(kvlens)"},
+              {.section = "shapes", .name = "cache_gap", .fallback = 3, .min = 0, .doc = "poisoned rows before each sequence (offset mode)"},
+              {.section = "shapes", .name = "spare_pages", .fallback = 2, .min = 0, .doc = "poisoned unused pages (paged mode)"},
+          },
+      .tensors =
+          {
+              {.name = "query", .shape = "[rows, num_heads, D]", .choices = {DType::f16, DType::f32}, .dtype_rule = "T1: f16 (default) or f32", .range = {{-1, 1}}},
+              {.name = "current_key", .shape = "[rows, num_kv_heads, D]", .choices = {DType::f16, DType::f32}, .dtype_rule = "T1 (= query)", .range = {{-1, 1}}},
+              {.name = "current_value", .shape = "[rows, num_kv_heads, D]", .choices = {DType::f16, DType::f32}, .dtype_rule = "T1 (= query)", .range = {{-1, 1}}},
+              {.name = "seqstarts", .shape = "[B + 1]", .dtype_rule = "i64", .doc = "prefix sums of seqlens"},
+              {.name = "kvstarts", .shape = "[B + 1]", .dtype_rule = "i64", .doc = "prefix sums of start_pos + seqlens"},
+              {.name = "cachestarts", .shape = "[B] (offset) or [B, max_pages] (paged)", .dtype_rule = "i64", .doc = "first cache row, or the page table (-1 padded)"},
+              {.name = "start_pos", .shape = "[B]", .dtype_rule = "i64"},
+              {.name = "decoding_batches", .shape = "[]", .dtype_rule = "i64"},
+              {.name = "max_seqlen", .shape = "[]", .dtype_rule = "i64"},
+              {.name = "max_kvlen", .shape = "[]", .dtype_rule = "i64"},
+              {.name = "cache", .role = Role::inplace, .shape = "by cache_layout, last dim D", .dtype_rule = "T1, i8 or s4 by quant_bit",
+               .doc = "unreferenced rows, layers and pages are NaN / NaN-scaled poison"},
+              {.name = "scale", .role = Role::inplace, .shape = "the cache's, last dim D / quant_group", .choices = {DType::f16, DType::f32},
+               .dtype_rule = "f16 (default) or f32", .present = "quant_bit > 0"},
+              {.name = "attn_mask", .shape = "[rows, cols] or [num_heads, rows, cols]", .dtype_rule = "T1",
+               .present = "attn_mask_rank > 0", .doc = "additive; one in eight -inf; NaN outside each batch's block"},
+              {.name = "attn_output", .role = Role::output, .shape = "[rows, num_heads, D]", .dtype_rule = "T1"},
+          },
+  };
+  return sig;
+}
 
-  if (p.num_heads < 1) c.fail("attributes", "num_heads", "num_heads must be at least 1");
-  if (p.num_kv_heads == 0) p.num_kv_heads = p.num_heads;  // the document's default
-  if (p.num_kv_heads < 1 || p.num_heads % p.num_kv_heads != 0)
-    c.fail("attributes", "num_kv_heads", "num_heads must be divisible by num_kv_heads");
-  if (p.head_dim < 1) c.fail("attributes", "head_dim", "head_dim must be at least 1");
-  if (p.num_layer < 1) c.fail("attributes", "num_layer", "num_layer must be at least 1");
-  if (p.layer_idx < 0 || p.layer_idx >= p.num_layer) c.fail("attributes", "layer_idx", "layer_idx must lie in [0, num_layer)");
-  if (p.quant_bit != 0 && p.quant_bit != 8 && p.quant_bit != 4) c.fail("attributes", "quant_bit", "quant_bit must be 0, 8 or 4");
-  if (p.quant_bit && (p.quant_group < 1 || p.head_dim % p.quant_group != 0))
-    c.fail("attributes", "quant_group", "quant_group must divide head_dim");
-  if (p.cache_mode != 0 && p.cache_mode != 1) c.fail("attributes", "cache_mode", "cache_mode must be 0 or 1");
-  if (p.cache_layout < 0 || p.cache_layout > 3) c.fail("attributes", "cache_layout", "cache_layout must be 0, 1, 2 or 3");
-  if (p.page_size < 1) c.fail("attributes", "page_size", "page_size must be at least 1");
-  const int64_t B = p.batches();
-  if (B < 1) c.fail("inputs", "seqlens", "seqlens needs at least one batch");
-  if (static_cast<int64_t>(p.start_pos.size()) != B)
-    c.fail("inputs", "start_pos", "start_pos needs one entry per batch (" + std::to_string(B) + ")");
-  for (int64_t b = 0; b < B; ++b) {
-    if (p.seqlens[b] < 1) c.fail("inputs", "seqlens", "seqlens[" + std::to_string(b) + "] must be at least 1");
-    if (p.start_pos[b] < 0) c.fail("inputs", "start_pos", "start_pos[" + std::to_string(b) + "] must not be negative");
+MhcaParams parse_mhca_params(Args& c) {
+  MhcaParams p;
+  p.num_heads = c.integer("num_heads");
+  p.head_dim = c.integer("head_dim");
+  p.is_causal = c.boolean("is_causal");
+  p.is_alibi = c.boolean("is_alibi");
+  p.num_kv_heads = c.integer("num_kv_heads");
+  p.num_layer = c.integer("num_layer");
+  p.layer_idx = c.integer("layer_idx");
+  p.quant_bit = c.integer("quant_bit");
+  p.quant_group = c.integer("quant_group");
+  p.cache_mode = c.integer("cache_mode");
+  p.cache_layout = c.integer("cache_layout");
+  p.page_size = c.integer("page_size");
+  p.seqlens = c.integers("seqlens");
+  p.start_pos = c.integers("start_pos");
+  p.decoding_batches = c.integer("decoding_batches");
+  p.mask_rank = c.integer("attn_mask_rank");
+  p.mask_padding = c.integer("attn_mask_padding");
+  p.cache_gap = c.integer("cache_gap");
+  p.spare_pages = c.integer("spare_pages");
+  p.t1 = c.dtype("query", DType::f16);
+  c.require_same_dtype("current_key", p.t1, "query");
+  c.require_same_dtype("current_value", p.t1, "query");
+  p.scale = c.dtype("scale", DType::f16);
+
+  if (p.num_kv_heads == 0) {  // the document's default
+    p.num_kv_heads = p.num_heads;
+    c.resolve("num_kv_heads", p.num_kv_heads);
   }
-  if (p.decoding_batches < 0 || p.decoding_batches > B)
-    c.fail("inputs", "decoding_batches", "decoding_batches must lie in [0, batches]");
+  if (p.num_heads % p.num_kv_heads != 0) c.fail("num_kv_heads", "num_heads must be divisible by num_kv_heads");
+  if (p.layer_idx >= p.num_layer) c.fail("layer_idx", "layer_idx must lie in [0, num_layer)");
+  if (p.quant_bit && p.head_dim % p.quant_group != 0) c.fail("quant_group", "quant_group must divide head_dim");
+  const int64_t B = p.batches();
+  if (B < 1) c.fail("seqlens", "seqlens needs at least one batch");
+  if (static_cast<int64_t>(p.start_pos.size()) != B)
+    c.fail("start_pos", "start_pos needs one entry per batch (" + std::to_string(B) + ")");
+  if (p.decoding_batches > B) c.fail("decoding_batches", "decoding_batches must lie in [0, batches]");
   for (int64_t b = 0; b < p.decoding_batches; ++b)
     if (p.seqlens[b] != 1)
-      c.fail("inputs", "seqlens", "decoding batch " + std::to_string(b) + " has seqlen " + std::to_string(p.seqlens[b]) +
-                                      ": decoding batches hold one query token (specs/multi_head_cache_attention.md)");
-  if (p.mask_rank != 0 && p.mask_rank != 2 && p.mask_rank != 3)
-    c.fail("shapes", "attn_mask_rank", "attn_mask_rank must be 0 (no mask), 2 or 3");
-  if (p.mask_padding < 0) c.fail("shapes", "attn_mask_padding", "attn_mask_padding must not be negative");
+      c.fail("seqlens", "decoding batch " + std::to_string(b) + " has seqlen " + std::to_string(p.seqlens[b]) +
+                            ": decoding batches hold one query token (specs/multi_head_cache_attention.md)");
   if (p.quant_bit == 0) p.cache = p.t1;
   else p.cache = p.quant_bit == 8 ? DType::i8 : DType::s4;
 
@@ -122,7 +158,7 @@ MhcaParams parse_mhca_params(const CaseDef& c) {
     const int64_t total = used + p.spare_pages;
     std::vector<int64_t> order(static_cast<size_t>(total));
     std::iota(order.begin(), order.end(), 0);
-    const CounterRng rng(c.seed, "page_table");
+    const CounterRng rng(c.seed(), "page_table");
     for (int64_t i = total - 1; i > 0; --i) std::swap(order[i], order[rng.integer(static_cast<uint64_t>(i), 0, i)]);
     p.max_pages = most + 1;
     p.cachestarts.assign(static_cast<size_t>(B * p.max_pages), -1);

@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "cases/case_def.hpp"
+#include "ops/signature.hpp"
 #include "core/dtype.hpp"
 
 namespace kvbench {
@@ -44,7 +44,8 @@ struct MhcaParams {
   size_t row_offset(int64_t T, int64_t c, int64_t h, int64_t last) const;
 };
 
-// Parses and checks a case (throws CaseError naming the field); `seed` shuffles the page table.
-MhcaParams parse_mhca_params(const CaseDef& c);
+const Signature& mhca_signature();
+// Checks a parsed case (throws CaseError naming the field); the seed shuffles the page table.
+MhcaParams parse_mhca_params(Args& c);
 
 }  // namespace kvbench

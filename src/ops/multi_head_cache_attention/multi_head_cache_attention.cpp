@@ -32,15 +32,9 @@ struct MhcaPush {
   uint32_t total_rows, num_items, batches, group_shift;
 };
 
-Tensor index_tensor(const std::string& name, const std::vector<int64_t>& values, Shape shape) {
-  Tensor t(name, DType::i64, std::move(shape), Role::input);
-  for (size_t i = 0; i < values.size(); ++i) t.set(i, static_cast<double>(values[i]));
-  return t;
-}
-
 class MhcaCase final : public OpCase {
  public:
-  MhcaCase(const CaseDef& c, MhcaParams p) : def_(c), p_(std::move(p)) {}
+  MhcaCase(Args a, MhcaParams p) : OpCase(std::move(a)), p_(std::move(p)) {}
 
   std::string describe() const override {
     std::string s = "B=" + std::to_string(p_.batches()) + " rows=" + std::to_string(p_.total_rows()) +
@@ -63,76 +57,88 @@ class MhcaCase final : public OpCase {
     return r;
   }
 
-  TensorSet make_tensors() const override {
-    TensorSet ts;
-    const int64_t rows = p_.total_rows(), H = p_.num_heads, Hk = p_.num_kv_heads, D = p_.head_dim;
-    auto uniform = [&](const std::string& name, Shape shape) {
-      Tensor t(name, p_.t1, std::move(shape), Role::input);
-      const auto r = def_.range(name, {-1, 1});
-      CounterRng rng(def_.seed, name);
-      for (size_t i = 0; i < t.numel(); ++i) t.set(i, rng.uniform(i, r.first, r.second));
-      return t;
+  std::vector<TensorSpec> tensor_specs() const override {
+    const int64_t rows = p_.total_rows(), H = p_.num_heads, Hk = p_.num_kv_heads, D = p_.head_dim, B = p_.batches();
+    std::vector<TensorSpec> s{
+        {"query", p_.t1, {rows, H, D}},
+        {"current_key", p_.t1, {rows, Hk, D}},
+        {"current_value", p_.t1, {rows, Hk, D}},
+        {"seqstarts", DType::i64, {B + 1}},
+        {"kvstarts", DType::i64, {B + 1}},
+        {"cachestarts", DType::i64, p_.cache_mode == 0 ? Shape{B} : Shape{B, p_.max_pages}},
+        {"start_pos", DType::i64, {B}},
+        {"decoding_batches", DType::i64, {}},
+        {"max_seqlen", DType::i64, {}},
+        {"max_kvlen", DType::i64, {}},
+        {"cache", p_.cache, p_.cache_shape(D)},
     };
-    ts.tensors.push_back(uniform("query", {rows, H, D}));
-    ts.tensors.push_back(uniform("current_key", {rows, Hk, D}));
-    ts.tensors.push_back(uniform("current_value", {rows, Hk, D}));
-    const int64_t B = p_.batches();
-    ts.tensors.push_back(index_tensor("seqstarts", p_.seqstarts, {B + 1}));
-    ts.tensors.push_back(index_tensor("kvstarts", p_.kvstarts, {B + 1}));
-    ts.tensors.push_back(index_tensor("cachestarts", p_.cachestarts,
-                                      p_.cache_mode == 0 ? Shape{B} : Shape{B, p_.max_pages}));
-    ts.tensors.push_back(index_tensor("start_pos", p_.start_pos, {B}));
+    if (p_.quant_bit) s.push_back({"scale", p_.scale, p_.cache_shape(p_.scale_groups())});
+    if (p_.mask_rank)
+      s.push_back({"attn_mask", p_.t1, p_.mask_rank == 3 ? Shape{H, rows, p_.mask_cols()} : Shape{rows, p_.mask_cols()}});
+    s.push_back({"attn_output", p_.t1, {rows, H, D}});
+    return s;
+  }
+
+  void fill(Tensor& t) const override {
+    const std::string& name = t.name();
     int64_t max_seqlen = 0, max_kvlen = 0;
-    for (int64_t b = 0; b < B; ++b) {
+    for (int64_t b = 0; b < p_.batches(); ++b) {
       max_seqlen = std::max(max_seqlen, p_.seqlens[b]);
       max_kvlen = std::max(max_kvlen, p_.kvlen(b));
     }
-    ts.tensors.push_back(index_tensor("decoding_batches", {p_.decoding_batches}, {}));
-    ts.tensors.push_back(index_tensor("max_seqlen", {max_seqlen}, {}));
-    ts.tensors.push_back(index_tensor("max_kvlen", {max_kvlen}, {}));
+    if (name == "seqstarts") fill_values(t, p_.seqstarts);
+    else if (name == "kvstarts") fill_values(t, p_.kvstarts);
+    else if (name == "cachestarts") fill_values(t, p_.cachestarts);
+    else if (name == "start_pos") fill_values(t, p_.start_pos);
+    else if (name == "decoding_batches") fill_values(t, {p_.decoding_batches});
+    else if (name == "max_seqlen") fill_values(t, {max_seqlen});
+    else if (name == "max_kvlen") fill_values(t, {max_kvlen});
+    else if (name == "cache") fill_cache(t);
+    else if (name == "scale") fill_scale(t);
+    else if (name == "attn_mask") fill_mask(t);
+    else OpCase::fill(t);
+  }
 
-    // The cache: referenced rows of layer layer_idx hold valid random contents; every
-    // other row, layer, page and gap is poison (NaN values, or NaN scales for int caches),
-    // so a kernel that reads one produces NaN.
+  // The cache: referenced rows of layer layer_idx hold valid random contents; every
+  // other row, layer, page and gap is poison (NaN values, or NaN scales for int caches),
+  // so a kernel that reads one produces NaN.
+  void fill_cache(Tensor& cache) const {
     const auto referenced = referenced_rows();
-    Tensor cache("cache", p_.cache, p_.cache_shape(D), Role::inplace);
-    CounterRng crng(def_.seed, "cache");
-    const int64_t qmax = p_.quant_bit == 8 ? 127 : 7;
+    const CounterRng crng(args().seed(), "cache");
+    const int64_t qmax = p_.quant_bit == 8 ? 127 : 7, D = p_.head_dim;
     for (size_t i = 0; i < cache.numel(); ++i)
       cache.set(i, p_.quant_bit ? static_cast<double>(crng.integer(i, -qmax, qmax)) : kNaN);
-    Tensor scale("scale", p_.scale, p_.quant_bit ? p_.cache_shape(p_.scale_groups()) : Shape{0}, Role::inplace);
-    for (size_t i = 0; i < scale.numel(); ++i) scale.set(i, kNaN);
-    CounterRng srng(def_.seed, "scale");
-    for (int64_t T = 0; T < p_.max_t; ++T) {
-      if (!referenced[T]) continue;
-      for (int64_t c = 0; c < 2; ++c)
-        for (int64_t h = 0; h < Hk; ++h) {
-          const size_t row = p_.row_offset(T, c, h, D);
-          if (!p_.quant_bit)
+    if (p_.quant_bit) return;
+    for (int64_t T = 0; T < p_.max_t; ++T)
+      if (referenced[T])
+        for (int64_t c = 0; c < 2; ++c)
+          for (int64_t h = 0; h < p_.num_kv_heads; ++h) {
+            const size_t row = p_.row_offset(T, c, h, D);
             for (int64_t d = 0; d < D; ++d) cache.set(row + d, crng.uniform(row + d, -1, 1));
-          else
+          }
+  }
+
+  void fill_scale(Tensor& scale) const {
+    const auto referenced = referenced_rows();
+    for (size_t i = 0; i < scale.numel(); ++i) scale.set(i, kNaN);
+    const CounterRng srng(args().seed(), "scale");
+    for (int64_t T = 0; T < p_.max_t; ++T)
+      if (referenced[T])
+        for (int64_t c = 0; c < 2; ++c)
+          for (int64_t h = 0; h < p_.num_kv_heads; ++h)
             for (int64_t g = 0; g < p_.scale_groups(); ++g) {
               const size_t si = p_.row_offset(T, c, h, p_.scale_groups()) + g;
               scale.set(si, srng.uniform(si, 1.0 / 1024, 1.0 / 64));
             }
-        }
-    }
-    ts.tensors.push_back(std::move(cache));
-    if (p_.quant_bit) ts.tensors.push_back(std::move(scale));
-    if (p_.mask_rank) ts.tensors.push_back(make_mask());
-    ts.tensors.emplace_back("attn_output", p_.t1, Shape{rows, H, D}, Role::output);
-    return ts;
   }
 
   // Additive mask: inside each batch's block random values in [-1, 1) with one in eight
   // -inf (never the row's last visible key, so no row is fully masked); outside the blocks
   // and in the padding columns NaN, which a kernel must never read.
-  Tensor make_mask() const {
+  void fill_mask(Tensor& m) const {
     const int64_t rows = p_.total_rows(), cols = p_.mask_cols();
-    Shape shape = p_.mask_rank == 3 ? Shape{p_.num_heads, rows, cols} : Shape{rows, cols};
-    Tensor m("attn_mask", p_.t1, shape, Role::input);
     for (size_t i = 0; i < m.numel(); ++i) m.set(i, kNaN);
-    CounterRng rng(def_.seed, "attn_mask");
+    const CounterRng rng(args().seed(), "attn_mask");
     const int64_t heads = p_.mask_rank == 3 ? p_.num_heads : 1;
     for (int64_t h = 0; h < heads; ++h)
       for (int64_t b = 0; b < p_.batches(); ++b)
@@ -142,16 +148,15 @@ class MhcaCase final : public OpCase {
             const bool keep = t == std::min(p_.kvlen(b) - 1, i + p_.start_pos[b]);
             m.set(idx, (!keep && rng.integer(idx, 0, 7) == 0) ? -kInf : rng.uniform(idx, -1, 1));
           }
-    return m;
   }
 
   std::vector<Expected> reference(const TensorSet& in) const override {
     const int64_t D = p_.head_dim, Hk = p_.num_kv_heads, H = p_.num_heads, G = p_.group_ratio();
     const int64_t ng = p_.scale_groups();
     const bool quant = p_.quant_bit != 0;
-    Expected cache = expect_unchanged(in.at("cache"), def_.tolerance("cache", {}));
+    Expected cache = expect_unchanged(in.at("cache"));
     Expected scale;
-    if (quant) scale = expect_unchanged(in.at("scale"), def_.tolerance("scale", {}));
+    if (quant) scale = expect_unchanged(in.at("scale"));
 
     // 1. Store, exactly as pmx.KeyValueCache's quantizer (specs/key_value_cache.md).
     for (int64_t c = 0; c < 2; ++c) {
@@ -171,11 +176,9 @@ class MhcaCase final : public OpCase {
     const std::vector<double> slopes = alibi_slopes(H);
     const Tensor& query = in.at("query");
     Expected out{.tensor = "attn_output"};
-    out.tolerance = def_.tolerance("attn_output", default_tolerance());
     out.value.assign(static_cast<size_t>(p_.total_rows() * H * D), 0);
     out.exact = out.value;
     const Tensor* mask = p_.mask_rank ? &in.at("attn_mask") : nullptr;
-    const double inv_sqrt_d = 1.0 / std::sqrt(static_cast<double>(D));
     for (int64_t b = 0; b < p_.batches(); ++b) {
       const int64_t kvlen = p_.kvlen(b), seqlen = p_.seqlens[b], offset = kvlen - seqlen;
       // Dequantized K/V rows in T1: T1(S(q * s)) (PMX's dequant then type_as).
@@ -199,12 +202,10 @@ class MhcaCase final : public OpCase {
           const int64_t n = p_.seqstarts[b] + i, hk = h / G;
           std::vector<double> q(static_cast<size_t>(D));
           for (int64_t d = 0; d < D; ++d) q[d] = query.get(query.offset({n, h, d}));
-          std::vector<double> scores(static_cast<size_t>(kvlen));
-          for (int64_t t = 0; t < kvlen; ++t) {
-            double dot = 0;
-            const double* k = &kv[0][(t * Hk + hk) * D];
-            for (int64_t d = 0; d < D; ++d) dot += q[d] * k[d];
-            double s = dot * inv_sqrt_d;
+          AttentionRow row{.kv_len = kvlen, .dk = D, .dv = D, .scale = 1.0 / std::sqrt(static_cast<double>(D)),
+                           .round_p = p_.t1,  // P is cast to V's dtype (T1) before P @ V, as PMX does
+                           .empty = EmptyRow::nan};
+          row.bias = [&](int64_t t, double s) {
             if (causal && t > i + offset) s = -kInf;
             bool has_add = false;
             double add = 0;
@@ -219,23 +220,12 @@ class MhcaCase final : public OpCase {
               const int64_t mrow = p_.mask_rank == 3 ? h * p_.total_rows() + n : n;
               const double mv = mask->get(static_cast<size_t>(mrow * p_.mask_cols() + p_.kvstarts[b] + t));
               add = has_add ? round_to(p_.t1, add + mv) : mv;
-              has_add = true;
             }
-            scores[t] = s + add;
-          }
-          std::vector<double> prob = softmax(scores);
-          // P is cast to V's dtype (T1) before P @ V, as PMX does.
-          for (double& pr : prob) pr = round_to(p_.t1, pr);
-          std::vector<double> o(static_cast<size_t>(D), 0.0);
-          for (int64_t t = 0; t < kvlen; ++t) {
-            const double* v = &kv[1][(t * Hk + hk) * D];
-            for (int64_t d = 0; d < D; ++d) o[d] += prob[t] * v[d];
-          }
-          for (int64_t d = 0; d < D; ++d) {
-            const size_t idx = static_cast<size_t>((n * H + h) * D + d);
-            out.exact[idx] = o[d];
-            out.value[idx] = round_to(p_.t1, o[d]);
-          }
+            return s + add;
+          };
+          const size_t o = static_cast<size_t>((n * H + h) * D);
+          attend_row(row, q.data(), {&kv[0][hk * D], Hk * D}, {&kv[1][hk * D], Hk * D}, &out.exact[o]);
+          for (int64_t d = 0; d < D; ++d) out.value[o + d] = round_to(p_.t1, out.exact[o + d]);
         }
     }
     std::vector<Expected> result{std::move(out), std::move(cache)};
@@ -244,20 +234,23 @@ class MhcaCase final : public OpCase {
   }
 
   // specs/multi_head_cache_attention.md "Tolerance policy".
-  Tolerance default_tolerance() const {
+  Tolerance default_tolerance(const std::string& output) const override {
+    if (output != "attn_output") return {};
     if (p_.t1 == DType::f16) return {.atol = 1e-3, .rtol = 1.0 / 1024};
     return {.atol = 2e-5, .rtol = 1e-4};
   }
 
-  double run_vulkan(Runtime& rt, TensorSet& io) const override {
-    const DeviceInfo& dev = rt.info();
+  void check_device(const DeviceInfo& dev) const override {
     if (dev.subgroup_size < 8 || !dev.subgroup_shuffle)
       throw SkipCase("the attention kernel needs subgroups of at least 8 lanes with shuffles; " + dev.name + " has " +
                      std::to_string(dev.subgroup_size));
-    const int64_t bits = dtype_bits(p_.cache);
-    if (p_.head_dim % 8 != 0 || p_.head_dim > 256 || (p_.head_dim * bits) % 256 != 0)
+    if (p_.head_dim % 8 != 0 || p_.head_dim > 256 || (p_.head_dim * dtype_bits(p_.cache)) % 256 != 0)
       throw SkipCase("the attention kernel splits head_dim over 8 lanes in whole 32-bit words: it needs head_dim <= 256 "
                      "with head_dim * cache bits a multiple of 256 (head_dim " + std::to_string(p_.head_dim) + ")");
+  }
+
+  double run_vulkan(Runtime& rt, TensorSet& io) const override {
+    const int64_t bits = dtype_bits(p_.cache);
     const AttentionPlan plan = plan_attention(p_);
     DeviceTensors t(rt, io);
     std::vector<float> slopes_t1;
@@ -330,15 +323,15 @@ class MhcaCase final : public OpCase {
   }
 
  private:
-  CaseDef def_;
   MhcaParams p_;
 };
 
 class MhcaOperator final : public Operator {
  public:
-  std::string id() const override { return "pmx.dynamic_batching.MultiHeadCacheAttention"; }
-  std::unique_ptr<OpCase> instantiate(const CaseDef& c) const override {
-    return std::make_unique<MhcaCase>(c, parse_mhca_params(c));
+  const Signature& signature() const override { return mhca_signature(); }
+  std::unique_ptr<OpCase> instantiate(Args a) const override {
+    MhcaParams p = parse_mhca_params(a);
+    return std::make_unique<MhcaCase>(std::move(a), std::move(p));
   }
 };
 

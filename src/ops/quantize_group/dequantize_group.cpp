@@ -9,6 +9,7 @@
 #include "ops/quantize_group/group_params.hpp"
 #include "ops/quantize_group/quantize_group.hpp"
 #include "ops/vulkan_io.hpp"
+#include "core/float_format.hpp"
 #include "ref/quant.hpp"
 #include "vk/runtime.hpp"
 
@@ -25,8 +26,8 @@ struct DequantizePush {
 
 class DequantizeGroupCase final : public OpCase {
  public:
-  DequantizeGroupCase(const CaseDef& c, GroupParams p, Formula f, DType scale, DType shift, DType y)
-      : def_(c), p_(p), formula_(f), scale_(scale), shift_(shift), y_(y) {}
+  DequantizeGroupCase(Args a, GroupParams p, Formula f, DType scale, DType shift, DType y)
+      : OpCase(std::move(a)), p_(p), formula_(f), scale_(scale), shift_(shift), y_(y) {}
 
   const char* shift_name() const { return formula_ == Formula::onednn ? "zero_point" : "offset"; }
   bool has_shift() const { return p_.zero_point; }
@@ -39,56 +40,47 @@ class DequantizeGroupCase final : public OpCase {
            (has_shift() ? std::string(" ") + shift_name() + "=" + std::string(dtype_name(shift_)) : "");
   }
 
-  TensorSet make_tensors() const override {
-    TensorSet ts;
+  std::vector<TensorSpec> tensor_specs() const override {
     const Shape xs{p_.rows, p_.length}, gs{p_.rows, p_.groups()};
-    Tensor x("x", p_.code, xs, Role::input);
-    CounterRng xr(def_.seed, "x");
-    // PPL codes are symmetric ([-qmax, qmax]); the others use the dtype's full range.
-    const int64_t lo = formula_ == Formula::ppl ? -p_.qmax() : p_.qmin();
-    for (size_t i = 0; i < x.numel(); ++i) x.set(i, static_cast<double>(xr.integer(i, lo, p_.qmax())));
-    Tensor scale("scale", scale_, gs, Role::input);
-    const auto sr = def_.range("scale", {1.0 / 64, 1.0 / 4});
-    CounterRng srng(def_.seed, "scale");
-    for (size_t i = 0; i < scale.numel(); ++i) scale.set(i, srng.uniform(i, sr.first, sr.second));
-    ts.tensors = {std::move(x), std::move(scale)};
-    if (has_shift()) {
-      Tensor shift(shift_name(), shift_, gs, Role::input);
-      CounterRng rr(def_.seed, shift_name());
-      for (size_t i = 0; i < shift.numel(); ++i) {
-        if (formula_ == Formula::ascend) {
-          const auto r = def_.range("offset", {-4, 4});
-          shift.set(i, rr.uniform(i, r.first, r.second));
-        } else {
-          const int64_t zlo = shift_ == DType::i32 ? -300 : dtype_int_min(shift_);
-          const int64_t zhi = shift_ == DType::i32 ? 300 : dtype_int_max(shift_);
-          shift.set(i, static_cast<double>(rr.integer(i, zlo, zhi)));
-        }
-      }
-      ts.tensors.push_back(std::move(shift));
+    std::vector<TensorSpec> s{{"x", p_.code, xs}, {"scale", scale_, gs}};
+    if (has_shift()) s.push_back({shift_name(), shift_, gs});
+    s.push_back({"y", y_, xs});
+    return s;
+  }
+
+  void fill(Tensor& t) const override {
+    const CounterRng rng(args().seed(), t.name());
+    if (t.name() == "x") {
+      // PPL codes are symmetric ([-qmax, qmax]); the others use the dtype's full range.
+      const int64_t lo = formula_ == Formula::ppl ? -p_.qmax() : p_.qmin();
+      for (size_t i = 0; i < t.numel(); ++i) t.set(i, static_cast<double>(rng.integer(i, lo, p_.qmax())));
+    } else if (t.name() == "zero_point") {
+      const int64_t zlo = shift_ == DType::i32 ? -300 : dtype_int_min(shift_);
+      const int64_t zhi = shift_ == DType::i32 ? 300 : dtype_int_max(shift_);
+      for (size_t i = 0; i < t.numel(); ++i) t.set(i, static_cast<double>(rng.integer(i, zlo, zhi)));
+    } else {
+      OpCase::fill(t);  // scale, offset: uniform over their ranges
     }
-    ts.tensors.emplace_back("y", y_, xs, Role::output);
-    return ts;
   }
 
   std::vector<Expected> reference(const TensorSet& in) const override {
     const Tensor& x = in.at("x");
     const Tensor& scale = in.at("scale");
     Expected y{.tensor = "y"};
-    y.tolerance = def_.tolerance("y", {});
     for (int64_t r = 0; r < p_.rows; ++r)
       for (int64_t k = 0; k < p_.length; ++k) {
         const size_t i = static_cast<size_t>(r * p_.length + k);
         const size_t g = static_cast<size_t>(r * p_.groups() + k / p_.group_size);
         const double q = x.get(i), s = scale.get(g);
         const double shift = has_shift() ? in.at(shift_name()).get(g) : 0.0;
-        double v = 0, exact = 0;
+        // exact: every rounding of the formula but the last, to y's dtype.
+        double exact = 0;
         switch (formula_) {
-          case Formula::ppl: v = dequant_ppl(q, s, scale_, y_); exact = q * s; break;
-          case Formula::onednn: v = dequant_zero_point(q, shift, s, y_); exact = (q - shift) * s; break;
-          case Formula::ascend: v = dequant_offset(q, shift, s, y_); exact = (q + shift) * s; break;
+          case Formula::ppl: exact = round_to(scale_, q * s); break;
+          case Formula::onednn: exact = round_f32((q - shift) * s); break;
+          case Formula::ascend: exact = round_f32(round_f32(q + shift) * s); break;
         }
-        y.value.push_back(v);
+        y.value.push_back(round_to(y_, exact));
         y.exact.push_back(exact);
       }
     return {std::move(y)};
@@ -109,7 +101,6 @@ class DequantizeGroupCase final : public OpCase {
   }
 
  private:
-  CaseDef def_;
   GroupParams p_;
   Formula formula_;
   DType scale_, shift_, y_;
@@ -117,26 +108,46 @@ class DequantizeGroupCase final : public OpCase {
 
 class DequantizeGroupOperator final : public Operator {
  public:
-  std::string id() const override { return "kvbench.DequantizeGroup"; }
-  std::unique_ptr<OpCase> instantiate(const CaseDef& c) const override {
-    GroupParams p = parse_group_params(c);
-    const std::string name = c.string("attributes", "formula");
-    Formula f;
-    if (name == "ppl") f = Formula::ppl;
-    else if (name == "onednn") f = Formula::onednn;
-    else if (name == "ascend") f = Formula::ascend;
-    else c.fail("attributes", "formula", "formula must be ppl, onednn or ascend");
+  const Signature& signature() const override {
+    static const Signature sig = [] {
+      Signature g{
+          .id = "kvbench.DequantizeGroup",
+          .doc = "codes x [rows, length] with scale (and zero_point or offset) per group -> y, by the ppl, onednn or "
+                 "ascend formula (specs/quantize-group.md)",
+          .params = group_params_declared(),
+          .tensors =
+              {
+                  {.name = "x", .shape = "[rows, length]", .dtype_rule = "s4/i8/u4/u8 by bits and signed"},
+                  {.name = "scale", .shape = "[rows, groups]", .choices = {DType::f16, DType::bf16, DType::f32},
+                   .dtype_rule = "S: f16 (default), bf16 or f32", .range = {{1.0 / 64, 1.0 / 4}}},
+                  {.name = "zero_point", .shape = "[rows, groups]", .choices = {DType::s4, DType::u4, DType::i8, DType::u8, DType::i32},
+                   .dtype_rule = "s4/u4/i8/u8/i32, default = x", .present = "formula onednn with with_zero_point"},
+                  {.name = "offset", .shape = "[rows, groups]", .choices = {DType::f16, DType::bf16, DType::f32},
+                   .dtype_rule = "f16/bf16/f32, default = scale", .range = {{-4, 4}}, .present = "formula ascend with with_zero_point"},
+                  {.name = "y", .role = Role::output, .shape = "[rows, length]", .choices = {DType::f16, DType::bf16, DType::f32},
+                   .dtype_rule = "f16 (default), bf16 or f32"},
+              },
+      };
+      g.params.insert(g.params.begin(), Param{.section = "attributes", .name = "formula", .type = ParamType::string,
+                                              .allowed = {"ppl", "onednn", "ascend"},
+                                              .doc = "ppl: out(S(q*s)); onednn: out(f32((q-zp)*s)); ascend: out(f32(f32(q+offset)*s))"});
+      return g;
+    }();
+    return sig;
+  }
+
+  std::unique_ptr<OpCase> instantiate(Args a) const override {
+    GroupParams p = parse_group_params(a);
+    const std::string name = a.string("formula");
+    const Formula f = name == "ppl" ? Formula::ppl : name == "onednn" ? Formula::onednn : Formula::ascend;
     if (f == Formula::ppl && (p.zero_point || !p.is_signed))
-      c.fail("attributes", p.zero_point ? "with_zero_point" : "signed", "the ppl formula is symmetric: signed codes, no zero point");
-    const DType scale = c.dtype("scale", DType::f16, {DType::f16, DType::bf16, DType::f32});
-    const DType y = c.dtype("y", DType::f16, {DType::f16, DType::bf16, DType::f32});
+      a.fail(p.zero_point ? "with_zero_point" : "signed", "the ppl formula is symmetric: signed codes, no zero point");
+    const DType scale = a.dtype("scale", DType::f16);
+    const DType y = a.dtype("y", DType::f16);
     DType shift = scale;
-    if (f == Formula::onednn) {
-      shift = c.dtype("zero_point", p.code, {DType::s4, DType::u4, DType::i8, DType::u8, DType::i32});
-    } else if (f == Formula::ascend) {
-      shift = c.dtype("offset", scale, {DType::f16, DType::bf16, DType::f32});
-    }
-    return std::make_unique<DequantizeGroupCase>(c, p, f, scale, shift, y);
+    if (f == Formula::onednn) shift = a.dtype("zero_point", p.code);
+    else if (f == Formula::ascend) shift = a.dtype("offset", scale);
+    return std::make_unique<DequantizeGroupCase>(std::move(a), p, f, scale, shift, y);
   }
 };
 

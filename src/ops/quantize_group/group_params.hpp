@@ -2,7 +2,7 @@
 // The attributes and shapes the two group operators share.
 #include <cstdint>
 
-#include "cases/case_def.hpp"
+#include "ops/signature.hpp"
 #include "core/dtype.hpp"
 
 namespace kvbench {
@@ -20,6 +20,8 @@ struct GroupParams {
   int64_t qmax() const { return dtype_int_max(code); }
 };
 
-GroupParams parse_group_params(const CaseDef& c);
+// The attributes and shapes both group operators declare.
+std::vector<Param> group_params_declared();
+GroupParams parse_group_params(Args& c);
 
 }  // namespace kvbench

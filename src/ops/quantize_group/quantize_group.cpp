@@ -22,8 +22,7 @@ struct QuantizePush {
 
 class QuantizeGroupCase final : public OpCase {
  public:
-  QuantizeGroupCase(const CaseDef& c, GroupParams p, DType x, DType scale)
-      : def_(c), p_(p), x_(x), scale_(scale), range_(c.range("x", {-1, 1})) {}
+  QuantizeGroupCase(Args a, GroupParams p, DType x, DType scale) : OpCase(std::move(a)), p_(p), x_(x), scale_(scale) {}
 
   std::string describe() const override {
     return "x=" + shape_string({p_.rows, p_.length}) + " " + std::string(dtype_name(x_)) + " -> " +
@@ -31,24 +30,16 @@ class QuantizeGroupCase final : public OpCase {
            (p_.zero_point ? " asymmetric" : " symmetric") + " scale=" + std::string(dtype_name(scale_));
   }
 
-  TensorSet make_tensors() const override {
-    TensorSet ts;
-    Tensor x("x", x_, {p_.rows, p_.length}, Role::input);
-    CounterRng rng(def_.seed, "x");
-    for (size_t i = 0; i < x.numel(); ++i) x.set(i, rng.uniform(i, range_.first, range_.second));
-    ts.tensors.push_back(std::move(x));
-    ts.tensors.emplace_back("y", p_.code, Shape{p_.rows, p_.length}, Role::output);
-    ts.tensors.emplace_back("scale", scale_, Shape{p_.rows, p_.groups()}, Role::output);
-    if (p_.zero_point) ts.tensors.emplace_back("zero_point", p_.code, Shape{p_.rows, p_.groups()}, Role::output);
-    return ts;
+  std::vector<TensorSpec> tensor_specs() const override {
+    const Shape xs{p_.rows, p_.length}, gs{p_.rows, p_.groups()};
+    std::vector<TensorSpec> s{{"x", x_, xs}, {"y", p_.code, xs}, {"scale", scale_, gs}};
+    if (p_.zero_point) s.push_back({"zero_point", p_.code, gs});
+    return s;
   }
 
   std::vector<Expected> reference(const TensorSet& in) const override {
     const Tensor& x = in.at("x");
     Expected y{.tensor = "y"}, scale{.tensor = "scale"}, zp{.tensor = "zero_point"};
-    y.tolerance = def_.tolerance("y", {});
-    scale.tolerance = def_.tolerance("scale", {});
-    zp.tolerance = def_.tolerance("zero_point", {});
     std::vector<double> row(static_cast<size_t>(p_.length));
     for (int64_t r = 0; r < p_.rows; ++r) {
       for (int64_t k = 0; k < p_.length; ++k) row[k] = x.get(static_cast<size_t>(r * p_.length + k));
@@ -59,14 +50,14 @@ class QuantizeGroupCase final : public OpCase {
         scale.value.push_back(round_to(scale_, q.scale));
         scale.exact.push_back(q.scale);
         zp.value.push_back(static_cast<double>(q.zero_point));
+        zp.exact.push_back(q.zero_point_exact);
         for (int64_t k = 0; k < n; ++k) {
           y.value.push_back(q.code[k]);
-          y.exact.push_back(row[begin + k] / q.scale + static_cast<double>(q.zero_point));
+          y.exact.push_back(q.quotient[k]);
           y.alternate.push_back(q.alternate[k]);
         }
       }
     }
-    zp.exact = zp.value;
     std::vector<Expected> out{std::move(y), std::move(scale)};
     if (p_.zero_point) out.push_back(std::move(zp));
     return out;
@@ -89,22 +80,37 @@ class QuantizeGroupCase final : public OpCase {
   }
 
  private:
-  CaseDef def_;
   GroupParams p_;
   DType x_, scale_;
-  std::pair<double, double> range_;
 };
 
 class QuantizeGroupOperator final : public Operator {
  public:
-  std::string id() const override { return "kvbench.QuantizeGroup"; }
-  std::unique_ptr<OpCase> instantiate(const CaseDef& c) const override {
-    GroupParams p = parse_group_params(c);
-    if (!p.is_signed && !p.zero_point)
-      c.fail("attributes", "signed", "unsigned codes need a zero point (set with_zero_point: true)");
-    const DType x = c.dtype("x", DType::f16, {DType::f16, DType::bf16, DType::f32});
-    const DType scale = c.dtype("scale", DType::f16, {DType::f16, DType::bf16, DType::f32});
-    return std::make_unique<QuantizeGroupCase>(c, p, x, scale);
+  const Signature& signature() const override {
+    static const Signature sig{
+        .id = "kvbench.QuantizeGroup",
+        .doc = "x [rows, length] -> codes y, scale and (asymmetric) zero_point per group along the row "
+               "(specs/quantize-group.md)",
+        .params = group_params_declared(),
+        .tensors =
+            {
+                {.name = "x", .shape = "[rows, length]", .choices = {DType::f16, DType::bf16, DType::f32},
+                 .dtype_rule = "T: f16 (default), bf16 or f32; the compute dtype", .range = {{-1, 1}}},
+                {.name = "y", .role = Role::output, .shape = "[rows, length]", .dtype_rule = "s4/i8/u4/u8 by bits and signed"},
+                {.name = "scale", .role = Role::output, .shape = "[rows, groups]", .choices = {DType::f16, DType::bf16, DType::f32},
+                 .dtype_rule = "f16 (default), bf16 or f32"},
+                {.name = "zero_point", .role = Role::output, .shape = "[rows, groups]", .dtype_rule = "= y", .present = "with_zero_point"},
+            },
+    };
+    return sig;
+  }
+
+  std::unique_ptr<OpCase> instantiate(Args a) const override {
+    GroupParams p = parse_group_params(a);
+    if (!p.is_signed && !p.zero_point) a.fail("signed", "unsigned codes need a zero point (set with_zero_point: true)");
+    const DType x = a.dtype("x", DType::f16);
+    const DType scale = a.dtype("scale", DType::f16);
+    return std::make_unique<QuantizeGroupCase>(std::move(a), p, x, scale);
   }
 };
 

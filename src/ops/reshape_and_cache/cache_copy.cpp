@@ -2,39 +2,36 @@
 
 #include <cstdio>
 
-#include "core/rng.hpp"
-
 namespace kvbench {
 
-TensorSet make_cache_copy_tensors(const CaseDef& c, DType dtype, const Shape& input, const Shape& cache) {
-  TensorSet ts;
-  for (const char* name : {"key", "value"}) {
-    Tensor t(name, dtype, input, Role::input);
-    const auto r = c.range(name, {-1, 1});
-    const CounterRng rng(c.seed, name);
-    for (size_t i = 0; i < t.numel(); ++i) t.set(i, rng.uniform(i, r.first, r.second));
-    ts.tensors.push_back(std::move(t));
-  }
-  for (const char* name : {"key_cache", "value_cache"}) {
-    Tensor t(name, dtype, cache, Role::inplace);
-    const CounterRng rng(c.seed, name);
-    for (size_t i = 0; i < t.numel(); ++i) t.set(i, rng.uniform(i, -2, 2));
-    ts.tensors.push_back(std::move(t));
-  }
-  return ts;
+std::vector<TensorDecl> cache_copy_tensors(const std::string& input_shape, const std::string& cache_shape) {
+  return {
+      {.name = "key", .shape = input_shape, .choices = {DType::f16, DType::bf16, DType::f32},
+       .dtype_rule = "f16 (default), bf16 or f32", .range = {{-1, 1}}},
+      {.name = "value", .shape = input_shape, .choices = {DType::f16, DType::bf16, DType::f32}, .dtype_rule = "= key",
+       .range = {{-1, 1}}},
+      {.name = "key_cache", .role = Role::inplace, .shape = cache_shape, .choices = {DType::f16, DType::bf16, DType::f32},
+       .dtype_rule = "= key", .doc = "starts uniform in [-2, 2)"},
+      {.name = "value_cache", .role = Role::inplace, .shape = cache_shape, .choices = {DType::f16, DType::bf16, DType::f32},
+       .dtype_rule = "= key", .doc = "starts uniform in [-2, 2)"},
+  };
 }
 
-std::vector<Expected> cache_copy_reference(const CaseDef& c, const TensorSet& in, const std::vector<RowCopy>& rows,
-                                           int64_t head_size) {
+void CacheCopyCase::fill(Tensor& t) const {
+  if (t.role() == Role::inplace) return fill_uniform(t, {-2, 2});
+  OpCase::fill(t);
+}
+
+std::vector<Expected> CacheCopyCase::reference(const TensorSet& in) const {
   std::vector<Expected> out;
+  const auto rows = copies();
   for (const char* name : {"key", "value"}) {
     const Tensor& src = in.at(name);
-    const std::string cache_name = std::string(name) + "_cache";
-    Expected e = expect_unchanged(in.at(cache_name), c.tolerance(cache_name, {}));
+    Expected e = expect_unchanged(in.at(std::string(name) + "_cache"));
     for (const auto& r : rows)
-      for (int64_t d = 0; d < head_size; ++d) {
-        const size_t to = static_cast<size_t>(r.dst * head_size + d);
-        e.value[to] = e.exact[to] = src.get(static_cast<size_t>(r.src * head_size + d));
+      for (int64_t d = 0; d < head_size_; ++d) {
+        const size_t to = static_cast<size_t>(r.dst * head_size_ + d);
+        e.value[to] = e.exact[to] = src.get(static_cast<size_t>(r.src * head_size_ + d));
         e.touched[to] = 1;
       }
     out.push_back(std::move(e));
@@ -42,8 +39,14 @@ std::vector<Expected> cache_copy_reference(const CaseDef& c, const TensorSet& in
   return out;
 }
 
-CaseFigures memory_figures(int64_t stored, int64_t uncompressed, int64_t head_size, DType dtype) {
-  const double row_bytes = 2.0 * static_cast<double>(head_size) * dtype_bits(dtype) / 8;  // key + value
+double CacheCopyCase::traffic_bytes(const TensorSet& io) const {
+  const double row = static_cast<double>(head_size_) * dtype_bits(dtype_) / 8;
+  const double read = static_cast<double>(io.at("key").numel()) / static_cast<double>(head_size_);
+  return 2 * row * (read + static_cast<double>(copies().size()));
+}
+
+CaseFigures CacheCopyCase::memory_figures(int64_t stored, int64_t uncompressed) const {
+  const double row_bytes = 2.0 * static_cast<double>(head_size_) * dtype_bits(dtype_) / 8;  // key + value
   char saved[32], ratio[32];
   std::snprintf(saved, sizeof saved, "%.1f KiB", static_cast<double>(uncompressed - stored) * row_bytes / 1024);
   std::snprintf(ratio, sizeof ratio, "%.2fx", stored ? static_cast<double>(uncompressed) / static_cast<double>(stored) : 0.0);

@@ -27,58 +27,84 @@ struct OmniParams {
   }
 };
 
-OmniParams parse(const CaseDef& c) {
-  OmniParams p;
-  p.num_head = c.integer("shapes", "num_head");
-  p.head_size = c.integer("shapes", "head_size");
-  p.num_blocks = c.integer("shapes", "num_blocks");
-  p.block_size = c.integer("shapes", "block_size");
-  p.dtype = c.dtype("key", DType::f16, {DType::f16, DType::bf16, DType::f32});
-  for (const char* t : {"value", "key_cache", "value_cache"})
-    if (c.has("dtypes", t) && c.dtype(t, p.dtype, {DType::f16, DType::bf16, DType::f32}) != p.dtype)
-      c.fail("dtypes", t, std::string(t) + " must have the dtype of key");
-  p.seq_len = c.integers("inputs", "seqLen");
-  p.wins = c.integers("inputs", "wins");
-  p.offset_index = c.integers("inputs", "offsetIndex");
+const Signature& omni_signature() {
+  static const Signature sig{
+      .id = "atb.ReshapeAndCacheOmni",
+      .doc = "per (batch, head) run, copy the kept tokens (all, or the sink [0, offsetIndex) and the recent "
+             "[offsetIndex + wins, seqLen)) to consecutive cache slots (specs/reshape_and_cache.md)",
+      .params =
+          {
+              {.section = "shapes", .name = "num_head", .min = 1, .doc = "heads; batch * num_head < 500"},
+              {.section = "shapes", .name = "head_size", .min = 32, .doc = "a multiple of 32"},
+              {.section = "shapes", .name = "num_blocks", .min = 1, .doc = "cache blocks"},
+              {.section = "shapes", .name = "block_size", .min = 1, .doc = "slots per block"},
+              {.section = "shapes", .name = "slot_start", .fallback = 0, .min = 0, .doc = "first slot when slot_mapping is not given"},
+              {.section = "inputs", .name = "seqLen", .type = ParamType::integers, .doc = "tokens per batch"},
+              {.section = "inputs", .name = "wins", .type = ParamType::integers, .doc = "per run: tokens dropped"},
+              {.section = "inputs", .name = "offsetIndex", .type = ParamType::integers, .doc = "per run: first dropped token, -1 = not compressed"},
+              {.section = "inputs", .name = "slot_mapping", .type = ParamType::integers, .derived = "runs packed from slot_start",
+               .doc = "per run: first slot, negative = skipped"},
+          },
+      .tensors = [] {
+        auto t = cache_copy_tensors("[tokens, num_head, head_size]", "[num_blocks, block_size, 1, head_size]");
+        for (const char* name : {"slot_mapping", "wins", "seqLen", "offsetIndex"})
+          t.push_back({.name = name, .shape = "[runs] ([batch] for seqLen)", .dtype_rule = "i32", .doc = "inputs." + std::string(name)});
+        return t;
+      }(),
+  };
+  return sig;
+}
 
-  if (p.num_head < 1) c.fail("shapes", "num_head", "num_head must be at least 1");
-  if (p.head_size < 32 || p.head_size % 32 != 0) c.fail("shapes", "head_size", "head_size must be a multiple of 32");
-  if (p.num_blocks < 1 || p.block_size < 1) c.fail("shapes", p.num_blocks < 1 ? "num_blocks" : "block_size", "must be at least 1");
+OmniParams parse(Args& c) {
+  OmniParams p;
+  p.num_head = c.integer("num_head");
+  p.head_size = c.integer("head_size");
+  p.num_blocks = c.integer("num_blocks");
+  p.block_size = c.integer("block_size");
+  p.dtype = c.dtype("key", DType::f16);
+  for (const char* t : {"value", "key_cache", "value_cache"}) c.require_same_dtype(t, p.dtype, "key");
+  p.seq_len = c.integers("seqLen");
+  p.wins = c.integers("wins");
+  p.offset_index = c.integers("offsetIndex");
+
+  if (p.head_size % 32 != 0) c.fail("head_size", "head_size must be a multiple of 32");
   const int64_t B = p.batches(), runs = p.runs();
-  if (B < 1) c.fail("inputs", "seqLen", "seqLen needs at least one batch");
+  if (B < 1) c.fail("seqLen", "seqLen needs at least one batch");
   if (runs >= 500)
-    c.fail("shapes", "num_head", "batch * num_head must be below 500, got " + std::to_string(B) + " * " +
+    c.fail("num_head", "batch * num_head must be below 500, got " + std::to_string(B) + " * " +
                                      std::to_string(p.num_head) + " = " + std::to_string(runs));
   for (const char* key : {"wins", "offsetIndex"}) {
     const auto& v = std::string(key) == "wins" ? p.wins : p.offset_index;
     if (static_cast<int64_t>(v.size()) != runs)
-      c.fail("inputs", key, std::string(key) + " needs batch * num_head = " + std::to_string(runs) + " entries, got " +
+      c.fail(key, std::string(key) + " needs batch * num_head = " + std::to_string(runs) + " entries, got " +
                                 std::to_string(v.size()));
   }
   for (int64_t b = 0; b < B; ++b)
-    if (p.seq_len[b] <= 0) c.fail_at("inputs", "seqLen", b, "seqLen[" + std::to_string(b) + "] must be positive");
+    if (p.seq_len[b] <= 0) c.fail_at("seqLen", b, "seqLen[" + std::to_string(b) + "] must be positive");
   for (int64_t i = 0; i < runs; ++i) {
     const int64_t len = p.seq_len[i / p.num_head], off = p.offset_index[i], w = p.wins[i];
     const std::string at = "[" + std::to_string(i) + "]";
     if (off == -1) continue;  // not compressed: wins is ignored, as the document says
     if (w < 0 || w >= len)
-      c.fail_at("inputs", "wins", i, "wins" + at + " = " + std::to_string(w) + " must lie in [0, seqLen) = [0, " +
+      c.fail_at("wins", i, "wins" + at + " = " + std::to_string(w) + " must lie in [0, seqLen) = [0, " +
                                          std::to_string(len) + ")");
     if (off < -1 || off > len - w)
-      c.fail_at("inputs", "offsetIndex", i, "offsetIndex" + at + " = " + std::to_string(off) +
+      c.fail_at("offsetIndex", i, "offsetIndex" + at + " = " + std::to_string(off) +
                                                 " must lie in [-1, seqLen - wins] = [-1, " + std::to_string(len - w) + "]");
   }
   // slot_mapping: given, or runs packed from slot_start (ATB's test convention).
-  if (c.has("inputs", "slot_mapping")) {
-    p.slot_mapping = c.integers("inputs", "slot_mapping");
+  if (c.written("slot_mapping")) {
+    if (c.written("slot_start")) c.fail("slot_start", "slot_start only places a generated slot_mapping; this case gives one");
+    p.slot_mapping = c.integers("slot_mapping");
     if (static_cast<int64_t>(p.slot_mapping.size()) != runs)
-      c.fail("inputs", "slot_mapping", "slot_mapping needs batch * num_head = " + std::to_string(runs) + " entries");
+      c.fail("slot_mapping", "slot_mapping needs batch * num_head = " + std::to_string(runs) + " entries");
   } else {
-    int64_t next = c.integer("shapes", "slot_start", 0);
+    int64_t next = c.integer("slot_start");
     for (int64_t i = 0; i < runs; ++i) {
       p.slot_mapping.push_back(next);
       next += p.kept(i);
     }
+    c.resolve("slot_mapping", p.slot_mapping);
   }
   const int64_t slots = p.num_blocks * p.block_size;
   std::vector<std::pair<int64_t, int64_t>> spans;  // (start, run) of the runs that write
@@ -86,7 +112,7 @@ OmniParams parse(const CaseDef& c) {
     const int64_t s = p.slot_mapping[i];
     if (s < 0) continue;  // skipped (specs/reshape_and_cache.md)
     if (s + p.kept(i) > slots)
-      c.fail_at("inputs", "slot_mapping", i, "run " + std::to_string(i) + " occupies slots [" + std::to_string(s) + ", " +
+      c.fail_at("slot_mapping", i, "run " + std::to_string(i) + " occupies slots [" + std::to_string(s) + ", " +
                                                  std::to_string(s + p.kept(i)) + "), outside [0, num_blocks * block_size) = [0, " +
                                                  std::to_string(slots) + ")");
     spans.emplace_back(s, i);
@@ -96,7 +122,7 @@ OmniParams parse(const CaseDef& c) {
     const auto [s0, i0] = spans[k - 1];
     const auto [s1, i1] = spans[k];
     if (s0 + p.kept(i0) > s1)
-      c.fail_at("inputs", "slot_mapping", static_cast<size_t>(i1),
+      c.fail_at("slot_mapping", static_cast<size_t>(i1),
                 "run " + std::to_string(i1) + " (slots from " + std::to_string(s1) + ") overlaps run " + std::to_string(i0) +
                     " (slots [" + std::to_string(s0) + ", " + std::to_string(s0 + p.kept(i0)) + "))");
   }
@@ -107,9 +133,9 @@ struct OmniPush {
   uint32_t num_tokens, num_head, batches, row_words;
 };
 
-class OmniCase final : public OpCase {
+class OmniCase final : public CacheCopyCase {
  public:
-  OmniCase(const CaseDef& c, OmniParams p) : def_(c), p_(std::move(p)) {}
+  OmniCase(Args a, OmniParams p) : CacheCopyCase(std::move(a), p.dtype, p.head_size), p_(std::move(p)) {}
 
   std::string describe() const override {
     int64_t compressed = 0;
@@ -121,19 +147,20 @@ class OmniCase final : public OpCase {
            std::string(dtype_name(p_.dtype));
   }
 
-  TensorSet make_tensors() const override {
-    TensorSet ts = make_cache_copy_tensors(def_, p_.dtype, {p_.num_tokens(), p_.num_head, p_.head_size},
-                                           {p_.num_blocks, p_.block_size, 1, p_.head_size});
-    auto i32 = [](const std::string& name, const std::vector<int64_t>& v) {
-      Tensor t(name, DType::i32, {static_cast<int64_t>(v.size())}, Role::input);
-      for (size_t i = 0; i < v.size(); ++i) t.set(i, static_cast<double>(v[i]));
-      return t;
-    };
-    ts.tensors.push_back(i32("slot_mapping", p_.slot_mapping));
-    ts.tensors.push_back(i32("wins", p_.wins));
-    ts.tensors.push_back(i32("seqLen", p_.seq_len));
-    ts.tensors.push_back(i32("offsetIndex", p_.offset_index));
-    return ts;
+  std::vector<TensorSpec> tensor_specs() const override {
+    const Shape input{p_.num_tokens(), p_.num_head, p_.head_size}, cache{p_.num_blocks, p_.block_size, 1, p_.head_size};
+    const Shape runs{p_.runs()};
+    return {{"key", p_.dtype, input},        {"value", p_.dtype, input},  {"key_cache", p_.dtype, cache},
+            {"value_cache", p_.dtype, cache}, {"slot_mapping", DType::i32, runs}, {"wins", DType::i32, runs},
+            {"seqLen", DType::i32, {p_.batches()}}, {"offsetIndex", DType::i32, runs}};
+  }
+
+  void fill(Tensor& t) const override {
+    if (t.name() == "slot_mapping") fill_values(t, p_.slot_mapping);
+    else if (t.name() == "wins") fill_values(t, p_.wins);
+    else if (t.name() == "seqLen") fill_values(t, p_.seq_len);
+    else if (t.name() == "offsetIndex") fill_values(t, p_.offset_index);
+    else CacheCopyCase::fill(t);
   }
 
   std::vector<RowCopy> copies() const {
@@ -153,10 +180,6 @@ class OmniCase final : public OpCase {
       token0 += p_.seq_len[b];
     }
     return rows;
-  }
-
-  std::vector<Expected> reference(const TensorSet& in) const override {
-    return cache_copy_reference(def_, in, copies(), p_.head_size);
   }
 
   double run_vulkan(Runtime& rt, TensorSet& io) const override {
@@ -180,24 +203,20 @@ class OmniCase final : public OpCase {
     int64_t stored = 0;
     for (int64_t i = 0; i < p_.runs(); ++i)
       if (p_.slot_mapping[i] >= 0) stored += p_.kept(i);
-    return memory_figures(stored, p_.num_tokens() * p_.num_head, p_.head_size, p_.dtype);
-  }
-
-  // Key and value read for every token, and the kept rows written to both caches.
-  double traffic_bytes(const TensorSet&) const override {
-    const double row = static_cast<double>(p_.head_size) * dtype_bits(p_.dtype) / 8;
-    return 2 * row * static_cast<double>(p_.num_tokens() * p_.num_head + copies().size());
+    return memory_figures(stored, p_.num_tokens() * p_.num_head);
   }
 
  private:
-  CaseDef def_;
   OmniParams p_;
 };
 
 class OmniOperator final : public Operator {
  public:
-  std::string id() const override { return "atb.ReshapeAndCacheOmni"; }
-  std::unique_ptr<OpCase> instantiate(const CaseDef& c) const override { return std::make_unique<OmniCase>(c, parse(c)); }
+  const Signature& signature() const override { return omni_signature(); }
+  std::unique_ptr<OpCase> instantiate(Args a) const override {
+    OmniParams p = parse(a);
+    return std::make_unique<OmniCase>(std::move(a), std::move(p));
+  }
 };
 
 }  // namespace

@@ -19,41 +19,67 @@ struct PlainParams {
   DType dtype = DType::f16;
 };
 
-PlainParams parse(const CaseDef& c) {
+const Signature& plain_signature() {
+  static const Signature sig{
+      .id = "atb.ReshapeAndCache",
+      .doc = "key/value[t, h, :] -> cache[slot / block_size, slot % block_size, h, :] for every token with "
+             "slot_mapping[t] >= 0 (specs/reshape_and_cache.md)",
+      .params =
+          {
+              {.section = "shapes", .name = "num_tokens", .min = 1, .doc = "tokens"},
+              {.section = "shapes", .name = "num_heads", .min = 1, .doc = "heads"},
+              {.section = "shapes", .name = "head_size", .min = 1, .doc = "elements per head"},
+              {.section = "shapes", .name = "num_blocks", .min = 1, .doc = "cache blocks"},
+              {.section = "shapes", .name = "block_size", .min = 1, .doc = "slots per block"},
+              {.section = "shapes", .name = "padding_tokens", .fallback = 0, .min = 0, .doc = "last tokens with slot -1 (generated slot_mapping)"},
+              {.section = "inputs", .name = "slot_mapping", .type = ParamType::integers, .derived = "a seeded shuffle of all slots",
+               .doc = "per token: its slot, negative = padding"},
+          },
+      .tensors = [] {
+        auto t = cache_copy_tensors("[num_tokens, num_heads, head_size]", "[num_blocks, block_size, num_heads, head_size]");
+        t.push_back({.name = "slot_mapping", .shape = "[num_tokens]", .dtype_rule = "i32", .doc = "inputs.slot_mapping"});
+        return t;
+      }(),
+  };
+  return sig;
+}
+
+PlainParams parse(Args& c) {
   PlainParams p;
-  p.num_tokens = c.integer("shapes", "num_tokens");
-  p.num_heads = c.integer("shapes", "num_heads");
-  p.head_size = c.integer("shapes", "head_size");
-  p.num_blocks = c.integer("shapes", "num_blocks");
-  p.block_size = c.integer("shapes", "block_size");
-  p.dtype = c.dtype("key", DType::f16, {DType::f16, DType::bf16, DType::f32});
-  for (const char* dim : {"num_tokens", "num_heads", "head_size", "num_blocks", "block_size"})
-    if (c.integer("shapes", dim) < 1) c.fail("shapes", dim, std::string(dim) + " must be at least 1");
+  p.num_tokens = c.integer("num_tokens");
+  p.num_heads = c.integer("num_heads");
+  p.head_size = c.integer("head_size");
+  p.num_blocks = c.integer("num_blocks");
+  p.block_size = c.integer("block_size");
+  p.dtype = c.dtype("key", DType::f16);
+  for (const char* t : {"value", "key_cache", "value_cache"}) c.require_same_dtype(t, p.dtype, "key");
   const int64_t slots = p.num_blocks * p.block_size;
-  if (c.has("inputs", "slot_mapping")) {
-    p.slot_mapping = c.integers("inputs", "slot_mapping");
+  if (c.written("slot_mapping")) {
+    if (c.written("padding_tokens")) c.fail("padding_tokens", "padding_tokens only shapes a generated slot_mapping; this case gives one");
+    p.slot_mapping = c.integers("slot_mapping");
     if (static_cast<int64_t>(p.slot_mapping.size()) != p.num_tokens)
-      c.fail("inputs", "slot_mapping", "slot_mapping needs num_tokens = " + std::to_string(p.num_tokens) + " entries");
+      c.fail("slot_mapping", "slot_mapping needs num_tokens = " + std::to_string(p.num_tokens) + " entries");
   } else {
     // Distinct slots from a seeded shuffle of all slots; the last padding_tokens are -1.
-    const int64_t padding = c.integer("shapes", "padding_tokens", 0);
-    if (padding < 0 || padding > p.num_tokens) c.fail("shapes", "padding_tokens", "padding_tokens must lie in [0, num_tokens]");
-    if (p.num_tokens - padding > slots) c.fail("shapes", "num_blocks", "the cache has fewer slots than tokens");
+    const int64_t padding = c.integer("padding_tokens");
+    if (padding > p.num_tokens) c.fail("padding_tokens", "padding_tokens must lie in [0, num_tokens]");
+    if (p.num_tokens - padding > slots) c.fail("num_blocks", "the cache has fewer slots than tokens");
     std::vector<int64_t> order(static_cast<size_t>(slots));
     std::iota(order.begin(), order.end(), 0);
-    const CounterRng rng(c.seed, "slot_mapping");
+    const CounterRng rng(c.seed(), "slot_mapping");
     for (int64_t i = slots - 1; i > 0; --i) std::swap(order[i], order[rng.integer(static_cast<uint64_t>(i), 0, i)]);
     for (int64_t t = 0; t < p.num_tokens; ++t) p.slot_mapping.push_back(t < p.num_tokens - padding ? order[t] : -1);
+    c.resolve("slot_mapping", p.slot_mapping);
   }
   std::vector<int64_t> owner(static_cast<size_t>(slots), -1);
   for (int64_t t = 0; t < p.num_tokens; ++t) {
     const int64_t s = p.slot_mapping[t];
     if (s < 0) continue;
     if (s >= slots)
-      c.fail_at("inputs", "slot_mapping", t, "slot_mapping[" + std::to_string(t) + "] = " + std::to_string(s) +
+      c.fail_at("slot_mapping", t, "slot_mapping[" + std::to_string(t) + "] = " + std::to_string(s) +
                                                  " is outside [0, num_blocks * block_size) = [0, " + std::to_string(slots) + ")");
     if (owner[s] >= 0)
-      c.fail_at("inputs", "slot_mapping", t, "slot " + std::to_string(s) + " is used by tokens " +
+      c.fail_at("slot_mapping", t, "slot " + std::to_string(s) + " is used by tokens " +
                                                  std::to_string(owner[s]) + " and " + std::to_string(t));
     owner[s] = t;
   }
@@ -64,9 +90,9 @@ struct PlainPush {
   uint32_t num_tokens, num_heads, row_words, pad_;
 };
 
-class PlainCase final : public OpCase {
+class PlainCase final : public CacheCopyCase {
  public:
-  PlainCase(const CaseDef& c, PlainParams p) : def_(c), p_(std::move(p)) {}
+  PlainCase(Args a, PlainParams p) : CacheCopyCase(std::move(a), p.dtype, p.head_size), p_(std::move(p)) {}
 
   std::string describe() const override {
     return "tokens=" + std::to_string(p_.num_tokens) + " num_heads=" + std::to_string(p_.num_heads) +
@@ -74,13 +100,23 @@ class PlainCase final : public OpCase {
            std::to_string(p_.block_size) + " " + std::string(dtype_name(p_.dtype));
   }
 
-  TensorSet make_tensors() const override {
-    TensorSet ts = make_cache_copy_tensors(def_, p_.dtype, {p_.num_tokens, p_.num_heads, p_.head_size},
-                                           {p_.num_blocks, p_.block_size, p_.num_heads, p_.head_size});
-    Tensor slots("slot_mapping", DType::i32, {p_.num_tokens}, Role::input);
-    for (int64_t t = 0; t < p_.num_tokens; ++t) slots.set(static_cast<size_t>(t), static_cast<double>(p_.slot_mapping[t]));
-    ts.tensors.push_back(std::move(slots));
-    return ts;
+  std::vector<TensorSpec> tensor_specs() const override {
+    const Shape input{p_.num_tokens, p_.num_heads, p_.head_size}, cache{p_.num_blocks, p_.block_size, p_.num_heads, p_.head_size};
+    return {{"key", p_.dtype, input},
+            {"value", p_.dtype, input},
+            {"key_cache", p_.dtype, cache},
+            {"value_cache", p_.dtype, cache},
+            {"slot_mapping", DType::i32, {p_.num_tokens}}};
+  }
+
+  void fill(Tensor& t) const override {
+    if (t.name() == "slot_mapping") fill_values(t, p_.slot_mapping);
+    else CacheCopyCase::fill(t);
+  }
+
+  void check_device(const DeviceInfo&) const override {
+    if ((p_.head_size * dtype_bits(p_.dtype)) % 32 != 0)
+      throw SkipCase("the copy kernel moves 32-bit words: head_size * dtype bits must be a multiple of 32");
   }
 
   std::vector<RowCopy> copies() const {
@@ -91,13 +127,7 @@ class PlainCase final : public OpCase {
     return rows;
   }
 
-  std::vector<Expected> reference(const TensorSet& in) const override {
-    return cache_copy_reference(def_, in, copies(), p_.head_size);
-  }
-
   double run_vulkan(Runtime& rt, TensorSet& io) const override {
-    if ((p_.head_size * dtype_bits(p_.dtype)) % 32 != 0)
-      throw SkipCase("the copy kernel moves 32-bit words: head_size * dtype bits must be a multiple of 32");
     DeviceTensors t(rt, io);
     const PlainPush push{static_cast<uint32_t>(p_.num_tokens), static_cast<uint32_t>(p_.num_heads),
                          static_cast<uint32_t>(p_.head_size * dtype_bits(p_.dtype) / 32), 0};
@@ -112,23 +142,20 @@ class PlainCase final : public OpCase {
   CaseFigures figures() const override {
     int64_t stored = 0;
     for (int64_t s : p_.slot_mapping) stored += s >= 0 ? p_.num_heads : 0;
-    return memory_figures(stored, stored, p_.head_size, p_.dtype);  // padding tokens are not data: nothing is saved
-  }
-
-  double traffic_bytes(const TensorSet&) const override {
-    const double row = static_cast<double>(p_.head_size) * dtype_bits(p_.dtype) / 8;
-    return 2 * row * static_cast<double>(p_.num_tokens * p_.num_heads + copies().size());
+    return memory_figures(stored, stored);  // padding tokens are not data: nothing is saved
   }
 
  private:
-  CaseDef def_;
   PlainParams p_;
 };
 
 class PlainOperator final : public Operator {
  public:
-  std::string id() const override { return "atb.ReshapeAndCache"; }
-  std::unique_ptr<OpCase> instantiate(const CaseDef& c) const override { return std::make_unique<PlainCase>(c, parse(c)); }
+  const Signature& signature() const override { return plain_signature(); }
+  std::unique_ptr<OpCase> instantiate(Args a) const override {
+    PlainParams p = parse(a);
+    return std::make_unique<PlainCase>(std::move(a), std::move(p));
+  }
 };
 
 }  // namespace

@@ -33,7 +33,7 @@ struct SdpaPush {
 
 class SdpaCase final : public OpCase {
  public:
-  SdpaCase(const CaseDef& c, SdpaParams p) : def_(c), p_(std::move(p)) {}
+  SdpaCase(Args a, SdpaParams p) : OpCase(std::move(a)), p_(std::move(p)) {}
 
   std::string describe() const override {
     auto side = [](const SdpaSide& s) {
@@ -53,8 +53,8 @@ class SdpaCase final : public OpCase {
   // the codes are made from, and what the accuracy attribution compares against.
   std::vector<double> originals(int c) const {
     const std::string name = c == 0 ? "key" : "value";
-    const auto r = def_.range(name, {-1, 1});
-    const CounterRng rng(def_.seed, name + "_unquantized");
+    const auto r = args().range(name);
+    const CounterRng rng(args().seed(), name + "_unquantized");
     std::vector<double> x(static_cast<size_t>(kv_rows() * p_.D));
     for (size_t i = 0; i < x.size(); ++i) x[i] = round_to(p_.q, rng.uniform(i, r.first, r.second));
     return x;
@@ -73,20 +73,44 @@ class SdpaCase final : public OpCase {
     return static_cast<size_t>((base * groups + d / p_.G) * p_.S_kv + s);
   }
 
-  TensorSet make_tensors() const override {
-    TensorSet ts;
-    Tensor q("query", p_.q, {p_.N, p_.H, p_.S_q, p_.D}, Role::input);
-    const auto qr = def_.range("query", {-1, 1});
-    const CounterRng rng(def_.seed, "query");
-    for (size_t i = 0; i < q.numel(); ++i) q.set(i, rng.uniform(i, qr.first, qr.second));
-    ts.tensors.push_back(std::move(q));
-    for (int c = 0; c < 2; ++c) add_kv(ts, c);
-    Tensor scale("scale", DType::f32, {}, Role::input);
-    scale.set(0, p_.scale);
-    ts.tensors.push_back(std::move(scale));
-    if (p_.has_mask()) ts.tensors.push_back(make_mask());
-    ts.tensors.emplace_back("output", p_.q, Shape{p_.N, p_.H, p_.S_q, p_.D}, Role::output);
-    return ts;
+  Shape data_shape(int c) const {
+    return c == 0 && p_.k_transposed ? Shape{p_.N, p_.H_kv, p_.D, p_.S_kv} : Shape{p_.N, p_.H_kv, p_.S_kv, p_.D};
+  }
+  Shape group_shape(int c) const {
+    return c == 0 && p_.k_transposed ? Shape{p_.N, p_.H_kv, p_.D / p_.G, p_.S_kv} : Shape{p_.N, p_.H_kv, p_.S_kv, p_.D / p_.G};
+  }
+
+  std::vector<TensorSpec> tensor_specs() const override {
+    std::vector<TensorSpec> s{{"query", p_.q, {p_.N, p_.H, p_.S_q, p_.D}}};
+    for (int c = 0; c < 2; ++c) {
+      const SdpaSide& side = c == 0 ? p_.k : p_.v;
+      const std::string suffix = c == 0 ? "_k" : "_v";
+      s.push_back({c == 0 ? "key" : "value", side.data, data_shape(c)});
+      if (side.compressed) s.push_back({"scale" + suffix, side.scale, group_shape(c)});
+      if (side.compressed && side.zero_point) s.push_back({"zp" + suffix, side.zp, group_shape(c)});
+    }
+    s.push_back({"scale", DType::f32, {}});
+    if (p_.has_mask()) s.push_back({"attn_mask", p_.q, p_.mask_shape()});
+    s.push_back({"output", p_.q, {p_.N, p_.H, p_.S_q, p_.D}});
+    return s;
+  }
+
+  // K/V codes, scales and zero points come from one quantization of the originals, so
+  // they are made together and kept for the fills of the three tensors of a side.
+  void fill(Tensor& t) const override {
+    const std::string& name = t.name();
+    if (name == "scale") return t.set(0, p_.scale);
+    if (name == "attn_mask") return fill_mask(t);
+    for (int c = 0; c < 2; ++c) {
+      const std::string suffix = c == 0 ? "_k" : "_v";
+      if (name == (c == 0 ? "key" : "value") || name == "scale" + suffix || name == "zp" + suffix) {
+        TensorSet side;
+        add_kv(side, c);
+        t = side.at(name);
+        return;
+      }
+    }
+    OpCase::fill(t);
   }
 
   // K or V: the originals as they are, or quantized group by group into codes, scales and
@@ -94,19 +118,16 @@ class SdpaCase final : public OpCase {
   void add_kv(TensorSet& ts, int c) const {
     const SdpaSide& side = c == 0 ? p_.k : p_.v;
     const std::string name = c == 0 ? "key" : "value", suffix = c == 0 ? "_k" : "_v";
-    const Shape data_shape = c == 0 && p_.k_transposed ? Shape{p_.N, p_.H_kv, p_.D, p_.S_kv} : Shape{p_.N, p_.H_kv, p_.S_kv, p_.D};
-    const Shape group_shape = c == 0 && p_.k_transposed ? Shape{p_.N, p_.H_kv, p_.D / p_.G, p_.S_kv}
-                                                         : Shape{p_.N, p_.H_kv, p_.S_kv, p_.D / p_.G};
     const std::vector<double> x = originals(c);
-    Tensor data(name, side.data, data_shape, Role::input);
+    Tensor data(name, side.data, data_shape(c), Role::input);
     if (!side.compressed) {
       for (int64_t row = 0; row < kv_rows(); ++row)
         for (int64_t d = 0; d < p_.D; ++d) data.set(key_index_for(c, row, d), x[row * p_.D + d]);
       ts.tensors.push_back(std::move(data));
       return;
     }
-    Tensor scale("scale" + suffix, side.scale, group_shape, Role::input);
-    Tensor zp("zp" + suffix, side.zp, group_shape, Role::input);
+    Tensor scale("scale" + suffix, side.scale, group_shape(c), Role::input);
+    Tensor zp("zp" + suffix, side.zp, group_shape(c), Role::input);
     const double qmin = static_cast<double>(dtype_int_min(side.data)), qmax = static_cast<double>(dtype_int_max(side.data));
     for (int64_t row = 0; row < kv_rows(); ++row)
       for (int64_t g = 0; g < p_.D / p_.G; ++g) {
@@ -143,16 +164,14 @@ class SdpaCase final : public OpCase {
 
   // Mask values uniform in [-1, 1) with one in eight -inf; the last masked_rows rows of
   // every (n, h) all -inf (fully masked).
-  Tensor make_mask() const {
-    Tensor m("attn_mask", p_.q, p_.mask_shape(), Role::input);
-    const CounterRng rng(def_.seed, "attn_mask");
+  void fill_mask(Tensor& m) const {
+    const CounterRng rng(args().seed(), "attn_mask");
     const Shape s = m.shape();
     for (size_t i = 0; i < m.numel(); ++i) {
       const int64_t row = static_cast<int64_t>(i / static_cast<size_t>(s[3])) % s[2];
       const bool fully = row >= s[2] - p_.masked_rows;
       m.set(i, fully || rng.integer(i, 0, 7) == 0 ? -kInf : rng.uniform(i, -1, 1));
     }
-    return m;
   }
 
   // [n, k, s, d] of K or V as the operator sees it: f32((q - zp) * s), or the given floats.
@@ -182,29 +201,23 @@ class SdpaCase final : public OpCase {
     const Tensor* mask = p_.has_mask() ? &in.at("attn_mask") : nullptr;
     const int64_t Gq = p_.H / p_.H_kv;
     std::vector<double> out(static_cast<size_t>(p_.N * p_.H * p_.S_q * p_.D), 0.0);
+    std::vector<double> q(static_cast<size_t>(p_.D));
     for (int64_t n = 0; n < p_.N; ++n)
       for (int64_t h = 0; h < p_.H; ++h)
         for (int64_t r = 0; r < p_.S_q; ++r) {
           const int64_t kvb = (n * p_.H_kv + h / Gq) * p_.S_kv;
-          std::vector<double> q(static_cast<size_t>(p_.D));
           for (int64_t d = 0; d < p_.D; ++d) q[d] = query.get(query.offset({n, h, r, d}));
-          std::vector<double> s(static_cast<size_t>(p_.S_kv));
-          for (int64_t c = 0; c < p_.S_kv; ++c) {
-            double dot = 0;
-            for (int64_t d = 0; d < p_.D; ++d) dot += q[d] * K[(kvb + c) * p_.D + d];
-            s[c] = p_.divide ? dot / p_.scale : dot * p_.scale;
-            const int64_t limit = p_.causal == 1 ? r : r + p_.S_kv - p_.S_q;
-            if (p_.causal && c > limit) s[c] = -kInf;
-            if (mask)
-              s[c] += mask->get(static_cast<size_t>(n * p_.mask_stride(0) + h * p_.mask_stride(1) + r * p_.mask_stride(2) + c));
-          }
-          std::vector<double> prob = softmax(s);
+          AttentionRow row{.kv_len = p_.S_kv, .dk = p_.D, .dv = p_.D, .scale = p_.scale, .divide_by_scale = p_.divide,
+                           .round_p = round_p ? std::optional<DType>(p_.q) : std::nullopt,
+                           .empty = EmptyRow::zeros};  // no visible key: zeros (inf_as_zero)
+          const int64_t limit = p_.causal == 1 ? r : r + p_.S_kv - p_.S_q;
+          row.bias = [&](int64_t c, double s) {
+            if (p_.causal && c > limit) s = -kInf;
+            if (mask) s += mask->get(static_cast<size_t>(n * p_.mask_stride(0) + h * p_.mask_stride(1) + r * p_.mask_stride(2) + c));
+            return s;
+          };
           const size_t o = static_cast<size_t>(((n * p_.H + h) * p_.S_q + r) * p_.D);
-          if (std::isnan(prob[0])) continue;  // no visible key: zeros (inf_as_zero)
-          for (int64_t c = 0; c < p_.S_kv; ++c) {
-            const double pc = round_p ? round_to(p_.q, prob[c]) : prob[c];
-            for (int64_t d = 0; d < p_.D; ++d) out[o + d] += pc * V[(kvb + c) * p_.D + d];
-          }
+          attend_row(row, q.data(), {&K[kvb * p_.D], p_.D}, {&V[kvb * p_.D], p_.D}, &out[o]);
         }
     return out;
   }
@@ -212,7 +225,6 @@ class SdpaCase final : public OpCase {
   std::vector<Expected> reference(const TensorSet& in) const override {
     const std::vector<double> K = dequantized(in, 0), V = dequantized(in, 1);
     Expected e{.tensor = "output"};
-    e.tolerance = def_.tolerance("output", default_tolerance());
     e.exact = attention(in, K, V, true);
     for (double x : e.exact) e.value.push_back(round_to(p_.q, x));
     // Accuracy attribution: the exact compressed attention against the unquantized one.
@@ -233,17 +245,19 @@ class SdpaCase final : public OpCase {
 
   CaseFigures figures() const override { return figures_; }
 
-  Tolerance default_tolerance() const {
+  Tolerance default_tolerance(const std::string&) const override {
     if (p_.q == DType::f16) return {.atol = 1e-3, .rtol = 1.0 / 1024};
     if (p_.q == DType::bf16) return {.atol = 4e-3, .rtol = 1.0 / 128};
     return {.atol = 2e-5, .rtol = 1e-4};
   }
 
-  double run_vulkan(Runtime& rt, TensorSet& io) const override {
-    const DeviceInfo& dev = rt.info();
+  void check_device(const DeviceInfo& dev) const override {
     if (dev.subgroup_size < 8 || !dev.subgroup_shuffle)
       throw SkipCase("the attention kernel needs subgroups of at least 8 lanes with shuffles");
     if (p_.D % 8 != 0 || p_.D > 256) throw SkipCase("the attention kernel needs D a multiple of 8, at most 256");
+  }
+
+  double run_vulkan(Runtime& rt, TensorSet& io) const override {
     // Items: (n, kv head, up to 4 query vectors of the group, split).
     const int64_t Gq = p_.H / p_.H_kv, vectors = p_.S_q * Gq;
     const int64_t chunk = p_.S_q == 1 ? 256 : std::max<int64_t>(p_.S_kv, 1);
@@ -300,16 +314,16 @@ class SdpaCase final : public OpCase {
   }
 
  private:
-  CaseDef def_;
   SdpaParams p_;
   mutable CaseFigures figures_;  // the accuracy attribution, set by reference()
 };
 
 class SdpaOperator final : public Operator {
  public:
-  std::string id() const override { return "dnnl.SDPACompressedKV"; }
-  std::unique_ptr<OpCase> instantiate(const CaseDef& c) const override {
-    return std::make_unique<SdpaCase>(c, parse_sdpa_params(c));
+  const Signature& signature() const override { return sdpa_signature(); }
+  std::unique_ptr<OpCase> instantiate(Args a) const override {
+    SdpaParams p = parse_sdpa_params(a);
+    return std::make_unique<SdpaCase>(std::move(a), std::move(p));
   }
 };
 

@@ -19,68 +19,109 @@ int64_t SdpaParams::mask_stride(int axis) const {
   return stride;
 }
 
+const Signature& sdpa_signature() {
+  const std::vector<DType> codes{DType::u4, DType::s4, DType::u8, DType::i8}, floats{DType::f16, DType::bf16, DType::f32};
+  std::vector<DType> kv = codes;
+  kv.insert(kv.end(), floats.begin(), floats.end());
+  std::vector<DType> zps = codes;
+  zps.push_back(DType::i32);
+  static const Signature sig{
+      .id = "dnnl.SDPACompressedKV",
+      .doc = "scaled dot-product attention where K and/or V are u4/s4/u8/s8 codes with group scales and optional "
+             "zero points, dequantized in f32 (specs/sdpa_compressed_kv.md)",
+      .params =
+          {
+              {.section = "attributes", .name = "group_size", .min = 1, .doc = "elements per scale along D; divides D"},
+              {.section = "attributes", .name = "k_compressed", .type = ParamType::boolean, .fallback = true, .doc = "K given as codes"},
+              {.section = "attributes", .name = "v_compressed", .type = ParamType::boolean, .fallback = true, .doc = "V given as codes"},
+              {.section = "attributes", .name = "k_zero_point", .type = ParamType::boolean, .fallback = false, .doc = "K has zero points"},
+              {.section = "attributes", .name = "v_zero_point", .type = ParamType::boolean, .fallback = false, .doc = "V has zero points"},
+              {.section = "attributes", .name = "k_layout", .type = ParamType::string, .fallback = "nhsd", .allowed = {"nhsd", "nhds"}, .doc = "K as [N, H_kv, S_kv, D] or transposed"},
+              {.section = "attributes", .name = "scale_op", .type = ParamType::string, .fallback = "multiply", .allowed = {"multiply", "divide"}, .doc = "scores = QK^T * scale or / scale"},
+              {.section = "attributes", .name = "scale", .type = ParamType::number, .derived = "1/sqrt(D)", .doc = "the scale, rounded to f32; positive"},
+              {.section = "attributes", .name = "causal", .type = ParamType::string, .fallback = "none", .allowed = {"none", "top_left", "bottom_right"}, .doc = "implicit causal mask"},
+              {.section = "attributes", .name = "mask", .type = ParamType::string, .fallback = "none",
+               .allowed = {"none", "1,1,Sq,Skv", "N,1,Sq,Skv", "N,H,Sq,Skv", "1,1,1,Skv", "N,1,1,Skv"}, .doc = "shape of the explicit additive mask"},
+              {.section = "shapes", .name = "N", .min = 1, .doc = "batch"},
+              {.section = "shapes", .name = "H", .min = 1, .doc = "query heads"},
+              {.section = "shapes", .name = "H_kv", .derived = "H", .min = 1, .doc = "kv heads; divides H"},
+              {.section = "shapes", .name = "S_q", .min = 1, .doc = "query length"},
+              {.section = "shapes", .name = "S_kv", .min = 1, .doc = "key/value length"},
+              {.section = "shapes", .name = "D", .min = 1, .doc = "head size"},
+              {.section = "shapes", .name = "masked_rows", .fallback = 0, .min = 0, .doc = "last query rows fully masked (needs an Sq mask)"},
+          },
+      .tensors =
+          {
+              {.name = "query", .shape = "[N, H, S_q, D]", .choices = floats, .dtype_rule = "f16 (default), bf16 or f32", .range = {{-1, 1}}},
+              {.name = "key", .shape = "[N, H_kv, S_kv, D] (nhds: [N, H_kv, D, S_kv])", .choices = kv,
+               .dtype_rule = "codes u4/s4/u8/i8 (default i8), or = query when uncompressed", .range = {{-1, 1}},
+               .doc = "codes quantized from values drawn in the range"},
+              {.name = "scale_k", .shape = "[N, H_kv, S_kv, D/G] (nhds: [N, H_kv, D/G, S_kv])", .choices = floats,
+               .dtype_rule = "f32 (default), f16 or bf16", .present = "k_compressed"},
+              {.name = "zp_k", .shape = "as scale_k", .choices = zps, .dtype_rule = "u4/s4/u8/i8/i32, default = key", .present = "k_zero_point"},
+              {.name = "value", .shape = "[N, H_kv, S_kv, D]", .choices = kv,
+               .dtype_rule = "codes u4/s4/u8/i8 (default i8), or = query when uncompressed", .range = {{-1, 1}},
+               .doc = "codes quantized from values drawn in the range"},
+              {.name = "scale_v", .shape = "[N, H_kv, S_kv, D/G]", .choices = floats, .dtype_rule = "f32 (default), f16 or bf16", .present = "v_compressed"},
+              {.name = "zp_v", .shape = "as scale_v", .choices = zps, .dtype_rule = "u4/s4/u8/i8/i32, default = value", .present = "v_zero_point"},
+              {.name = "scale", .shape = "[]", .dtype_rule = "f32", .doc = "attributes.scale"},
+              {.name = "attn_mask", .shape = "by attributes.mask", .dtype_rule = "= query", .present = "mask != none",
+               .doc = "uniform [-1, 1) with one in eight -inf; masked_rows rows all -inf"},
+              {.name = "output", .role = Role::output, .shape = "[N, H, S_q, D]", .dtype_rule = "= query"},
+          },
+  };
+  return sig;
+}
+
 namespace {
 
-SdpaSide parse_side(const CaseDef& c, const std::string& which, DType q) {
+SdpaSide parse_side(Args& c, const std::string& which, DType q) {
   SdpaSide s;
-  s.compressed = c.boolean("attributes", which + "_compressed", true);
-  s.zero_point = c.boolean("attributes", which + "_zero_point", false);
+  s.compressed = c.boolean(which + "_compressed");
+  s.zero_point = c.boolean(which + "_zero_point");
   const std::string data = which == "k" ? "key" : "value";
   if (s.compressed) {
     s.data = c.dtype(data, DType::i8, {DType::u4, DType::s4, DType::u8, DType::i8});
-    s.scale = c.dtype("scale_" + which, DType::f32, {DType::f32, DType::f16, DType::bf16});
-    if (s.zero_point) s.zp = c.dtype("zp_" + which, s.data, {DType::u4, DType::s4, DType::u8, DType::i8, DType::i32});
+    s.scale = c.dtype("scale_" + which, DType::f32);
+    s.zp = c.dtype("zp_" + which, s.data);
   } else {
     s.data = c.dtype(data, q, {DType::f16, DType::bf16, DType::f32});
-    if (s.zero_point) c.fail("attributes", which + "_zero_point", "an uncompressed " + data + " has no zero point");
+    if (s.zero_point) c.fail(which + "_zero_point", "an uncompressed " + data + " has no zero point");
   }
   return s;
 }
 
 }  // namespace
 
-SdpaParams parse_sdpa_params(const CaseDef& c) {
+SdpaParams parse_sdpa_params(Args& c) {
   SdpaParams p;
-  p.N = c.integer("shapes", "N");
-  p.H = c.integer("shapes", "H");
-  p.H_kv = c.integer("shapes", "H_kv", p.H);
-  p.S_q = c.integer("shapes", "S_q");
-  p.S_kv = c.integer("shapes", "S_kv");
-  p.D = c.integer("shapes", "D");
-  p.masked_rows = c.integer("shapes", "masked_rows", 0);
-  p.G = c.integer("attributes", "group_size");
-  p.q = c.dtype("query", DType::f16, {DType::f16, DType::bf16, DType::f32});
-  if (c.has("dtypes", "output") && c.dtype("output", p.q, {DType::f16, DType::bf16, DType::f32}) != p.q)
-    c.fail("dtypes", "output", "the output has the query's dtype");
+  p.N = c.integer("N");
+  p.H = c.integer("H");
+  if (!c.written("H_kv")) c.resolve("H_kv", p.H);
+  p.H_kv = c.integer("H_kv");
+  p.S_q = c.integer("S_q");
+  p.S_kv = c.integer("S_kv");
+  p.D = c.integer("D");
+  p.masked_rows = c.integer("masked_rows");
+  p.G = c.integer("group_size");
+  p.q = c.dtype("query", DType::f16);
   p.k = parse_side(c, "k", p.q);
   p.v = parse_side(c, "v", p.q);
   if (!p.k.compressed && !p.v.compressed)
-    c.fail("attributes", "k_compressed", "at least one of K and V must be compressed (k_compressed, v_compressed)");
-  const std::string layout = c.string("attributes", "k_layout", "nhsd");
-  if (layout != "nhsd" && layout != "nhds") c.fail("attributes", "k_layout", "k_layout must be nhsd or nhds");
-  p.k_transposed = layout == "nhds";
-  const std::string op = c.string("attributes", "scale_op", "multiply");
-  if (op != "multiply" && op != "divide") c.fail("attributes", "scale_op", "scale_op must be multiply or divide");
-  p.divide = op == "divide";
-  const std::string causal = c.string("attributes", "causal", "none");
-  if (causal == "none") p.causal = 0;
-  else if (causal == "top_left") p.causal = 1;
-  else if (causal == "bottom_right") p.causal = 2;
-  else c.fail("attributes", "causal", "causal must be none, top_left or bottom_right");
-  p.mask = c.string("attributes", "mask", "none");
-  if (p.mask != "none" && p.mask != "1,1,Sq,Skv" && p.mask != "N,1,Sq,Skv" && p.mask != "N,H,Sq,Skv" &&
-      p.mask != "1,1,1,Skv" && p.mask != "N,1,1,Skv")
-    c.fail("attributes", "mask", "mask must be none, 1,1,Sq,Skv, N,1,Sq,Skv, N,H,Sq,Skv, 1,1,1,Skv or N,1,1,Skv");
-  for (const char* dim : {"N", "H", "S_q", "S_kv", "D"})
-    if (c.integer("shapes", dim, 1) < 1) c.fail("shapes", dim, std::string(dim) + " must be at least 1");
-  if (p.H_kv < 1 || p.H % p.H_kv != 0) c.fail("shapes", "H_kv", "H_kv must divide H");
-  if (p.G < 1 || p.D % p.G != 0) c.fail("attributes", "group_size", "group_size must divide D");
-  if (p.masked_rows < 0 || p.masked_rows > p.S_q) c.fail("shapes", "masked_rows", "masked_rows must lie in [0, S_q]");
+    c.fail("k_compressed", "at least one of K and V must be compressed (k_compressed, v_compressed)");
+  p.k_transposed = c.string("k_layout") == "nhds";
+  p.divide = c.string("scale_op") == "divide";
+  const std::string causal = c.string("causal");
+  p.causal = causal == "none" ? 0 : causal == "top_left" ? 1 : 2;
+  p.mask = c.string("mask");
+  if (p.H % p.H_kv != 0) c.fail("H_kv", "H_kv must divide H");
+  if (p.D % p.G != 0) c.fail("group_size", "group_size must divide D");
+  if (p.masked_rows > p.S_q) c.fail("masked_rows", "masked_rows must lie in [0, S_q]");
   if (p.masked_rows && (!p.has_mask() || p.mask_shape()[2] == 1))
-    c.fail("shapes", "masked_rows", "fully masked rows need a mask with an S_q dimension");
-  p.scale = round_f32(c.has("attributes", "scale") ? c.body["attributes"]["scale"].get<double>()
-                                                    : 1.0 / std::sqrt(static_cast<double>(p.D)));
-  if (!(p.scale > 0) || !std::isfinite(p.scale)) c.fail("attributes", "scale", "scale must be a positive finite number");
+    c.fail("masked_rows", "fully masked rows need a mask with an S_q dimension");
+  p.scale = round_f32(c.written("scale") ? c.number("scale") : 1.0 / std::sqrt(static_cast<double>(p.D)));
+  if (!(p.scale > 0) || !std::isfinite(p.scale)) c.fail("scale", "scale must be a positive finite number");
+  c.resolve("scale", p.scale);
   return p;
 }
 

@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <string>
 
-#include "cases/case_def.hpp"
+#include "ops/signature.hpp"
 #include "core/dtype.hpp"
 #include "core/tensor.hpp"
 
@@ -30,6 +30,7 @@ struct SdpaParams {
   int64_t mask_stride(int axis) const;
 };
 
-SdpaParams parse_sdpa_params(const CaseDef& c);
+const Signature& sdpa_signature();
+SdpaParams parse_sdpa_params(Args& c);
 
 }  // namespace kvbench

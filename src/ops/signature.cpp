@@ -1,0 +1,389 @@
+#include "ops/signature.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+#include <stdexcept>
+
+#include "cases/schema.hpp"
+#include "core/error.hpp"
+
+namespace kvbench {
+
+const Param* Signature::param(const std::string& name) const {
+  for (const auto& p : params)
+    if (p.name == name) return &p;
+  return nullptr;
+}
+
+const TensorDecl* Signature::tensor(const std::string& name) const {
+  for (const auto& t : tensors)
+    if (t.name == name) return &t;
+  return nullptr;
+}
+
+std::string closest_name(const std::string& key, const std::vector<std::string>& candidates) {
+  // Levenshtein distance, case-insensitive; a near miss is within a third of the length.
+  auto lower = [](std::string s) {
+    for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return s;
+  };
+  const std::string a = lower(key);
+  std::string best;
+  size_t best_d = std::max<size_t>(1, std::min<size_t>(3, a.size() / 3)) + 1;
+  for (const auto& cand : candidates) {
+    const std::string b = lower(cand);
+    if (a.size() > 64 || b.size() > 64) continue;
+    std::vector<size_t> row(b.size() + 1);
+    for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+    for (size_t i = 1; i <= a.size(); ++i) {
+      size_t diag = row[0];
+      row[0] = i;
+      for (size_t j = 1; j <= b.size(); ++j) {
+        const size_t up = row[j];
+        row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+        diag = up;
+      }
+    }
+    if (row[b.size()] < best_d) {
+      best_d = row[b.size()];
+      best = cand;
+    }
+  }
+  return best;
+}
+
+namespace {
+
+const char* kParamSections[] = {"attributes", "shapes", "inputs"};
+
+const char* type_name(ParamType t) {
+  switch (t) {
+    case ParamType::integer: return "integer";
+    case ParamType::boolean: return "boolean";
+    case ParamType::number: return "number";
+    case ParamType::string: return "string";
+    case ParamType::integers: return "integers";
+  }
+  return "?";
+}
+
+bool is_int64(const nlohmann::json& v) {
+  return v.is_number_integer() && !(v.is_number_unsigned() && v.get<uint64_t>() > uint64_t{INT64_MAX});
+}
+
+std::string bound_text(double x) {
+  std::ostringstream s;
+  s << x;
+  return s.str();
+}
+
+std::string unknown_key_message(const std::string& section, const std::string& key, const std::vector<std::string>& known,
+                                const std::string& what) {
+  std::string m = "unknown key '" + key + "' in " + section;
+  const std::string near = closest_name(key, known);
+  if (!near.empty()) m += " (did you mean '" + near + "'?)";
+  else if (known.empty()) m += ": this operator takes no " + what;
+  else {
+    std::string list;
+    for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
+    m += "; it takes " + list;
+  }
+  return m;
+}
+
+}  // namespace
+
+Args::Args(CaseDef def, const Signature& sig) : def_(std::move(def)), sig_(&sig) {
+  const nlohmann::json& body = def_.body;
+  auto section_of = [&](const char* s) -> const nlohmann::json* {
+    return body.contains(s) && body[s].is_object() ? &body[s] : nullptr;
+  };
+  // attributes, shapes, inputs: every key declared, in its own section.
+  for (const char* section : kParamSections) {
+    const nlohmann::json* obj = section_of(section);
+    if (!obj) continue;
+    std::vector<std::string> known;
+    for (const auto& p : sig.params)
+      if (p.section == section) known.push_back(p.name);
+    for (auto it = obj->begin(); it != obj->end(); ++it) {
+      const std::string ptr = "/" + std::string(section) + "/" + pointer_token(it.key());
+      const Param* p = sig.param(it.key());
+      if (p && p->section != section)
+        throw CaseError(ptr, "'" + it.key() + "' belongs in " + p->section + ", not " + section);
+      if (!p) throw CaseError(ptr, unknown_key_message(section, it.key(), known, std::string(section)));
+    }
+  }
+  for (const auto& p : sig.params) {
+    const nlohmann::json* obj = section_of(p.section.c_str());
+    if (!obj || !obj->contains(p.name)) {
+      if (!p.fallback.is_null()) values_[p.name] = p.fallback;
+      else if (p.derived.empty()) fail(p.name, p.name + " is required (" + p.doc + ")");
+      continue;
+    }
+    const nlohmann::json& v = (*obj)[p.name];
+    std::vector<nlohmann::json> items;  // the values to check against allowed/min/max
+    nlohmann::json stored = v;
+    switch (p.type) {
+      case ParamType::integer:
+        if (!is_int64(v)) fail(p.name, p.name + " must be an integer, got " + v.dump());
+        items.push_back(v);
+        break;
+      case ParamType::boolean:
+        if (v.is_boolean()) stored = v.get<bool>();
+        else if (is_int64(v) && (v.get<int64_t>() == 0 || v.get<int64_t>() == 1)) stored = v.get<int64_t>() == 1;
+        else fail(p.name, p.name + " must be true or false (or 0/1), got " + v.dump());
+        break;
+      case ParamType::number:
+        if (!v.is_number() || !std::isfinite(v.get<double>())) fail(p.name, p.name + " must be a finite number, got " + v.dump());
+        items.push_back(v);
+        break;
+      case ParamType::string:
+        if (!v.is_string()) fail(p.name, p.name + " must be a string, got " + v.dump());
+        items.push_back(v);
+        break;
+      case ParamType::integers:
+        if (is_int64(v)) {
+          stored = nlohmann::json::array({v});
+        } else if (v.is_array()) {
+          for (size_t i = 0; i < v.size(); ++i)
+            if (!is_int64(v[i])) fail_at(p.name, i, p.name + " must hold integers, got " + v[i].dump());
+        } else {
+          fail(p.name, p.name + " must be an integer or an array of integers, got " + v.dump());
+        }
+        for (const auto& x : stored) items.push_back(x);
+        break;
+    }
+    for (size_t i = 0; i < items.size(); ++i) {
+      const nlohmann::json& x = items[i];
+      auto where = [&](const std::string& m) {
+        if (p.type == ParamType::integers && v.is_array()) fail_at(p.name, i, m);
+        fail(p.name, m);
+      };
+      const std::string label = p.type == ParamType::integers && v.is_array() ? p.name + "[" + std::to_string(i) + "]" : p.name;
+      if (!p.allowed.empty() && std::find(p.allowed.begin(), p.allowed.end(), x) == p.allowed.end()) {
+        std::string list;
+        for (const auto& a : p.allowed) list += (list.empty() ? "" : ", ") + a.dump();
+        where(label + " must be one of " + list + ", got " + x.dump());
+      }
+      if (x.is_number() && p.min && x.get<double>() < *p.min)
+        where(label + " must be at least " + bound_text(*p.min) + ", got " + x.dump());
+      if (x.is_number() && p.max && x.get<double>() > *p.max)
+        where(label + " must be at most " + bound_text(*p.max) + ", got " + x.dump());
+    }
+    values_[p.name] = stored;
+  }
+
+  // dtypes: only tensors that take a choice, and only the declared choices.
+  if (const nlohmann::json* obj = section_of("dtypes")) {
+    std::vector<std::string> choosable;
+    for (const auto& t : sig.tensors)
+      if (!t.choices.empty()) choosable.push_back(t.name);
+    for (auto it = obj->begin(); it != obj->end(); ++it) {
+      const std::string ptr = def_.locate("/dtypes/" + pointer_token(it.key()));
+      const TensorDecl* t = sig.tensor(it.key());
+      if (!t) throw CaseError("/dtypes/" + pointer_token(it.key()), unknown_key_message("dtypes", it.key(), choosable, "dtype choice"));
+      if (t->choices.empty())
+        throw CaseError(ptr, "the dtype of " + t->name + " is not chosen by the case file: " + t->dtype_rule);
+      const auto parsed = it.value().is_string() ? parse_dtype(it.value().get<std::string>()) : std::nullopt;
+      if (!parsed || std::find(t->choices.begin(), t->choices.end(), *parsed) == t->choices.end())
+        throw CaseError(ptr, "dtype of " + t->name + " must be " + t->dtype_rule + ", got " + it.value().dump());
+    }
+  }
+  // ranges: only generated float inputs that declare one.
+  if (const nlohmann::json* obj = section_of("ranges")) {
+    std::vector<std::string> ranged;
+    for (const auto& t : sig.tensors)
+      if (t.range) ranged.push_back(t.name);
+    for (auto it = obj->begin(); it != obj->end(); ++it) {
+      const std::string ptr = "/ranges/" + pointer_token(it.key());
+      const TensorDecl* t = sig.tensor(it.key());
+      if (!t || !t->range) throw CaseError(ptr, unknown_key_message("ranges", it.key(), ranged, "generator ranges"));
+      const auto& r = it.value();
+      const double lo = r[0].get<double>(), hi = r[1].get<double>();
+      if (!std::isfinite(lo) || !std::isfinite(hi) || !(lo < hi))
+        throw CaseError(ptr, "range of " + t->name + " must be finite with low < high, got " + r.dump());
+    }
+  }
+  // tolerance: only outputs and in-place tensors.
+  if (const nlohmann::json* obj = section_of("tolerance")) {
+    std::vector<std::string> outputs;
+    for (const auto& t : sig.tensors)
+      if (t.role != Role::input) outputs.push_back(t.name);
+    for (auto it = obj->begin(); it != obj->end(); ++it) {
+      const TensorDecl* t = sig.tensor(it.key());
+      if (!t || t->role == Role::input)
+        throw CaseError("/tolerance/" + pointer_token(it.key()), unknown_key_message("tolerance", it.key(), outputs, "outputs"));
+    }
+  }
+}
+
+const nlohmann::json& Args::value(const std::string& key) const {
+  if (!sig_->param(key)) throw std::logic_error(sig_->id + ": no parameter named " + key);
+  if (!values_.contains(key)) throw std::logic_error(sig_->id + ": parameter " + key + " read before it was resolved");
+  return values_[key];
+}
+
+int64_t Args::integer(const std::string& key) const { return value(key).get<int64_t>(); }
+bool Args::boolean(const std::string& key) const { return value(key).get<bool>(); }
+double Args::number(const std::string& key) const { return value(key).get<double>(); }
+std::string Args::string(const std::string& key) const { return value(key).get<std::string>(); }
+std::vector<int64_t> Args::integers(const std::string& key) const { return value(key).get<std::vector<int64_t>>(); }
+
+bool Args::written(const std::string& key) const {
+  const Param* p = sig_->param(key);
+  if (!p) throw std::logic_error(sig_->id + ": no parameter named " + key);
+  return def_.body.contains(p->section) && def_.body[p->section].contains(key);
+}
+
+void Args::resolve(const std::string& key, nlohmann::json value) {
+  if (!sig_->param(key)) throw std::logic_error(sig_->id + ": no parameter named " + key);
+  values_[key] = std::move(value);
+}
+
+std::string Args::pointer(const std::string& key) const {
+  if (const Param* p = sig_->param(key)) return def_.locate("/" + p->section + "/" + pointer_token(key));
+  if (sig_->tensor(key)) return def_.locate("/dtypes/" + pointer_token(key));
+  throw std::logic_error(sig_->id + ": no parameter or tensor named " + key);
+}
+
+void Args::fail(const std::string& key, const std::string& message) const { throw CaseError(pointer(key), message); }
+
+void Args::fail_at(const std::string& key, size_t index, const std::string& message) const {
+  throw CaseError(pointer(key) + "/" + std::to_string(index), message);
+}
+
+DType Args::dtype(const std::string& tensor, DType fallback, std::initializer_list<DType> allowed) const {
+  const TensorDecl* t = sig_->tensor(tensor);
+  if (!t) throw std::logic_error(sig_->id + ": no tensor named " + tensor);
+  const auto& dtypes = def_.body.contains("dtypes") ? def_.body["dtypes"] : nlohmann::json::object();
+  if (!dtypes.contains(tensor)) return fallback;
+  const DType d = *parse_dtype(dtypes[tensor].get<std::string>());  // checked in the constructor
+  if (allowed.size() && std::find(allowed.begin(), allowed.end(), d) == allowed.end()) {
+    std::string list;
+    for (DType a : allowed) list += (list.empty() ? "" : ", ") + std::string(dtype_name(a));
+    fail(tensor, "in this case the dtype of " + tensor + " must be one of " + list + ", got " + std::string(dtype_name(d)));
+  }
+  return d;
+}
+
+void Args::require_same_dtype(const std::string& tensor, DType like, const std::string& like_name) const {
+  if (dtype(tensor, like) != like) fail(tensor, tensor + " must have the dtype of " + like_name + " (" + std::string(dtype_name(like)) + ")");
+}
+
+std::pair<double, double> Args::range(const std::string& tensor) const {
+  const TensorDecl* t = sig_->tensor(tensor);
+  if (!t || !t->range) throw std::logic_error(sig_->id + ": tensor " + tensor + " declares no generator range");
+  const auto& body = def_.body;
+  if (body.contains("ranges") && body["ranges"].contains(tensor)) {
+    const auto& r = body["ranges"][tensor];
+    return {r[0].get<double>(), r[1].get<double>()};
+  }
+  return *t->range;
+}
+
+Tolerance Args::tolerance(const std::string& output, const Tolerance& fallback) const {
+  const auto& body = def_.body;
+  if (!body.contains("tolerance") || !body["tolerance"].contains(output)) return fallback;
+  const auto& v = body["tolerance"][output];
+  Tolerance t = fallback;
+  t.atol = v.value("atol", fallback.atol);
+  t.rtol = v.value("rtol", fallback.rtol);
+  t.reason = v["reason"].get<std::string>();
+  return t;
+}
+
+nlohmann::json Args::resolved() const {
+  nlohmann::json out = nlohmann::json::object();
+  for (const char* section : kParamSections) {
+    nlohmann::json s = nlohmann::json::object();
+    for (const auto& p : sig_->params)
+      if (p.section == section && values_.contains(p.name)) s[p.name] = values_[p.name];
+    if (!s.empty()) out[section] = s;
+  }
+  return out;
+}
+
+// ---- documentation ------------------------------------------------------------------
+
+namespace {
+
+std::string param_default(const Param& p) {
+  if (!p.derived.empty()) return "default " + p.derived;
+  if (p.fallback.is_null()) return "required";
+  return "default " + p.fallback.dump();
+}
+
+std::string param_bounds(const Param& p) {
+  std::string s;
+  if (!p.allowed.empty()) {
+    for (const auto& a : p.allowed) s += (s.empty() ? "" : "|") + (a.is_string() ? a.get<std::string>() : a.dump());
+    return s;
+  }
+  if (p.min && p.max) return bound_text(*p.min) + ".." + bound_text(*p.max);
+  if (p.min) return ">= " + bound_text(*p.min);
+  if (p.max) return "<= " + bound_text(*p.max);
+  return "";
+}
+
+std::string pad(const std::string& s, size_t width) { return s.size() >= width ? s + " " : s + std::string(width - s.size(), ' '); }
+
+}  // namespace
+
+std::string Signature::describe() const {
+  std::ostringstream o;
+  o << id << "\n  " << doc << "\n";
+  for (const char* section : kParamSections) {
+    bool any = false;
+    for (const auto& p : params) {
+      if (p.section != section) continue;
+      if (!any) o << "\n" << section << "\n";
+      any = true;
+      o << "  " << pad(p.name, 20) << pad(type_name(p.type), 9) << pad(param_default(p), 22) << pad(param_bounds(p), 16)
+        << p.doc << "\n";
+    }
+  }
+  o << "\ntensors\n";
+  for (const auto& t : tensors) {
+    o << "  " << pad(t.name, 20) << pad(role_name(t.role), 8) << pad(t.shape, 34) << t.dtype_rule;
+    if (t.range) o << "; range [" << bound_text(t.range->first) << ", " << bound_text(t.range->second) << ")";
+    if (!t.present.empty()) o << "; only when " << t.present;
+    o << "\n" << std::string(30, ' ') << t.doc << "\n";
+  }
+  std::string dt, rg, tol;
+  for (const auto& t : tensors) {
+    if (!t.choices.empty()) dt += (dt.empty() ? "" : ", ") + t.name;
+    if (t.range) rg += (rg.empty() ? "" : ", ") + t.name;
+    if (t.role != Role::input) tol += (tol.empty() ? "" : ", ") + t.name;
+  }
+  o << "\ncase-file keys for tensors\n  dtypes:    " << (dt.empty() ? "(none)" : dt) << "\n  ranges:    "
+    << (rg.empty() ? "(none)" : rg) << "\n  tolerance: " << (tol.empty() ? "(none)" : tol) << "\n";
+  return o.str();
+}
+
+nlohmann::json Signature::to_json() const {
+  nlohmann::json j{{"id", id}, {"doc", doc}, {"params", nlohmann::json::array()}, {"tensors", nlohmann::json::array()}};
+  for (const auto& p : params) {
+    nlohmann::json e{{"section", p.section}, {"name", p.name}, {"type", type_name(p.type)}, {"doc", p.doc}};
+    if (!p.fallback.is_null()) e["default"] = p.fallback;
+    else if (!p.derived.empty()) e["derived"] = p.derived;
+    else e["required"] = true;
+    if (!p.allowed.empty()) e["allowed"] = p.allowed;
+    if (p.min) e["min"] = *p.min;
+    if (p.max) e["max"] = *p.max;
+    j["params"].push_back(e);
+  }
+  for (const auto& t : tensors) {
+    nlohmann::json e{{"name", t.name}, {"role", role_name(t.role)}, {"shape", t.shape}, {"dtype", t.dtype_rule}, {"doc", t.doc}};
+    if (!t.choices.empty()) {
+      e["dtype_choices"] = nlohmann::json::array();
+      for (DType d : t.choices) e["dtype_choices"].push_back(dtype_name(d));
+    }
+    if (t.range) e["range"] = {t.range->first, t.range->second};
+    if (!t.present.empty()) e["present"] = t.present;
+    j["tensors"].push_back(e);
+  }
+  return j;
+}
+
+}  // namespace kvbench

@@ -1,0 +1,115 @@
+#pragma once
+// An operator's declared signature: its case-file keys (attributes, shapes, inputs) and its
+// tensors, each declared once. From it the generic path parses a case (unknown keys and
+// wrongly typed values rejected with their JSON pointer), resolves defaults, accepts
+// `dtypes`/`ranges`/`tolerance` only for tensors that take them, and prints the
+// documentation (`kvbench ops`).
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "cases/case_def.hpp"
+#include "check/tolerance.hpp"
+#include "core/dtype.hpp"
+#include "core/tensor.hpp"
+
+namespace kvbench {
+
+enum class ParamType { integer, boolean, number, string, integers };
+
+// One key of `attributes`, `shapes` or `inputs`. Keys are unique across the three sections.
+struct Param {
+  std::string section;  // "attributes", "shapes" or "inputs"
+  std::string name;
+  ParamType type = ParamType::integer;
+  // The value when the case file omits the key; null = required (unless `derived`).
+  nlohmann::json fallback = nullptr;
+  // Not null: omitted, the operator derives the value from others (this says how).
+  std::string derived;
+  std::vector<nlohmann::json> allowed;  // the only values taken (empty: any of the type)
+  std::optional<double> min, max;       // bounds of a number, integer or each list element
+  std::string doc;
+};
+
+// One tensor of the operator.
+struct TensorDecl {
+  std::string name;
+  Role role = Role::input;
+  std::string shape;  // e.g. "[B, S, H, D]", for the documentation
+  // The dtypes a case file may choose under `dtypes` (empty: not chosen by the case file).
+  std::vector<DType> choices;
+  std::string dtype_rule;  // how the dtype is set, e.g. "f16 (default) or f32", "= query"
+  // A generator range [low, high) a case file may override under `ranges`.
+  std::optional<std::pair<double, double>> range;
+  std::string present;  // empty: always present; else when it is (e.g. "quant_bit > 0")
+  std::string doc;
+};
+
+struct Signature {
+  std::string id;
+  std::string doc;
+  std::vector<Param> params;
+  std::vector<TensorDecl> tensors;
+
+  const Param* param(const std::string& name) const;
+  const TensorDecl* tensor(const std::string& name) const;
+  // Human-readable documentation of every key and tensor.
+  std::string describe() const;
+  nlohmann::json to_json() const;
+};
+
+// One expanded case parsed against a signature: every written key known and of its
+// declared type and bounds, defaults resolved. Constructing it throws CaseError.
+class Args {
+ public:
+  Args(CaseDef def, const Signature& sig);
+
+  const CaseDef& def() const { return def_; }
+  const Signature& signature() const { return *sig_; }
+  uint64_t seed() const { return def_.seed; }
+
+  // Resolved values (written, else the declared fallback). A derived key the operator
+  // has not resolved yet, or a key not in the signature, is a logic error.
+  int64_t integer(const std::string& key) const;
+  bool boolean(const std::string& key) const;
+  double number(const std::string& key) const;
+  std::string string(const std::string& key) const;
+  std::vector<int64_t> integers(const std::string& key) const;
+  bool written(const std::string& key) const;
+  // Records the value of a derived key (shown with the resolved attributes).
+  void resolve(const std::string& key, nlohmann::json value);
+
+  // A tensor's dtype: the case file's choice, else `fallback`. A choice outside `allowed`
+  // (when given, narrower than the declared choices in this case) is a CaseError.
+  DType dtype(const std::string& tensor, DType fallback, std::initializer_list<DType> allowed = {}) const;
+  // A written dtype must equal `like` (e.g. current_value follows current_key).
+  void require_same_dtype(const std::string& tensor, DType like, const std::string& like_name) const;
+  // The generator range of a float input: the case's `ranges` entry, else the declared one.
+  std::pair<double, double> range(const std::string& tensor) const;
+  // The case's tolerance override for an output, else `fallback`.
+  Tolerance tolerance(const std::string& output, const Tolerance& fallback) const;
+
+  // CaseError at the key's pointer (its sweep entry when swept).
+  [[noreturn]] void fail(const std::string& key, const std::string& message) const;
+  [[noreturn]] void fail_at(const std::string& key, size_t index, const std::string& message) const;
+
+  // attributes/shapes/inputs as the case ran: written values, defaults and derived values.
+  nlohmann::json resolved() const;
+
+ private:
+  const nlohmann::json& value(const std::string& key) const;
+  std::string pointer(const std::string& key) const;
+
+  CaseDef def_;
+  const Signature* sig_;
+  nlohmann::json values_ = nlohmann::json::object();  // key -> resolved value
+};
+
+// The closest of `candidates` to `key` within a small edit distance, or "".
+std::string closest_name(const std::string& key, const std::vector<std::string>& candidates);
+
+}  // namespace kvbench
