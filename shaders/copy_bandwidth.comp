@@ -9,7 +9,7 @@ layout(local_size_x = 64) in;
 layout(std430, binding = 0) readonly buffer Source { uvec4 source[]; };
 layout(std430, binding = 1) writeonly buffer Destination { uvec4 destination[]; };
 
-layout(push_constant) uniform Push {
+layout(std140, binding = 31) uniform Params {  // kernel parameters, set by name from C++ (reflected)
   uint count;  // uvec4 elements
 } pc;
 

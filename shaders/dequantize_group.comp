@@ -11,7 +11,7 @@ layout(std430, binding = 3) buffer Y { uint y[]; };
 
 const uint FORMULA_PPL = 0u, FORMULA_ONEDNN = 1u, FORMULA_ASCEND = 2u;
 
-layout(push_constant) uniform Push {
+layout(std140, binding = 31) uniform Params {  // kernel parameters, set by name from C++ (reflected)
   uint rows, row_length, group_size, groups;
   uint x_dtype, y_dtype, scale_dtype, shift_dtype;
   uint formula, has_shift;

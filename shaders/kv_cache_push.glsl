@@ -1,6 +1,5 @@
-// Push constants shared by the pmx.KeyValueCache store and fetch kernels; mirrors
-// struct KvCachePush in src/ops/key_value_cache/key_value_cache.cpp.
-layout(push_constant) uniform Push {
+// The parameters shared by the pmx.KeyValueCache store and fetch kernels.
+layout(std140, binding = 31) uniform Params {  // kernel parameters, set by name from C++ (reflected)
   uint batch, seqlen, heads, head_dim;
   uint quant_group, quant_bit, num_layer, layer_idx;
   uint max_batch, max_seqlen, start_pos, layout_;

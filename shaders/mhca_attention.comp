@@ -49,7 +49,7 @@ layout(std430, binding = 10) writeonly buffer Partials { float partials[]; };
 // Loads this lane's DPL elements of the cache row starting at element `base` and
 // dequantizes them with the row's scales (scale row `sbase`).
 void load_row(uint base, uint sbase, uint lane, out float row[DPL]) {
-  const uint first_word = (base + lane * DPL) * CACHE_BITS / 32u;
+  const uint first_word = (base + lane * DPL) / PER_WORD;  // not * bits / 32: that overflows past 512 MiB
   uint w[WORDS];
   if (WORDS % 4u == 0u) {
     for (uint k = 0u; k < WORDS / 4u; ++k) {

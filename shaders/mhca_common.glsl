@@ -1,9 +1,9 @@
-// Shared by the pmx.dynamic_batching.MultiHeadCacheAttention kernels: push constants
-// (mirrors struct MhcaPush in src/ops/multi_head_cache_attention/) and cache addressing.
+// Shared by the pmx.dynamic_batching.MultiHeadCacheAttention kernels: parameters and
+// cache addressing.
 #ifndef KVBENCH_MHCA_COMMON_GLSL
 #define KVBENCH_MHCA_COMMON_GLSL
 
-layout(push_constant) uniform Push {
+layout(std140, binding = 31) uniform Params {  // kernel parameters, set by name from C++ (reflected)
   uint num_heads, num_kv_heads, head_dim, quant_bit;
   uint quant_group, cache_mode, cache_layout, page_size;
   uint num_layer, layer_idx, max_t, max_pages;

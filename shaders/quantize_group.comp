@@ -10,7 +10,7 @@ layout(std430, binding = 1) buffer Y { uint y[]; };
 layout(std430, binding = 2) buffer Scale { uint scale[]; };
 layout(std430, binding = 3) buffer ZeroPoint { uint zero_point[]; };
 
-layout(push_constant) uniform Push {
+layout(std140, binding = 31) uniform Params {  // kernel parameters, set by name from C++ (reflected)
   uint rows, row_length, group_size, groups;
   uint x_dtype, y_dtype, scale_dtype, has_zero_point;
   int qmin, qmax;

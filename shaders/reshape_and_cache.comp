@@ -12,8 +12,8 @@ layout(std430, binding = 2) buffer KeyCache { uint key_cache[]; };
 layout(std430, binding = 3) buffer ValueCache { uint value_cache[]; };
 layout(std430, binding = 4) readonly buffer SlotMapping { int slot_mapping[]; };
 
-layout(push_constant) uniform Push {
-  uint num_tokens, num_heads, row_words, pad_;
+layout(std140, binding = 31) uniform Params {  // kernel parameters, set by name from C++ (reflected)
+  uint num_tokens, num_heads, row_words;
 } pc;
 
 void main() {

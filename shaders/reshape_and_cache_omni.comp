@@ -12,10 +12,10 @@ layout(std430, binding = 2) buffer KeyCache { uint key_cache[]; };
 layout(std430, binding = 3) buffer ValueCache { uint value_cache[]; };
 layout(std430, binding = 4) readonly buffer SlotMapping { int slot_mapping[]; };
 layout(std430, binding = 5) readonly buffer Wins { int wins[]; };
-layout(std430, binding = 6) readonly buffer OffsetIndex { int offset_index[]; };
+layout(std430, binding = 6) readonly buffer OffsetIndex { int offsetIndex[]; };
 layout(std430, binding = 7) readonly buffer TokenStarts { uint token_starts[]; };  // prefix sums of seqLen
 
-layout(push_constant) uniform Push {
+layout(std140, binding = 31) uniform Params {  // kernel parameters, set by name from C++ (reflected)
   uint num_tokens, num_head, batches, row_words;  // row_words: 32-bit words per head_size row
 } pc;
 
@@ -33,7 +33,7 @@ void main() {
   const uint i = b * pc.num_head + h;
   const int slot = slot_mapping[i];
   if (slot < 0) return;  // kvbench's convention (specs/reshape_and_cache.md): the run is skipped
-  const int off = offset_index[i], w = wins[i];
+  const int off = offsetIndex[i], w = wins[i];
   const bool compressed = off != -1 && w != 0;
   if (compressed && j >= off && j < off + w) return;  // dropped
   const uint s = uint(slot + ((compressed && j >= off + w) ? j - w : j));

@@ -24,7 +24,7 @@ layout(std430, binding = 3) readonly buffer ZpK { uint zp_k[]; };
 layout(std430, binding = 4) readonly buffer Value { uint value[]; };
 layout(std430, binding = 5) readonly buffer ScaleV { uint scale_v[]; };
 layout(std430, binding = 6) readonly buffer ZpV { uint zp_v[]; };
-layout(std430, binding = 7) readonly buffer Scale { float scale_value[]; };
+layout(std430, binding = 7) readonly buffer Scale { float scale[]; };
 layout(std430, binding = 8) readonly buffer AttnMask { uint attn_mask[]; };
 layout(std430, binding = 9) readonly buffer Items { uint items[]; };  // n, kv head, v0, nv, split
 layout(std430, binding = 10) writeonly buffer Partials { float partials[]; };
@@ -60,7 +60,7 @@ void main() {
   const uint n = items[5u * item], hk = items[5u * item + 1u], v0 = items[5u * item + 2u];
   const uint nv = items[5u * item + 3u], split = items[5u * item + 4u];
   const uint Gq = pc.H / pc.H_kv;
-  const float scale = scale_value[0];
+  const float sm_scale = scale[0];
   const uint qb = dtype_bits(pc.q_dtype);
 
   float q[QT][DPL];
@@ -98,7 +98,7 @@ void main() {
       for (uint j = 0u; j < DPL; ++j) partial += q[k][j] * kr[j];
       const float dot = lane_sum(partial);
       if (ti > last[k]) continue;  // removed by the implicit causal mask
-      float s = pc.scale_op == 0u ? dot * scale : dot / scale;
+      float s = pc.scale_op == 0u ? dot * sm_scale : dot / sm_scale;
       if (pc.has_mask != 0u) {
         const uint mi = n * pc.mask_n_stride + head[k] * pc.mask_h_stride + row[k] * pc.mask_q_stride + t;
         s += decode_float(LOAD_BITS(attn_mask, mi, qb), pc.q_dtype);

@@ -1,9 +1,8 @@
-// Shared by the dnnl.SDPACompressedKV kernels; mirrors struct SdpaPush in
-// src/ops/sdpa_compressed_kv/sdpa_compressed_kv.cpp.
+// The parameters shared by the dnnl.SDPACompressedKV kernels.
 #ifndef KVBENCH_SDPA_COMMON_GLSL
 #define KVBENCH_SDPA_COMMON_GLSL
 
-layout(push_constant) uniform Push {
+layout(std140, binding = 31) uniform Params {  // kernel parameters, set by name from C++ (reflected)
   uint N, H, H_kv, S_q;
   uint S_kv, G, k_compressed, v_compressed;
   uint k_layout, k_dtype, v_dtype, sk_dtype;

@@ -8,7 +8,7 @@
 
 layout(local_size_x = 64) in;
 layout(std430, binding = 0) readonly buffer Partials { float partials[]; };
-layout(std430, binding = 1) writeonly buffer Output { uint attn_output[]; };
+layout(std430, binding = 1) writeonly buffer Output { uint output_[]; };
 
 void main() {
   const uint D = pc.head_dim;
@@ -31,6 +31,6 @@ void main() {
     for (uint k = 0u; k < per_word; ++k) o[k] += w * partials[base + 2u + d0 + k];
   }
   const float r0 = L > 0.0 ? o[0] / L : 0.0, r1 = L > 0.0 ? o[1] / L : 0.0;
-  if (per_word == 1u) attn_output[word] = floatBitsToUint(r0);
-  else attn_output[word] = encode_float(r0, pc.q_dtype) | (encode_float(r1, pc.q_dtype) << 16u);
+  if (per_word == 1u) output_[word] = floatBitsToUint(r0);
+  else output_[word] = encode_float(r0, pc.q_dtype) | (encode_float(r1, pc.q_dtype) << 16u);
 }

@@ -28,9 +28,17 @@ uint dtype_bits(uint dt) {
   return 8u;
 }
 
+// The word holding element i of an n-bit dtype (n = 4, 8, 16 or 32), and the element's
+// first bit in it. The word is i / (32 / n), never (i * n) / 32: the bit offset i * n
+// overflows 32 bits from 512 MiB of tensor on, the element index only from 2^32
+// elements (such cases are skipped before they run). The shift needs only the low five
+// bits of i * n, which wrapping keeps.
+#define WORD_OF(i, n) ((i) >> (5u - uint(findMSB(n))))
+#define SHIFT_OF(i, n) (((i) * (n)) & 31u)
+
 // Raw bits of element i (n bits wide) of word buffer `buf`.
 #define LOAD_BITS(buf, i, n) \
-  ((n) == 32u ? buf[(i)] : ((buf[((i) * (n)) >> 5u] >> (((i) * (n)) & 31u)) & ((1u << (n)) - 1u)))
+  ((n) == 32u ? buf[(i)] : ((buf[WORD_OF((i), (n))] >> SHIFT_OF((i), (n))) & ((1u << (n)) - 1u)))
 
 // Writes the low n bits of v as element i, leaving every other bit of the word intact.
 #define STORE_BITS(buf, i, n, v)                           \
@@ -40,10 +48,11 @@ uint dtype_bits(uint dt) {
     if (n_ == 32u) {                                       \
       buf[idx_] = (v);                                     \
     } else {                                               \
-      const uint bit_ = idx_ * n_;                         \
-      const uint mask_ = ((1u << n_) - 1u) << (bit_ & 31u); \
-      atomicAnd(buf[bit_ >> 5u], ~mask_);                  \
-      atomicOr(buf[bit_ >> 5u], ((v) << (bit_ & 31u)) & mask_); \
+      const uint word_ = WORD_OF(idx_, n_);                \
+      const uint shift_ = SHIFT_OF(idx_, n_);              \
+      const uint mask_ = ((1u << n_) - 1u) << shift_;      \
+      atomicAnd(buf[word_], ~mask_);                       \
+      atomicOr(buf[word_], ((v) << shift_) & mask_);       \
     }                                                      \
   }
 

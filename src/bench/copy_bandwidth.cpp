@@ -15,10 +15,6 @@ constexpr uint32_t kLocalSize = 64;              // local_size_x of copy_bandwid
 constexpr uint32_t kElementsPerInvocation = 4;   // the fastest on lavapipe (see the shader)
 constexpr uint32_t kMaxGroups = 65535;           // the portable limit; the loop covers the rest
 
-struct CopyPush {
-  uint32_t count;  // uvec4 elements
-};
-
 }  // namespace
 
 CopyBandwidth measure_copy_bandwidth(Runtime& rt, const Repetitions& reps) {
@@ -31,13 +27,13 @@ CopyBandwidth measure_copy_bandwidth(Runtime& rt, const Repetitions& reps) {
   for (size_t i = 0; i < bytes; ++i) source->data()[i] = static_cast<uint8_t>(i * 131 + 7);
   std::memset(destination->data(), 0, bytes);
 
-  const CopyPush push{static_cast<uint32_t>(bytes / 16)};
+  const auto count = static_cast<uint32_t>(bytes / 16);  // uvec4 elements
   const uint32_t per_group = kLocalSize * kElementsPerInvocation;
-  const uint32_t groups = std::min(kMaxGroups, (push.count + per_group - 1) / per_group);
+  const uint32_t groups = std::min(kMaxGroups, (count + per_group - 1) / per_group);
   CopyBandwidth r;
   r.bytes = bytes;
   r.time = time_repeatedly(reps, [&] {
-    return rt.dispatch("copy_bandwidth", {source.get(), destination.get()}, push, groups);
+    return rt.dispatch("copy_bandwidth", {{"source", source.get()}, {"destination", destination.get()}}, {{"count", count}}, groups);
   });
   if (std::memcmp(source->data(), destination->data(), bytes) != 0)
     throw std::runtime_error("the copy-bandwidth kernel did not copy its buffer on " + rt.info().name);

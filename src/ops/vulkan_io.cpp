@@ -4,12 +4,14 @@
 
 namespace kvbench {
 
-DeviceTensors::DeviceTensors(Runtime& rt, const TensorSet& io) : rt_(rt) {
+DeviceTensors::DeviceTensors(Runtime& rt, const TensorSet& io, const Signature& sig) {
   for (const auto& t : io.tensors) {
     auto b = rt.buffer(t.bytes().size());
     b->upload(t.bytes());
     buffers_[t.name()] = std::move(b);
   }
+  for (const auto& d : sig.tensors)
+    if (!io.has(d.name)) absent_.push_back(d.name);
 }
 
 Buffer* DeviceTensors::at(const std::string& name) {
@@ -18,9 +20,11 @@ Buffer* DeviceTensors::at(const std::string& name) {
   return it->second.get();
 }
 
-Buffer* DeviceTensors::placeholder() {
-  if (!placeholder_) placeholder_ = rt_.buffer(4);
-  return placeholder_.get();
+KernelBuffers DeviceTensors::bindings() const {
+  KernelBuffers b;
+  for (const auto& [name, buffer] : buffers_) b[name] = buffer.get();
+  for (const auto& name : absent_) b[name] = nullptr;
+  return b;
 }
 
 void DeviceTensors::download(TensorSet& io) const {

@@ -12,16 +12,16 @@ namespace kvbench {
 
 class DeviceTensors {
  public:
-  DeviceTensors(Runtime& rt, const TensorSet& io);
+  DeviceTensors(Runtime& rt, const TensorSet& io, const Signature& sig);
   Buffer* at(const std::string& name);
-  // A tiny buffer for a binding the current variant of a shader does not use.
-  Buffer* placeholder();
+  // Every tensor's buffer by its name, and nullptr (a placeholder binding) for each
+  // declared tensor this case leaves out: the one place absent optional inputs are bound.
+  KernelBuffers bindings() const;
   void download(TensorSet& io) const;
 
  private:
-  Runtime& rt_;
   std::map<std::string, std::unique_ptr<Buffer>> buffers_;
-  std::unique_ptr<Buffer> placeholder_;
+  std::vector<std::string> absent_;
 };
 
 }  // namespace kvbench

@@ -1,14 +1,15 @@
 #include "vk/runtime.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <stdexcept>
 
 #include "core/error.hpp"
+#include "vk/spirv_reflect.hpp"
 
 namespace kvbench {
 namespace {
-
-constexpr uint32_t kMaxBindings = 16;
 
 vk::raii::Instance make_instance(const vk::raii::Context& context) {
   vk::ApplicationInfo app{.pApplicationName = "kvbench", .applicationVersion = 1,
@@ -94,11 +95,12 @@ int default_device_index(const std::vector<DeviceInfo>& devices) {
 }
 
 struct Runtime::Pipeline {
+  ShaderInterface interface;
   vk::raii::DescriptorSetLayout set_layout{nullptr};
+  vk::raii::DescriptorPool pool{nullptr};  // one set, sized to this shader's bindings
   vk::raii::PipelineLayout layout{nullptr};
   vk::raii::ShaderModule module{nullptr};
   vk::raii::Pipeline pipeline{nullptr};
-  uint32_t bindings = 0;
 };
 
 Runtime::Runtime(std::optional<int> index) {
@@ -134,10 +136,6 @@ Runtime::Runtime(std::optional<int> index) {
   command_pool_ = vk::raii::CommandPool(
       device_, vk::CommandPoolCreateInfo{.flags = vk::CommandPoolCreateFlagBits::eResetCommandBuffer,
                                          .queueFamilyIndex = queue_family_});
-  vk::DescriptorPoolSize pool_size{.type = vk::DescriptorType::eStorageBuffer, .descriptorCount = kMaxBindings};
-  descriptor_pool_ = vk::raii::DescriptorPool(
-      device_, vk::DescriptorPoolCreateInfo{.flags = vk::DescriptorPoolCreateFlagBits::eFreeDescriptorSet,
-                                            .maxSets = 1, .poolSizeCount = 1, .pPoolSizes = &pool_size});
   if (info_.timestamps) {
     query_pool_ = vk::raii::QueryPool(device_, vk::QueryPoolCreateInfo{.queryType = vk::QueryType::eTimestamp, .queryCount = 2});
     timestamp_period_ns_ = physical_.getProperties().limits.timestampPeriod;
@@ -161,28 +159,31 @@ std::string Kernel::key() const {
   return k;
 }
 
-Runtime::Pipeline& Runtime::pipeline(const Kernel& kernel, uint32_t bindings) {
-  const std::string& name = kernel.shader;
+Runtime::Pipeline& Runtime::pipeline(const Kernel& kernel) {
   auto it = pipelines_.find(kernel.key());
-  if (it != pipelines_.end()) {
-    if (it->second->bindings != bindings) throw std::logic_error("shader " + name + " bound with a different buffer count");
-    return *it->second;
-  }
+  if (it != pipelines_.end()) return *it->second;
   const auto& shaders = embedded_shaders();
-  auto code = shaders.find(name);
-  if (code == shaders.end()) throw std::logic_error("no embedded shader named " + name);
+  auto code = shaders.find(kernel.shader);
+  if (code == shaders.end()) throw std::logic_error("no embedded shader named " + kernel.shader);
   auto p = std::make_unique<Pipeline>();
-  p->bindings = bindings;
+  p->interface = reflect_shader(code->second);
   std::vector<vk::DescriptorSetLayoutBinding> slots;
-  for (uint32_t b = 0; b < bindings; ++b)
-    slots.push_back({.binding = b, .descriptorType = vk::DescriptorType::eStorageBuffer, .descriptorCount = 1,
+  for (const auto& [binding, names] : p->interface.buffers)
+    slots.push_back({.binding = binding, .descriptorType = vk::DescriptorType::eStorageBuffer, .descriptorCount = 1,
                      .stageFlags = vk::ShaderStageFlagBits::eCompute});
+  if (p->interface.params_binding)
+    slots.push_back({.binding = *p->interface.params_binding, .descriptorType = vk::DescriptorType::eUniformBuffer,
+                     .descriptorCount = 1, .stageFlags = vk::ShaderStageFlagBits::eCompute});
   p->set_layout = vk::raii::DescriptorSetLayout(
-      device_, vk::DescriptorSetLayoutCreateInfo{.bindingCount = bindings, .pBindings = slots.data()});
-  vk::PushConstantRange push{.stageFlags = vk::ShaderStageFlagBits::eCompute, .offset = 0, .size = 128};
+      device_, vk::DescriptorSetLayoutCreateInfo{.bindingCount = static_cast<uint32_t>(slots.size()), .pBindings = slots.data()});
+  std::vector<vk::DescriptorPoolSize> sizes{{.type = vk::DescriptorType::eStorageBuffer,
+                                             .descriptorCount = std::max<uint32_t>(1, static_cast<uint32_t>(p->interface.buffers.size()))},
+                                            {.type = vk::DescriptorType::eUniformBuffer, .descriptorCount = 1}};
+  p->pool = vk::raii::DescriptorPool(
+      device_, vk::DescriptorPoolCreateInfo{.flags = vk::DescriptorPoolCreateFlagBits::eFreeDescriptorSet, .maxSets = 1,
+                                            .poolSizeCount = static_cast<uint32_t>(sizes.size()), .pPoolSizes = sizes.data()});
   vk::DescriptorSetLayout set_layout = *p->set_layout;
-  p->layout = vk::raii::PipelineLayout(device_, vk::PipelineLayoutCreateInfo{.setLayoutCount = 1, .pSetLayouts = &set_layout,
-                                                                             .pushConstantRangeCount = 1, .pPushConstantRanges = &push});
+  p->layout = vk::raii::PipelineLayout(device_, vk::PipelineLayoutCreateInfo{.setLayoutCount = 1, .pSetLayouts = &set_layout});
   p->module = vk::raii::ShaderModule(
       device_, vk::ShaderModuleCreateInfo{.codeSize = code->second.size() * 4, .pCode = code->second.data()});
   std::vector<vk::SpecializationMapEntry> entries;
@@ -198,21 +199,78 @@ Runtime::Pipeline& Runtime::pipeline(const Kernel& kernel, uint32_t bindings) {
   return *pipelines_.emplace(kernel.key(), std::move(p)).first->second;
 }
 
-double Runtime::dispatch(const Kernel& kernel, std::span<Buffer* const> buffers, std::span<const uint8_t> push,
-                         uint32_t gx, uint32_t gy, uint32_t gz) {
+namespace {
+
+// The Params block's bytes: every member given, in its type's range, nothing unknown.
+std::vector<uint8_t> pack_params(const std::string& shader, const ShaderInterface& iface, const KernelParams& params) {
+  std::vector<uint8_t> bytes(std::max<uint32_t>(iface.params_bytes, 4), 0);
+  for (const auto& f : iface.params) {
+    auto it = params.find(f.name);
+    if (it == params.end()) throw std::logic_error(shader + ": parameter " + f.name + " is not given");
+    const double v = it->second.value;
+    uint32_t word = 0;
+    if (f.type == ShaderInterface::Scalar::f32) {
+      const float x = static_cast<float>(v);
+      std::memcpy(&word, &x, 4);
+    } else {
+      const bool is_signed = f.type == ShaderInterface::Scalar::i32;
+      const double lo = is_signed ? -2147483648.0 : 0.0, hi = is_signed ? 2147483647.0 : 4294967295.0;
+      if (v != std::floor(v) || v < lo || v > hi)
+        throw std::logic_error(shader + ": parameter " + f.name + " = " + std::to_string(v) + " does not fit its " +
+                               (is_signed ? "int" : "uint"));
+      word = is_signed ? static_cast<uint32_t>(static_cast<int32_t>(v)) : static_cast<uint32_t>(v);
+    }
+    std::memcpy(bytes.data() + f.offset, &word, 4);
+  }
+  for (const auto& [name, value] : params) {
+    bool known = false;
+    for (const auto& f : iface.params) known = known || f.name == name;
+    if (!known) throw std::logic_error(shader + ": the shader has no parameter " + name);
+  }
+  return bytes;
+}
+
+}  // namespace
+
+double Runtime::dispatch(const Kernel& kernel, const KernelBuffers& buffers, const KernelParams& params, uint32_t gx,
+                         uint32_t gy, uint32_t gz) {
   const std::string& name = kernel.shader;
-  if (buffers.size() > kMaxBindings) throw std::logic_error("too many buffers for one dispatch");
-  if (push.size() > 128) throw std::logic_error("push constants over 128 bytes");
-  Pipeline& p = pipeline(kernel, static_cast<uint32_t>(buffers.size()));
-  vk::DescriptorSetLayout set_layout = *p.set_layout;
-  vk::raii::DescriptorSets sets(device_, vk::DescriptorSetAllocateInfo{.descriptorPool = *descriptor_pool_,
-                                                                         .descriptorSetCount = 1, .pSetLayouts = &set_layout});
+  Pipeline& p = pipeline(kernel);
+  if (!placeholder_) placeholder_ = buffer(16);
   std::vector<vk::DescriptorBufferInfo> infos;
-  for (Buffer* b : buffers) infos.push_back({.buffer = *b->handle(), .offset = 0, .range = VK_WHOLE_SIZE});
+  std::vector<uint32_t> slots;
+  for (const auto& [binding, names] : p.interface.buffers) {
+    Buffer* b = nullptr;
+    bool given = false;
+    for (const auto& n : names) {
+      auto it = buffers.find(n);
+      if (it == buffers.end()) continue;
+      given = true;
+      b = it->second ? it->second : placeholder_.get();
+    }
+    if (!given) throw std::logic_error(name + ": no buffer given for binding " + std::to_string(binding) + " (" + names[0] + ")");
+    infos.push_back({.buffer = *b->handle(), .offset = 0, .range = VK_WHOLE_SIZE});
+    slots.push_back(binding);
+  }
+  if (p.interface.params_binding) {
+    const std::vector<uint8_t> bytes = pack_params(name, p.interface, params);
+    if (!params_ || params_->size() < bytes.size()) params_ = buffer(std::max<size_t>(bytes.size(), 256));
+    params_->upload(bytes);
+    infos.push_back({.buffer = *params_->handle(), .offset = 0, .range = bytes.size()});
+    slots.push_back(*p.interface.params_binding);
+  } else if (!params.empty()) {
+    throw std::logic_error(name + ": the shader takes no parameters");
+  }
+  vk::DescriptorSetLayout set_layout = *p.set_layout;
+  vk::raii::DescriptorSets sets(device_, vk::DescriptorSetAllocateInfo{.descriptorPool = *p.pool,
+                                                                       .descriptorSetCount = 1, .pSetLayouts = &set_layout});
   std::vector<vk::WriteDescriptorSet> writes;
-  for (uint32_t i = 0; i < infos.size(); ++i)
-    writes.push_back({.dstSet = *sets[0], .dstBinding = i, .descriptorCount = 1,
-                      .descriptorType = vk::DescriptorType::eStorageBuffer, .pBufferInfo = &infos[i]});
+  for (size_t i = 0; i < infos.size(); ++i) {
+    const bool uniform = p.interface.params_binding && slots[i] == *p.interface.params_binding;
+    writes.push_back({.dstSet = *sets[0], .dstBinding = slots[i], .descriptorCount = 1,
+                      .descriptorType = uniform ? vk::DescriptorType::eUniformBuffer : vk::DescriptorType::eStorageBuffer,
+                      .pBufferInfo = &infos[i]});
+  }
   device_.updateDescriptorSets(writes, nullptr);
 
   vk::raii::CommandBuffers cmds(device_, vk::CommandBufferAllocateInfo{.commandPool = *command_pool_,
@@ -226,9 +284,6 @@ double Runtime::dispatch(const Kernel& kernel, std::span<Buffer* const> buffers,
   }
   cmd.bindPipeline(vk::PipelineBindPoint::eCompute, *p.pipeline);
   cmd.bindDescriptorSets(vk::PipelineBindPoint::eCompute, *p.layout, 0, {*sets[0]}, nullptr);
-  std::vector<uint8_t> padded(128, 0);
-  std::memcpy(padded.data(), push.data(), push.size());
-  cmd.pushConstants<uint8_t>(*p.layout, vk::ShaderStageFlagBits::eCompute, 0, padded);
   cmd.dispatch(gx, gy, gz);
   if (info_.timestamps) cmd.writeTimestamp(vk::PipelineStageFlagBits::eBottomOfPipe, *query_pool_, 1);
   // Make the shader's writes visible to the host reads that follow.
@@ -249,7 +304,9 @@ double Runtime::dispatch(const Kernel& kernel, std::span<Buffer* const> buffers,
 }
 
 Buffer::Buffer(const vk::raii::Device& device, const vk::raii::PhysicalDevice& physical, size_t bytes) : size_(bytes) {
-  buffer_ = vk::raii::Buffer(device, vk::BufferCreateInfo{.size = bytes, .usage = vk::BufferUsageFlagBits::eStorageBuffer,
+  buffer_ = vk::raii::Buffer(device, vk::BufferCreateInfo{.size = bytes,
+                                                          .usage = vk::BufferUsageFlagBits::eStorageBuffer |
+                                                                   vk::BufferUsageFlagBits::eUniformBuffer,
                                                           .sharingMode = vk::SharingMode::eExclusive});
   const auto req = buffer_.getMemoryRequirements();
   memory_ = vk::raii::DeviceMemory(device, vk::MemoryAllocateInfo{.allocationSize = req.size,

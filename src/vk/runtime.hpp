@@ -50,6 +50,22 @@ struct Kernel {
   std::string key() const;
 };
 
+// The buffers of one dispatch by name: the name of each binding's block's first member
+// (`buffer Query { uint query[]; }` binds "query"). nullptr marks an absent optional
+// tensor: the binding gets a placeholder. Names a shader does not use are ignored.
+using KernelBuffers = std::map<std::string, Buffer*>;
+
+// One kernel parameter: an integer or a float, converted to the type the shader's Params
+// member has (an integer out of that type's range is an error).
+struct ParamValue {
+  double value;
+  template <typename T>
+  ParamValue(T v) : value(static_cast<double>(v)) {}
+};
+// The kernel parameters by the names of the shader's `uniform Params` block members:
+// every member must be given, and nothing else (checked at dispatch, from the SPIR-V).
+using KernelParams = std::map<std::string, ParamValue>;
+
 class Runtime {
  public:
   // Opens device `index`, or the default device. Throws std::runtime_error with a clear
@@ -65,23 +81,16 @@ class Runtime {
   template <typename T>
   std::unique_ptr<Buffer> buffer_with(const std::vector<T>& values);
 
-  // Binds `buffers` to bindings 0..n-1 of shader `name` (set 0), pushes `push` (at most
-  // 128 bytes), dispatches `groups` workgroups and waits. Returns the device time in ms
-  // (0 when the queue has no timestamps).
-  double dispatch(const Kernel& kernel, std::span<Buffer* const> buffers, std::span<const uint8_t> push,
-                  uint32_t groups_x, uint32_t groups_y = 1, uint32_t groups_z = 1);
-
-  template <typename Push>
-  double dispatch(const Kernel& kernel, std::initializer_list<Buffer*> buffers, const Push& push,
-                  uint32_t gx, uint32_t gy = 1, uint32_t gz = 1) {
-    static_assert(sizeof(Push) <= 128, "push constants are limited to 128 bytes");
-    std::vector<Buffer*> list(buffers);
-    return dispatch(kernel, list, std::span(reinterpret_cast<const uint8_t*>(&push), sizeof(Push)), gx, gy, gz);
-  }
+  // Binds `buffers` and `params` by the names the shader's SPIR-V declares (see above),
+  // dispatches `groups` workgroups and waits. Returns the device time in ms (0 when the
+  // queue has no timestamps). A binding left unsupplied or a parameter missing, unknown or
+  // out of range is a std::logic_error naming it.
+  double dispatch(const Kernel& kernel, const KernelBuffers& buffers, const KernelParams& params, uint32_t groups_x,
+                  uint32_t groups_y = 1, uint32_t groups_z = 1);
 
  private:
   struct Pipeline;
-  Pipeline& pipeline(const Kernel& kernel, uint32_t bindings);
+  Pipeline& pipeline(const Kernel& kernel);
 
   DeviceInfo info_;
   vk::raii::Context context_;
@@ -91,11 +100,11 @@ class Runtime {
   vk::raii::Queue queue_{nullptr};
   uint32_t queue_family_ = 0;
   vk::raii::CommandPool command_pool_{nullptr};
-  vk::raii::DescriptorPool descriptor_pool_{nullptr};
   vk::raii::QueryPool query_pool_{nullptr};
   vk::raii::Fence fence_{nullptr};
   double timestamp_period_ns_ = 0;
   std::map<std::string, std::unique_ptr<Pipeline>> pipelines_;
+  std::unique_ptr<Buffer> placeholder_, params_;
   friend class Buffer;
 };
 

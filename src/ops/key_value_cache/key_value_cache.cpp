@@ -17,14 +17,6 @@
 namespace kvbench {
 namespace {
 
-// Mirrors shaders/kv_cache_push.glsl.
-struct KvCachePush {
-  uint32_t batch, seqlen, heads, head_dim;
-  uint32_t quant_group, quant_bit, num_layer, layer_idx;
-  uint32_t max_batch, max_seqlen, start_pos, layout;
-  uint32_t num_repeat, input_dtype, scale_dtype, cache_dtype;
-};
-
 const Signature& kvc_signature() {
   static const Signature sig{
       .id = "pmx.KeyValueCache",
@@ -179,32 +171,28 @@ class KeyValueCacheCase final : public OpCase {
   }
 
   double run_vulkan(Runtime& rt, TensorSet& io) const override {
-    DeviceTensors dev(rt, io);
+    DeviceTensors dev(rt, io, args().signature());
     const int64_t total = p_.start_pos + p_.seqlen;
-    KvCachePush push{};
-    push.batch = static_cast<uint32_t>(p_.batch);
-    push.seqlen = static_cast<uint32_t>(p_.seqlen);
-    push.heads = static_cast<uint32_t>(p_.num_heads);
-    push.head_dim = static_cast<uint32_t>(p_.head_dim);
-    push.quant_group = static_cast<uint32_t>(p_.quant_group);
-    push.quant_bit = static_cast<uint32_t>(p_.quant_bit);
-    push.num_layer = static_cast<uint32_t>(p_.num_layer);
-    push.layer_idx = static_cast<uint32_t>(p_.layer_idx);
-    push.max_batch = static_cast<uint32_t>(p_.max_batch);
-    push.max_seqlen = static_cast<uint32_t>(p_.max_seqlen);
-    push.start_pos = static_cast<uint32_t>(p_.start_pos);
-    push.layout = static_cast<uint32_t>(p_.cache_layout);
-    push.num_repeat = static_cast<uint32_t>(p_.num_repeat);
-    push.input_dtype = static_cast<uint32_t>(p_.input);
-    push.scale_dtype = static_cast<uint32_t>(p_.scale);
-    push.cache_dtype = static_cast<uint32_t>(p_.cache);
-    Buffer* scale = p_.quant_bit ? dev.at("scale") : dev.placeholder();
+    const KernelParams params{{"batch", p_.batch},
+                              {"seqlen", p_.seqlen},
+                              {"heads", p_.num_heads},
+                              {"head_dim", p_.head_dim},
+                              {"quant_group", p_.quant_group},
+                              {"quant_bit", p_.quant_bit},
+                              {"num_layer", p_.num_layer},
+                              {"layer_idx", p_.layer_idx},
+                              {"max_batch", p_.max_batch},
+                              {"max_seqlen", p_.max_seqlen},
+                              {"start_pos", p_.start_pos},
+                              {"layout", p_.cache_layout},
+                              {"num_repeat", p_.num_repeat},
+                              {"input_dtype", static_cast<uint32_t>(p_.input)},
+                              {"scale_dtype", static_cast<uint32_t>(p_.scale)},
+                              {"cache_dtype", static_cast<uint32_t>(p_.cache)}};
     const auto rows = static_cast<uint32_t>(p_.batch * p_.seqlen * p_.num_heads * 2);
-    double ms = rt.dispatch("kv_cache_store", {dev.at("current_key"), dev.at("current_value"), dev.at("cache"), scale},
-                            push, (rows + 63) / 64);
+    double ms = rt.dispatch("kv_cache_store", dev.bindings(), params, (rows + 63) / 64);
     const auto outputs = static_cast<uint64_t>(p_.batch * total * p_.num_heads * p_.num_repeat * p_.head_dim);
-    ms += rt.dispatch("kv_cache_fetch", {dev.at("cache"), scale, dev.at("key"), dev.at("value")}, push,
-                      static_cast<uint32_t>((outputs + 63) / 64), 2);
+    ms += rt.dispatch("kv_cache_fetch", dev.bindings(), params, static_cast<uint32_t>((outputs + 63) / 64), 2);
     dev.download(io);
     return ms;
   }

@@ -22,16 +22,6 @@ namespace {
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-// Mirrors the push constant block of shaders/mhca_common.glsl.
-struct MhcaPush {
-  uint32_t num_heads, num_kv_heads, head_dim, quant_bit;
-  uint32_t quant_group, cache_mode, cache_layout, page_size;
-  uint32_t num_layer, layer_idx, max_t, max_pages;
-  uint32_t t1_dtype, scale_dtype, cache_dtype, is_causal;
-  uint32_t is_alibi, decoding_batches, mask_rank, mask_cols;
-  uint32_t total_rows, num_items, batches, group_shift;
-};
-
 class MhcaCase final : public OpCase {
  public:
   MhcaCase(Args a, MhcaParams p) : OpCase(std::move(a)), p_(std::move(p)) {}
@@ -252,59 +242,54 @@ class MhcaCase final : public OpCase {
   double run_vulkan(Runtime& rt, TensorSet& io) const override {
     const int64_t bits = dtype_bits(p_.cache);
     const AttentionPlan plan = plan_attention(p_);
-    DeviceTensors t(rt, io);
+    DeviceTensors t(rt, io, args().signature());
     std::vector<float> slopes_t1;
     for (double s : alibi_slopes(p_.num_heads)) slopes_t1.push_back(static_cast<float>(round_to(p_.t1, s)));
     auto slopes = rt.buffer_with(slopes_t1);
     auto batch_plan = rt.buffer_with(plan.batch_plan);
     auto items = rt.buffer_with(plan.items);
     auto partials = rt.buffer(static_cast<size_t>(plan.slots) * static_cast<size_t>(p_.head_dim + 2) * 4);
+    KernelBuffers buffers = t.bindings();
+    buffers["slopes"] = slopes.get();
+    buffers["batch_plan"] = batch_plan.get();
+    buffers["items"] = items.get();
+    buffers["partials"] = partials.get();
 
-    MhcaPush push{};
-    push.num_heads = static_cast<uint32_t>(p_.num_heads);
-    push.num_kv_heads = static_cast<uint32_t>(p_.num_kv_heads);
-    push.head_dim = static_cast<uint32_t>(p_.head_dim);
-    push.quant_bit = static_cast<uint32_t>(p_.quant_bit);
-    push.quant_group = static_cast<uint32_t>(p_.quant_group);
-    push.cache_mode = static_cast<uint32_t>(p_.cache_mode);
-    push.cache_layout = static_cast<uint32_t>(p_.cache_layout);
-    push.page_size = static_cast<uint32_t>(p_.page_size);
-    push.num_layer = static_cast<uint32_t>(p_.num_layer);
-    push.layer_idx = static_cast<uint32_t>(p_.layer_idx);
-    push.max_t = static_cast<uint32_t>(p_.max_t);
-    push.max_pages = static_cast<uint32_t>(p_.max_pages);
-    push.t1_dtype = static_cast<uint32_t>(p_.t1);
-    push.scale_dtype = static_cast<uint32_t>(p_.scale);
-    push.cache_dtype = static_cast<uint32_t>(p_.cache);
-    push.is_causal = p_.is_causal;
-    push.is_alibi = p_.is_alibi;
-    push.decoding_batches = static_cast<uint32_t>(p_.decoding_batches);
-    push.mask_rank = static_cast<uint32_t>(p_.mask_rank);
-    push.mask_cols = static_cast<uint32_t>(p_.mask_cols());
-    push.total_rows = static_cast<uint32_t>(p_.total_rows());
-    push.num_items = plan.num_items;
-    push.batches = static_cast<uint32_t>(p_.batches());
-    push.group_shift = 0xffffffffu;
+    uint32_t group_shift = 0xffffffffu;
     for (uint32_t k = 0; k < 31; ++k)
-      if (int64_t{1} << k == p_.quant_group) push.group_shift = k;
-
-    Buffer* scale = p_.quant_bit ? t.at("scale") : t.placeholder();
-    Buffer* mask = p_.mask_rank ? t.at("attn_mask") : t.placeholder();
+      if (int64_t{1} << k == p_.quant_group) group_shift = k;
+    const KernelParams params{{"num_heads", p_.num_heads},
+                              {"num_kv_heads", p_.num_kv_heads},
+                              {"head_dim", p_.head_dim},
+                              {"quant_bit", p_.quant_bit},
+                              {"quant_group", p_.quant_group},
+                              {"cache_mode", p_.cache_mode},
+                              {"cache_layout", p_.cache_layout},
+                              {"page_size", p_.page_size},
+                              {"num_layer", p_.num_layer},
+                              {"layer_idx", p_.layer_idx},
+                              {"max_t", p_.max_t},
+                              {"max_pages", p_.max_pages},
+                              {"t1_dtype", static_cast<uint32_t>(p_.t1)},
+                              {"scale_dtype", static_cast<uint32_t>(p_.scale)},
+                              {"cache_dtype", static_cast<uint32_t>(p_.cache)},
+                              {"is_causal", p_.is_causal},
+                              {"is_alibi", p_.is_alibi},
+                              {"decoding_batches", p_.decoding_batches},
+                              {"mask_rank", p_.mask_rank},
+                              {"mask_cols", p_.mask_cols()},
+                              {"total_rows", p_.total_rows()},
+                              {"num_items", plan.num_items},
+                              {"batches", p_.batches()},
+                              {"group_shift", group_shift}};
     const auto store_rows = static_cast<uint32_t>(p_.total_rows() * p_.num_kv_heads * 2);
-    double ms = rt.dispatch("mhca_store",
-                            {t.at("current_key"), t.at("current_value"), t.at("seqstarts"), t.at("cachestarts"),
-                             t.at("start_pos"), t.at("cache"), scale},
-                            push, (store_rows + 63) / 64);
+    double ms = rt.dispatch("mhca_store", buffers, params, (store_rows + 63) / 64);
     // head_dim, the cache's bits and quant_group are specialization constants (see the shader).
     const Kernel attention("mhca_attention", {static_cast<uint32_t>(p_.head_dim), static_cast<uint32_t>(bits),
                                               static_cast<uint32_t>(p_.quant_bit ? p_.quant_group : 1)});
-    ms += rt.dispatch(attention,
-                      {t.at("query"), t.at("cache"), scale, t.at("cachestarts"), t.at("seqstarts"), t.at("kvstarts"),
-                       mask, slopes.get(), batch_plan.get(), items.get(), partials.get()},
-                      push, (plan.num_items * 8 + 63) / 64);
+    ms += rt.dispatch(attention, buffers, params, (plan.num_items * 8 + 63) / 64);
     const uint64_t words = static_cast<uint64_t>(p_.total_rows() * p_.num_heads * p_.head_dim) * dtype_bits(p_.t1) / 32;
-    ms += rt.dispatch("mhca_merge", {t.at("seqstarts"), batch_plan.get(), partials.get(), t.at("attn_output")}, push,
-                      static_cast<uint32_t>((words + 63) / 64));
+    ms += rt.dispatch("mhca_merge", buffers, params, static_cast<uint32_t>((words + 63) / 64));
     t.download(io);
     return ms;
   }

@@ -18,12 +18,6 @@ namespace {
 
 enum class Formula : uint32_t { ppl = 0, onednn = 1, ascend = 2 };
 
-struct DequantizePush {
-  uint32_t rows, length, group_size, groups;
-  uint32_t x_dtype, y_dtype, scale_dtype, shift_dtype;
-  uint32_t formula, has_shift;
-};
-
 class DequantizeGroupCase final : public OpCase {
  public:
   DequantizeGroupCase(Args a, GroupParams p, Formula f, DType scale, DType shift, DType y)
@@ -87,15 +81,21 @@ class DequantizeGroupCase final : public OpCase {
   }
 
   double run_vulkan(Runtime& rt, TensorSet& io) const override {
-    DeviceTensors dev(rt, io);
-    DequantizePush push{static_cast<uint32_t>(p_.rows), static_cast<uint32_t>(p_.length),
-                        static_cast<uint32_t>(p_.group_size), static_cast<uint32_t>(p_.groups()),
-                        static_cast<uint32_t>(p_.code), static_cast<uint32_t>(y_), static_cast<uint32_t>(scale_),
-                        static_cast<uint32_t>(shift_), static_cast<uint32_t>(formula_), has_shift() ? 1u : 0u};
+    DeviceTensors dev(rt, io, args().signature());
+    KernelBuffers buffers = dev.bindings();
+    buffers["shift"] = has_shift() ? dev.at(shift_name()) : nullptr;  // zero_point or offset
+    const KernelParams params{{"rows", p_.rows},
+                              {"row_length", p_.length},
+                              {"group_size", p_.group_size},
+                              {"groups", p_.groups()},
+                              {"x_dtype", static_cast<uint32_t>(p_.code)},
+                              {"y_dtype", static_cast<uint32_t>(y_)},
+                              {"scale_dtype", static_cast<uint32_t>(scale_)},
+                              {"shift_dtype", static_cast<uint32_t>(shift_)},
+                              {"formula", static_cast<uint32_t>(formula_)},
+                              {"has_shift", has_shift()}};
     const auto n = static_cast<uint32_t>(p_.rows * p_.length);
-    const double ms = rt.dispatch("dequantize_group",
-                                  {dev.at("x"), dev.at("scale"), has_shift() ? dev.at(shift_name()) : dev.placeholder(), dev.at("y")},
-                                  push, (n + 63) / 64);
+    const double ms = rt.dispatch("dequantize_group", buffers, params, (n + 63) / 64);
     dev.download(io);
     return ms;
   }

@@ -14,12 +14,6 @@
 namespace kvbench {
 namespace {
 
-struct QuantizePush {
-  uint32_t rows, length, group_size, groups;
-  uint32_t x_dtype, y_dtype, scale_dtype, has_zero_point;
-  int32_t qmin, qmax;
-};
-
 class QuantizeGroupCase final : public OpCase {
  public:
   QuantizeGroupCase(Args a, GroupParams p, DType x, DType scale) : OpCase(std::move(a)), p_(p), x_(x), scale_(scale) {}
@@ -64,17 +58,19 @@ class QuantizeGroupCase final : public OpCase {
   }
 
   double run_vulkan(Runtime& rt, TensorSet& io) const override {
-    DeviceTensors dev(rt, io);
-    QuantizePush push{static_cast<uint32_t>(p_.rows), static_cast<uint32_t>(p_.length),
-                      static_cast<uint32_t>(p_.group_size), static_cast<uint32_t>(p_.groups()),
-                      static_cast<uint32_t>(x_), static_cast<uint32_t>(p_.code), static_cast<uint32_t>(scale_),
-                      p_.zero_point ? 1u : 0u, static_cast<int32_t>(p_.qmin()), static_cast<int32_t>(p_.qmax())};
-    if (!p_.zero_point) push.qmin = -push.qmax;
+    DeviceTensors dev(rt, io, args().signature());
+    const KernelParams params{{"rows", p_.rows},
+                              {"row_length", p_.length},
+                              {"group_size", p_.group_size},
+                              {"groups", p_.groups()},
+                              {"x_dtype", static_cast<uint32_t>(x_)},
+                              {"y_dtype", static_cast<uint32_t>(p_.code)},
+                              {"scale_dtype", static_cast<uint32_t>(scale_)},
+                              {"has_zero_point", p_.zero_point},
+                              {"qmin", p_.zero_point ? p_.qmin() : -p_.qmax()},
+                              {"qmax", p_.qmax()}};
     const auto invocations = static_cast<uint32_t>(p_.rows * p_.groups());
-    const double ms = rt.dispatch("quantize_group",
-                                  {dev.at("x"), dev.at("y"), dev.at("scale"),
-                                   p_.zero_point ? dev.at("zero_point") : dev.placeholder()},
-                                  push, (invocations + 63) / 64);
+    const double ms = rt.dispatch("quantize_group", dev.bindings(), params, (invocations + 63) / 64);
     dev.download(io);
     return ms;
   }

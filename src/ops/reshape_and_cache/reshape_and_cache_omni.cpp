@@ -129,10 +129,6 @@ OmniParams parse(Args& c) {
   return p;
 }
 
-struct OmniPush {
-  uint32_t num_tokens, num_head, batches, row_words;
-};
-
 class OmniCase final : public CacheCopyCase {
  public:
   OmniCase(Args a, OmniParams p) : CacheCopyCase(std::move(a), p.dtype, p.head_size), p_(std::move(p)) {}
@@ -183,18 +179,18 @@ class OmniCase final : public CacheCopyCase {
   }
 
   double run_vulkan(Runtime& rt, TensorSet& io) const override {
-    DeviceTensors t(rt, io);
+    DeviceTensors t(rt, io, args().signature());
     std::vector<uint32_t> starts{0};
     for (int64_t s : p_.seq_len) starts.push_back(starts.back() + static_cast<uint32_t>(s));
     auto token_starts = rt.buffer_with(starts);
-    const OmniPush push{static_cast<uint32_t>(p_.num_tokens()), static_cast<uint32_t>(p_.num_head),
-                        static_cast<uint32_t>(p_.batches()),
-                        static_cast<uint32_t>(p_.head_size * dtype_bits(p_.dtype) / 32)};
+    KernelBuffers buffers = t.bindings();
+    buffers["token_starts"] = token_starts.get();
+    const KernelParams params{{"num_tokens", p_.num_tokens()},
+                              {"num_head", p_.num_head},
+                              {"batches", p_.batches()},
+                              {"row_words", p_.head_size * dtype_bits(p_.dtype) / 32}};
     const auto n = static_cast<uint32_t>(p_.num_tokens() * p_.num_head);
-    const double ms = rt.dispatch("reshape_and_cache_omni",
-                                  {t.at("key"), t.at("value"), t.at("key_cache"), t.at("value_cache"), t.at("slot_mapping"),
-                                   t.at("wins"), t.at("offsetIndex"), token_starts.get()},
-                                  push, (n + 63) / 64);
+    const double ms = rt.dispatch("reshape_and_cache_omni", buffers, params, (n + 63) / 64);
     t.download(io);
     return ms;
   }

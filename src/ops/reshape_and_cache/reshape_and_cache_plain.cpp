@@ -86,10 +86,6 @@ PlainParams parse(Args& c) {
   return p;
 }
 
-struct PlainPush {
-  uint32_t num_tokens, num_heads, row_words, pad_;
-};
-
 class PlainCase final : public CacheCopyCase {
  public:
   PlainCase(Args a, PlainParams p) : CacheCopyCase(std::move(a), p.dtype, p.head_size), p_(std::move(p)) {}
@@ -128,13 +124,12 @@ class PlainCase final : public CacheCopyCase {
   }
 
   double run_vulkan(Runtime& rt, TensorSet& io) const override {
-    DeviceTensors t(rt, io);
-    const PlainPush push{static_cast<uint32_t>(p_.num_tokens), static_cast<uint32_t>(p_.num_heads),
-                         static_cast<uint32_t>(p_.head_size * dtype_bits(p_.dtype) / 32), 0};
+    DeviceTensors t(rt, io, args().signature());
+    const KernelParams params{{"num_tokens", p_.num_tokens},
+                              {"num_heads", p_.num_heads},
+                              {"row_words", p_.head_size * dtype_bits(p_.dtype) / 32}};
     const auto n = static_cast<uint32_t>(p_.num_tokens * p_.num_heads);
-    const double ms = rt.dispatch("reshape_and_cache",
-                                  {t.at("key"), t.at("value"), t.at("key_cache"), t.at("value_cache"), t.at("slot_mapping")},
-                                  push, (n + 63) / 64);
+    const double ms = rt.dispatch("reshape_and_cache", t.bindings(), params, (n + 63) / 64);
     t.download(io);
     return ms;
   }

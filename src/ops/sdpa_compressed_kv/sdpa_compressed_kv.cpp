@@ -20,17 +20,6 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-// Mirrors shaders/sdpa_common.glsl.
-struct SdpaPush {
-  uint32_t N, H, H_kv, S_q;
-  uint32_t S_kv, G, k_compressed, v_compressed;
-  uint32_t k_layout, k_dtype, v_dtype, sk_dtype;
-  uint32_t sv_dtype, zk_dtype, zv_dtype, has_zk;
-  uint32_t has_zv, q_dtype, scale_op, causal;
-  uint32_t has_mask, mask_n_stride, mask_h_stride, mask_q_stride;
-  uint32_t num_items, nsplit, chunk, head_dim;
-};
-
 class SdpaCase final : public OpCase {
  public:
   SdpaCase(Args a, SdpaParams p) : OpCase(std::move(a)), p_(std::move(p)) {}
@@ -269,46 +258,44 @@ class SdpaCase final : public OpCase {
           for (int64_t s = 0; s < nsplit; ++s)
             for (int64_t x : {n, k, v0, std::min<int64_t>(4, vectors - v0), s}) items.push_back(static_cast<uint32_t>(x));
     const auto num_items = static_cast<uint32_t>(items.size() / 5);
-    DeviceTensors t(rt, io);
+    DeviceTensors t(rt, io, args().signature());
     auto item_buf = rt.buffer_with(items);
     auto partials = rt.buffer(static_cast<size_t>(p_.N * p_.H * p_.S_q * nsplit * (p_.D + 2)) * 4);
-    SdpaPush push{};
-    push.N = static_cast<uint32_t>(p_.N);
-    push.H = static_cast<uint32_t>(p_.H);
-    push.H_kv = static_cast<uint32_t>(p_.H_kv);
-    push.S_q = static_cast<uint32_t>(p_.S_q);
-    push.S_kv = static_cast<uint32_t>(p_.S_kv);
-    push.G = static_cast<uint32_t>(p_.G);
-    push.k_compressed = p_.k.compressed;
-    push.v_compressed = p_.v.compressed;
-    push.k_layout = p_.k_transposed;
-    push.k_dtype = static_cast<uint32_t>(p_.k.data);
-    push.v_dtype = static_cast<uint32_t>(p_.v.data);
-    push.sk_dtype = static_cast<uint32_t>(p_.k.scale);
-    push.sv_dtype = static_cast<uint32_t>(p_.v.scale);
-    push.zk_dtype = static_cast<uint32_t>(p_.k.zp);
-    push.zv_dtype = static_cast<uint32_t>(p_.v.zp);
-    push.has_zk = p_.k.compressed && p_.k.zero_point;
-    push.has_zv = p_.v.compressed && p_.v.zero_point;
-    push.q_dtype = static_cast<uint32_t>(p_.q);
-    push.scale_op = p_.divide;
-    push.causal = static_cast<uint32_t>(p_.causal);
-    push.has_mask = p_.has_mask();
-    push.mask_n_stride = static_cast<uint32_t>(p_.has_mask() ? p_.mask_stride(0) : 0);
-    push.mask_h_stride = static_cast<uint32_t>(p_.has_mask() ? p_.mask_stride(1) : 0);
-    push.mask_q_stride = static_cast<uint32_t>(p_.has_mask() ? p_.mask_stride(2) : 0);
-    push.num_items = num_items;
-    push.nsplit = static_cast<uint32_t>(nsplit);
-    push.chunk = static_cast<uint32_t>(chunk);
-    push.head_dim = static_cast<uint32_t>(p_.D);
-    auto at = [&](const std::string& name) { return io.has(name) ? t.at(name) : t.placeholder(); };
+    KernelBuffers buffers = t.bindings();
+    buffers["items"] = item_buf.get();
+    buffers["partials"] = partials.get();
+    const KernelParams params{{"N", p_.N},
+                              {"H", p_.H},
+                              {"H_kv", p_.H_kv},
+                              {"S_q", p_.S_q},
+                              {"S_kv", p_.S_kv},
+                              {"G", p_.G},
+                              {"k_compressed", p_.k.compressed},
+                              {"v_compressed", p_.v.compressed},
+                              {"k_layout", p_.k_transposed},
+                              {"k_dtype", static_cast<uint32_t>(p_.k.data)},
+                              {"v_dtype", static_cast<uint32_t>(p_.v.data)},
+                              {"sk_dtype", static_cast<uint32_t>(p_.k.scale)},
+                              {"sv_dtype", static_cast<uint32_t>(p_.v.scale)},
+                              {"zk_dtype", static_cast<uint32_t>(p_.k.zp)},
+                              {"zv_dtype", static_cast<uint32_t>(p_.v.zp)},
+                              {"has_zk", p_.k.compressed && p_.k.zero_point},
+                              {"has_zv", p_.v.compressed && p_.v.zero_point},
+                              {"q_dtype", static_cast<uint32_t>(p_.q)},
+                              {"scale_op", p_.divide},
+                              {"causal", p_.causal},
+                              {"has_mask", p_.has_mask()},
+                              {"mask_n_stride", p_.has_mask() ? p_.mask_stride(0) : 0},
+                              {"mask_h_stride", p_.has_mask() ? p_.mask_stride(1) : 0},
+                              {"mask_q_stride", p_.has_mask() ? p_.mask_stride(2) : 0},
+                              {"num_items", num_items},
+                              {"nsplit", nsplit},
+                              {"chunk", chunk},
+                              {"head_dim", p_.D}};
     const Kernel attention("sdpa_attention", {static_cast<uint32_t>(p_.D)});
-    double ms = rt.dispatch(attention,
-                            {t.at("query"), t.at("key"), at("scale_k"), at("zp_k"), t.at("value"), at("scale_v"), at("zp_v"),
-                             t.at("scale"), at("attn_mask"), item_buf.get(), partials.get()},
-                            push, (num_items * 8 + 63) / 64);
+    double ms = rt.dispatch(attention, buffers, params, (num_items * 8 + 63) / 64);
     const uint64_t words = static_cast<uint64_t>(p_.N * p_.H * p_.S_q * p_.D) * dtype_bits(p_.q) / 32;
-    ms += rt.dispatch("sdpa_merge", {partials.get(), t.at("output")}, push, static_cast<uint32_t>((words + 63) / 64));
+    ms += rt.dispatch("sdpa_merge", buffers, params, static_cast<uint32_t>((words + 63) / 64));
     t.download(io);
     return ms;
   }

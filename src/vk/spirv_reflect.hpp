@@ -1,0 +1,36 @@
+#pragma once
+// What a compute shader's SPIR-V says about its interface, read from the module itself so
+// that C++ never mirrors a GLSL declaration: each buffer binding with the name of its
+// block's first member (`buffer Query { uint query[]; }` is "query"), and the members of
+// the uniform block named `Params` (the kernel parameters) with their offsets and types.
+// A trailing underscore is dropped from every name, for the names GLSL reserves
+// (`uint output_[]` binds the tensor "output").
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace kvbench {
+
+struct ShaderInterface {
+  enum class Scalar { u32, i32, f32 };
+  struct Field {
+    std::string name;
+    uint32_t offset = 0;
+    Scalar type = Scalar::u32;
+  };
+  // Storage-buffer bindings (set 0): binding -> the names that alias it.
+  std::map<uint32_t, std::vector<std::string>> buffers;
+  // The Params uniform block, if any: its binding and 32-bit scalar members.
+  std::optional<uint32_t> params_binding;
+  std::vector<Field> params;
+  uint32_t params_bytes = 0;
+};
+
+// Throws std::runtime_error for a module it cannot read or a Params member that is not a
+// 32-bit scalar.
+ShaderInterface reflect_shader(std::span<const uint32_t> spirv);
+
+}  // namespace kvbench
