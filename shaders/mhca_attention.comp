@@ -3,34 +3,28 @@
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_shuffle : require
 // MultiHeadCacheAttention step 2: attention over the cache, read in place through
-// cachestarts (no gather copy), dequantizing int8/int4 rows as they are loaded.
-//
-// Work is planned on the host as items (src/ops/multi_head_cache_attention/attention_plan.cpp):
-// one item = one batch b, one kv head, up to QT query vectors that share it (the q heads
-// of a GQA group for a decode token; consecutive rows and heads for prefill), and one
-// split [t0, t1) of the KV length. Eight lanes serve an item: lane l owns dims
-// [l*D/8, (l+1)*D/8) of every vector, loads its slice of each K/V row with wide loads, and
-// the score is summed over the eight lanes with a shuffle butterfly (no shared memory, no
-// barriers: lavapipe JIT-compiles barrier-free shaders fast). Each item keeps an online
-// softmax (max m, sum l, accumulator) per vector and writes it to `partials`;
-// mhca_merge.comp combines the splits of each vector.
+// cachestarts (no gather copy), dequantizing int8/int4 rows as they are loaded. The item,
+// lane and online-softmax structure is the shared attention_core.glsl; this file gives
+// its hooks.
 #include "quant.glsl"
 #include "lane_sum.glsl"
 #include "mhca_common.glsl"
 
-const uint LANES = 8u;
-const uint QT = 4u;  // query vectors per item
-// Specialization constants: with head_dim and the cache's bits fixed at pipeline creation
-// every per-lane loop has a constant trip count, so lavapipe keeps the arrays in
-// registers instead of scattering them to memory (measured: 1.5 s -> see the spec).
-layout(constant_id = 0) const uint D = 128u;
+struct Batch {
+  uint seq0, seqlen, kv0, kvlen, offset;  // offset = start_pos[b] = kvlen - seqlen
+  bool limited;  // causal, or ALiBi (PMX's ALiBi mask is -inf past the diagonal too)
+  uint b;
+};
+#include "attention_core.glsl"
+
+// The cache's bits and quant_group are specialization constants too: the per-lane loops
+// then have constant trip counts (see the spec's performance notes).
 layout(constant_id = 1) const uint CACHE_BITS = 8u;
 layout(constant_id = 2) const uint QG = 8u;  // quant_group (1 when unquantized)
-const uint DPL = D / LANES;                  // dims per lane
 const uint WORDS = DPL * CACHE_BITS / 32u;   // 32-bit words per lane per row
 const uint PER_WORD = 32u / CACHE_BITS;
 
-layout(local_size_x = 64) in;
+
 layout(std430, binding = 0) readonly buffer Query { uint query[]; };
 layout(std430, binding = 1) readonly buffer Cache { uint cache[]; };
 layout(std430, binding = 1) readonly buffer Cache4 { uvec4 cache4[]; };
@@ -41,10 +35,6 @@ layout(std430, binding = 4) readonly buffer Seqstarts { uint seqstarts[]; };
 layout(std430, binding = 5) readonly buffer Kvstarts { uint kvstarts[]; };
 layout(std430, binding = 6) readonly buffer AttnMask { uint attn_mask[]; };
 layout(std430, binding = 7) readonly buffer Slopes { float slopes[]; };
-// Per batch: slot base, number of splits, split length. Per item: b, kv head, v0, nv, split.
-layout(std430, binding = 8) readonly buffer BatchPlan { uint batch_plan[]; };
-layout(std430, binding = 9) readonly buffer Items { uint items[]; };
-layout(std430, binding = 10) writeonly buffer Partials { float partials[]; };
 
 // Loads this lane's DPL elements of the cache row starting at element `base` and
 // dequantizes them with the row's scales (scale row `sbase`).
@@ -103,104 +93,72 @@ void load_row(uint base, uint sbase, uint lane, out float row[DPL]) {
   }
 }
 
-void main() {
-  const uint item = gl_GlobalInvocationID.x / LANES;
-  const uint lane = gl_GlobalInvocationID.x % LANES;
-  if (item >= pc.num_items) return;  // whole groups of 8 lanes leave together
-  const uint b = items[5u * item], hk = items[5u * item + 1u], v0 = items[5u * item + 2u];
-  const uint nv = items[5u * item + 3u], split = items[5u * item + 4u];
-  const uint slot_base = batch_plan[3u * b], nsplit = batch_plan[3u * b + 1u], chunk = batch_plan[3u * b + 2u];
-  const uint H = pc.num_heads, G = pc.num_heads / pc.num_kv_heads;
-  const uint seq0 = uint(LOAD_I64(seqstarts, b)), seqlen = uint(LOAD_I64(seqstarts, b + 1u)) - seq0;
-  const uint kv0 = uint(LOAD_I64(kvstarts, b)), kvlen = uint(LOAD_I64(kvstarts, b + 1u)) - kv0;
-  const uint offset = kvlen - seqlen;  // = start_pos[b]
-  const bool causal = pc.is_causal != 0u && seqlen > 1u && b >= pc.decoding_batches;
-  const bool limited = causal || pc.is_alibi != 0u;  // PMX's ALiBi mask is -inf past the diagonal too
+
+Batch batch_info(uint b) {
+  Batch bt;
+  bt.b = b;
+  bt.seq0 = uint(LOAD_I64(seqstarts, b));
+  bt.seqlen = uint(LOAD_I64(seqstarts, b + 1u)) - bt.seq0;
+  bt.kv0 = uint(LOAD_I64(kvstarts, b));
+  bt.kvlen = uint(LOAD_I64(kvstarts, b + 1u)) - bt.kv0;
+  bt.offset = bt.kvlen - bt.seqlen;
+  const bool causal = pc.is_causal != 0u && bt.seqlen > 1u && b >= pc.decoding_batches;
+  bt.limited = causal || pc.is_alibi != 0u;
+  return bt;
+}
+
+uint kv_length(Batch bt) { return bt.kvlen; }
+
+int last_key(Batch bt, uint row) {
+  return int(bt.limited ? min(bt.kvlen - 1u, row + bt.offset) : bt.kvlen - 1u);
+}
+
+void load_query(Batch bt, uint row, uint head, uint lane, out float q[DPL]) {
   const float inv_sqrt_d = 1.0 / sqrt(float(D));
   const uint t1_bits = dtype_bits(pc.t1_dtype);
-
-  float q[QT][DPL];
-  float acc[QT][DPL];
-  float m[QT], l[QT], slope[QT];
-  uint row_n[QT], head[QT], last_t[QT];
-  uint t_stop = 0u;
-  for (uint k = 0u; k < QT; ++k) {
-    m[k] = uintBitsToFloat(0xff800000u);
-    l[k] = 0.0;
-    for (uint j = 0u; j < DPL; ++j) acc[k][j] = 0.0;
-    if (k >= nv) continue;
-    const uint v = v0 + k, i = v / G;
-    row_n[k] = seq0 + i;
-    head[k] = hk * G + v % G;
-    slope[k] = pc.is_alibi != 0u ? slopes[head[k]] : 0.0;
-    last_t[k] = limited ? min(kvlen - 1u, i + offset) : kvlen - 1u;
-    t_stop = max(t_stop, last_t[k] + 1u);
-    const uint qbase = (row_n[k] * H + head[k]) * D + lane * DPL;
-    for (uint j = 0u; j < DPL; ++j) q[k][j] = decode_float(LOAD_BITS(query, qbase + j, t1_bits), pc.t1_dtype) * inv_sqrt_d;
-  }
-  const uint t0 = split * chunk;
-  const uint t1 = min(min(t0 + chunk, kvlen), t_stop);
-  const uint groups = pc.quant_bit != 0u ? D / pc.quant_group : 1u;
-
-  uint page_row = 0u;  // cache row of the current page's first token (paged mode)
-  for (uint t = t0; t < t1; ++t) {
-    if (pc.cache_mode == 0u) {
-      page_row = uint(LOAD_I64(cachestarts, b)) + t;
-    } else if (t == t0 || t % pc.page_size == 0u) {  // one page-table read per page
-      page_row = uint(LOAD_I64(cachestarts, b * pc.max_pages + t / pc.page_size)) - t % pc.page_size;
-    }
-    const uint T = pc.cache_mode == 0u ? page_row : page_row + t % pc.page_size;
-    float kr[DPL];
-    load_row(mhca_row(T, 0u, hk, D), mhca_row(T, 0u, hk, groups), lane, kr);
-    float p[QT];
-    for (uint k = 0u; k < QT; ++k) {
-      p[k] = 0.0;
-      if (k >= nv) continue;
-      float partial = 0.0;
-      for (uint j = 0u; j < DPL; ++j) partial += q[k][j] * kr[j];
-      float s = lane_sum(partial);
-      if (t > last_t[k]) continue;  // causal / ALiBi future position: -inf
-      float add = 0.0;
-      bool has_add = false;
-      if (pc.is_alibi != 0u) {
-        // PMX builds the ALiBi mask in T1: T1(slope_T1 * T1(distance)).
-        const float distance = round_to(float(int(t) - int(offset) - int(row_n[k] - seq0)), pc.t1_dtype);
-        add = round_to(slope[k] * distance, pc.t1_dtype);
-        has_add = true;
-      }
-      if (pc.mask_rank != 0u) {
-        const uint mrow = pc.mask_rank == 3u ? head[k] * pc.total_rows + row_n[k] : row_n[k];
-        const float mv = decode_float(LOAD_BITS(attn_mask, mrow * pc.mask_cols + kv0 + t, t1_bits), pc.t1_dtype);
-        add = has_add ? round_to(add + mv, pc.t1_dtype) : mv;  // the ALiBi mask + attn_mask, in T1
-        has_add = true;
-      }
-      s += add;
-      if (isinf(s) && s < 0.0) continue;
-      // The score is the same on the item's 8 lanes, so this branch is uniform: the
-      // accumulator is rescaled only when the running maximum grows.
-      if (s > m[k]) {
-        const float rescale = exp(m[k] - s);
-        l[k] *= rescale;
-        for (uint j = 0u; j < DPL; ++j) acc[k][j] *= rescale;
-        m[k] = s;
-      }
-      p[k] = exp(s - m[k]);
-      l[k] += p[k];
-    }
-    float vr[DPL];
-    load_row(mhca_row(T, 1u, hk, D), mhca_row(T, 1u, hk, groups), lane, vr);
-    for (uint k = 0u; k < QT; ++k)
-      for (uint j = 0u; j < DPL; ++j) acc[k][j] += p[k] * vr[j];
-  }
-
-  for (uint k = 0u; k < nv; ++k) {
-    const uint v = v0 + k;
-    const uint slot = slot_base + ((v / G) * H + head[k]) * nsplit + split;
-    const uint base = slot * (D + 2u);
-    if (lane == 0u) {
-      partials[base] = m[k];
-      partials[base + 1u] = l[k];
-    }
-    for (uint j = 0u; j < DPL; ++j) partials[base + 2u + lane * DPL + j] = acc[k][j];
-  }
+  const uint qbase = ((bt.seq0 + row) * pc.num_heads + head) * D + lane * DPL;
+  for (uint j = 0u; j < DPL; ++j) q[j] = decode_float(LOAD_BITS(query, qbase + j, t1_bits), pc.t1_dtype) * inv_sqrt_d;
 }
+
+// The cache row of key t: cachestarts[b] + t, or through the page table, read once per
+// page (the loop visits keys in order).
+uint page_row = 0u, page_of = 0xffffffffu;
+uint key_handle(Batch bt, uint t) {
+  if (pc.cache_mode == 0u) return uint(LOAD_I64(cachestarts, bt.b)) + t;
+  const uint page = t / pc.page_size;
+  if (page != page_of) {
+    page_of = page;
+    page_row = uint(LOAD_I64(cachestarts, bt.b * pc.max_pages + page));
+  }
+  return page_row + t % pc.page_size;
+}
+
+uint scale_groups() { return pc.quant_bit != 0u ? D / pc.quant_group : 1u; }
+
+void load_key(Batch bt, uint hk, uint T, uint lane, out float k[DPL]) {
+  load_row(mhca_row(T, 0u, hk, D), mhca_row(T, 0u, hk, scale_groups()), lane, k);
+}
+
+void load_value(Batch bt, uint hk, uint T, uint lane, out float v[DPL]) {
+  load_row(mhca_row(T, 1u, hk, D), mhca_row(T, 1u, hk, scale_groups()), lane, v);
+}
+
+// The query is pre-scaled by 1/sqrt(D); add PMX's ALiBi mask and attn_mask, each in T1.
+float score(Batch bt, uint row, uint head, uint t, float s) {
+  float add = 0.0;
+  bool has_add = false;
+  if (pc.is_alibi != 0u) {
+    // PMX builds the ALiBi mask in T1: T1(slope_T1 * T1(distance)).
+    const float distance = round_to(float(int(t) - int(bt.offset) - int(row)), pc.t1_dtype);
+    add = round_to(slopes[head] * distance, pc.t1_dtype);
+    has_add = true;
+  }
+  if (pc.mask_rank != 0u) {
+    const uint n = bt.seq0 + row;
+    const uint mrow = pc.mask_rank == 3u ? head * pc.total_rows + n : n;
+    const float mv = decode_float(LOAD_BITS(attn_mask, mrow * pc.mask_cols + bt.kv0 + t, dtype_bits(pc.t1_dtype)), pc.t1_dtype);
+    add = has_add ? round_to(add + mv, pc.t1_dtype) : mv;  // the ALiBi mask + attn_mask, in T1
+  }
+  return s + add;
+}
+

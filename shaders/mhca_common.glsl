@@ -9,7 +9,7 @@ layout(std140, binding = 31) uniform Params {  // kernel parameters, set by name
   uint num_layer, layer_idx, max_t, max_pages;
   uint t1_dtype, scale_dtype, cache_dtype, is_causal;
   uint is_alibi, decoding_batches, mask_rank, mask_cols;
-  uint total_rows, num_items, batches, group_shift;  // log2(quant_group), or ~0u if not a power of two
+  uint total_rows, num_items, batches;
 } pc;
 
 // int64 index tensors hold values below 2^31: read the low word.

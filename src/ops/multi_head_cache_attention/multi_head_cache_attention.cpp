@@ -8,7 +8,7 @@
 
 #include "core/error.hpp"
 #include "core/rng.hpp"
-#include "ops/multi_head_cache_attention/attention_plan.hpp"
+#include "ops/attention/attention_kernel.hpp"
 #include "ops/multi_head_cache_attention/mhca_params.hpp"
 #include "ops/vulkan_io.hpp"
 #include "ref/attention.hpp"
@@ -241,23 +241,19 @@ class MhcaCase final : public OpCase {
 
   double run_vulkan(Runtime& rt, TensorSet& io) const override {
     const int64_t bits = dtype_bits(p_.cache);
-    const AttentionPlan plan = plan_attention(p_);
+    AttentionShape shape{.num_heads = p_.num_heads, .num_kv_heads = p_.num_kv_heads};
+    for (int64_t b = 0; b < p_.batches(); ++b) {
+      shape.q_rows.push_back(p_.seqlens[b]);
+      shape.kv_len.push_back(p_.kvlen(b));
+    }
+    shape.out_vector = [&](int64_t b, int64_t i, int64_t h) { return (p_.seqstarts[b] + i) * p_.num_heads + h; };
+    const AttentionPlan plan = plan_attention(shape);
     DeviceTensors t(rt, io, args().signature());
     std::vector<float> slopes_t1;
     for (double s : alibi_slopes(p_.num_heads)) slopes_t1.push_back(static_cast<float>(round_to(p_.t1, s)));
     auto slopes = rt.buffer_with(slopes_t1);
-    auto batch_plan = rt.buffer_with(plan.batch_plan);
-    auto items = rt.buffer_with(plan.items);
-    auto partials = rt.buffer(static_cast<size_t>(plan.slots) * static_cast<size_t>(p_.head_dim + 2) * 4);
     KernelBuffers buffers = t.bindings();
     buffers["slopes"] = slopes.get();
-    buffers["batch_plan"] = batch_plan.get();
-    buffers["items"] = items.get();
-    buffers["partials"] = partials.get();
-
-    uint32_t group_shift = 0xffffffffu;
-    for (uint32_t k = 0; k < 31; ++k)
-      if (int64_t{1} << k == p_.quant_group) group_shift = k;
     const KernelParams params{{"num_heads", p_.num_heads},
                               {"num_kv_heads", p_.num_kv_heads},
                               {"head_dim", p_.head_dim},
@@ -279,17 +275,21 @@ class MhcaCase final : public OpCase {
                               {"mask_rank", p_.mask_rank},
                               {"mask_cols", p_.mask_cols()},
                               {"total_rows", p_.total_rows()},
-                              {"num_items", plan.num_items},
-                              {"batches", p_.batches()},
-                              {"group_shift", group_shift}};
+                              {"batches", p_.batches()}};
+    KernelParams store = params;
+    store.emplace("num_items", 0);  // the store kernel shares the Params block; it plans no items
     const auto store_rows = static_cast<uint32_t>(p_.total_rows() * p_.num_kv_heads * 2);
-    double ms = rt.dispatch("mhca_store", buffers, params, (store_rows + 63) / 64);
+    double ms = rt.dispatch("mhca_store", buffers, store, (store_rows + 63) / 64);
     // head_dim, the cache's bits and quant_group are specialization constants (see the shader).
-    const Kernel attention("mhca_attention", {static_cast<uint32_t>(p_.head_dim), static_cast<uint32_t>(bits),
-                                              static_cast<uint32_t>(p_.quant_bit ? p_.quant_group : 1)});
-    ms += rt.dispatch(attention, buffers, params, (plan.num_items * 8 + 63) / 64);
-    const uint64_t words = static_cast<uint64_t>(p_.total_rows() * p_.num_heads * p_.head_dim) * dtype_bits(p_.t1) / 32;
-    ms += rt.dispatch("mhca_merge", buffers, params, static_cast<uint32_t>((words + 63) / 64));
+    ms += run_attention(rt, plan,
+                        {.kernel = Kernel("mhca_attention", {static_cast<uint32_t>(p_.head_dim), static_cast<uint32_t>(bits),
+                                                             static_cast<uint32_t>(p_.quant_bit ? p_.quant_group : 1)}),
+                         .buffers = buffers,
+                         .params = params,
+                         .out = t.at("attn_output"),
+                         .out_dtype = p_.t1,
+                         .head_dim = p_.head_dim,
+                         .empty = EmptyRow::nan});
     t.download(io);
     return ms;
   }

@@ -10,6 +10,7 @@
 #include "core/error.hpp"
 #include "core/rng.hpp"
 #include "ops/sdpa_compressed_kv/sdpa_params.hpp"
+#include "ops/attention/attention_kernel.hpp"
 #include "ops/vulkan_io.hpp"
 #include "ref/attention.hpp"
 #include "ref/quant.hpp"
@@ -247,26 +248,13 @@ class SdpaCase final : public OpCase {
   }
 
   double run_vulkan(Runtime& rt, TensorSet& io) const override {
-    // Items: (n, kv head, up to 4 query vectors of the group, split).
-    const int64_t Gq = p_.H / p_.H_kv, vectors = p_.S_q * Gq;
-    const int64_t chunk = p_.S_q == 1 ? 256 : std::max<int64_t>(p_.S_kv, 1);
-    const int64_t nsplit = (p_.S_kv + chunk - 1) / chunk;
-    std::vector<uint32_t> items;
-    for (int64_t n = 0; n < p_.N; ++n)
-      for (int64_t k = 0; k < p_.H_kv; ++k)
-        for (int64_t v0 = 0; v0 < vectors; v0 += 4)
-          for (int64_t s = 0; s < nsplit; ++s)
-            for (int64_t x : {n, k, v0, std::min<int64_t>(4, vectors - v0), s}) items.push_back(static_cast<uint32_t>(x));
-    const auto num_items = static_cast<uint32_t>(items.size() / 5);
+    AttentionShape shape{.num_heads = p_.H, .num_kv_heads = p_.H_kv, .q_rows = std::vector<int64_t>(p_.N, p_.S_q),
+                         .kv_len = std::vector<int64_t>(p_.N, p_.S_kv)};
+    shape.out_vector = [&](int64_t n, int64_t r, int64_t h) { return (n * p_.H + h) * p_.S_q + r; };
     DeviceTensors t(rt, io, args().signature());
-    auto item_buf = rt.buffer_with(items);
-    auto partials = rt.buffer(static_cast<size_t>(p_.N * p_.H * p_.S_q * nsplit * (p_.D + 2)) * 4);
-    KernelBuffers buffers = t.bindings();
-    buffers["items"] = item_buf.get();
-    buffers["partials"] = partials.get();
     const KernelParams params{{"N", p_.N},
-                              {"H", p_.H},
-                              {"H_kv", p_.H_kv},
+                              {"num_heads", p_.H},
+                              {"num_kv_heads", p_.H_kv},
                               {"S_q", p_.S_q},
                               {"S_kv", p_.S_kv},
                               {"G", p_.G},
@@ -287,15 +275,15 @@ class SdpaCase final : public OpCase {
                               {"has_mask", p_.has_mask()},
                               {"mask_n_stride", p_.has_mask() ? p_.mask_stride(0) : 0},
                               {"mask_h_stride", p_.has_mask() ? p_.mask_stride(1) : 0},
-                              {"mask_q_stride", p_.has_mask() ? p_.mask_stride(2) : 0},
-                              {"num_items", num_items},
-                              {"nsplit", nsplit},
-                              {"chunk", chunk},
-                              {"head_dim", p_.D}};
-    const Kernel attention("sdpa_attention", {static_cast<uint32_t>(p_.D)});
-    double ms = rt.dispatch(attention, buffers, params, (num_items * 8 + 63) / 64);
-    const uint64_t words = static_cast<uint64_t>(p_.N * p_.H * p_.S_q * p_.D) * dtype_bits(p_.q) / 32;
-    ms += rt.dispatch("sdpa_merge", buffers, params, static_cast<uint32_t>((words + 63) / 64));
+                              {"mask_q_stride", p_.has_mask() ? p_.mask_stride(2) : 0}};
+    const double ms = run_attention(rt, plan_attention(shape),
+                                    {.kernel = Kernel("sdpa_attention", {static_cast<uint32_t>(p_.D)}),
+                                     .buffers = t.bindings(),
+                                     .params = params,
+                                     .out = t.at("output"),
+                                     .out_dtype = p_.q,
+                                     .head_dim = p_.D,
+                                     .empty = EmptyRow::zeros});  // inf_as_zero
     t.download(io);
     return ms;
   }

@@ -1,0 +1,25 @@
+#version 450
+#extension GL_GOOGLE_include_directive : require
+// A test of storage.glsl's element addressing at indices whose bit offsets pass 2^32
+// (tensors over 512 MiB), which no buffer on lavapipe is large enough to hold: for each
+// element index, the word and shift WORD_OF / SHIFT_OF give for 4-, 8- and 16-bit dtypes.
+// Used by tests/test_runtime.cpp only.
+#include "storage.glsl"
+
+layout(local_size_x = 64) in;
+layout(std430, binding = 0) readonly buffer Indices { uint indices[]; };
+layout(std430, binding = 1) writeonly buffer Words { uint words[]; };  // per index: 3 x (word, shift)
+layout(std140, binding = 31) uniform Params {  // kernel parameters, set by name from C++ (reflected)
+  uint count;
+} pc;
+
+void main() {
+  const uint k = gl_GlobalInvocationID.x;
+  if (k >= pc.count) return;
+  const uint i = indices[k];
+  for (uint b = 0u; b < 3u; ++b) {
+    const uint n = 4u << b;
+    words[6u * k + 2u * b] = WORD_OF(i, n);
+    words[6u * k + 2u * b + 1u] = SHIFT_OF(i, n);
+  }
+}

@@ -1,0 +1,26 @@
+#include "ops/attention/attention_kernel.hpp"
+
+namespace kvbench {
+
+double run_attention(Runtime& rt, const AttentionPlan& plan, AttentionLaunch launch) {
+  auto batch_plan = rt.buffer_with(plan.batch_plan);
+  auto items = rt.buffer_with(plan.items);
+  auto merge = rt.buffer_with(plan.merge);
+  auto partials = rt.buffer(static_cast<size_t>(plan.slots) * static_cast<size_t>(launch.head_dim + 2) * 4);
+  launch.buffers["batch_plan"] = batch_plan.get();
+  launch.buffers["items"] = items.get();
+  launch.buffers["partials"] = partials.get();
+  launch.params.emplace("num_items", plan.num_items);
+  double ms = rt.dispatch(launch.kernel, launch.buffers, launch.params, (plan.num_items * 8 + 63) / 64);
+  const uint64_t elements = plan.merge.size() / 2 * static_cast<uint64_t>(launch.head_dim);
+  const uint64_t words = elements * dtype_bits(launch.out_dtype) / 32;
+  ms += rt.dispatch("attention_merge", {{"partials", partials.get()}, {"merge", merge.get()}, {"out", launch.out}},
+                    {{"elements", elements},
+                     {"head_dim", launch.head_dim},
+                     {"out_dtype", static_cast<uint32_t>(launch.out_dtype)},
+                     {"empty_zeros", launch.empty == EmptyRow::zeros}},
+                    static_cast<uint32_t>((words + 63) / 64));
+  return ms;
+}
+
+}  // namespace kvbench

@@ -1,0 +1,24 @@
+#pragma once
+// Runs the shared attention kernel (an operator's shader built on attention_core.glsl)
+// and the shared merge for one planned case.
+#include "core/dtype.hpp"
+#include "ops/attention/attention_plan.hpp"
+#include "ref/attention.hpp"
+#include "vk/runtime.hpp"
+
+namespace kvbench {
+
+struct AttentionLaunch {
+  Kernel kernel;          // the operator's attention shader, D as specialization constant 0
+  KernelBuffers buffers;  // the operator's bindings; the plan's are added
+  KernelParams params;    // the operator's parameters; num_items is added
+  Buffer* out = nullptr;  // the output tensor: [vectors in the plan's order, head_dim]
+  DType out_dtype = DType::f16;
+  int64_t head_dim = 0;
+  EmptyRow empty = EmptyRow::zeros;
+};
+
+// Returns the device time of both dispatches in ms.
+double run_attention(Runtime& rt, const AttentionPlan& plan, AttentionLaunch launch);
+
+}  // namespace kvbench

@@ -1,0 +1,43 @@
+#include "ops/attention/attention_plan.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace kvbench {
+
+AttentionPlan plan_attention(const AttentionShape& s) {
+  AttentionPlan plan;
+  const int64_t G = s.num_heads / s.num_kv_heads;
+  int64_t vectors_out = 0;
+  for (size_t b = 0; b < s.q_rows.size(); ++b) vectors_out += s.q_rows[b] * s.num_heads;
+  plan.merge.assign(static_cast<size_t>(2 * vectors_out), 0);
+  for (size_t b = 0; b < s.q_rows.size(); ++b) {
+    const int64_t rows = s.q_rows[b], kv_len = s.kv_len[b];
+    const int64_t chunk = rows == 1 ? 256 : 2048;
+    const int64_t nsplit = std::max<int64_t>(1, (kv_len + chunk - 1) / chunk);
+    plan.batch_plan.push_back(static_cast<uint32_t>(plan.slots));
+    plan.batch_plan.push_back(static_cast<uint32_t>(nsplit));
+    plan.batch_plan.push_back(static_cast<uint32_t>(chunk));
+    // Slot of (row i, head h, split): slot base + (i * H + h) * nsplit + split.
+    for (int64_t i = 0; i < rows; ++i)
+      for (int64_t h = 0; h < s.num_heads; ++h) {
+        const auto o = static_cast<size_t>(s.out_vector(static_cast<int64_t>(b), i, h));
+        if (2 * o + 1 >= plan.merge.size()) throw std::logic_error("plan_attention: output vector out of range");
+        plan.merge[2 * o] = static_cast<uint32_t>(plan.slots + static_cast<uint64_t>((i * s.num_heads + h) * nsplit));
+        plan.merge[2 * o + 1] = static_cast<uint32_t>(nsplit);
+      }
+    plan.slots += static_cast<uint64_t>(rows * s.num_heads * nsplit);
+    // The vectors of (b, kv head hk): v = row * G + g for q head hk * G + g.
+    const int64_t vectors = rows * G;
+    for (int64_t hk = 0; hk < s.num_kv_heads; ++hk)
+      for (int64_t v0 = 0; v0 < vectors; v0 += kVectorsPerItem)
+        for (int64_t split = 0; split < nsplit; ++split) {
+          const int64_t nv = std::min<int64_t>(kVectorsPerItem, vectors - v0);
+          for (int64_t x : {static_cast<int64_t>(b), hk, v0, nv, split}) plan.items.push_back(static_cast<uint32_t>(x));
+          ++plan.num_items;
+        }
+  }
+  return plan;
+}
+
+}  // namespace kvbench

@@ -1,0 +1,36 @@
+#pragma once
+// The host's plan for the shared attention kernel (shaders/attention_core.glsl): which work
+// items exist, where each writes its partial softmax state, and which partial states the
+// merge (shaders/attention_merge.comp) combines into each output vector. Every attention
+// operator (MHCA, SDPA) plans through here.
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+namespace kvbench {
+
+struct AttentionPlan {
+  std::vector<uint32_t> batch_plan;  // per batch: slot base, number of splits, split length
+  std::vector<uint32_t> items;       // per item: batch, kv head, first vector, vectors, split
+  std::vector<uint32_t> merge;       // per output vector: first slot, number of splits
+  uint32_t num_items = 0;
+  uint64_t slots = 0;                // partial states (each dv + 2 floats)
+};
+
+constexpr uint32_t kVectorsPerItem = 4;  // QT in the shader
+
+struct AttentionShape {
+  int64_t num_heads = 1, num_kv_heads = 1;
+  std::vector<int64_t> q_rows, kv_len;  // per batch
+  // The output vector (row of dv elements) that query row `row` of batch `b`, head `h`
+  // writes, in the output tensor's order.
+  std::function<int64_t(int64_t b, int64_t row, int64_t h)> out_vector;
+};
+
+// Items take up to kVectorsPerItem query vectors that share a kv head (the q heads of a
+// GQA group, then consecutive rows). Decode-like batches (one query row) split their KV
+// length in 256-key pieces so that a few batches still fill the device; others split only
+// every 2048 keys.
+AttentionPlan plan_attention(const AttentionShape& s);
+
+}  // namespace kvbench

@@ -1,0 +1,69 @@
+// The Vulkan runtime's interface checks (buffers and parameters bound by the names the
+// SPIR-V declares) and the shaders' element addressing past 2^32 bits.
+#include <doctest/doctest.h>
+
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+#include "vk/runtime.hpp"
+#include "vk/spirv_reflect.hpp"
+
+using namespace kvbench;
+
+TEST_CASE("reflect_shader: bindings by their block's first member, Params members with offsets") {
+  const ShaderInterface s = reflect_shader(embedded_shaders().at("attention_merge"));
+  REQUIRE(s.buffers.size() == 3);
+  CHECK(s.buffers.at(0) == std::vector<std::string>{"partials"});
+  CHECK(s.buffers.at(2) == std::vector<std::string>{"out"});  // `out_`: GLSL reserves `out`
+  REQUIRE(s.params_binding);
+  CHECK(*s.params_binding == 31);
+  REQUIRE(s.params.size() == 4);
+  CHECK(s.params[3].name == "empty_zeros");
+  CHECK(s.params[3].offset == 12);
+  CHECK(s.params[3].type == ShaderInterface::Scalar::u32);
+  // Aliased blocks share one binding.
+  const ShaderInterface m = reflect_shader(embedded_shaders().at("mhca_attention"));
+  CHECK(m.buffers.at(1).size() == 3);
+}
+
+TEST_CASE("dispatch: a missing, unknown or out-of-range parameter or an unbound buffer is an error naming it") {
+  Runtime rt;
+  auto a = rt.buffer(64), b = rt.buffer(64);
+  const KernelBuffers buffers{{"source", a.get()}, {"destination", b.get()}};
+  CHECK_NOTHROW(rt.dispatch("copy_bandwidth", buffers, {{"count", 4}}, 1));
+  auto message = [&](const KernelBuffers& bufs, const KernelParams& params) -> std::string {
+    try {
+      rt.dispatch("copy_bandwidth", bufs, params, 1);
+    } catch (const std::logic_error& e) {
+      return e.what();
+    }
+    return "";
+  };
+  CHECK(message(buffers, {}) == "copy_bandwidth: parameter count is not given");
+  CHECK(message(buffers, {{"count", 4}, {"cuont", 4}}) == "copy_bandwidth: the shader has no parameter cuont");
+  CHECK(message(buffers, {{"count", -1}}).find("copy_bandwidth: parameter count = -1") == 0);
+  CHECK(message(buffers, {{"count", 4294967296.0}}).find("does not fit its uint") != std::string::npos);
+  CHECK(message({{"source", a.get()}}, {{"count", 4}}) == "copy_bandwidth: no buffer given for binding 1 (destination)");
+}
+
+TEST_CASE("storage.glsl: element addressing stays exact where the bit offset passes 2^32") {
+  Runtime rt;
+  // Indices of 4/8/16-bit elements whose bit offsets i * n overflow 32 bits (the last one
+  // is the largest index a 32-bit element index can hold).
+  const std::vector<uint32_t> indices{5, (1u << 29) + 7, (1u << 30) + 3, 0x9abcdef1u, 0xffffffffu};
+  auto in = rt.buffer_with(indices);
+  auto out = rt.buffer(indices.size() * 6 * 4);
+  rt.dispatch("storage_selftest", {{"indices", in.get()}, {"words", out.get()}},
+              {{"count", indices.size()}}, 1);
+  std::vector<uint32_t> got(indices.size() * 6);
+  out->download(std::span(reinterpret_cast<uint8_t*>(got.data()), got.size() * 4));
+  for (size_t k = 0; k < indices.size(); ++k)
+    for (uint32_t b = 0; b < 3; ++b) {
+      const uint64_t n = 4u << b, bit = uint64_t{indices[k]} * n;  // exact in 64 bits
+      CAPTURE(indices[k]);
+      CAPTURE(n);
+      CHECK(got[6 * k + 2 * b] == bit / 32);
+      CHECK(got[6 * k + 2 * b + 1] == bit % 32);
+    }
+}
