@@ -1,7 +1,7 @@
 // Element access for tensors of any kvbench dtype held in plain uint word buffers.
 //
 // Every tensor is bound as `uint words[]`, so one shader serves every dtype (the dtype is
-// a push constant) and no 8/16-bit storage feature is needed. Narrow elements (4, 8 and
+// a kernel parameter) and no 8/16-bit storage feature is needed. Narrow elements (4, 8 and
 // 16 bits) are written with an atomicAnd/atomicOr pair on their own bits only, so
 // neighbours in the same word -- another invocation's element, or cache bytes the
 // operator must not touch -- are never disturbed. Packing follows src/core/dtype.hpp:

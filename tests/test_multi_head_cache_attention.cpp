@@ -88,7 +88,7 @@ TEST_CASE("MHCA, hand-derived: causal prefill row 0 sees only key 0, so it retur
   CHECK(differs);
 }
 
-TEST_CASE("ALiBi slopes: powers of two, and 12 heads as in research/ppl.md") {
+TEST_CASE("ALiBi slopes: powers of two, and 12 heads as in PMX's ALiBiSlope.py") {
   const auto s8 = alibi_slopes(8);
   for (int k = 0; k < 8; ++k) CHECK(s8[k] == std::ldexp(1.0, -(k + 1)));
   const auto s12 = alibi_slopes(12);

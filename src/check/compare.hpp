@@ -1,6 +1,6 @@
 #pragma once
-// Element-by-element comparison of a backend's output with the golden (DESIGN.md
-// "Honest comparison"), and the poisoning that makes unwritten elements fail.
+// Element-by-element comparison of a backend's output with the golden
+// (specs/comparison.md), and the poisoning that makes unwritten elements fail.
 #include <cstdint>
 #include <string>
 

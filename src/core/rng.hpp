@@ -1,5 +1,6 @@
 #pragma once
-// The portable, counter-based input generator (DESIGN.md "Portable, deterministic inputs").
+// The portable, counter-based input generator: the same case gives bit-identical inputs on
+// every machine (specs/case-format.md "Inputs").
 //
 // Element i of tensor `name` in a case with seed `seed` is a pure function of the three:
 //   key  = splitmix64(seed XOR fnv1a64(name))

@@ -27,7 +27,8 @@ struct GroupCodes {
   std::vector<double> alternate;  // NaN, or the neighbouring code accepted at a rounding boundary
 };
 
-// PPL's symmetric rule (research/ppl.md 1.1), generalised to any qmax:
+// PPL's symmetric rule (OpenPPL/ppl.pmx torch_function/KeyValueCache.py, quant()),
+// generalised to any qmax:
 //   s = max(T(max|x| / qmax), T(1e-5));  q = clamp(rne(T(x / s)), -qmax, qmax)
 // where T() rounds to the compute dtype. The alternate code is offered when moving the
 // exact quotient x/s by 2^-20 (relative) either way would change the code.
