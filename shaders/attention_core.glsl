@@ -33,7 +33,7 @@ layout(std430, binding = 30) writeonly buffer Partials { float partials[]; };
 Batch batch_info(uint b);
 uint kv_length(Batch bt);
 int last_key(Batch bt, uint row);  // last visible key of a query row (-1: none)
-void load_query(Batch bt, uint row, uint head, uint lane, out float q[DPL]);
+float query_at(Batch bt, uint row, uint head, uint d);  // element d of a query vector
 uint key_handle(Batch bt, uint t);  // where key t lives, passed to the loads
 void load_key(Batch bt, uint hk, uint handle, uint lane, out float k[DPL]);
 void load_value(Batch bt, uint hk, uint handle, uint lane, out float v[DPL]);
@@ -65,7 +65,7 @@ void main() {
     head[k] = hk * G + v % G;
     last[k] = last_key(bt, row[k]);
     t_stop = max(t_stop, last[k]);
-    load_query(bt, row[k], head[k], lane, q[k]);
+    for (uint j = 0u; j < DPL; ++j) q[k][j] = query_at(bt, row[k], head[k], lane * DPL + j);
   }
   const uint t0 = split * chunk;
   const int t1 = min(min(int(t0 + chunk), int(kv_length(bt))), t_stop + 1);

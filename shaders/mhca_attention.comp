@@ -113,11 +113,10 @@ int last_key(Batch bt, uint row) {
   return int(bt.limited ? min(bt.kvlen - 1u, row + bt.offset) : bt.kvlen - 1u);
 }
 
-void load_query(Batch bt, uint row, uint head, uint lane, out float q[DPL]) {
-  const float inv_sqrt_d = 1.0 / sqrt(float(D));
-  const uint t1_bits = dtype_bits(pc.t1_dtype);
-  const uint qbase = ((bt.seq0 + row) * pc.num_heads + head) * D + lane * DPL;
-  for (uint j = 0u; j < DPL; ++j) q[j] = decode_float(LOAD_BITS(query, qbase + j, t1_bits), pc.t1_dtype) * inv_sqrt_d;
+// The query pre-scaled by 1/sqrt(D).
+float query_at(Batch bt, uint row, uint head, uint d) {
+  const uint i = ((bt.seq0 + row) * pc.num_heads + head) * D + d;
+  return decode_float(LOAD_BITS(query, i, dtype_bits(pc.t1_dtype)), pc.t1_dtype) * (1.0 / sqrt(float(D)));
 }
 
 // The cache row of key t: cachestarts[b] + t, or through the page table, read once per

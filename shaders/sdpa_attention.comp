@@ -59,9 +59,9 @@ int last_key(Batch bt, uint row) {
                          : min(int(row) + int(pc.S_kv) - int(pc.S_q), int(pc.S_kv) - 1);
 }
 
-void load_query(Batch bt, uint row, uint head, uint lane, out float q[DPL]) {
-  const uint qbase = ((bt.n * pc.num_heads + head) * pc.S_q + row) * D + lane * DPL;
-  for (uint j = 0u; j < DPL; ++j) q[j] = decode_float(LOAD_BITS(query, qbase + j, dtype_bits(pc.q_dtype)), pc.q_dtype);
+float query_at(Batch bt, uint row, uint head, uint d) {
+  const uint i = ((bt.n * pc.num_heads + head) * pc.S_q + row) * D + d;
+  return decode_float(LOAD_BITS(query, i, dtype_bits(pc.q_dtype)), pc.q_dtype);
 }
 
 uint key_handle(Batch bt, uint t) { return t; }
