@@ -3,6 +3,8 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <stdexcept>
 
 #include <nlohmann/json.hpp>
@@ -161,4 +163,22 @@ TEST_CASE("goldens: a zero code is +0.0 and dequantizes to +0.0") {
   CHECK(u.zero_point == 0);
   CHECK(u.code[0] == 0);
   CHECK(!std::signbit(u.code[0]));
+}
+
+TEST_CASE("run: an 8.6 GB case is skipped from its shapes alone; the JSON report shows resolved defaults") {
+  const auto path = std::filesystem::temp_directory_path() / "kvbench_test_oversize.json";
+  const auto r = run_kvbench("run " + source_path("tests/data/oversize") + " --json " + path.string());
+  CHECK(r.status == 0);
+  CHECK(r.output.find("SKIP  kvc_8gb_cache") != std::string::npos);
+  CHECK(r.output.find("1 passed, 0 failed, 1 skipped") != std::string::npos);
+  std::ifstream in(path);
+  const nlohmann::json report = nlohmann::json::parse(in);
+  for (const auto& c : report["cases"]) {
+    if (c["name"] == "kvc_8gb_cache") CHECK(c["reason"].get<std::string>().find("tensor cache has 4294967296 elements") == 0);
+    if (c["name"] != "kvc_small_defaults") continue;
+    CHECK(c["resolved"]["attributes"]["quant_group"] == 8);  // defaults, not only what was written
+    CHECK(c["resolved"]["attributes"]["cache_layout"] == 0);
+    CHECK(c["resolved"]["shapes"]["max_batch"] == 1);  // derived from batch
+    CHECK(c["resolved"]["dtypes"]["cache"] == "i8");
+  }
 }
