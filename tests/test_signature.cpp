@@ -165,9 +165,17 @@ TEST_CASE("goldens: a zero code is +0.0 and dequantizes to +0.0") {
   CHECK(!std::signbit(u.code[0]));
 }
 
-TEST_CASE("run: an 8.6 GB case is skipped from its shapes alone; the JSON report shows resolved defaults") {
+TEST_CASE("run: an 8.6 GB case is over the memory budget, or skipped from its shapes alone; resolved defaults reported") {
+  // Its cache and golden (~125 GB of host memory) are over the default budget: invalid,
+  // named from its shapes, before anything is allocated.
+  const auto over = run_kvbench("run " + source_path("tests/data/oversize"));
+  CHECK(over.status == 2);
+  CHECK(over.output.find("oversize/kvc_8gb_cache.json: /shapes (case kvc_8gb_cache): tensor cache [64,32,2,1024,8,128] "
+                         "brings the case to ") != std::string::npos);
+  CHECK(over.output.find("1 passed, 0 failed, 0 skipped") != std::string::npos);
+  // With a budget that admits it, the device cannot hold it: SKIP, still without allocating.
   const auto path = std::filesystem::temp_directory_path() / "kvbench_test_oversize.json";
-  const auto r = run_kvbench("run " + source_path("tests/data/oversize") + " --json " + path.string());
+  const auto r = run_kvbench("run " + source_path("tests/data/oversize") + " --memory-budget 1T --json " + path.string());
   CHECK(r.status == 0);
   CHECK(r.output.find("SKIP  kvc_8gb_cache") != std::string::npos);
   CHECK(r.output.find("1 passed, 0 failed, 1 skipped") != std::string::npos);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <set>
 
 #include "cases/schema.hpp"
@@ -24,6 +25,11 @@ const char* kSweepable[] = {"attributes", "shapes", "inputs", "dtypes"};
 std::string param_text(const nlohmann::json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
 
 }  // namespace
+
+uint64_t& max_cases_per_file() {
+  static uint64_t limit = 10000;
+  return limit;
+}
 
 LoadedCases expand_case_document(const nlohmann::json& doc, const std::string& file) {
   LoadedCases out;
@@ -51,6 +57,17 @@ LoadedCases expand_case_document(const nlohmann::json& doc, const std::string& f
   }
   if (!out.errors.empty()) return out;
 
+  // The product of the sweep's lengths, checked before anything is expanded.
+  uint64_t expansions = 1;
+  for (const auto& [key, section] : axes) {
+    const uint64_t n = sweep[key].size();
+    if (expansions > max_cases_per_file() / n) {
+      out.errors.push_back({file, "/sweep", "the sweep expands to more than " + std::to_string(max_cases_per_file()) +
+                                                " cases (--max-cases raises the limit)", ""});
+      return out;
+    }
+    expansions *= n;
+  }
   nlohmann::json base = doc;
   base.erase("sweep");
   std::vector<size_t> index(axes.size(), 0);
@@ -93,36 +110,104 @@ LoadedCases expand_case_document(const nlohmann::json& doc, const std::string& f
   }
 }
 
+namespace {
+
+// Bounds on what one case file may ask of the parser (specs/case-format.md "Limits").
+constexpr uintmax_t kMaxFileBytes = 16u << 20;
+constexpr int kMaxDepth = 64;
+
+// The deepest nesting of arrays and objects in `text`, counted without parsing (strings
+// skipped), so a hostile file cannot exhaust the stack of a recursive parser.
+int nesting_depth(const std::string& text) {
+  int depth = 0, deepest = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') ++i;
+      else if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      deepest = std::max(deepest, ++depth);
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return deepest;
+}
+
+// The .json files under `dir`, sorted; errors (loops, unreadable folders) as reports.
+void find_case_files(const std::string& dir, std::vector<std::string>& files, std::vector<CaseFileError>& errors) {
+  std::vector<std::string> found;
+  std::error_code ec;
+  fs::recursive_directory_iterator it(dir, fs::directory_options::none, ec), end;
+  for (; !ec && it != end; it.increment(ec)) {
+    std::error_code type_ec;
+    if (it->is_regular_file(type_ec) && it->path().extension() == ".json") found.push_back(it->path().string());
+  }
+  if (ec) errors.push_back({dir, "", "cannot read the folder completely: " + ec.message(), ""});
+  std::sort(found.begin(), found.end());
+  files.insert(files.end(), found.begin(), found.end());
+}
+
+// The parsed document, or an error report for the file.
+std::optional<nlohmann::json> read_case_file(const std::string& f, std::vector<CaseFileError>& errors) {
+  std::error_code ec;
+  const uintmax_t size = fs::file_size(f, ec);
+  if (ec) {
+    errors.push_back({f, "", "cannot read the file: " + ec.message(), ""});
+    return std::nullopt;
+  }
+  if (size > kMaxFileBytes) {
+    errors.push_back({f, "", "the file is " + std::to_string(size) + " bytes; case files are limited to " +
+                                 std::to_string(kMaxFileBytes) + " bytes", ""});
+    return std::nullopt;
+  }
+  std::ifstream in(f, std::ios::binary);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (!in && !in.eof()) {
+    errors.push_back({f, "", "cannot read the file", ""});
+    return std::nullopt;
+  }
+  if (nesting_depth(text) > kMaxDepth) {
+    errors.push_back({f, "", "arrays and objects nest deeper than " + std::to_string(kMaxDepth) + " levels", ""});
+    return std::nullopt;
+  }
+  try {
+    return nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception& e) {  // parse errors and numbers out of range (1e400)
+    errors.push_back({f, "", std::string("invalid JSON: ") + e.what(), ""});
+    return std::nullopt;
+  }
+}
+
+}  // namespace
+
 LoadedCases load_case_paths(const std::vector<std::string>& paths) {
   std::vector<std::string> files;
   LoadedCases out;
+  std::set<std::string> seen;  // canonical paths: one file reached twice is read once
   for (const auto& p : paths) {
     std::error_code ec;
     if (fs::is_directory(p, ec)) {
-      std::vector<std::string> found;
-      for (const auto& e : fs::recursive_directory_iterator(p))
-        if (e.is_regular_file() && e.path().extension() == ".json") found.push_back(e.path().string());
-      std::sort(found.begin(), found.end());
-      files.insert(files.end(), found.begin(), found.end());
+      find_case_files(p, files, out.errors);
     } else if (fs::is_regular_file(p, ec)) {
       files.push_back(p);
     } else {
-      out.errors.push_back({p, "", "no such file or folder", ""});
+      out.errors.push_back({p, "", fs::exists(p, ec) ? "not a regular file or folder" : "no such file or folder", ""});
     }
   }
   std::set<std::string> names;
   for (const auto& f : files) {
-    std::ifstream in(f);
-    nlohmann::json doc;
-    try {
-      doc = nlohmann::json::parse(in);
-    } catch (const nlohmann::json::parse_error& e) {
-      out.errors.push_back({f, "", std::string("invalid JSON: ") + e.what(), ""});
-      continue;
-    }
+    std::error_code ec;
+    const std::string canonical = fs::weakly_canonical(f, ec).string();
+    if (!ec && !seen.insert(canonical).second) continue;
+    std::optional<nlohmann::json> doc = read_case_file(f, out.errors);
+    if (!doc) continue;
     LoadedCases one;
     try {
-      one = expand_case_document(doc, f);
+      one = expand_case_document(*doc, f);
     } catch (const std::exception& e) {  // nothing in one file may end the run
       out.errors.push_back({f, "", std::string("the case file could not be expanded: ") + e.what(), ""});
       continue;

@@ -1,6 +1,7 @@
 #pragma once
 // Reads case files (or folders of them, recursively), checks them against the schema,
 // and expands each file's sweep into named cases.
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -21,7 +22,12 @@ struct LoadedCases {
   std::vector<CaseFileError> errors;
 };
 
-// Files ending in .json, folders searched recursively in sorted order.
+// The most cases one file's sweep may expand to (default 10000; --max-cases sets it).
+uint64_t& max_cases_per_file();
+
+// Files ending in .json, folders searched recursively in sorted order. A file reached
+// twice (through two paths) is read once. Whatever goes wrong with one file (reading,
+// size, nesting, JSON, schema, sweep) is that file's error; the others still load.
 LoadedCases load_case_paths(const std::vector<std::string>& paths);
 // One document (already parsed) as if read from `file`.
 LoadedCases expand_case_document(const nlohmann::json& doc, const std::string& file);

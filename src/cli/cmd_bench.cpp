@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <fstream>
 #include <iostream>
-#include <regex>
 
 #include "bench/bench_case.hpp"
 #include "bench/copy_bandwidth.hpp"

@@ -2,7 +2,6 @@
 
 #include "cli/commands.hpp"
 #include "cli/selection_flags.hpp"
-#include <regex>
 
 namespace kvbench {
 

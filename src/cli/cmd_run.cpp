@@ -1,5 +1,4 @@
 #include <iostream>
-#include <regex>
 
 #include "cli/commands.hpp"
 #include "cli/selection_flags.hpp"

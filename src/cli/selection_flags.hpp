@@ -1,35 +1,66 @@
 #pragma once
 // The case-selection flags shared by run, list and golden: --filter, --shard, --slow.
+#include <cstdint>
 #include <iostream>
 #include <optional>
-#include <regex>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include <CLI/CLI.hpp>
 
+#include "ops/signature.hpp"
 #include "runner/case_selection.hpp"
 
 namespace kvbench {
+
+// "8G", "512M", "1048576": bytes, with an optional K/M/G/T suffix (powers of 1024).
+inline std::optional<uint64_t> parse_bytes(const std::string& text) {
+  size_t used = 0;
+  uint64_t v = 0;
+  try {
+    v = std::stoull(text, &used);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+  const std::string suffix = text.substr(used);
+  int shift = 0;
+  if (suffix == "K" || suffix == "KiB") shift = 10;
+  else if (suffix == "M" || suffix == "MiB") shift = 20;
+  else if (suffix == "G" || suffix == "GiB") shift = 30;
+  else if (suffix == "T" || suffix == "TiB") shift = 40;
+  else if (!suffix.empty()) return std::nullopt;
+  if (v > (UINT64_MAX >> shift)) return std::nullopt;
+  return v << shift;
+}
 
 struct SelectionFlags {
   std::string filter;
   std::string shard = "1/1";
   std::string slow = "exclude";
+  std::string memory;
+  uint64_t max_cases = 0;
 
   void add_to(CLI::App* cmd) {
-    cmd->add_option("--filter", filter, "Keep only cases whose expanded name matches this regex");
+    cmd->add_option("--filter", filter, "Keep only cases whose expanded name matches this POSIX extended regex");
     cmd->add_option("--shard", shard, "Keep shard K of N (K/N, 1-based): N jobs with K=1..N cover every case once")
         ->check([](const std::string& v) { return parse_shard(v) ? "" : "--shard takes K/N with 1 <= K <= N"; });
     cmd->add_option("--slow", slow, "Cases of files marked slow: exclude (default), include, or only")
         ->check(CLI::IsMember({"exclude", "include", "only"}));
+    cmd->add_option("--memory-budget", memory,
+                    "Host memory one case may take, e.g. 8G (default: half the physical memory); a larger case is invalid")
+        ->check([](const std::string& v) { return parse_bytes(v) ? "" : "--memory-budget takes bytes, e.g. 8G or 512M"; });
+    cmd->add_option("--max-cases", max_cases, "Most cases one file's sweep may expand to (default 10000)")
+        ->check(CLI::PositiveNumber);
   }
 
   // The selected cases, or nullopt (after printing the error) for a malformed --filter.
   std::optional<Selection> select(const std::vector<std::string>& paths) const {
+    if (!memory.empty()) memory_budget() = *parse_bytes(memory);
+    if (max_cases) max_cases_per_file() = max_cases;
     try {
       return select_cases(paths, options());
-    } catch (const std::regex_error& e) {
+    } catch (const std::invalid_argument& e) {
       std::cerr << "error: --filter is not a valid regex: " << e.what() << "\n";
       return std::nullopt;
     }

@@ -19,7 +19,10 @@ const char* role_name(Role r) {
 
 size_t shape_numel(const Shape& shape) {
   size_t n = 1;
-  for (int64_t d : shape) n *= static_cast<size_t>(d);
+  for (int64_t d : shape) {
+    if (d < 0 || __builtin_mul_overflow(n, static_cast<size_t>(d), &n))
+      throw std::length_error("shape " + shape_string(shape) + " has no representable element count");
+  }
   return n;
 }
 

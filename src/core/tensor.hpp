@@ -15,6 +15,7 @@ enum class Role { input, output, inplace };
 const char* role_name(Role r);
 
 using Shape = std::vector<int64_t>;
+// The element count; std::length_error for a negative dimension or a count past size_t.
 size_t shape_numel(const Shape& shape);
 std::string shape_string(const Shape& shape);
 

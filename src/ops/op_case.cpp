@@ -2,6 +2,7 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "cases/schema.hpp"
 #include "core/error.hpp"
 #include "core/rng.hpp"
 #include "ops/operator.hpp"
@@ -100,12 +101,61 @@ nlohmann::json OpCase::resolved() const {
   return r;
 }
 
+namespace {
+
+// The sizes come from shapes and index values; name the section that sets them.
+std::string size_pointer(const CaseDef& def) {
+  for (const char* s : {"shapes", "inputs", "attributes"})
+    if (def.body.contains(s)) return std::string("/") + s;
+  return "";
+}
+
+// Every tensor's element count representable, the host memory of a case within the
+// budget, and each generator range representable in its tensor's dtype: checked from the
+// shapes, before anything is allocated.
+void check_sizes(const OpCase& c, const CaseDef& def) {
+  uint64_t host = 0;
+  for (const auto& spec : c.tensor_specs()) {
+    size_t n = 0;
+    try {
+      n = shape_numel(spec.shape);
+    } catch (const std::length_error&) {
+      throw CaseError(size_pointer(def), "tensor " + spec.name + " " + shape_string(spec.shape) +
+                                             " has more elements than 2^64");
+    }
+    // Initial and working copies of the tensor, and for outputs the golden's value,
+    // exact and alternate doubles per element (src/check/expected.hpp).
+    const long double bytes = static_cast<long double>(n) * dtype_bits(spec.dtype) / 8;
+    const long double need = 2 * bytes + (c.role(spec.name) == Role::input ? 0 : 25.0L * n);
+    const long double total = static_cast<long double>(host) + need;
+    if (total > static_cast<long double>(memory_budget()))
+      throw CaseError(size_pointer(def), "tensor " + spec.name + " " + shape_string(spec.shape) + " brings the case to " +
+                                             std::to_string(static_cast<unsigned long long>(total)) +
+                                             " bytes of host memory, over the budget of " +
+                                             std::to_string(memory_budget()) + " bytes (--memory-budget)");
+    host = static_cast<uint64_t>(total);
+    const TensorDecl* d = c.args().signature().tensor(spec.name);
+    if (d && d->range && dtype_is_float(spec.dtype)) {
+      const auto [lo, hi] = c.args().range(spec.name);
+      const double max = spec.dtype == DType::f16 ? 65504.0 : spec.dtype == DType::bf16 ? 0x1.fep127 : 0x1.fffffep127;
+      if (std::fabs(lo) > max || std::fabs(hi) > max)
+        throw CaseError(def.locate("/ranges/" + pointer_token(spec.name)),
+                        "range of " + spec.name + " exceeds the largest finite " + std::string(dtype_name(spec.dtype)) +
+                            " (" + std::to_string(max) + "): its values would not be representable");
+    }
+  }
+}
+
+}  // namespace
+
 std::unique_ptr<OpCase> instantiate_case(const Operator& op, const CaseDef& def) {
   try {
     // A dtype, range or tolerance may name an optional tensor this expansion leaves out
     // (a sweep turns k_zero_point on and off): it is declared, so it is no typo, and the
     // resolved dtypes in the reports show which tensors the case had.
-    return op.instantiate(Args(def, op.signature()));
+    auto c = op.instantiate(Args(def, op.signature()));
+    check_sizes(*c, def);
+    return c;
   } catch (const CaseError&) {
     throw;
   } catch (const std::exception& e) {

@@ -5,6 +5,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include <unistd.h>
+
 #include "cases/schema.hpp"
 #include "core/error.hpp"
 
@@ -20,6 +22,14 @@ const TensorDecl* Signature::tensor(const std::string& name) const {
   for (const auto& t : tensors)
     if (t.name == name) return &t;
   return nullptr;
+}
+
+uint64_t& memory_budget() {
+  static uint64_t budget = [] {
+    const long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGE_SIZE);
+    return pages > 0 && size > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(size) / 2 : uint64_t{8} << 30;
+  }();
+  return budget;
 }
 
 std::string closest_name(const std::string& key, const std::vector<std::string>& candidates) {
@@ -56,6 +66,10 @@ std::string closest_name(const std::string& key, const std::vector<std::string>&
 namespace {
 
 const char* kParamSections[] = {"attributes", "shapes", "inputs"};
+
+// Integer keys without a declared bound stay within 32 bits: kvbench's kernels index with
+// 32-bit integers, and sums and products of two such values never overflow int64.
+constexpr double kIntegerBound = 2147483647.0;
 
 const char* type_name(ParamType t) {
   switch (t) {
@@ -170,6 +184,10 @@ Args::Args(CaseDef def, const Signature& sig) : def_(std::move(def)), sig_(&sig)
         where(label + " must be at least " + bound_text(*p.min) + ", got " + x.dump());
       if (x.is_number() && p.max && x.get<double>() > *p.max)
         where(label + " must be at most " + bound_text(*p.max) + ", got " + x.dump());
+      if (x.is_number_integer() && !p.max && x.get<double>() > kIntegerBound)
+        where(label + " must be at most 2147483647 (kernels index with 32-bit integers), got " + x.dump());
+      if (x.is_number_integer() && !p.min && x.get<double>() < -kIntegerBound)
+        where(label + " must be at least -2147483647, got " + x.dump());
     }
     values_[p.name] = stored;
   }
@@ -239,6 +257,17 @@ bool Args::written(const std::string& key) const {
 void Args::resolve(const std::string& key, nlohmann::json value) {
   if (!sig_->param(key)) throw std::logic_error(sig_->id + ": no parameter named " + key);
   values_[key] = std::move(value);
+}
+
+uint64_t Args::require_memory(const std::string& key, std::initializer_list<int64_t> count, uint64_t bytes_each,
+                              const std::string& what) const {
+  uint64_t n = bytes_each;
+  bool overflow = false;
+  for (int64_t c : count) overflow = overflow || c < 0 || __builtin_mul_overflow(n, static_cast<uint64_t>(c), &n);
+  if (overflow || n > memory_budget())
+    fail(key, what + " would take " + (overflow ? std::string("more than 2^64") : std::to_string(n)) +
+                  " bytes, over the memory budget of " + std::to_string(memory_budget()) + " bytes (--memory-budget)");
+  return n;
 }
 
 std::string Args::pointer(const std::string& key) const {

@@ -82,6 +82,11 @@ class Args {
   bool written(const std::string& key) const;
   // Records the value of a derived key (shown with the resolved attributes).
   void resolve(const std::string& key, nlohmann::json value);
+  // For an operator that allocates while it is instantiated (a page table, a slot
+  // shuffle): CaseError at `key` when `count` elements of `bytes_each` would not fit the
+  // memory budget, or their product overflows. Returns the product.
+  uint64_t require_memory(const std::string& key, std::initializer_list<int64_t> count, uint64_t bytes_each,
+                          const std::string& what) const;
 
   // A tensor's dtype: the case file's choice, else `fallback`. A choice outside `allowed`
   // (when given, narrower than the declared choices in this case) is a CaseError.
@@ -108,6 +113,10 @@ class Args {
   const Signature* sig_;
   nlohmann::json values_ = nlohmann::json::object();  // key -> resolved value
 };
+
+// The host memory one case may take (default: half the machine's physical memory;
+// --memory-budget sets it). Checked from the shapes before anything is allocated.
+uint64_t& memory_budget();
 
 // The closest of `candidates` to `key` within a small edit distance, or "".
 std::string closest_name(const std::string& key, const std::vector<std::string>& candidates);

@@ -1,9 +1,9 @@
 #include "runner/case_selection.hpp"
 
-#include <regex>
 
 #include "core/error.hpp"
 #include "core/rng.hpp"
+#include "runner/name_filter.hpp"
 
 namespace kvbench {
 
@@ -25,12 +25,12 @@ std::optional<Shard> parse_shard(const std::string& text) {
 
 Selection select_cases(const std::vector<std::string>& paths, const SelectOptions& options) {
   const std::string& filter = options.filter;
-  const std::regex re(filter);
+  const NameFilter re(filter);
   LoadedCases loaded = load_case_paths(paths);
   Selection s;
   s.errors = std::move(loaded.errors);
   for (auto& def : loaded.cases) {
-    if (!filter.empty() && !std::regex_search(def.name, re)) continue;
+    if (!re.matches(def.name)) continue;
     if (!options.shard.contains(def.name)) continue;
     if ((options.slow == SlowMode::exclude && def.slow) || (options.slow == SlowMode::only && !def.slow)) continue;
     const Operator* op = find_operator(def.op);

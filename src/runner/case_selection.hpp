@@ -35,12 +35,12 @@ std::optional<Shard> parse_shard(const std::string& text);
 enum class SlowMode { exclude, include, only };
 
 struct SelectOptions {
-  std::string filter;  // ECMAScript regex searched in each expanded case name ("" keeps all)
+  std::string filter;  // POSIX extended regex searched in each expanded case name ("" keeps all)
   Shard shard;
   SlowMode slow = SlowMode::exclude;
 };
 
-// Throws std::regex_error for a malformed filter.
+// Throws std::invalid_argument for a malformed filter.
 Selection select_cases(const std::vector<std::string>& paths, const SelectOptions& options);
 
 }  // namespace kvbench

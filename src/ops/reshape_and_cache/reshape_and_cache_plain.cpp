@@ -53,6 +53,9 @@ PlainParams parse(Args& c) {
   p.block_size = c.integer("block_size");
   p.dtype = c.dtype("key", DType::f16);
   for (const char* t : {"value", "key_cache", "value_cache"}) c.require_same_dtype(t, p.dtype, "key");
+  // The caches (and the slot shuffle below), before anything is allocated.
+  c.require_memory("num_blocks", {p.num_blocks, p.block_size, p.num_heads, p.head_size}, 2 * dtype_bits(p.dtype) / 8 + 25,
+                   "the key cache");
   const int64_t slots = p.num_blocks * p.block_size;
   if (c.written("slot_mapping")) {
     if (c.written("padding_tokens")) c.fail("padding_tokens", "padding_tokens only shapes a generated slot_mapping; this case gives one");
