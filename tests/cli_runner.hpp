@@ -11,8 +11,10 @@ struct CommandResult {
   std::string output;  // stdout and stderr together
 };
 
-inline CommandResult run_kvbench(const std::string& args) {
-  const std::string command = std::string(KVBENCH_BINARY) + " " + args + " 2>&1";
+// With timeout_s > 0 the command is killed after that many seconds (status 124).
+inline CommandResult run_kvbench(const std::string& args, int timeout_s = 0) {
+  const std::string limit = timeout_s > 0 ? "timeout " + std::to_string(timeout_s) + " " : "";
+  const std::string command = limit + std::string(KVBENCH_BINARY) + " " + args + " 2>&1";
   CommandResult r;
   FILE* pipe = popen(command.c_str(), "r");
   if (!pipe) return r;

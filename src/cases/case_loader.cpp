@@ -144,7 +144,9 @@ void find_case_files(const std::string& dir, std::vector<std::string>& files, st
   fs::recursive_directory_iterator it(dir, fs::directory_options::none, ec), end;
   for (; !ec && it != end; it.increment(ec)) {
     std::error_code type_ec;
-    if (it->is_regular_file(type_ec) && it->path().extension() == ".json") found.push_back(it->path().string());
+    if (it->path().extension() != ".json") continue;
+    if (it->is_regular_file(type_ec)) found.push_back(it->path().string());
+    else if (type_ec) errors.push_back({it->path().string(), "", "cannot read the file: " + type_ec.message(), ""});
   }
   if (ec) errors.push_back({dir, "", "cannot read the folder completely: " + ec.message(), ""});
   std::sort(found.begin(), found.end());

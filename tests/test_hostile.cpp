@@ -1,0 +1,69 @@
+// The catalogue of hostile case files (tests/data/hostile/, one problem each, expected
+// pointers and messages in tests/data/hostile_expected.json): each makes its file invalid
+// with exit 2 and a message naming the file and the field; none crashes or hangs.
+#include <doctest/doctest.h>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_runner.hpp"
+
+namespace fs = std::filesystem;
+
+TEST_CASE("hostile: every catalogued case file is invalid with its file, pointer and message") {
+  std::ifstream in(source_path("tests/data/hostile_expected.json"));
+  const nlohmann::json expected = nlohmann::json::parse(in);
+  REQUIRE(expected.size() >= 60);
+  for (auto it = expected.begin(); it != expected.end(); ++it) {
+    const std::string file = source_path("tests/data/hostile/" + it.key());
+    CAPTURE(it.key());
+    // `timeout` turns a hang into a failure of this test rather than of the whole run.
+    const auto r = run_kvbench("list " + file + " --max-cases 10000", 20);
+    CHECK(r.status == 2);
+    const std::string pointer = it.value()["pointer"];
+    const std::string where = "hostile/" + it.key() + (pointer.empty() ? ": " : ": " + pointer);
+    CHECK_MESSAGE(r.output.find(where) != std::string::npos, r.output.substr(0, 600));
+    CHECK_MESSAGE(r.output.find(it.value()["message"].get<std::string>()) != std::string::npos, r.output.substr(0, 600));
+  }
+}
+
+TEST_CASE("hostile: the whole catalogue in one run loses no valid case") {
+  const auto r = run_kvbench("list " + source_path("tests/data/hostile") + " " + source_path("tests/data/mixed/valid.json"), 60);
+  CHECK(r.status == 2);
+  CHECK(r.output.find("valid_small") != std::string::npos);
+}
+
+TEST_CASE("hostile: file-system problems are the file's error, not the run's end") {
+  const fs::path dir = fs::temp_directory_path() / "kvbench_hostile_fs";
+  fs::remove_all(dir);
+  fs::create_directories(dir / "loop");
+  fs::copy_file(source_path("tests/data/mixed/valid.json"), dir / "valid.json");
+  fs::create_directory_symlink("..", dir / "loop" / "up");  // a folder that contains itself
+  fs::create_symlink("self.json", dir / "self.json");       // a link to itself
+  REQUIRE(mkfifo((dir / "fifo.json").c_str(), 0600) == 0);   // must not be opened (it would block)
+  {
+    std::ofstream big(dir / "big" ".json");
+    big << "{\"op\": \"x\", \"description\": \"" << std::string(17 << 20, 'a') << "\"}";
+  }
+  const auto r = run_kvbench("list " + dir.string() + " " + (dir / "fifo.json").string() + " " +
+                                 (dir / "valid.json").string() + " " + (dir / "loop" / ".." / "valid.json").string(),
+                             60);
+  CHECK(r.status == 2);
+  CHECK(r.output.find("big.json: the file is 17825") != std::string::npos);
+  CHECK(r.output.find("fifo.json: not a regular file or folder") != std::string::npos);
+  CHECK(r.output.find("self.json: cannot read the file: Too many levels of symbolic links") != std::string::npos);
+  CHECK(r.output.find("1 cases") != std::string::npos);  // valid.json reached three ways is read once
+  fs::remove_all(dir);
+}
+
+TEST_CASE("hostile: --filter never backtracks exponentially") {
+  const auto r = run_kvbench("list " + source_path("tests/data/mixed/valid.json") + " --filter '(a*)*b'", 20);
+  CHECK(r.status == 0);
+  CHECK(r.output.find("0 cases") != std::string::npos);
+  CHECK(run_kvbench("list " + source_path("tests/data/mixed/valid.json") + " --filter '('", 20).status == 2);
+}

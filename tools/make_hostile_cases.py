@@ -1,0 +1,121 @@
+# Regenerates tests/data/hostile/ and tests/data/hostile_expected.json: one hostile case file
+# per problem, with the pointer and message kvbench must report. Run: python3 tools/make_hostile_cases.py
+import json, os, copy
+ROOT=os.path.join(os.path.dirname(os.path.abspath(__file__)), '..')
+D=os.path.join(ROOT, 'tests/data/hostile')
+for f in os.listdir(D): os.remove(os.path.join(D,f))
+kvc={"op":"pmx.KeyValueCache","name":"h","seed":1,"attributes":{"num_layer":1,"layer_idx":0,"quant_bit":8},
+     "shapes":{"batch":1,"seqlen":2,"num_heads":2,"head_dim":16,"max_seqlen":8},"inputs":{"start_pos":1}}
+mhca={"op":"pmx.dynamic_batching.MultiHeadCacheAttention","name":"h","seed":1,
+      "attributes":{"num_heads":4,"head_dim":64,"is_causal":True},"inputs":{"seqlens":[2],"start_pos":[3]}}
+sdpa={"op":"dnnl.SDPACompressedKV","name":"h","seed":1,"attributes":{"group_size":32},
+      "shapes":{"N":1,"H":2,"S_q":1,"S_kv":16,"D":64}}
+omni={"op":"atb.ReshapeAndCacheOmni","name":"h","seed":1,"shapes":{"num_head":2,"head_size":32,"num_blocks":4,"block_size":16},
+      "inputs":{"seqLen":[5],"wins":[2,0],"offsetIndex":[1,-1]}}
+plain={"op":"atb.ReshapeAndCache","name":"h","seed":1,"shapes":{"num_tokens":4,"num_heads":2,"head_size":32,"num_blocks":2,"block_size":4}}
+qg={"op":"kvbench.QuantizeGroup","name":"h","seed":1,"attributes":{"bits":8,"group_size":8},"shapes":{"rows":2,"length":16}}
+dq={"op":"kvbench.DequantizeGroup","name":"h","seed":1,"attributes":{"formula":"onednn","bits":8,"group_size":8,"with_zero_point":True},"shapes":{"rows":2,"length":16}}
+expected={}
+def add(name, doc, pointer, message, raw=None):
+    path=os.path.join(D,name+'.json')
+    if raw is not None:
+        open(path,'w').write(raw)
+    else:
+        d=copy.deepcopy(doc); d["name"]=name.replace('-','_'); 
+        open(path,'w').write(json.dumps(d))
+    expected[name+'.json']={"pointer":pointer,"message":message}
+def m(base, **kw):
+    d=copy.deepcopy(base)
+    for path,v in kw.items():
+        sec,key=path.split('__')
+        if v is DEL: d[sec].pop(key)
+        else: d.setdefault(sec,{})[key]=v
+    return d
+class _D: pass
+DEL=_D()
+# JSON and file-level
+add('truncated_json', None, '', 'invalid JSON', raw='{"op": "pmx.KeyValueCache", "name": "x"')
+add('number_1e400_in_range', None, '', 'invalid JSON', raw=json.dumps(kvc)[:-1]+', "ranges": {"current_key": [-1, 1e400]}}')
+add('nested_100000_arrays', None, '', 'nest deeper than 64', raw='{"op":"pmx.KeyValueCache","name":"x","seed":1,"attributes":{"num_layer":'+'['*100000+']'*100000+'}}')
+add('nested_30000_in_description', None, '', 'nest deeper than 64', raw='{"op":"pmx.KeyValueCache","name":"x","seed":1,"description":'+'['*30000+']'*30000+'}')
+add('whole_document_nested', None, '', 'nest deeper than 64', raw='['*50000+']'*50000)
+add('top_level_array', None, '', 'expected object', raw='[1, 2, 3]')
+add('empty_file', None, '', 'invalid JSON', raw='')
+add('name_30000_chars', None, '/name', 'must not be longer than 200', raw=json.dumps(dict(kvc, name='a'*30000)))
+add('name_with_slash', None, '/name', 'does not match', raw=json.dumps(dict(kvc, name='a/b')))
+add('unknown_top_level_key', None, '/attribute', 'unknown field', raw=json.dumps(dict(kvc, attribute={})))
+add('seed_negative', None, '/seed', 'below the minimum', raw=json.dumps(dict(kvc, seed=-1)))
+add('seed_string', None, '/seed', 'expected integer', raw=json.dumps(dict(kvc, seed="1")))
+add('seed_2_pow_64', None, '/seed', '', raw=json.dumps(kvc)[:-1]+', "seed": 18446744073709551616}')
+add('op_unknown', dict(kvc, op="pmx.KeyValueCach"), '/op', 'unknown operator')
+add('op_missing', None, '/op', 'required field is missing', raw=json.dumps({k:v for k,v in kvc.items() if k!='op'}))
+# sweeps
+add('sweep_7_keys_40_values', dict(m(kvc, attributes__num_repeat=1, attributes__quant_group=8), sweep={k:list(range(1,41)) for k in ["num_layer","layer_idx","quant_group","num_repeat","batch","seqlen","num_heads"]}), '/sweep', 'expands to more than 10000')
+add('sweep_unknown_key', dict(m(kvc), sweep={"quant_bits":[4,8]}), '/sweep/quant_bits', 'must also be given a value')
+add('sweep_empty_list', dict(m(kvc), sweep={"quant_bit":[]}), '/sweep/quant_bit', 'at least 1')
+add('sweep_bad_value', dict(m(kvc), sweep={"quant_bit":[8,3]}), '/sweep/quant_bit/1', 'must be one of')
+add('sweep_not_array', dict(m(kvc), sweep={"quant_bit":8}), '/sweep/quant_bit', 'expected array')
+# attributes/shapes/inputs: unknown, misplaced, types, bounds
+add('attribute_misspelled', m(kvc, attributes__quant_bits=8), '/attributes/quant_bits', "did you mean 'quant_bit'")
+add('attribute_in_shapes', m(kvc, shapes__num_repeat=2), '/shapes/num_repeat', 'belongs in attributes')
+add('shape_in_attributes', m(kvc, attributes__head_dim=16), '/attributes/head_dim', 'belongs in shapes')
+add('input_unknown', m(kvc, inputs__start=1), '/inputs/start', 'unknown key')
+add('mhca_is_albi', m(mhca, attributes__is_albi=True), '/attributes/is_albi', "did you mean 'is_alibi'")
+add('attribute_float_for_integer', m(kvc, attributes__num_layer=1.5), '/attributes/num_layer', 'must be an integer')
+add('attribute_string_for_integer', m(kvc, attributes__quant_group="8"), '/attributes/quant_group', 'must be an integer')
+add('attribute_bool_2', m(mhca, attributes__is_causal=2), '/attributes/is_causal', 'true or false')
+add('attribute_not_allowed', m(kvc, attributes__quant_bit=3), '/attributes/quant_bit', 'must be one of')
+add('attribute_below_min', m(kvc, attributes__num_layer=0), '/attributes/num_layer', 'at least 1')
+add('attribute_required_missing', m(kvc, attributes__quant_bit=DEL), '/attributes/quant_bit', 'is required')
+add('attribute_object_value', None, '/attributes/num_layer', 'expected', raw=json.dumps(m(kvc, attributes__num_layer={"a":1})))
+add('attribute_null', None, '/attributes/num_layer', 'expected', raw=json.dumps(m(kvc, attributes__num_layer=None)))
+add('shape_negative', None, '/shapes/batch', 'below the minimum', raw=json.dumps(m(kvc, shapes__batch=-1)))
+add('shape_2_pow_40', m(kvc, shapes__head_dim=2**40), '/shapes/head_dim', 'at most 2147483647')
+add('start_pos_int64_max', m(kvc, inputs__start_pos=2**63-1), '/inputs/start_pos', 'at most 2147483647')
+add('start_pos_past_end', m(kvc, inputs__start_pos=7), '/inputs/start_pos', 'exceeds max_seqlen')
+add('sdpa_scale_string', m(sdpa, attributes__scale="0.1"), '/attributes/scale', 'must be a finite number')
+add('sdpa_scale_bool', m(sdpa, attributes__scale=True), '/attributes/scale', 'must be a finite number')
+add('sdpa_scale_big_string', m(sdpa, attributes__scale="big"), '/attributes/scale', 'must be a finite number')
+add('sdpa_scale_negative', m(sdpa, attributes__scale=-1.0), '/attributes/scale', 'positive')
+add('sdpa_mask_unknown', m(sdpa, attributes__mask="N,H,Skv"), '/attributes/mask', 'must be one of')
+add('sdpa_group_not_dividing', m(sdpa, attributes__group_size=48), '/attributes/group_size', 'must divide D')
+add('mhca_seqlens_string_element', m(mhca, inputs__seqlens=[2,"3"]), '/inputs/seqlens/1', 'expected integer')
+add('mhca_seqlens_zero', m(mhca, inputs__seqlens=[0]), '/inputs/seqlens/0', 'at least 1')
+add('mhca_start_pos_count', m(mhca, inputs__start_pos=[1,2]), '/inputs/start_pos', 'one entry per batch')
+add('mhca_kv_heads_not_dividing', m(mhca, attributes__num_kv_heads=3), '/attributes/num_kv_heads', 'divisible')
+add('mhca_2_pow_40_pages', m(mhca, attributes__cache_mode=1, attributes__page_size=1, inputs__start_pos=[2**31-3]), '/inputs/start_pos', 'over the memory budget')
+add('kvc_40_gb_cache', m(kvc, shapes__max_batch=1024, shapes__max_seqlen=65536, shapes__num_heads=32, shapes__head_dim=128, attributes__num_layer=4, attributes__quant_bit=0), '/shapes', 'over the budget')
+add('kvc_numel_wraps', m(kvc, shapes__batch=2**21, shapes__max_batch=2**21, shapes__num_heads=2**21, shapes__head_dim=2**21, attributes__quant_bit=0), '/shapes', 'more elements than 2^64')
+add('plain_2_pow_40_slots', m(plain, shapes__num_blocks=2**20, shapes__block_size=2**20), '/shapes/num_blocks', 'over the memory budget')
+add('omni_500_runs', m(omni, shapes__num_head=500, inputs__seqLen=[1], inputs__wins=[0]*500, inputs__offsetIndex=[-1]*500), '/shapes/num_head', 'below 500')
+add('omni_wins_count', m(omni, inputs__wins=[1]), '/inputs/wins', 'entries')
+add('plain_slot_outside', m(plain, inputs__slot_mapping=[0,1,2,8]), '/inputs/slot_mapping/3', 'outside')
+add('plain_slot_reused', m(plain, inputs__slot_mapping=[0,1,1,2]), '/inputs/slot_mapping/2', 'is used by tokens')
+add('plain_padding_with_slots', m(plain, shapes__padding_tokens=1, inputs__slot_mapping=[0,1,2,3]), '/shapes/padding_tokens', 'only shapes a generated')
+# dtypes
+add('dtype_unknown_tensor', m(mhca, dtypes__T1="f32"), '/dtypes/T1', 'unknown key')
+add('dtype_unknown_name', None, '/dtypes/current_key', 'is not one of', raw=json.dumps(m(kvc, dtypes__current_key="q7")))
+add('dtype_not_a_choice', m(kvc, dtypes__current_key="bf16"), '/dtypes/current_key', 'must be T1')
+add('dtype_derived_tensor', m(kvc, dtypes__cache="i8"), '/dtypes/cache', 'not chosen by the case file')
+add('dtype_mismatch', m(kvc, dtypes__current_value="f32"), '/dtypes/current_value', 'must have the dtype of current_key')
+add('sdpa_int_key_uncompressed', m(sdpa, attributes__k_compressed=False, dtypes__key="i8"), '/dtypes/key', 'must be one of')
+# ranges
+add('range_unknown_tensor', m(kvc, ranges__current_kye=[-1,1]), '/ranges/current_kye', "did you mean 'current_key'")
+add('range_on_index_tensor', m(kvc, ranges__start_pos=[0,4]), '/ranges/start_pos', 'unknown key')
+add('range_low_not_below_high', m(kvc, ranges__current_key=[1,1]), '/ranges/current_key', 'low < high')
+add('range_over_f16', m(kvc, ranges__current_key=[-1e6,1e6]), '/ranges/current_key', 'largest finite f16')
+add('range_three_numbers', None, '/ranges/current_key', 'at most 2 items', raw=json.dumps(m(kvc, ranges__current_key=[0,1,2])))
+add('range_strings', None, '/ranges/current_key/0', 'expected number', raw=json.dumps(m(kvc, ranges__current_key=["0","1"])))
+# tolerance
+add('tolerance_unknown_output', m(mhca, tolerance__output={"atol":0.1,"reason":"x"}), '/tolerance/output', 'unknown key')
+add('tolerance_on_input', m(kvc, tolerance__current_key={"atol":0.1,"reason":"x"}), '/tolerance/current_key', 'unknown key')
+add('tolerance_without_reason', None, '/tolerance/key/reason', 'required field is missing', raw=json.dumps(m(kvc, tolerance__key={"atol":0.1})))
+add('tolerance_negative', None, '/tolerance/key/atol', 'below the minimum', raw=json.dumps(m(kvc, tolerance__key={"atol":-1,"reason":"x"})))
+add('tolerance_unknown_field', None, '/tolerance/key/rtl', 'unknown field', raw=json.dumps(m(kvc, tolerance__key={"rtl":0.1,"reason":"x"})))
+# group ops
+add('quantize_unsigned_symmetric', m(qg, attributes__signed=False), '/attributes/signed', 'need a zero point')
+add('quantize_group_over_length', m(qg, attributes__group_size=17), '/attributes/group_size', 'must lie in [1, length]')
+add('dequantize_formula_unknown', m(dq, attributes__formula="ascend2"), '/attributes/formula', 'must be one of')
+add('dequantize_ppl_zero_point', m(dq, attributes__formula="ppl"), '/attributes/with_zero_point', 'symmetric')
+json.dump(expected, open(os.path.join(ROOT, 'tests/data/hostile_expected.json'),'w'), indent=1, sort_keys=True)
+print(len(expected))
