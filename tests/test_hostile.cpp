@@ -50,13 +50,14 @@ TEST_CASE("hostile: file-system problems are the file's error, not the run's end
     std::ofstream big(dir / "big" ".json");
     big << "{\"op\": \"x\", \"description\": \"" << std::string(17 << 20, 'a') << "\"}";
   }
-  const auto r = run_kvbench("list " + dir.string() + " " + (dir / "fifo.json").string() + " " +
+  const auto r = run_kvbench("list " + dir.string() + " " + (dir / "fifo.json").string() + " /proc/self/mem " +
                                  (dir / "valid.json").string() + " " + (dir / "loop" / ".." / "valid.json").string(),
                              60);
   CHECK(r.status == 2);
   CHECK(r.output.find("big.json: the file is 17825") != std::string::npos);
   CHECK(r.output.find("fifo.json: not a regular file or folder") != std::string::npos);
   CHECK(r.output.find("self.json: cannot read the file: Too many levels of symbolic links") != std::string::npos);
+  CHECK(r.output.find("/proc/self/mem: cannot read the file") != std::string::npos);  // its read fails midway
   CHECK(r.output.find("1 cases") != std::string::npos);  // valid.json reached three ways is read once
   fs::remove_all(dir);
 }

@@ -166,10 +166,13 @@ std::optional<nlohmann::json> read_case_file(const std::string& f, std::vector<C
                                  std::to_string(kMaxFileBytes) + " bytes", ""});
     return std::nullopt;
   }
-  std::ifstream in(f, std::ios::binary);
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (!in && !in.eof()) {
-    errors.push_back({f, "", "cannot read the file", ""});
+  std::string text;
+  try {  // a file whose size lies (/proc) or whose read fails midway
+    std::ifstream in(f, std::ios::binary);
+    text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    if (text.size() > kMaxFileBytes) throw std::runtime_error("more than " + std::to_string(kMaxFileBytes) + " bytes");
+  } catch (const std::exception& e) {
+    errors.push_back({f, "", std::string("cannot read the file: ") + e.what(), ""});
     return std::nullopt;
   }
   if (nesting_depth(text) > kMaxDepth) {
