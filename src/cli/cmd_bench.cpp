@@ -25,7 +25,8 @@ void add_bench_command(CLI::App& app, int& exit_code) {
   static int device = -1;
   cmd->add_option("paths", paths, "Case files or folders (searched recursively for *.json)")->required();
   selection.add_to(cmd);
-  cmd->add_option("--device", device, "Vulkan device index (see `kvbench devices`; default: first GPU, else lavapipe)");
+  cmd->add_option("--device", device, "Vulkan device index (see `kvbench devices`; default: first GPU, else lavapipe)")
+      ->check(CLI::NonNegativeNumber);
   cmd->add_option("--warmup", reps.warmup, "Untimed runs before the timed ones (default 2, at most 10000)")->check(CLI::Range(0, 10000));
   cmd->add_option("--reps", reps.reps, "Timed runs; the table gives their median, min and max (default 10, at most 100000)")
       ->check(CLI::Range(1, 100000));
