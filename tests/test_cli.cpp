@@ -139,3 +139,31 @@ TEST_CASE("slow case files run only when asked") {
   CHECK(run_kvbench("run " + dir.string() + " --slow include").output.find("2 passed") != std::string::npos);
   std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("selection: an empty selection is an error unless allowed; --op and several --filter select") {
+  const std::string v = source_path("tests/data/mixed/valid.json");
+  const auto none = run_kvbench("run " + v + " --filter nomatch");
+  CHECK(none.status == 2);
+  CHECK(none.output.find("error: no case selected") != std::string::npos);
+  const auto allowed = run_kvbench("run " + v + " --filter nomatch --allow-empty");
+  CHECK(allowed.status == 0);
+  CHECK(allowed.output.find("0 passed, 0 failed, 0 skipped") != std::string::npos);
+  const std::string two = source_path("cases/kvbench.QuantizeGroup") + " " + source_path("cases/kvbench.DequantizeGroup");
+  const auto op = run_kvbench("list " + two + " --op kvbench.DequantizeGroup");
+  CHECK(op.status == 0);
+  CHECK(op.output.find("kvbench.QuantizeGroup") == std::string::npos);
+  CHECK(op.output.find("140 cases") != std::string::npos);
+  const auto filters = run_kvbench("list " + two + " --filter '^dqg_ppl' --filter '^qg_scale_dtypes' " + v);
+  CHECK(filters.status == 0);
+  CHECK(filters.output.find("valid_small") == std::string::npos);  // the filters still apply to every path
+  CHECK(filters.output.find("66 cases") != std::string::npos);  // 54 + 12
+  CHECK(run_kvbench("list " + v + " --op pmx.KeyValueCach").status == 2);
+}
+
+TEST_CASE("run: -x stops after the first failing case") {
+  // The golden's tolerance is tightened below the kernel's rounding so that every case fails.
+  const auto r = run_kvbench("run " + source_path("tests/data/fail_fast") + " -x");
+  CHECK(r.status == 1);
+  CHECK(r.output.find("--fail-fast: stopped after the first failure; 2 cases not run") != std::string::npos);
+  CHECK(r.output.find("0 passed, 1 failed, 0 skipped") != std::string::npos);
+}

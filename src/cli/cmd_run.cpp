@@ -19,10 +19,12 @@ void add_run_command(CLI::App& app, int& exit_code) {
   static SelectionFlags selection;
   static ReportFiles files;
   static int device = -1;
+  static bool fail_fast = false;
   cmd->add_option("paths", paths, "Case files or folders (searched recursively for *.json)")->required();
   selection.add_to(cmd);
   cmd->add_option("--device", device, "Vulkan device index (see `kvbench devices`; default: first GPU, else lavapipe)")
       ->check(CLI::NonNegativeNumber);
+  cmd->add_flag("-x,--fail-fast", fail_fast, "Stop after the first failing case");
   cmd->add_option("--json", files.json, "Also write the full report as JSON to this file");
   cmd->add_option("--junit", files.junit, "Also write a JUnit XML report (one testcase per case) to this file");
   cmd->footer(
@@ -61,7 +63,12 @@ void add_run_command(CLI::App& app, int& exit_code) {
                        .reason = std::string("error: ") + e.what()};
       }
       const std::string slow = c.def.slow ? " --slow include" : "";
+      const bool failed = r.status == Status::fail;
       reporter.finished(std::move(r), repro_command(program_path(), c.def.file, c.def.name, extra + slow));
+      if (failed && fail_fast && i + 1 < sel.cases.size()) {
+        std::cout << "--fail-fast: stopped after the first failure; " << sel.cases.size() - i - 1 << " cases not run\n";
+        break;
+      }
     }
     exit_code = reporter.finish(&rt->info());
   });

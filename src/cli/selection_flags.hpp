@@ -1,5 +1,6 @@
 #pragma once
-// The case-selection flags shared by run, list and golden: --filter, --shard, --slow.
+// The case-selection flags shared by run, bench, list and golden: --filter, --op, --shard,
+// --slow, --allow-empty and the limits of one case file (--memory-budget, --max-cases).
 #include <cstdint>
 #include <iostream>
 #include <optional>
@@ -35,14 +36,19 @@ inline std::optional<uint64_t> parse_bytes(const std::string& text) {
 }
 
 struct SelectionFlags {
-  std::string filter;
+  std::vector<std::string> filters, ops;
+  bool allow_empty = false;
   std::string shard = "1/1";
   std::string slow = "exclude";
   std::string memory;
   uint64_t max_cases = 0;
 
   void add_to(CLI::App* cmd) {
-    cmd->add_option("--filter", filter, "Keep only cases whose expanded name matches this POSIX extended regex");
+    cmd->add_option("--filter", filters,
+                    "Keep only cases whose expanded name matches this POSIX extended regex (repeatable: any matches)")
+        ->allow_extra_args(false);
+    cmd->add_option("--op", ops, "Keep only cases of this operator id (repeatable; see `kvbench ops`)")->allow_extra_args(false);
+    cmd->add_flag("--allow-empty", allow_empty, "Accept a selection of no case (otherwise an error, exit 2)");
     cmd->add_option("--shard", shard, "Keep shard K of N (K/N, 1-based): N jobs with K=1..N cover every case once")
         ->check([](const std::string& v) { return parse_shard(v) ? "" : "--shard takes K/N with 1 <= K <= N"; });
     cmd->add_option("--slow", slow, "Cases of files marked slow: exclude (default), include, or only")
@@ -54,21 +60,30 @@ struct SelectionFlags {
         ->check(CLI::PositiveNumber);
   }
 
-  // The selected cases, or nullopt (after printing the error) for a malformed --filter.
+  // The selected cases, or nullopt (after printing the error) for a malformed --filter, an
+  // unknown --op or an empty selection without --allow-empty.
   std::optional<Selection> select(const std::vector<std::string>& paths) const {
     if (!memory.empty()) memory_budget() = *parse_bytes(memory);
     if (max_cases) max_cases_per_file() = max_cases;
     try {
-      return select_cases(paths, options());
+      Selection s = select_cases(paths, options());
+      // A typo in a CI filter must not turn the job green by selecting nothing.
+      if (s.cases.empty() && s.errors.empty() && !allow_empty) {
+        std::cerr << "error: no case selected (check the paths, --filter, --op, --shard and --slow; "
+                     "--allow-empty accepts an empty selection)\n";
+        return std::nullopt;
+      }
+      return s;
     } catch (const std::invalid_argument& e) {
-      std::cerr << "error: --filter is not a valid regex: " << e.what() << "\n";
+      std::cerr << "error: " << e.what() << "\n";
       return std::nullopt;
     }
   }
 
   SelectOptions options() const {
     SelectOptions o;
-    o.filter = filter;
+    o.filters = filters;
+    o.ops = ops;
     o.shard = *parse_shard(shard);
     o.slow = slow == "include" ? SlowMode::include : slow == "only" ? SlowMode::only : SlowMode::exclude;
     return o;

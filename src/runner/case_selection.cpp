@@ -1,6 +1,9 @@
 #include "runner/case_selection.hpp"
 
 
+#include <algorithm>
+#include <stdexcept>
+
 #include "core/error.hpp"
 #include "core/rng.hpp"
 #include "runner/name_filter.hpp"
@@ -24,13 +27,24 @@ std::optional<Shard> parse_shard(const std::string& text) {
 }
 
 Selection select_cases(const std::vector<std::string>& paths, const SelectOptions& options) {
-  const std::string& filter = options.filter;
-  const NameFilter re(filter);
+  std::vector<NameFilter> filters;
+  for (const auto& f : options.filters) {
+    try {
+      filters.emplace_back(f);
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument("--filter '" + f + "' is not a valid regex: " + e.what());
+    }
+  }
+  for (const auto& id : options.ops)
+    if (!find_operator(id)) throw std::invalid_argument("--op " + id + " is not an operator (see `kvbench ops`)");
   LoadedCases loaded = load_case_paths(paths);
   Selection s;
   s.errors = std::move(loaded.errors);
   for (auto& def : loaded.cases) {
-    if (!re.matches(def.name)) continue;
+    bool kept = filters.empty();
+    for (const auto& f : filters) kept = kept || f.matches(def.name);
+    if (!kept) continue;
+    if (!options.ops.empty() && std::find(options.ops.begin(), options.ops.end(), def.op) == options.ops.end()) continue;
     if (!options.shard.contains(def.name)) continue;
     if ((options.slow == SlowMode::exclude && def.slow) || (options.slow == SlowMode::only && !def.slow)) continue;
     const Operator* op = find_operator(def.op);

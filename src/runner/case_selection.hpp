@@ -35,12 +35,15 @@ std::optional<Shard> parse_shard(const std::string& text);
 enum class SlowMode { exclude, include, only };
 
 struct SelectOptions {
-  std::string filter;  // POSIX extended regex searched in each expanded case name ("" keeps all)
+  // POSIX extended regexes searched in each expanded case name: a case is kept when it
+  // matches any of them (none keeps all).
+  std::vector<std::string> filters;
+  std::vector<std::string> ops;  // operator ids: a case is kept when its op is one of them (none keeps all)
   Shard shard;
   SlowMode slow = SlowMode::exclude;
 };
 
-// Throws std::invalid_argument for a malformed filter.
+// Throws std::invalid_argument for a malformed filter or an unknown operator id.
 Selection select_cases(const std::vector<std::string>& paths, const SelectOptions& options);
 
 }  // namespace kvbench
