@@ -167,3 +167,25 @@ TEST_CASE("run: -x stops after the first failing case") {
   CHECK(r.output.find("--fail-fast: stopped after the first failure; 2 cases not run") != std::string::npos);
   CHECK(r.output.find("0 passed, 1 failed, 0 skipped") != std::string::npos);
 }
+
+TEST_CASE("run: SIGTERM mid-run writes the reports of the finished cases, marked interrupted, exit 143") {
+  const auto dir = std::filesystem::temp_directory_path() / "kvbench_test_interrupt";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string json = (dir / "r.json").string(), status = (dir / "status").string();
+  // SDPA's 355 cases take tens of seconds: the signal lands mid-run.
+  const std::string script = std::string(KVBENCH_BINARY) + " run " + source_path("cases/dnnl.SDPACompressedKV") +
+                             " --json " + json + " > " + (dir / "out").string() + " 2>&1 & pid=$!; sleep 4; kill -TERM $pid; " +
+                             "wait $pid; echo $? > " + status;
+  REQUIRE(std::system(("sh -c '" + script + "'").c_str()) == 0);
+  std::ifstream st(status);
+  int code = 0;
+  st >> code;
+  CHECK(code == 143);
+  std::ifstream in(json);
+  const nlohmann::json report = nlohmann::json::parse(in);
+  CHECK(report["interrupted"] == true);
+  CHECK(report["summary"]["selected"] == 355);
+  CHECK(report["cases"].size() < 355);
+  std::filesystem::remove_all(dir);
+}

@@ -3,6 +3,7 @@
 #include "cli/commands.hpp"
 #include "cli/selection_flags.hpp"
 #include "report/run_reporter.hpp"
+#include "runner/interrupt.hpp"
 #include "runner/run_case.hpp"
 #include "vk/runtime.hpp"
 
@@ -52,7 +53,8 @@ void add_run_command(CLI::App& app, int& exit_code) {
     }
     reporter.header("device: " + rt->info().name + " (" + rt->info().type + ")");
     const std::string extra = device >= 0 ? " --device " + std::to_string(device) : "";
-    for (size_t i = 0; i < sel.cases.size(); ++i) {
+    install_interrupt_handler();
+    for (size_t i = 0; i < sel.cases.size() && !interrupt_signal(); ++i) {
       const auto& c = sel.cases[i];
       reporter.starting(i);
       CaseResult r;
@@ -70,7 +72,7 @@ void add_run_command(CLI::App& app, int& exit_code) {
         break;
       }
     }
-    exit_code = reporter.finish(&rt->info());
+    exit_code = reporter.finish(&rt->info(), interrupt_signal());
   });
 }
 

@@ -57,12 +57,15 @@ void RunReporter::finished(CaseResult r, const std::string& repro) {
   repro_.push_back(repro);
 }
 
-int RunReporter::finish(const DeviceInfo* device) {
+int RunReporter::finish(const DeviceInfo* device, int interrupted_by) {
   size_t counts[3] = {0, 0, 0};
   for (const auto& r : results_) ++counts[static_cast<int>(r.status)];
   if (!invalid_.empty()) std::cout << invalid_.size() << " invalid cases (see the messages above)\n";
+  if (interrupted_by)
+    std::cout << "interrupted by signal " << interrupted_by << " after " << results_.size() << " of " << names_.size()
+              << " cases\n";
   std::cout << report_summary(counts[0], counts[1], counts[2]) << "\n";
-  int status = !invalid_.empty() ? 2 : counts[1] > 0 ? 1 : 0;
+  int status = interrupted_by ? 128 + interrupted_by : !invalid_.empty() ? 2 : counts[1] > 0 ? 1 : 0;
   auto write = [&status](const std::string& path, const std::string& text) {
     std::ofstream out(path);
     out << text;
@@ -71,7 +74,12 @@ int RunReporter::finish(const DeviceInfo* device) {
       status = 2;
     }
   };
-  if (!files_.json.empty()) write(files_.json, run_report_json(device ? *device : DeviceInfo{}, results_, invalid_).dump(2) + "\n");
+  if (!files_.json.empty()) {
+    nlohmann::json j = run_report_json(device ? *device : DeviceInfo{}, results_, invalid_);
+    j["interrupted"] = interrupted_by != 0;
+    j["summary"]["selected"] = names_.size();
+    write(files_.json, j.dump(2) + "\n");
+  }
   if (!files_.junit.empty()) write(files_.junit, junit_xml(results_, invalid_, repro_));
   return status;
 }

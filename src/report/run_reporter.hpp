@@ -26,7 +26,9 @@ class RunReporter {
   void finished(CaseResult result, const std::string& repro);
   // Prints the invalid-case count and the closing line, writes the report files, and
   // returns the exit status: 2 invalid cases (or an unwritable report), 1 failures, 0.
-  int finish(const DeviceInfo* device);
+  // With `interrupted_by` a signal number, the run stopped early: the closing line says so,
+  // the reports mark it, and the status is 128 + the signal.
+  int finish(const DeviceInfo* device, int interrupted_by = 0);
 
  private:
   std::vector<std::string> names_;
