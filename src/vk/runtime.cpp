@@ -56,6 +56,7 @@ DeviceInfo describe(const vk::raii::PhysicalDevice& pd, int index) {
                        (sg.supportedStages & vk::ShaderStageFlagBits::eCompute);
   d.shared_memory_bytes = p.limits.maxComputeSharedMemorySize;
   d.max_storage_buffer_range = p.limits.maxStorageBufferRange;
+  for (int i = 0; i < 3; ++i) d.max_workgroup_count[i] = p.limits.maxComputeWorkGroupCount[i];
   d.timestamps = p.limits.timestampComputeAndGraphics;
   auto feats = pd.getFeatures2<vk::PhysicalDeviceFeatures2, vk::PhysicalDeviceShaderFloat16Int8Features,
                                vk::PhysicalDevice8BitStorageFeatures, vk::PhysicalDevice16BitStorageFeatures>();
@@ -235,6 +236,11 @@ std::vector<uint8_t> pack_params(const std::string& shader, const ShaderInterfac
 double Runtime::dispatch(const Kernel& kernel, const KernelBuffers& buffers, const KernelParams& params, uint32_t gx,
                          uint32_t gy, uint32_t gz) {
   const std::string& name = kernel.shader;
+  const auto& most = info_.max_workgroup_count;
+  if (gx > most[0] || gy > most[1] || gz > most[2])
+    throw std::logic_error(name + ": " + std::to_string(gx) + " x " + std::to_string(gy) + " x " + std::to_string(gz) +
+                           " workgroups exceed maxComputeWorkGroupCount (" + std::to_string(most[0]) + ", " +
+                           std::to_string(most[1]) + ", " + std::to_string(most[2]) + ") of " + info_.name);
   Pipeline& p = pipeline(kernel);
   if (!placeholder_) placeholder_ = buffer(16);
   std::vector<vk::DescriptorBufferInfo> infos;

@@ -2,6 +2,7 @@
 // The Vulkan runtime: device choice and feature report, host-visible storage buffers,
 // compute pipelines built once per run from the embedded SPIR-V, and synchronous
 // dispatches timed with timestamp queries.
+#include <array>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -30,6 +31,7 @@ struct DeviceInfo {
   bool subgroup_shuffle = false;  // compute-stage subgroup shuffles
   uint32_t shared_memory_bytes = 0;
   uint64_t max_storage_buffer_range = 0;
+  std::array<uint32_t, 3> max_workgroup_count{};  // maxComputeWorkGroupCount
   bool timestamps = false;
 };
 
@@ -83,8 +85,9 @@ class Runtime {
 
   // Binds `buffers` and `params` by the names the shader's SPIR-V declares (see above),
   // dispatches `groups` workgroups and waits. Returns the device time in ms (0 when the
-  // queue has no timestamps). A binding left unsupplied or a parameter missing, unknown or
-  // out of range is a std::logic_error naming it.
+  // queue has no timestamps). A binding left unsupplied, a parameter missing, unknown or
+  // out of range, or a group count over maxComputeWorkGroupCount is a std::logic_error
+  // naming it.
   double dispatch(const Kernel& kernel, const KernelBuffers& buffers, const KernelParams& params, uint32_t groups_x,
                   uint32_t groups_y = 1, uint32_t groups_z = 1);
 
