@@ -42,6 +42,14 @@ int default_device_index(const std::vector<DeviceInfo>& devices);
 
 class Buffer;
 
+// What the validation layer reported (KVBENCH_VALIDATION=1): errors and warnings count,
+// info/verbose messages and performance (best-practices) warnings do not.
+struct ValidationMessages {
+  size_t errors = 0, warnings = 0;
+  std::string first;  // the first counted message: its severity, id and text
+  size_t count() const { return errors + warnings; }
+};
+
 // A shader and the values of its specialization constants (constant_id 0, 1, ...).
 // Each distinct pair is one pipeline, JIT-compiled once per run: keep the variants few.
 struct Kernel {
@@ -91,13 +99,24 @@ class Runtime {
   double dispatch(const Kernel& kernel, const KernelBuffers& buffers, const KernelParams& params, uint32_t groups_x,
                   uint32_t groups_y = 1, uint32_t groups_z = 1);
 
+  // With KVBENCH_VALIDATION=1, the validation messages counted since the previous call
+  // (or since the runtime was made); always empty without it.
+  ValidationMessages take_validation_messages();
+  // For tests that submit their own debug-utils messages.
+  const vk::raii::Instance& instance() const { return instance_; }
+
  private:
   struct Pipeline;
   Pipeline& pipeline(const Kernel& kernel);
 
   DeviceInfo info_;
   vk::raii::Context context_;
+  // The messengers' user data: outlives the instance, whose creation and destruction
+  // report to it too.
+  struct ValidationLog;
+  std::unique_ptr<ValidationLog> validation_;
   vk::raii::Instance instance_{nullptr};
+  vk::raii::DebugUtilsMessengerEXT messenger_{nullptr};  // destroyed after the device
   vk::raii::PhysicalDevice physical_{nullptr};
   vk::raii::Device device_{nullptr};
   vk::raii::Queue queue_{nullptr};
