@@ -46,8 +46,7 @@ void RegularFile::read_at(uint64_t offset, std::span<uint8_t> bytes) const {
   if (offset > size_ || bytes.size() > size_ - offset)
     throw FileError(path_ + ": truncated: " + std::to_string(bytes.size()) + " bytes at offset " + std::to_string(offset) +
                     " lie past the end of the file (" + std::to_string(size_) + " bytes)");
-  size_t done = 0;
-  while (done < bytes.size()) {
+  for (size_t done = 0; done < bytes.size();) {
     const ssize_t n = ::pread(fd_, bytes.data() + done, bytes.size() - done, static_cast<off_t>(offset + done));
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) throw FileError(path_ + ": read error: " + reason(errno));

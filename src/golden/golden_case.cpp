@@ -154,7 +154,7 @@ Tensor load_tensor(const SafetensorsReader& file, const std::string& key, const 
 std::vector<double> load_f64(const SafetensorsReader& file, const std::string& key, const Shape& shape) {
   const std::vector<uint8_t> bytes = read_checked(file, key, "F64", shape);
   std::vector<double> v(bytes.size() / 8);
-  std::memcpy(v.data(), bytes.data(), v.size() * 8);
+  if (!v.empty()) std::memcpy(v.data(), bytes.data(), v.size() * 8);
   return v;
 }
 

@@ -45,7 +45,7 @@ StoredTensor to_stored(const Tensor& t) {
 
 StoredTensor f64_stored(const std::vector<double>& values, const Shape& shape) {
   StoredTensor s{"F64", shape, std::vector<uint8_t>(values.size() * 8)};
-  std::memcpy(s.bytes.data(), values.data(), s.bytes.size());
+  if (!values.empty()) std::memcpy(s.bytes.data(), values.data(), s.bytes.size());
   return s;
 }
 
@@ -185,7 +185,7 @@ std::vector<uint8_t> read_tensor_bytes(const SafetensorsIndex& index, const Tens
 SafetensorsFile parse_safetensors(std::span<const uint8_t> bytes, const std::string& where) {
   const ReadAt read = [&](uint64_t offset, std::span<uint8_t> out) {
     if (offset > bytes.size() || out.size() > bytes.size() - offset) throw FileError(where + ": truncated");
-    std::memcpy(out.data(), bytes.data() + offset, out.size());
+    if (!out.empty()) std::memcpy(out.data(), bytes.data() + offset, out.size());  // an empty span's data() may be null
   };
   const SafetensorsIndex index = index_safetensors(bytes.size(), read, where);
   SafetensorsFile f;
