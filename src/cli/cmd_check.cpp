@@ -100,7 +100,8 @@ void add_check_command(CLI::App& app, int& exit_code) {
     std::error_code ec;
     const bool single_actual = !fs::is_directory(actual, ec);
     if (single_actual && cases.size() > 1) {
-      std::cerr << "error: --actual is a single file but " << cases.size() << " golden cases were selected\n";
+      std::cerr << "error: --actual " << actual << (fs::exists(actual, ec) ? " is a single file" : " does not exist") << " but "
+                << cases.size() << " golden cases were selected\n";
       exit_code = 2;
       return;
     }
