@@ -2,7 +2,8 @@
 #extension GL_GOOGLE_include_directive : require
 // pmx.KeyValueCache step 2: read positions [0, start_pos + seqlen) of layer layer_idx back
 // from the cache, dequantize, and write key/value with each kv head repeated num_repeat
-// times. One invocation per output element; gl_GlobalInvocationID.y selects key (0) or value (1).
+// times. Invocations stride over the output elements (the host caps the groups at
+// maxComputeWorkGroupCount.x); gl_GlobalInvocationID.y selects key (0) or value (1).
 #include "quant.glsl"
 #include "kv_cache_layout.glsl"
 #include "kv_cache_push.glsl"
@@ -13,13 +14,10 @@ layout(std430, binding = 1) readonly buffer Scale { uint scale[]; };
 layout(std430, binding = 2) buffer Key { uint key[]; };
 layout(std430, binding = 3) buffer Value { uint value[]; };
 
-void main() {
-  const uint i = gl_GlobalInvocationID.x;
-  const uint kv = gl_GlobalInvocationID.y;
+void fetch(uint i, uint kv) {
   const uint D = pc.head_dim;
   const uint out_heads = pc.heads * pc.num_repeat;
   const uint total = pc.start_pos + pc.seqlen;
-  if (i >= pc.batch * total * out_heads * D) return;
   const uint d = i % D;
   const uint o = i / D % out_heads;
   const uint t = i / D / out_heads % total;
@@ -42,4 +40,13 @@ void main() {
   const uint bits = encode_float(x, pc.input_dtype);
   const uint out_bits = dtype_bits(pc.input_dtype);
   if (kv == 0u) STORE_BITS(key, i, out_bits, bits) else STORE_BITS(value, i, out_bits, bits)
+}
+
+void main() {
+  const uint n = pc.batch * (pc.start_pos + pc.seqlen) * pc.heads * pc.num_repeat * pc.head_dim;
+  const uint stride = gl_NumWorkGroups.x * gl_WorkGroupSize.x;
+  for (uint i = gl_GlobalInvocationID.x; i < n; i += stride) {
+    fetch(i, gl_GlobalInvocationID.y);
+    if (n - i <= stride) break;  // i + stride would reach n, or wrap past 2^32
+  }
 }

@@ -1,5 +1,4 @@
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <regex>
 
@@ -7,6 +6,7 @@
 
 #include "cli/commands.hpp"
 #include "golden/golden_case.hpp"
+#include "golden/manifest.hpp"
 #include "report/run_reporter.hpp"
 #include "runner/case_selection.hpp"
 
@@ -15,27 +15,46 @@ namespace fs = std::filesystem;
 
 namespace {
 
+struct Manifests {
+  std::vector<GoldenManifest> found;
+  std::vector<CaseFileError> invalid;  // each becomes an invalid-file report (exit 2)
+};
+
 // The case manifests under `golden`: a manifest, a case's .safetensors, or a folder of them.
-std::vector<std::string> golden_manifests(const std::string& golden) {
-  std::vector<std::string> out;
-  auto is_manifest = [](const fs::path& p) {
-    if (p.extension() != ".json") return false;
-    std::ifstream in(p);
+// In a folder every *.json is a manifest unless it is valid JSON that neither claims to be
+// one nor has a <stem>.safetensors beside it (a report someone saved there); a named file
+// must be one.
+Manifests golden_manifests(const std::string& golden) {
+  Manifests out;
+  auto add = [&out](const fs::path& p, bool named) {
     try {
-      const auto j = nlohmann::json::parse(in);
-      return j.is_object() && j.contains("case_hash") && j.contains("outputs");
-    } catch (const std::exception&) {
-      return false;
+      const nlohmann::json doc = read_manifest_json(p.string());
+      if (!looks_like_manifest(doc)) {
+        std::error_code ec;
+        const bool has_data = fs::exists(fs::path(p).replace_extension(".safetensors"), ec);
+        if (!named && !has_data) return;
+        throw ManifestError("", "not a kvbench golden manifest (no case_hash or outputs)");
+      }
+      out.found.push_back(parse_manifest(doc, p.string()));
+    } catch (const ManifestError& e) {
+      out.invalid.push_back({p.string(), e.pointer(), e.what(), ""});
     }
   };
-  if (fs::is_directory(golden)) {
-    for (const auto& e : fs::recursive_directory_iterator(golden))
-      if (e.is_regular_file() && is_manifest(e.path())) out.push_back(e.path().string());
-    std::sort(out.begin(), out.end());
+  std::error_code ec;
+  if (fs::is_directory(golden, ec)) {
+    std::vector<fs::path> files;
+    try {
+      for (const auto& e : fs::recursive_directory_iterator(golden))
+        if (e.path().extension() == ".json" && e.is_regular_file(ec)) files.push_back(e.path());
+    } catch (const fs::filesystem_error& e) {
+      out.invalid.push_back({golden, "", std::string("cannot list the golden folder: ") + e.what(), ""});
+    }
+    std::sort(files.begin(), files.end());
+    for (const auto& f : files) add(f, false);
   } else {
     fs::path p(golden);
     if (p.extension() == ".safetensors") p.replace_extension(".json");
-    if (is_manifest(p)) out.push_back(p.string());
+    add(p, true);
   }
   return out;
 }
@@ -69,33 +88,33 @@ void add_check_command(CLI::App& app, int& exit_code) {
       return;
     }
     const Shard part = *parse_shard(shard);
-    std::vector<std::pair<std::string, std::string>> cases;  // (manifest, case name)
-    for (const auto& m : golden_manifests(golden)) {
-      std::ifstream in(m);
-      const std::string name = nlohmann::json::parse(in)["case"];
-      if ((filter.empty() || std::regex_search(name, re)) && part.contains(name)) cases.emplace_back(m, name);
-    }
-    if (cases.empty()) {
+    Manifests manifests = golden_manifests(golden);
+    std::vector<GoldenManifest> cases;
+    for (auto& m : manifests.found)
+      if ((filter.empty() || std::regex_search(m.name, re)) && part.contains(m.name)) cases.push_back(std::move(m));
+    if (cases.empty() && manifests.invalid.empty()) {
       std::cerr << "error: no golden case manifests under " << golden << " (write them with `kvbench golden`)\n";
       exit_code = 2;
       return;
     }
-    const bool single_actual = !fs::is_directory(actual);
+    std::error_code ec;
+    const bool single_actual = !fs::is_directory(actual, ec);
     if (single_actual && cases.size() > 1) {
-      std::cerr << "error: --actual is a single file but " << cases.size() << " golden cases were selected\n";
+      std::cerr << "error: --actual " << actual << (fs::exists(actual, ec) ? " is a single file" : " does not exist") << " but "
+                << cases.size() << " golden cases were selected\n";
       exit_code = 2;
       return;
     }
     std::vector<std::string> names;
-    for (const auto& c : cases) names.push_back(c.second);
-    RunReporter reporter(names, {}, files);
+    for (const auto& c : cases) names.push_back(c.name);
+    RunReporter reporter(names, std::move(manifests.invalid), files);
     reporter.header("checking " + actual + " against " + golden);
     for (size_t i = 0; i < cases.size(); ++i) {
       reporter.starting(i);
-      const std::string stem = fs::path(cases[i].first).stem().string();
+      const std::string stem = fs::path(cases[i].path).stem().string();
       const std::string actual_file = single_actual ? actual : (fs::path(actual) / (stem + ".safetensors")).string();
-      reporter.finished(check_golden_case(cases[i].first, actual_file),
-                        program_path() + " check --golden '" + cases[i].first + "' --actual '" + actual_file + "'");
+      reporter.finished(check_golden_case(cases[i], actual_file),
+                        program_path() + " check --golden '" + cases[i].path + "' --actual '" + actual_file + "'");
     }
     exit_code = reporter.finish(nullptr);
   });

@@ -37,10 +37,12 @@ void add_golden_command(CLI::App& app, int& exit_code) {
     }
     Selection& sel = *selected;
     for (const auto& e : sel.errors) std::cerr << "invalid case: " << e.to_string() << "\n";
-    std::error_code ec;
-    std::filesystem::create_directories(out_dir, ec);
-    if (!std::filesystem::is_directory(out_dir)) {
-      std::cerr << "error: cannot create the output folder " << out_dir << "\n";
+    // The error_code forms: a folder that cannot be made or searched is a message, not an abort.
+    std::error_code made, checked;
+    std::filesystem::create_directories(out_dir, made);
+    if (!std::filesystem::is_directory(out_dir, checked)) {
+      const std::error_code& ec = made ? made : checked;
+      std::cerr << "error: cannot create the output folder " << out_dir << (ec ? ": " + ec.message() : "") << "\n";
       exit_code = 2;
       return;
     }

@@ -5,11 +5,11 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <stdexcept>
 
 #include "check/compare.hpp"
 #include "core/rng.hpp"
+#include "golden/file_io.hpp"
 #include "golden/safetensors.hpp"
 
 namespace kvbench {
@@ -111,10 +111,13 @@ size_t write_golden_case(const CaseDef& def, const OpCase& op, const std::string
   const std::string base = (fs::path(dir) / stem).string();
   write_safetensors(base + ".safetensors", st);
   const std::string text = manifest.dump(2) + "\n";
-  {
-    std::ofstream out(base + ".json", std::ios::binary);
-    out << text;
-    if (!out) throw std::runtime_error("cannot write " + base + ".json");
+  try {
+    write_file_atomically(base + ".json", text);
+  } catch (const FileError&) {
+    // A data file without its manifest is no golden case: leave neither.
+    std::error_code ignored;
+    fs::remove(base + ".safetensors", ignored);
+    throw;
   }
   size_t bytes = text.size();
   for (const auto& [name, t] : st.tensors) bytes += t.bytes.size();
@@ -123,71 +126,71 @@ size_t write_golden_case(const CaseDef& def, const OpCase& op, const std::string
 
 namespace {
 
-Tensor load_tensor(const SafetensorsFile& f, const std::string& key, const std::string& name, DType dtype,
-                   const Shape& shape, Role role, const std::string& where) {
-  auto it = f.tensors.find(key);
-  if (it == f.tensors.end()) throw std::runtime_error(where + " has no tensor '" + key + "'");
-  Tensor t(name, dtype, shape, role);
-  const StoredTensor expect = to_stored(t);
-  if (it->second.dtype != expect.dtype)
-    throw std::runtime_error(where + ": tensor '" + key + "' has dtype " + it->second.dtype + ", expected " + expect.dtype +
-                             (dtype_bits(dtype) == 4 ? " (" + packing_name(dtype) + ")" : ""));
-  if (it->second.shape != expect.shape)
-    throw std::runtime_error(where + ": tensor '" + key + "' has shape " + shape_string(it->second.shape) + ", expected " +
-                             shape_string(expect.shape));
-  if (it->second.bytes.size() != t.bytes().size())
-    throw std::runtime_error(where + ": tensor '" + key + "' holds " + std::to_string(it->second.bytes.size()) +
+// The bytes of `key` in `file` once its header entry has the dtype and shape the manifest
+// requires: nothing is read (or allocated) for an entry of the wrong size.
+std::vector<uint8_t> read_checked(const SafetensorsReader& file, const std::string& key, const std::string& dtype,
+                                  const Shape& shape, const std::string& note = "") {
+  const TensorEntry* e = file.find(key);
+  if (!e) throw std::runtime_error(file.path() + " has no tensor '" + key + "'");
+  if (e->dtype != dtype)
+    throw std::runtime_error(file.path() + ": tensor '" + key + "' has dtype " + e->dtype + ", expected " + dtype + note);
+  if (e->shape != shape)
+    throw std::runtime_error(file.path() + ": tensor '" + key + "' has shape " + shape_string(e->shape) + ", expected " +
+                             shape_string(shape));
+  return file.read(*e);
+}
+
+Tensor load_tensor(const SafetensorsReader& file, const std::string& key, const ManifestOutput& o) {
+  const std::string note = dtype_bits(o.dtype) == 4 ? " (" + packing_name(o.dtype) + ")" : "";
+  std::vector<uint8_t> bytes = read_checked(file, key, safetensors_dtype(o.dtype), stored_shape(o.dtype, o.shape), note);
+  Tensor t(o.name, o.dtype, o.shape, o.role);
+  if (bytes.size() != t.bytes().size())  // cannot happen once dtype and shape match; kept as a guard
+    throw std::runtime_error(file.path() + ": tensor '" + key + "' holds " + std::to_string(bytes.size()) +
                              " bytes, expected " + std::to_string(t.bytes().size()));
-  t.bytes() = it->second.bytes;
+  t.bytes() = std::move(bytes);
   return t;
 }
 
-std::vector<double> load_f64(const SafetensorsFile& f, const std::string& key, size_t n, const std::string& where) {
-  auto it = f.tensors.find(key);
-  if (it == f.tensors.end() || it->second.dtype != "F64" || it->second.bytes.size() != n * 8)
-    throw std::runtime_error(where + ": missing or malformed tensor '" + key + "'");
-  std::vector<double> v(n);
-  std::memcpy(v.data(), it->second.bytes.data(), n * 8);
+std::vector<double> load_f64(const SafetensorsReader& file, const std::string& key, const Shape& shape) {
+  const std::vector<uint8_t> bytes = read_checked(file, key, "F64", shape);
+  std::vector<double> v(bytes.size() / 8);
+  if (!v.empty()) std::memcpy(v.data(), bytes.data(), v.size() * 8);
   return v;
+}
+
+// 1 where the operator writes, 0 where the initial bits must stay: one byte per element.
+std::vector<uint8_t> load_touched(const SafetensorsReader& file, const std::string& key, const Shape& shape) {
+  std::vector<uint8_t> t = read_checked(file, key, "U8", shape);
+  for (size_t i = 0; i < t.size(); ++i)
+    if (t[i] > 1)
+      throw std::runtime_error(file.path() + ": tensor '" + key + "' holds " + std::to_string(t[i]) + " at " +
+                               index_string(shape, static_cast<int64_t>(i)) + " (must be 0 or 1)");
+  return t;
 }
 
 }  // namespace
 
-CaseResult check_golden_case(const std::string& manifest_path, const std::string& actual_path) {
+CaseResult check_golden_case(const GoldenManifest& m, const std::string& actual_path) {
   const auto start = std::chrono::steady_clock::now();
-  std::ifstream in(manifest_path);
-  const nlohmann::json m = nlohmann::json::parse(in);
-  CaseResult r{.name = m["case"], .file = m.value("source", manifest_path), .op = m["op"]};
-  const std::string golden_path = (fs::path(manifest_path).parent_path() / m["safetensors"].get<std::string>()).string();
+  CaseResult r{.name = m.name, .file = m.source, .op = m.op};
   try {
-    const SafetensorsFile golden = read_safetensors(golden_path);
-    if (!fs::exists(actual_path)) throw std::runtime_error("no actual output file " + actual_path);
-    const SafetensorsFile actual = read_safetensors(actual_path);
-    for (const auto& out : m["outputs"]) {
-      const std::string name = out["name"];
-      nlohmann::json info;
-      for (const auto& t : m["tensors"])
-        if (t["name"] == name) info = t;
-      const DType dtype = *parse_dtype(info["dtype"].get<std::string>());
-      const Shape shape = info["shape"].get<Shape>();
-      const Role role = info["role"] == "inplace" ? Role::inplace : Role::output;
-      const Tensor expected = load_tensor(golden, out["expected"], name, dtype, shape, role, golden_path);
-      const Tensor before = role == Role::inplace ? load_tensor(golden, name, name, dtype, shape, role, golden_path) : expected;
-      const Tensor got = load_tensor(actual, name, name, dtype, shape, role, actual_path);
-      Expected e{.tensor = name};
+    const SafetensorsReader golden(m.safetensors);
+    std::error_code ec;
+    if (!fs::exists(actual_path, ec)) throw std::runtime_error("no actual output file " + actual_path);
+    const SafetensorsReader actual(actual_path);
+    for (const ManifestOutput& out : m.outputs) {
+      const Tensor expected = load_tensor(golden, out.expected, out);
+      const Tensor before = out.role == Role::inplace ? load_tensor(golden, out.name, out) : expected;
+      const Tensor got = load_tensor(actual, out.name, out);
+      Expected e{.tensor = out.name};
       e.value.resize(expected.numel());
       for (size_t i = 0; i < expected.numel(); ++i) e.value[i] = expected.get(i);
-      e.exact = load_f64(golden, out["expected_f64"], expected.numel(), golden_path);
-      e.alternate = out.contains("alternate") ? load_f64(golden, out["alternate"], expected.numel(), golden_path)
-                                              : std::vector<double>(expected.numel(), Expected::none);
-      if (out.contains("touched")) {
-        const auto& t = golden.tensors.at(out["touched"].get<std::string>());
-        e.touched = t.bytes;
-      }
-      e.tolerance.atol = out["tolerance"]["atol"];
-      e.tolerance.rtol = out["tolerance"]["rtol"];
-      e.tolerance.reason = out["tolerance"].value("reason", "");
-      r.outputs.push_back({compare_output(e, got, before), e.tolerance, shape});
+      e.exact = load_f64(golden, out.expected_f64, out.shape);
+      e.alternate = out.alternate.empty() ? std::vector<double>(expected.numel(), Expected::none)
+                                          : load_f64(golden, out.alternate, out.shape);
+      if (!out.touched.empty()) e.touched = load_touched(golden, out.touched, out.shape);
+      e.tolerance = out.tolerance;
+      r.outputs.push_back({compare_output(e, got, before), e.tolerance, out.shape});
     }
     r.status = r.violations() == 0 ? Status::pass : Status::fail;
   } catch (const std::exception& ex) {

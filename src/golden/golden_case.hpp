@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "golden/manifest.hpp"
 #include "ops/operator.hpp"
 #include "runner/case_result.hpp"
 
@@ -22,8 +23,9 @@ std::string case_hash(const CaseDef& def);
 size_t write_golden_case(const CaseDef& def, const OpCase& op, const std::string& dir);
 
 // Compares the outputs in `actual_path` (a safetensors file holding each output under its
-// own name) with the golden case described by `manifest_path`. Missing tensors and wrong
-// dtypes or shapes fail the case with a reason naming the tensor.
-CaseResult check_golden_case(const std::string& manifest_path, const std::string& actual_path);
+// own name) with the golden case `manifest` describes. Anything wrong with either file (not
+// a regular file, truncated, corrupt header, a missing tensor, a wrong dtype or shape) fails
+// the case with a reason naming the file and the tensor; nothing is thrown.
+CaseResult check_golden_case(const GoldenManifest& manifest, const std::string& actual_path);
 
 }  // namespace kvbench

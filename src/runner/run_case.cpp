@@ -1,6 +1,8 @@
 #include "runner/run_case.hpp"
 
 #include <chrono>
+#include <optional>
+#include <string>
 
 #include "core/error.hpp"
 #include "vk/runtime.hpp"
@@ -21,18 +23,31 @@ CaseResult run_case(const CaseDef& def, const OpCase& op, Runtime& rt) {
   r.figures = op.figures();
   TensorSet io = initial;
   for (const auto& e : expected) poison_output(e, io.at(e.tensor));
+  std::optional<std::string> skipped;
   try {
     r.device_ms = op.run_vulkan(rt, io);
   } catch (const SkipCase& skip) {
+    skipped = skip.what();
+  }
+  // Under KVBENCH_VALIDATION=1 a validation error or warning fails the case: the kernel
+  // plan is invalid Vulkan even where lavapipe computes the right numbers.
+  const ValidationMessages v = rt.take_validation_messages();
+  if (skipped && v.count() == 0) {
     r.status = Status::skip;
-    r.reason = skip.what();
+    r.reason = *skipped;
     return r;
   }
-  for (const auto& e : expected) {
-    const Tensor& actual = io.at(e.tensor);
-    r.outputs.push_back({compare_output(e, actual, initial.at(e.tensor)), e.tolerance, actual.shape()});
-  }
+  if (!skipped)
+    for (const auto& e : expected) {
+      const Tensor& actual = io.at(e.tensor);
+      r.outputs.push_back({compare_output(e, actual, initial.at(e.tensor)), e.tolerance, actual.shape()});
+    }
   r.status = r.violations() == 0 ? Status::pass : Status::fail;
+  if (v.count() > 0) {
+    r.status = Status::fail;
+    r.reason = "Vulkan validation: " + std::to_string(v.errors) + " errors, " + std::to_string(v.warnings) +
+               " warnings; first: " + v.first;
+  }
   r.time_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   return r;
 }

@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <mutex>
 #include <stdexcept>
+#include <utility>
 
 #include "core/error.hpp"
 #include "vk/spirv_reflect.hpp"
@@ -11,17 +13,32 @@
 namespace kvbench {
 namespace {
 
-vk::raii::Instance make_instance(const vk::raii::Context& context) {
+bool validation_requested() {
+  const char* v = std::getenv("KVBENCH_VALIDATION");
+  return v && std::string(v) == "1";
+}
+
+// KVBENCH_VALIDATION=1 turns on the Khronos validation layer (CI runs a shard with it).
+// `messenger` (may be null) is chained in, so instance creation and destruction report too.
+vk::raii::Instance make_instance(const vk::raii::Context& context,
+                                 const vk::DebugUtilsMessengerCreateInfoEXT* messenger = nullptr) {
   vk::ApplicationInfo app{.pApplicationName = "kvbench", .applicationVersion = 1,
                           .pEngineName = "kvbench", .engineVersion = 1, .apiVersion = VK_API_VERSION_1_1};
-  std::vector<const char*> layers;
-  // KVBENCH_VALIDATION=1 turns on the Khronos validation layer (tests use it).
-  const char* validation = std::getenv("KVBENCH_VALIDATION");
-  if (validation && std::string(validation) == "1") layers.push_back("VK_LAYER_KHRONOS_validation");
-  vk::InstanceCreateInfo info{.pApplicationInfo = &app,
+  std::vector<const char*> layers, extensions;
+  if (validation_requested()) layers.push_back("VK_LAYER_KHRONOS_validation");
+  if (messenger) extensions.push_back(VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
+  vk::InstanceCreateInfo info{.pNext = messenger,
+                              .pApplicationInfo = &app,
                               .enabledLayerCount = static_cast<uint32_t>(layers.size()),
-                              .ppEnabledLayerNames = layers.data()};
-  return vk::raii::Instance(context, info);
+                              .ppEnabledLayerNames = layers.data(),
+                              .enabledExtensionCount = static_cast<uint32_t>(extensions.size()),
+                              .ppEnabledExtensionNames = extensions.data()};
+  try {
+    return vk::raii::Instance(context, info);
+  } catch (const vk::LayerNotPresentError&) {
+    throw std::runtime_error("KVBENCH_VALIDATION=1 but the Khronos validation layer is not installed "
+                             "(vulkan-validationlayers: tools/setup.sh)");
+  }
 }
 
 std::string type_name(vk::PhysicalDeviceType t) {
@@ -56,6 +73,7 @@ DeviceInfo describe(const vk::raii::PhysicalDevice& pd, int index) {
                        (sg.supportedStages & vk::ShaderStageFlagBits::eCompute);
   d.shared_memory_bytes = p.limits.maxComputeSharedMemorySize;
   d.max_storage_buffer_range = p.limits.maxStorageBufferRange;
+  for (int i = 0; i < 3; ++i) d.max_workgroup_count[i] = p.limits.maxComputeWorkGroupCount[i];
   d.timestamps = p.limits.timestampComputeAndGraphics;
   auto feats = pd.getFeatures2<vk::PhysicalDeviceFeatures2, vk::PhysicalDeviceShaderFloat16Int8Features,
                                vk::PhysicalDevice8BitStorageFeatures, vk::PhysicalDevice16BitStorageFeatures>();
@@ -103,8 +121,44 @@ struct Runtime::Pipeline {
   vk::raii::Pipeline pipeline{nullptr};
 };
 
+struct Runtime::ValidationLog {
+  std::mutex mutex;
+  ValidationMessages messages;
+
+  // Counts errors and warnings; performance warnings (the best-practices checks) do not count.
+  static VKAPI_ATTR VkBool32 VKAPI_CALL callback(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
+                                                 VkDebugUtilsMessageTypeFlagsEXT types,
+                                                 const VkDebugUtilsMessengerCallbackDataEXT* data, void* user) {
+    const bool error = severity & VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT;
+    const std::string id = data && data->pMessageIdName ? data->pMessageIdName : "";
+    const bool warning = (severity & VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT) &&
+                         !(types & VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT) &&
+                         id.find("BestPractices") == std::string::npos;
+    if (!error && !warning) return VK_FALSE;
+    auto* log = static_cast<ValidationLog*>(user);
+    std::lock_guard lock(log->mutex);
+    ++(error ? log->messages.errors : log->messages.warnings);
+    if (log->messages.first.empty())
+      log->messages.first = std::string(error ? "error " : "warning ") + (id.empty() ? "" : id + ": ") +
+                            (data && data->pMessage ? data->pMessage : "");
+    return VK_FALSE;  // the call goes on, as without the layer
+  }
+};
+
 Runtime::Runtime(std::optional<int> index) {
-  instance_ = make_instance(context_);
+  if (validation_requested()) {
+    validation_ = std::make_unique<ValidationLog>();
+    const vk::DebugUtilsMessengerCreateInfoEXT messenger{
+        .messageSeverity = vk::DebugUtilsMessageSeverityFlagBitsEXT::eWarning | vk::DebugUtilsMessageSeverityFlagBitsEXT::eError,
+        .messageType = vk::DebugUtilsMessageTypeFlagBitsEXT::eGeneral | vk::DebugUtilsMessageTypeFlagBitsEXT::eValidation |
+                       vk::DebugUtilsMessageTypeFlagBitsEXT::ePerformance,
+        .pfnUserCallback = &ValidationLog::callback,
+        .pUserData = validation_.get()};
+    instance_ = make_instance(context_, &messenger);
+    messenger_ = vk::raii::DebugUtilsMessengerEXT(instance_, messenger);
+  } else {
+    instance_ = make_instance(context_);
+  }
   auto physicals = instance_.enumeratePhysicalDevices();
   if (physicals.empty())
     throw std::runtime_error("no Vulkan device found (install mesa-vulkan-drivers for lavapipe: tools/setup.sh)");
@@ -144,6 +198,12 @@ Runtime::Runtime(std::optional<int> index) {
 }
 
 Runtime::~Runtime() = default;
+
+ValidationMessages Runtime::take_validation_messages() {
+  if (!validation_) return {};
+  std::lock_guard lock(validation_->mutex);
+  return std::exchange(validation_->messages, {});
+}
 
 std::unique_ptr<Buffer> Runtime::buffer(size_t bytes) {
   const size_t rounded = std::max<size_t>(4, (bytes + 3) / 4 * 4);
@@ -235,6 +295,11 @@ std::vector<uint8_t> pack_params(const std::string& shader, const ShaderInterfac
 double Runtime::dispatch(const Kernel& kernel, const KernelBuffers& buffers, const KernelParams& params, uint32_t gx,
                          uint32_t gy, uint32_t gz) {
   const std::string& name = kernel.shader;
+  const auto& most = info_.max_workgroup_count;
+  if (gx > most[0] || gy > most[1] || gz > most[2])
+    throw std::logic_error(name + ": " + std::to_string(gx) + " x " + std::to_string(gy) + " x " + std::to_string(gz) +
+                           " workgroups exceed maxComputeWorkGroupCount (" + std::to_string(most[0]) + ", " +
+                           std::to_string(most[1]) + ", " + std::to_string(most[2]) + ") of " + info_.name);
   Pipeline& p = pipeline(kernel);
   if (!placeholder_) placeholder_ = buffer(16);
   std::vector<vk::DescriptorBufferInfo> infos;

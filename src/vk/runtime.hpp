@@ -2,6 +2,7 @@
 // The Vulkan runtime: device choice and feature report, host-visible storage buffers,
 // compute pipelines built once per run from the embedded SPIR-V, and synchronous
 // dispatches timed with timestamp queries.
+#include <array>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -30,6 +31,7 @@ struct DeviceInfo {
   bool subgroup_shuffle = false;  // compute-stage subgroup shuffles
   uint32_t shared_memory_bytes = 0;
   uint64_t max_storage_buffer_range = 0;
+  std::array<uint32_t, 3> max_workgroup_count{};  // maxComputeWorkGroupCount
   bool timestamps = false;
 };
 
@@ -39,6 +41,14 @@ std::vector<DeviceInfo> list_devices();
 int default_device_index(const std::vector<DeviceInfo>& devices);
 
 class Buffer;
+
+// What the validation layer reported (KVBENCH_VALIDATION=1): errors and warnings count,
+// info/verbose messages and performance (best-practices) warnings do not.
+struct ValidationMessages {
+  size_t errors = 0, warnings = 0;
+  std::string first;  // the first counted message: its severity, id and text
+  size_t count() const { return errors + warnings; }
+};
 
 // A shader and the values of its specialization constants (constant_id 0, 1, ...).
 // Each distinct pair is one pipeline, JIT-compiled once per run: keep the variants few.
@@ -83,10 +93,17 @@ class Runtime {
 
   // Binds `buffers` and `params` by the names the shader's SPIR-V declares (see above),
   // dispatches `groups` workgroups and waits. Returns the device time in ms (0 when the
-  // queue has no timestamps). A binding left unsupplied or a parameter missing, unknown or
-  // out of range is a std::logic_error naming it.
+  // queue has no timestamps). A binding left unsupplied, a parameter missing, unknown or
+  // out of range, or a group count over maxComputeWorkGroupCount is a std::logic_error
+  // naming it.
   double dispatch(const Kernel& kernel, const KernelBuffers& buffers, const KernelParams& params, uint32_t groups_x,
                   uint32_t groups_y = 1, uint32_t groups_z = 1);
+
+  // With KVBENCH_VALIDATION=1, the validation messages counted since the previous call
+  // (or since the runtime was made); always empty without it.
+  ValidationMessages take_validation_messages();
+  // For tests that submit their own debug-utils messages.
+  const vk::raii::Instance& instance() const { return instance_; }
 
  private:
   struct Pipeline;
@@ -94,7 +111,12 @@ class Runtime {
 
   DeviceInfo info_;
   vk::raii::Context context_;
+  // The messengers' user data: outlives the instance, whose creation and destruction
+  // report to it too.
+  struct ValidationLog;
+  std::unique_ptr<ValidationLog> validation_;
   vk::raii::Instance instance_{nullptr};
+  vk::raii::DebugUtilsMessengerEXT messenger_{nullptr};  // destroyed after the device
   vk::raii::PhysicalDevice physical_{nullptr};
   vk::raii::Device device_{nullptr};
   vk::raii::Queue queue_{nullptr};

@@ -1,0 +1,141 @@
+#include "golden/manifest.hpp"
+
+#include <cmath>
+#include <filesystem>
+
+#include "golden/file_io.hpp"
+
+namespace kvbench {
+namespace {
+
+using nlohmann::json;
+
+const json& require(const json& obj, const std::string& at, const std::string& key) {
+  auto it = obj.find(key);
+  if (it == obj.end()) throw ManifestError(at + "/" + key, "required field is missing");
+  return *it;
+}
+
+std::string text(const json& obj, const std::string& at, const std::string& key) {
+  const json& v = require(obj, at, key);
+  if (!v.is_string()) throw ManifestError(at + "/" + key, "must be a string, not " + std::string(v.type_name()));
+  return v.get<std::string>();
+}
+
+std::string optional_text(const json& obj, const std::string& at, const std::string& key) {
+  return obj.contains(key) ? text(obj, at, key) : "";
+}
+
+double tolerance_value(const json& obj, const std::string& at, const std::string& key) {
+  const json& v = require(obj, at, key);
+  if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < 0)
+    throw ManifestError(at + "/" + key, "must be a finite number >= 0, not " + v.dump());
+  return v.get<double>();
+}
+
+Shape shape_of(const json& obj, const std::string& at) {
+  const json& v = require(obj, at, "shape");
+  const std::string where = at + "/shape";
+  if (!v.is_array()) throw ManifestError(where, "must be an array of sizes");
+  Shape shape;
+  uint64_t numel = 1;
+  for (const auto& d : v) {
+    if (!d.is_number_integer() || d.get<int64_t>() < 0) throw ManifestError(where, "must be an array of sizes, not " + v.dump());
+    const auto n = d.get<uint64_t>();
+    if (n != 0 && numel > kMaxGoldenElements / n)
+      throw ManifestError(where, "more than 2^48 elements: " + v.dump());
+    numel *= n;
+    shape.push_back(static_cast<int64_t>(n));
+  }
+  return shape;
+}
+
+}  // namespace
+
+json read_manifest_json(const std::string& path) {
+  std::string content;
+  try {
+    content = read_text_file(path, kMaxManifestBytes);
+  } catch (const FileError& e) {
+    // The report names the file already.
+    std::string what = e.what();
+    if (what.rfind(path + ": ", 0) == 0) what.erase(0, path.size() + 2);
+    throw ManifestError("", what);
+  }
+  const json::parser_callback_t depth_guard = [](int depth, json::parse_event_t, json&) {
+    if (depth > kMaxManifestDepth)
+      throw ManifestError("", "invalid JSON: nested deeper than " + std::to_string(kMaxManifestDepth) + " levels");
+    return true;
+  };
+  try {
+    return json::parse(content, depth_guard);
+  } catch (const json::exception& e) {
+    throw ManifestError("", std::string("invalid JSON: ") + e.what());
+  }
+}
+
+bool looks_like_manifest(const json& doc) {
+  return doc.is_object() && (doc.contains("case_hash") || doc.contains("outputs"));
+}
+
+GoldenManifest parse_manifest(const json& doc, const std::string& path) {
+  if (!doc.is_object()) throw ManifestError("", "a manifest must be a JSON object");
+  GoldenManifest m;
+  m.path = path;
+  m.name = text(doc, "", "case");
+  m.op = text(doc, "", "op");
+  m.source = doc.contains("source") ? text(doc, "", "source") : path;
+  const std::string file = text(doc, "", "safetensors");
+  if (file.empty() || file == "." || file == ".." || file.find('/') != std::string::npos)
+    throw ManifestError("/safetensors", "must be a file name beside the manifest, not '" + file + "'");
+  m.safetensors = (std::filesystem::path(path).parent_path() / file).string();
+
+  const json& tensors = require(doc, "", "tensors");
+  if (!tensors.is_array()) throw ManifestError("/tensors", "must be an array");
+  const json& outputs = require(doc, "", "outputs");
+  if (!outputs.is_array() || outputs.empty()) throw ManifestError("/outputs", "must be a non-empty array");
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const std::string at = "/outputs/" + std::to_string(i);
+    const json& out = outputs[i];
+    if (!out.is_object()) throw ManifestError(at, "must be an object");
+    ManifestOutput o;
+    o.name = text(out, at, "name");
+    o.expected = text(out, at, "expected");
+    o.expected_f64 = text(out, at, "expected_f64");
+    o.alternate = optional_text(out, at, "alternate");
+    o.touched = optional_text(out, at, "touched");
+    const json& tol = require(out, at, "tolerance");
+    if (!tol.is_object()) throw ManifestError(at + "/tolerance", "must be an object");
+    o.tolerance.atol = tolerance_value(tol, at + "/tolerance", "atol");
+    o.tolerance.rtol = tolerance_value(tol, at + "/tolerance", "rtol");
+    o.tolerance.reason = optional_text(tol, at + "/tolerance", "reason");
+
+    // The output's dtype, shape and role come from its entry in `tensors`.
+    size_t found = 0;
+    for (size_t t = 0; t < tensors.size(); ++t) {
+      const std::string tat = "/tensors/" + std::to_string(t);
+      if (!tensors[t].is_object()) throw ManifestError(tat, "must be an object");
+      if (text(tensors[t], tat, "name") != o.name) continue;
+      if (++found > 1) throw ManifestError(tat, "tensor '" + o.name + "' is listed twice");
+      const std::string dtype = text(tensors[t], tat, "dtype");
+      const auto parsed = parse_dtype(dtype);
+      if (!parsed) throw ManifestError(tat + "/dtype", "unknown dtype '" + dtype + "' of tensor '" + o.name + "'");
+      o.dtype = *parsed;
+      o.shape = shape_of(tensors[t], tat);
+      const std::string role = text(tensors[t], tat, "role");
+      if (role != "output" && role != "inplace")
+        throw ManifestError(tat + "/role", "tensor '" + o.name + "' is listed in outputs, so its role must be output or inplace, not '" +
+                                               role + "'");
+      o.role = role == "inplace" ? Role::inplace : Role::output;
+    }
+    if (found == 0) throw ManifestError(at + "/name", "output '" + o.name + "' has no entry in tensors");
+    // Without `touched` an in-place tensor's untouched elements would only be compared
+    // within tolerance, not bit for bit.
+    if (o.role == Role::inplace && o.touched.empty())
+      throw ManifestError(at, "in-place output '" + o.name + "' has no touched tensor");
+    m.outputs.push_back(std::move(o));
+  }
+  return m;
+}
+
+}  // namespace kvbench

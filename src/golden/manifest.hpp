@@ -1,0 +1,61 @@
+#pragma once
+// The manifest of one golden case (<stem>.json, specs/golden-format.md), read and checked
+// whole before any data: every field `kvbench check` uses is present with its type, every
+// dtype known, every shape a list of sizes, so a corrupt manifest is one clear error.
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "check/tolerance.hpp"
+#include "core/tensor.hpp"
+
+namespace kvbench {
+
+// Limits for manifests: a kvbench manifest is a few KB, nested 4 levels deep.
+inline constexpr uint64_t kMaxManifestBytes = 64u << 20;
+inline constexpr int kMaxManifestDepth = 32;
+// Largest element count of a golden tensor (also keeps every byte count below 2^64).
+inline constexpr uint64_t kMaxGoldenElements = uint64_t{1} << 48;
+
+// A manifest that cannot be used; `pointer` is the JSON pointer of the field at fault.
+class ManifestError : public std::runtime_error {
+ public:
+  ManifestError(std::string pointer, const std::string& message)
+      : std::runtime_error(message), pointer_(std::move(pointer)) {}
+  const std::string& pointer() const { return pointer_; }
+
+ private:
+  std::string pointer_;
+};
+
+struct ManifestOutput {
+  std::string name;
+  DType dtype = DType::f32;
+  Shape shape;
+  Role role = Role::output;
+  std::string expected, expected_f64;
+  std::string alternate, touched;  // "" when the manifest has none
+  Tolerance tolerance;
+};
+
+struct GoldenManifest {
+  std::string path;         // the manifest file
+  std::string name, op, source;
+  std::string safetensors;  // the golden data file, beside the manifest
+  std::vector<ManifestOutput> outputs;
+};
+
+// The JSON of a manifest file: a regular file of at most kMaxManifestBytes, nested at most
+// kMaxManifestDepth deep. Throws ManifestError ("" pointer) naming what is wrong.
+nlohmann::json read_manifest_json(const std::string& path);
+
+// Whether a JSON document found in a golden folder claims to be a manifest.
+bool looks_like_manifest(const nlohmann::json& doc);
+
+// Checks `doc` (read from `path`) and extracts what `kvbench check` needs.
+GoldenManifest parse_manifest(const nlohmann::json& doc, const std::string& path);
+
+}  // namespace kvbench

@@ -1,0 +1,153 @@
+#!/usr/bin/env bash
+# kvbench check/golden against the catalogue of bad inputs in tests/data/bad_golden/: for
+# each problem, the exit status and the messages (naming the file and the tensor or field)
+# its `expect` file lists; never a crash, a hang or a sanitizer report. Then the problems
+# that cannot be stored in git: a FIFO, a 16 GB sparse file, an output folder that cannot be
+# made, a write that fails (the file-size limit stands in for a full disk), a symlink loop.
+# Usage: bad_golden.sh KVBENCH SOURCE_DIR WORK_DIR
+set -euo pipefail
+kvbench=$(realpath "$1") src=$(realpath "$2") work=$(realpath -m "$3")
+catalogue="$src/tests/data/bad_golden"
+rm -rf "$work" && mkdir -p "$work"
+failures=0 checked=0
+
+fail() {
+  echo "FAIL: $*"
+  failures=$((failures + 1))
+}
+
+# Runs kvbench (bounded in time) with the output in $log; sets $status.
+run() {
+  local log=$1
+  shift
+  set +e
+  timeout 60 "$kvbench" "$@" > "$log" 2>&1
+  status=$?
+  set -e
+}
+
+# The output must show no crash: no abort, no uncaught exception, no sanitizer report.
+no_crash() {
+  local name=$1 log=$2
+  if [ "$status" -ge 124 ] || grep -qE "terminate called|Sanitizer|runtime error:|Segmentation|Aborted" "$log"; then
+    fail "$name crashed or hung (exit $status)"
+    sed 's/^/    /' "$log" | head -20
+    return 1
+  fi
+}
+
+# ---- the stored catalogue -----------------------------------------------------------------
+for problem_dir in "$catalogue"/*/; do
+  problem=$(basename "$problem_dir")
+  [ "$problem" = base ] && continue
+  dir="$work/$problem"
+  cp -r "$catalogue/base" "$dir"
+  while read -r verb arg; do
+    [ "$verb" = rm ] && rm -rf "${dir:?}/$arg"
+  done < "$problem_dir/expect"
+  (cd "$problem_dir" && find . -type f ! -name expect -exec cp --parents {} "$dir" \;)
+  run "$dir.log" check --golden "$dir/golden" --actual "$dir/actual"
+  checked=$((checked + 1))
+  no_crash "$problem" "$dir.log" || continue
+  while read -r verb arg; do
+    case $verb in
+      exit) [ "$status" -eq "$arg" ] || fail "$problem: exit $status, expected $arg" ;;
+      has) grep -qF -- "$arg" "$dir.log" || fail "$problem: the output does not contain: $arg" ;;
+    esac
+  done < "$problem_dir/expect"
+done
+# The control: the untouched base passes, so each problem above fails for its own reason.
+run "$work/base.log" check --golden "$catalogue/base/golden" --actual "$catalogue/base/actual"
+[ "$status" -eq 0 ] || fail "the base case does not pass (exit $status)"
+echo "ok: $checked stored problems checked"
+
+# ---- generated here ----------------------------------------------------------------------
+base() {  # a fresh copy of the base case in $work/$1
+  cp -r "$catalogue/base" "$work/$1"
+}
+
+# An actual file that is a FIFO: refused at once (opening it for reading would block).
+base actual_fifo
+rm "$work/actual_fifo/actual/tiny.safetensors" && mkfifo "$work/actual_fifo/actual/tiny.safetensors"
+run "$work/actual_fifo.log" check --golden "$work/actual_fifo/golden" --actual "$work/actual_fifo/actual"
+if no_crash actual_fifo "$work/actual_fifo.log"; then
+  [ "$status" -eq 1 ] && grep -qF "actual_fifo/actual/tiny.safetensors: not a regular file (a FIFO)" "$work/actual_fifo.log" ||
+    fail "actual_fifo: exit $status, $(tail -3 "$work/actual_fifo.log")"
+fi
+
+# A manifest named on the command line that is a FIFO.
+mkfifo "$work/manifest_fifo.json"
+run "$work/manifest_fifo.log" check --golden "$work/manifest_fifo.json" --actual "$work/actual_fifo/actual"
+if no_crash manifest_fifo "$work/manifest_fifo.log"; then
+  [ "$status" -eq 2 ] && grep -qF "manifest_fifo.json: not a regular file (a FIFO)" "$work/manifest_fifo.log" ||
+    fail "manifest_fifo: exit $status, $(tail -3 "$work/manifest_fifo.log")"
+fi
+
+# 16 GB sparse actual files: only the header and the tensors named are read, so both finish
+# in well under the time limit. (a) valid tensors followed by 16 GB of holes: passes;
+# (b) a header placing a 16 GB 'key' inside the file: its shape is refused before any read.
+base actual_sparse
+sparse="$work/actual_sparse/actual/tiny.safetensors"
+truncate -s 16G "$sparse"
+if [ "$(du -k "$sparse" | cut -f1)" -gt 1024 ]; then
+  fail "$work does not keep sparse files sparse: cannot test a 16 GB actual file here"
+else
+  run "$work/actual_sparse.log" check --golden "$work/actual_sparse/golden" --actual "$work/actual_sparse/actual"
+  no_crash actual_sparse_trailing "$work/actual_sparse.log" && { [ "$status" -eq 0 ] || fail "actual_sparse_trailing: exit $status"; }
+  python3 - "$sparse" <<'PY'
+import json, os, struct, sys
+path = sys.argv[1]
+with open(path, "rb") as f:
+    (n,) = struct.unpack("<Q", f.read(8))
+    header = json.loads(f.read(n))
+    data = f.read(max(v["data_offsets"][1] for k, v in header.items() if k != "__metadata__"))
+elements = 2**33 - 1024  # 16 GiB of F16 less 2 KiB, from byte 64 of the data section
+header["key"] = {"dtype": "F16", "shape": [elements], "data_offsets": [64, 64 + 2 * elements]}
+text = json.dumps(header, separators=(",", ":")).encode()
+text += b" " * ((8 - len(text) % 8) % 8)
+with open(path, "wb") as f:
+    f.write(struct.pack("<Q", len(text)) + text + data)
+os.truncate(path, 16 << 30)
+PY
+  run "$work/actual_sparse_claim.log" check --golden "$work/actual_sparse/golden" --actual "$work/actual_sparse/actual"
+  if no_crash actual_sparse_claim "$work/actual_sparse_claim.log"; then
+    [ "$status" -eq 1 ] && grep -qF "actual_sparse/actual/tiny.safetensors: tensor 'key' has shape [8589933568], expected [1,2,1,4]" "$work/actual_sparse_claim.log" ||
+      fail "actual_sparse_claim: exit $status, $(tail -3 "$work/actual_sparse_claim.log")"
+  fi
+fi
+rm -rf "$work/actual_sparse"
+
+# A golden folder holding a symlink loop: not followed, the case still checks.
+base symlink_loop
+ln -s . "$work/symlink_loop/golden/loop"
+run "$work/symlink_loop.log" check --golden "$work/symlink_loop/golden" --actual "$work/symlink_loop/actual"
+no_crash symlink_loop "$work/symlink_loop.log" && { [ "$status" -eq 0 ] || fail "symlink_loop: exit $status"; }
+
+# golden -o where a folder cannot be made (its parent is a file): a clear error, exit 2.
+touch "$work/a_file"
+run "$work/golden_out.log" golden "$catalogue/tiny_case.json" -o "$work/a_file/golden"
+if no_crash golden_out_not_creatable "$work/golden_out.log"; then
+  [ "$status" -eq 2 ] && grep -qF "cannot create the output folder $work/a_file/golden" "$work/golden_out.log" ||
+    fail "golden_out_not_creatable: exit $status, $(tail -3 "$work/golden_out.log")"
+fi
+
+# A write that fails part way (as on a full disk): exit 2 naming the file, and nothing left
+# behind: no .tmp, no empty or partial .safetensors, no data file without its manifest.
+# The file-size limit (in KiB) makes write() fail with EFBIG: 1 KiB stops the 1.6 KB data
+# file, 2 KiB the 3.6 KB manifest after the data file was written.
+for limit in 1 2; do
+  out="$work/golden_write_fails_$limit"
+  mkdir -p "$out"
+  set +e
+  (ulimit -f "$limit" && trap '' XFSZ && exec timeout 60 "$kvbench" golden "$catalogue/tiny_case.json" -o "$out") > "$out.log" 2>&1
+  status=$?
+  set -e
+  if no_crash "golden_write_fails_$limit" "$out.log"; then
+    [ "$status" -eq 2 ] && grep -qF "cannot write $out/tiny." "$out.log" ||
+      fail "golden_write_fails_$limit: exit $status, $(tail -3 "$out.log")"
+    [ -z "$(ls -A "$out")" ] || fail "golden_write_fails_$limit left files behind: $(ls -A "$out")"
+  fi
+done
+
+echo "ok: generated problems checked (FIFO, sparse 16 GB, symlink loop, unmakeable folder, failed writes)"
+[ "$failures" -eq 0 ] || { echo "$failures failures"; exit 1; }
