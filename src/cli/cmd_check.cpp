@@ -1,6 +1,5 @@
 #include <filesystem>
 #include <iostream>
-#include <regex>
 
 #include <nlohmann/json.hpp>
 
@@ -9,6 +8,7 @@
 #include "golden/manifest.hpp"
 #include "report/run_reporter.hpp"
 #include "runner/case_selection.hpp"
+#include "runner/name_filter.hpp"
 
 namespace kvbench {
 namespace fs = std::filesystem;
@@ -64,14 +64,17 @@ Manifests golden_manifests(const std::string& golden) {
 void add_check_command(CLI::App& app, int& exit_code) {
   auto* cmd = app.add_subcommand("check", "Check another backend's outputs against golden files from `kvbench golden`");
   static std::string golden, actual;
-  static std::string filter, shard = "1/1";
+  static std::vector<std::string> filters;
+  static std::string shard = "1/1";
   static ReportFiles files;
   cmd->add_option("--golden", golden, "Golden folder (or one case's .json manifest or .safetensors)")->required();
   cmd->add_option("--actual", actual,
                   "Folder holding <stem>.safetensors per case, each output under its own tensor name "
                   "(or one file, with a single golden case)")
       ->required();
-  cmd->add_option("--filter", filter, "Check only cases whose name matches this regex");
+  cmd->add_option("--filter", filters,
+                  "Check only cases whose name matches this POSIX extended regex (repeatable: any matches)")
+      ->allow_extra_args(false);
   cmd->add_option("--shard", shard, "Check shard K of N (K/N)")
       ->check([](const std::string& v) { return parse_shard(v) ? "" : "--shard takes K/N with 1 <= K <= N"; });
   cmd->add_option("--json", files.json, "Also write the full report as JSON to this file");
@@ -79,19 +82,25 @@ void add_check_command(CLI::App& app, int& exit_code) {
   cmd->footer("Same rows, closing line and exit status as `kvbench run`. Missing tensors and wrong dtypes or\n"
               "shapes fail the case with a message naming the tensor.");
   cmd->callback([&exit_code] {
-    std::regex re;
+    std::vector<NameFilter> keep;
     try {
-      re = std::regex(filter);
-    } catch (const std::regex_error& e) {
+      for (const auto& f : filters) keep.emplace_back(f);
+    } catch (const std::invalid_argument& e) {
       std::cerr << "error: --filter is not a valid regex: " << e.what() << "\n";
       exit_code = 2;
       return;
     }
+    const auto selected = [&](const std::string& name) {
+      if (keep.empty()) return true;
+      for (const auto& f : keep)
+        if (f.matches(name)) return true;
+      return false;
+    };
     const Shard part = *parse_shard(shard);
     Manifests manifests = golden_manifests(golden);
     std::vector<GoldenManifest> cases;
     for (auto& m : manifests.found)
-      if ((filter.empty() || std::regex_search(m.name, re)) && part.contains(m.name)) cases.push_back(std::move(m));
+      if (selected(m.name) && part.contains(m.name)) cases.push_back(std::move(m));
     if (cases.empty() && manifests.invalid.empty()) {
       std::cerr << "error: no golden case manifests under " << golden << " (write them with `kvbench golden`)\n";
       exit_code = 2;

@@ -4,7 +4,6 @@
 #include <filesystem>
 #include <iostream>
 #include <mutex>
-#include <regex>
 #include <thread>
 
 #include "cli/commands.hpp"
