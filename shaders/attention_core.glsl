@@ -11,8 +11,9 @@
 //
 // The including shader declares its buffers, its `Params` (which must hold num_items,
 // num_heads and num_kv_heads) and `struct Batch` (what its hooks need of one batch), then
-// includes this file, then defines the hooks declared below. D, the head size, is
-// specialization constant 0.
+// includes this file, then defines the hooks declared below. D, the head size of Q and K,
+// is specialization constant 0; V's head size DV (and DPLV = DV / LANES) is D unless the
+// including shader defines both macros first (FIA's 192/128 heads).
 #ifndef KVBENCH_ATTENTION_CORE_GLSL
 #define KVBENCH_ATTENTION_CORE_GLSL
 
@@ -22,6 +23,10 @@ const uint QT = 4u;     // query vectors per item (kVectorsPerItem on the host)
 // lavapipe keeps the arrays in registers instead of scattering them to memory.
 layout(constant_id = 0) const uint D = 128u;
 const uint DPL = D / LANES;  // dims per lane
+#ifndef DV
+#define DV D
+#define DPLV DPL
+#endif
 
 layout(local_size_x = 64) in;
 // Per batch: slot base, number of splits, split length. Per item: b, kv head, v0, nv, split.
@@ -36,7 +41,7 @@ int last_key(Batch bt, uint row);  // last visible key of a query row (-1: none)
 float query_at(Batch bt, uint row, uint head, uint d);  // element d of a query vector
 uint key_handle(Batch bt, uint t);  // where key t lives, passed to the loads
 void load_key(Batch bt, uint hk, uint handle, uint lane, out float k[DPL]);
-void load_value(Batch bt, uint hk, uint handle, uint lane, out float v[DPL]);
+void load_value(Batch bt, uint hk, uint handle, uint lane, out float v[DPLV]);
 float score(Batch bt, uint row, uint head, uint t, float dot);  // the final score; -inf: masked
 
 void main() {
@@ -50,7 +55,7 @@ void main() {
   const Batch bt = batch_info(b);
 
   float q[QT][DPL];
-  float acc[QT][DPL];
+  float acc[QT][DPLV];
   float m[QT], l[QT];
   uint row[QT], head[QT];
   int last[QT];
@@ -58,7 +63,7 @@ void main() {
   for (uint k = 0u; k < QT; ++k) {
     m[k] = uintBitsToFloat(0xff800000u);
     l[k] = 0.0;
-    for (uint j = 0u; j < DPL; ++j) acc[k][j] = 0.0;
+    for (uint j = 0u; j < DPLV; ++j) acc[k][j] = 0.0;
     if (k >= nv) continue;
     const uint v = v0 + k;
     row[k] = v / G;
@@ -89,26 +94,26 @@ void main() {
       if (s > m[k]) {
         const float rescale = exp(m[k] - s);
         l[k] *= rescale;
-        for (uint j = 0u; j < DPL; ++j) acc[k][j] *= rescale;
+        for (uint j = 0u; j < DPLV; ++j) acc[k][j] *= rescale;
         m[k] = s;
       }
       p[k] = exp(s - m[k]);
       l[k] += p[k];
     }
-    float vr[DPL];
+    float vr[DPLV];
     load_value(bt, hk, handle, lane, vr);
     for (uint k = 0u; k < QT; ++k)
-      for (uint j = 0u; j < DPL; ++j) acc[k][j] += p[k] * vr[j];
+      for (uint j = 0u; j < DPLV; ++j) acc[k][j] += p[k] * vr[j];
   }
 
   for (uint k = 0u; k < nv; ++k) {
     const uint slot = slot_base + (row[k] * H + head[k]) * nsplit + split;
-    const uint base = slot * (D + 2u);
+    const uint base = slot * (DV + 2u);
     if (lane == 0u) {
       partials[base] = m[k];
       partials[base + 1u] = l[k];
     }
-    for (uint j = 0u; j < DPL; ++j) partials[base + 2u + lane * DPL + j] = acc[k][j];
+    for (uint j = 0u; j < DPLV; ++j) partials[base + 2u + lane * DPLV + j] = acc[k][j];
   }
 }
 

@@ -22,7 +22,7 @@ import struct
 import numpy as np
 
 _NUMPY = {"F64": np.float64, "F32": np.float32, "F16": np.float16, "I64": np.int64,
-          "I32": np.int32, "I16": np.int16, "I8": np.int8, "U8": np.uint8}
+          "I32": np.int32, "I16": np.int16, "I8": np.int8, "U8": np.uint8, "BOOL": np.bool_}
 
 
 def read_safetensors(path):
@@ -101,7 +101,7 @@ def from_array(array, dtype):
         rounded = np.where(np.isnan(a.astype(np.float32)), (f >> 16).astype(np.uint16) | 0x40, rounded)
         return "BF16", a.shape, rounded.astype(np.uint16).tobytes()
     names = {"f32": ("F32", np.float32), "f16": ("F16", np.float16), "i8": ("I8", np.int8), "u8": ("U8", np.uint8),
-             "i32": ("I32", np.int32), "i64": ("I64", np.int64)}
+             "i32": ("I32", np.int32), "i64": ("I64", np.int64), "bool": ("BOOL", np.bool_)}
     st, npt = names[dtype]
     return st, a.shape, np.ascontiguousarray(a, dtype=npt).tobytes()
 

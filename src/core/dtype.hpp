@@ -14,7 +14,8 @@
 
 namespace kvbench {
 
-enum class DType { f32, f16, bf16, i8, u8, s4, u4, i32, i64 };
+// boolean: one byte holding 0 or 1 (safetensors BOOL), for masks.
+enum class DType { f32, f16, bf16, i8, u8, s4, u4, i32, i64, boolean };
 
 std::string_view dtype_name(DType t);
 std::optional<DType> parse_dtype(std::string_view name);

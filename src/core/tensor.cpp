@@ -78,6 +78,7 @@ double Tensor::get(size_t i) const {
     case DType::u4: return static_cast<double>(b);
     case DType::i32: return static_cast<int32_t>(b);
     case DType::i64: return static_cast<double>(static_cast<int64_t>(b));
+    case DType::boolean: return static_cast<double>(b);
   }
   return 0;
 }
@@ -91,7 +92,7 @@ void Tensor::set(size_t i, double v) {
   }
   // The upper bound is exclusive at max + 1, which is exact in double for every integer
   // dtype (the max itself is not for i64: INT64_MAX rounds up to 2^63).
-  const double above_max = std::ldexp(1.0, dtype_bits(dtype_) - (dtype_int_min(dtype_) < 0 ? 1 : 0));
+  const double above_max = dtype_ == DType::boolean ? 2.0 : std::ldexp(1.0, dtype_bits(dtype_) - (dtype_int_min(dtype_) < 0 ? 1 : 0));
   if (v != std::floor(v) || v < static_cast<double>(dtype_int_min(dtype_)) || v >= above_max)
     throw std::logic_error("value " + std::to_string(v) + " does not fit " +
                            std::string(dtype_name(dtype_)) + " in tensor " + name_);

@@ -16,6 +16,7 @@ const char* safetensors_dtype(DType t) {
     case DType::u8: case DType::s4: case DType::u4: return "U8";
     case DType::i32: return "I32";
     case DType::i64: return "I64";
+    case DType::boolean: return "BOOL";
   }
   return "?";
 }

@@ -12,13 +12,15 @@ double run_attention(Runtime& rt, const AttentionPlan& plan, AttentionLaunch lau
   launch.buffers["partials"] = partials.get();
   launch.params.emplace("num_items", plan.num_items);
   double ms = rt.dispatch(launch.kernel, launch.buffers, launch.params, (plan.num_items * 8 + 63) / 64);
-  const uint64_t elements = plan.merge.size() / 2 * static_cast<uint64_t>(launch.head_dim);
+  const uint64_t elements = plan.merge.size() / 3 * static_cast<uint64_t>(launch.head_dim);
   const uint64_t words = elements * dtype_bits(launch.out_dtype) / 32;
-  ms += rt.dispatch("attention_merge", {{"partials", partials.get()}, {"merge", merge.get()}, {"out", launch.out}},
+  ms += rt.dispatch("attention_merge",
+                    {{"partials", partials.get()}, {"merge", merge.get()}, {"out", launch.out}, {"lse", launch.lse}},
                     {{"elements", elements},
                      {"head_dim", launch.head_dim},
                      {"out_dtype", static_cast<uint32_t>(launch.out_dtype)},
-                     {"empty_zeros", launch.empty == EmptyRow::zeros}},
+                     {"empty_zeros", launch.empty == EmptyRow::zeros},
+                     {"has_lse", launch.lse != nullptr}},
                     static_cast<uint32_t>((words + 63) / 64));
   return ms;
 }

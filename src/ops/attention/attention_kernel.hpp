@@ -9,12 +9,13 @@
 namespace kvbench {
 
 struct AttentionLaunch {
-  Kernel kernel;          // the operator's attention shader, D as specialization constant 0
+  Kernel kernel;          // the operator's attention shader, D (of Q and K) as specialization constant 0
   KernelBuffers buffers;  // the operator's bindings; the plan's are added
   KernelParams params;    // the operator's parameters; num_items is added
   Buffer* out = nullptr;  // the output tensor: [vectors in the plan's order, head_dim]
+  Buffer* lse = nullptr;  // the log-sum-exp of each vector at the plan's lse index (optional)
   DType out_dtype = DType::f16;
-  int64_t head_dim = 0;
+  int64_t head_dim = 0;   // of V and the output
   EmptyRow empty = EmptyRow::zeros;
 };
 

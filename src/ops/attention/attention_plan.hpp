@@ -12,7 +12,7 @@ namespace kvbench {
 struct AttentionPlan {
   std::vector<uint32_t> batch_plan;  // per batch: slot base, number of splits, split length
   std::vector<uint32_t> items;       // per item: batch, kv head, first vector, vectors, split
-  std::vector<uint32_t> merge;       // per output vector: first slot, number of splits
+  std::vector<uint32_t> merge;       // per output vector: first slot, number of splits, lse index
   uint32_t num_items = 0;
   uint64_t slots = 0;                // partial states (each dv + 2 floats)
 };
@@ -25,7 +25,11 @@ struct AttentionShape {
   // The output vector (row of dv elements) that query row `row` of batch `b`, head `h`
   // writes, in the output tensor's order.
   std::function<int64_t(int64_t b, int64_t row, int64_t h)> out_vector;
+  // Where that vector's log-sum-exp goes in the lse tensor (empty: no lse).
+  std::function<int64_t(int64_t b, int64_t row, int64_t h)> lse_index;
 };
+
+constexpr uint32_t kNoLse = 0xffffffffu;
 
 // Items take up to kVectorsPerItem query vectors that share a kv head (the q heads of a
 // GQA group, then consecutive rows). Decode-like batches (one query row) split their KV

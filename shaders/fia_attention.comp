@@ -1,0 +1,95 @@
+#version 450
+#extension GL_GOOGLE_include_directive : require
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_shader_subgroup_shuffle : require
+// aclnn.FusedInferAttentionScoreV3: the hooks of the shared attention_core.glsl for every
+// layout (strides), sparse mode (a per-batch band lo <= j - i <= hi computed on the host),
+// mask shape and dtype (bytes, 1 = masked), pse, and both page-attention caches. Q/K head
+// size D is specialization constant 0, V's Dv constant 1 (specs/fused_infer_attention_score.md).
+#include "quant.glsl"
+#include "lane_sum.glsl"
+
+layout(constant_id = 1) const uint FIA_DV = 128u;
+const uint FIA_DPLV = FIA_DV / 8u;
+#define DV FIA_DV
+#define DPLV FIA_DPLV
+
+layout(std140, binding = 31) uniform Params {  // kernel parameters, set by name from C++ (reflected)
+  uint num_items, num_heads, num_kv_heads, dtype;
+  uint q_sb, q_st, q_sh, k_sb;  // element strides (batch, token, head) of query, key, value
+  uint k_st, k_sh, v_sb, v_st;
+  uint v_sh, paged, block_size, max_blocks;
+  uint bnnbsd, has_mask, ifa, mask_sb;
+  uint mask_row, has_pse, pse_sb, pse_sh;
+  uint pse_row;
+  float scale;
+} pc;
+
+struct Batch {
+  uint b, s1, s2, q0, kv0;  // query rows, keys, first query token, first key token
+  int lo, hi;               // the band: key j of row i is visible when lo <= j - i <= hi
+};
+#include "attention_core.glsl"
+
+layout(std430, binding = 0) readonly buffer Query { uint query[]; };
+layout(std430, binding = 1) readonly buffer Key { uint key[]; };
+layout(std430, binding = 2) readonly buffer Value { uint value[]; };
+layout(std430, binding = 3) readonly buffer PseShift { uint pseShift[]; };
+layout(std430, binding = 4) readonly buffer AttenMask { uint attenMask[]; };
+layout(std430, binding = 5) readonly buffer BlockTable { uint blockTable[]; };
+layout(std430, binding = 6) readonly buffer Batches { int batches[]; };
+
+Batch batch_info(uint b) {
+  const uint o = 7u * b;
+  return Batch(uint(batches[o]), uint(batches[o + 1u]), uint(batches[o + 2u]), uint(batches[o + 3u]),
+               uint(batches[o + 4u]), batches[o + 5u], batches[o + 6u]);
+}
+
+uint kv_length(Batch bt) { return bt.s2; }
+
+int last_key(Batch bt, uint row) { return row >= bt.s1 ? -1 : min(int(bt.s2) - 1, int(row) + bt.hi); }
+
+float query_at(Batch bt, uint row, uint head, uint d) {
+  const uint i = bt.b * pc.q_sb + (bt.q0 + row) * pc.q_st + head * pc.q_sh + d;
+  return decode_float(LOAD_BITS(query, i, dtype_bits(pc.dtype)), pc.dtype);
+}
+
+// Without page attention the key's token index; with it, block * blockSize + row.
+uint key_handle(Batch bt, uint t) {
+  if (pc.paged == 0u) return bt.kv0 + t;
+  return blockTable[bt.b * pc.max_blocks + t / pc.block_size] * pc.block_size + t % pc.block_size;
+}
+
+// First element of the K or V row of kv head hk at `handle` (dims contiguous after it).
+uint row_base(uint hk, uint handle, uint dim, uint b, uint sb, uint st, uint sh) {
+  if (pc.paged == 0u) return b * sb + handle * st + hk * sh;
+  if (pc.bnnbsd == 0u) return (handle * pc.num_kv_heads + hk) * dim;  // (blocks, blockSize, Nkv * dim)
+  const uint blk = handle / pc.block_size, r = handle % pc.block_size;
+  return ((blk * pc.num_kv_heads + hk) * pc.block_size + r) * dim;    // (blocks, Nkv, blockSize, dim)
+}
+
+void load_key(Batch bt, uint hk, uint handle, uint lane, out float k[DPL]) {
+  const uint base = row_base(hk, handle, D, bt.b, pc.k_sb, pc.k_st, pc.k_sh) + lane * DPL;
+  for (uint j = 0u; j < DPL; ++j) k[j] = decode_float(LOAD_BITS(key, base + j, dtype_bits(pc.dtype)), pc.dtype);
+}
+
+void load_value(Batch bt, uint hk, uint handle, uint lane, out float v[DPLV]) {
+  const uint base = row_base(hk, handle, DV, bt.b, pc.v_sb, pc.v_st, pc.v_sh) + lane * DPLV;
+  for (uint j = 0u; j < DPLV; ++j) v[j] = decode_float(LOAD_BITS(value, base + j, dtype_bits(pc.dtype)), pc.dtype);
+}
+
+// scale * q.k + pse, or -inf outside the band or where the mask holds 1.
+float score(Batch bt, uint row, uint head, uint t, float dot) {
+  const int rel = int(t) - int(row);
+  if (rel < bt.lo || rel > bt.hi) return uintBitsToFloat(0xff800000u);
+  if (pc.has_mask != 0u) {
+    const uint mi = bt.b * pc.mask_sb + (pc.ifa != 0u ? 0u : row * pc.mask_row) + t;
+    if (LOAD_BITS(attenMask, mi, 8u) != 0u) return uintBitsToFloat(0xff800000u);
+  }
+  float s = dot * pc.scale;
+  if (pc.has_pse != 0u) {
+    const uint pi = bt.b * pc.pse_sb + head * pc.pse_sh + row * pc.pse_row + t;
+    s += decode_float(LOAD_BITS(pseShift, pi, dtype_bits(pc.dtype)), pc.dtype);
+  }
+  return s;
+}

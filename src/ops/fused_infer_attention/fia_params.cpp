@@ -1,0 +1,195 @@
+#include "ops/fused_infer_attention/fia_params.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "core/float_format.hpp"
+
+namespace kvbench {
+namespace {
+
+constexpr int64_t kIntMax = 2147483647;
+const std::vector<nlohmann::json> kFullMasks{"S1,S2", "1,S1,S2", "B,1,S1,S2", "1,1,S1,S2"};
+const std::vector<nlohmann::json> kIfaMasks{"B,S2", "B,1,S2", "B,1,1,S2"};
+const std::vector<nlohmann::json> kCompressedMasks{"2048,2048", "1,2048,2048", "1,1,2048,2048"};
+
+std::vector<nlohmann::json> mask_choices() {
+  std::vector<nlohmann::json> v{"none"};
+  for (const auto* list : {&kFullMasks, &kIfaMasks, &kCompressedMasks}) v.insert(v.end(), list->begin(), list->end());
+  return v;
+}
+
+}  // namespace
+
+Band fia_band(int sparse, int64_t pre, int64_t next, bool masked, bool ifa, int64_t S1b, int64_t S2b) {
+  const int64_t delta = S2b - S1b;
+  Band b{-S1b, S2b};  // everything
+  if (!ifa) {
+    if (sparse == 0 && masked) b = {-pre, next};
+    else if (sparse == 2) b = {-S1b, 0};
+    else if (sparse == 3) b = {-S1b, delta};
+    else if (sparse == 4) b = {delta - pre, delta + next};
+  }
+  return {std::clamp(b.lo, -S1b, S2b), std::clamp(b.hi, -S1b, S2b)};
+}
+
+const Signature& fia_signature() {
+  const std::vector<nlohmann::json> layouts{"BSH",      "BSND",      "BNSD",      "BNSD_BSND", "BSH_NBSD",
+                                            "BSND_NBSD", "BNSD_NBSD", "TND",       "NTD_TND",   "TND_NTD"};
+  static const Signature sig{
+      .id = "aclnn.FusedInferAttentionScoreV3",
+      .doc = "Ascend fused prompt/incremental flash attention: layouts, sparse modes 0-4, bool/int8 masks, pse, "
+             "page attention and softmaxLse; unquantized (specs/fused_infer_attention_score.md)",
+      .params =
+          {
+              {.section = "attributes", .name = "numHeads", .min = 1, .doc = "query heads N"},
+              {.section = "attributes", .name = "scaleValue", .type = ParamType::number, .fallback = 1.0,
+               .doc = "score multiplier, rounded to f32 (the operator's default 1.0, not 1/sqrt(D))"},
+              {.section = "attributes", .name = "preTokens", .fallback = kIntMax, .min = -kIntMax, .max = kIntMax,
+               .doc = "keys before the diagonal a row may see (sparse 0 with a mask, 4)"},
+              {.section = "attributes", .name = "nextTokens", .fallback = kIntMax, .min = -kIntMax, .max = kIntMax,
+               .doc = "keys after the diagonal a row may see (sparse 0 with a mask, 4)"},
+              {.section = "attributes", .name = "inputLayout", .type = ParamType::string, .fallback = "BSH", .allowed = layouts,
+               .doc = "query/key/value layout, and the output's after '_'"},
+              {.section = "attributes", .name = "numKeyValueHeads", .fallback = 0, .min = 0, .doc = "kv heads; 0 = numHeads"},
+              {.section = "attributes", .name = "sparseMode", .fallback = 0, .min = 0, .max = 8,
+               .doc = "0 default/band, 1 allMask, 2 leftUpCausal, 3 rightDownCausal, 4 band (5-8 unsupported)"},
+              {.section = "attributes", .name = "innerPrecise", .fallback = 1, .min = 0, .max = 3,
+               .doc = "bit 0 precision/performance, bit 1 row-invalid correction (2, 3)"},
+              {.section = "attributes", .name = "blockSize", .fallback = 0, .min = 0, .doc = "page attention block size; 0 = off"},
+              {.section = "attributes", .name = "softmaxLseFlag", .type = ParamType::boolean, .fallback = false,
+               .doc = "write softmaxLse (else a [1] zero tensor)"},
+              {.section = "attributes", .name = "kv_cache_layout", .type = ParamType::string, .fallback = "BnBsH",
+               .allowed = {"BnBsH", "BnNBsD"}, .doc = "page attention cache: (blocks, blockSize, Nkv*D) or (blocks, Nkv, blockSize, D)"},
+              {.section = "attributes", .name = "attenMask_shape", .type = ParamType::string, .fallback = "none",
+               .allowed = mask_choices(), .doc = "attenMask's shape (S2 = KV_S plus attenMask_pad)"},
+              {.section = "attributes", .name = "pseShift_shape", .type = ParamType::string, .fallback = "none",
+               .allowed = {"none", "B,N,S1,S2", "1,N,S1,S2"}, .doc = "pseShift's shape (S2 = KV_S plus pseShift_pad)"},
+              {.section = "attributes", .name = "ascend_limits", .type = ParamType::boolean, .fallback = false,
+               .doc = "also enforce the Atlas A2 hardware limits the document lists"},
+              {.section = "shapes", .name = "B", .derived = "required; TND layouts: the number of actual lengths", .min = 1, .doc = "batch"},
+              {.section = "shapes", .name = "S1", .derived = "required; TND layouts: T, the last cumulative query length", .min = 1,
+               .doc = "query length Q_S (T for TND)"},
+              {.section = "shapes", .name = "S2", .derived = "required; TND layouts: from actualSeqLengthsKv", .min = 0,
+               .doc = "key/value length KV_S (Tkv for TND; the longest kv length with page attention)"},
+              {.section = "shapes", .name = "D", .min = 1, .doc = "query/key head size"},
+              {.section = "shapes", .name = "Dv", .derived = "D", .min = 1, .doc = "value/output head size"},
+              {.section = "shapes", .name = "attenMask_pad", .fallback = 0, .min = 0, .doc = "extra columns of attenMask"},
+              {.section = "shapes", .name = "pseShift_pad", .fallback = 0, .min = 0, .doc = "extra columns of pseShift"},
+              {.section = "shapes", .name = "masked_rows", .fallback = 0, .min = 0,
+               .doc = "last rows of every batch fully masked by attenMask (innerPrecise 2/3)"},
+              {.section = "inputs", .name = "actualSeqLengths", .type = ParamType::integers, .derived = "absent: S1 per batch",
+               .min = 0, .doc = "query lengths per batch (TND: cumulative ends)"},
+              {.section = "inputs", .name = "actualSeqLengthsKv", .type = ParamType::integers, .derived = "absent: S2 per batch",
+               .min = 0, .doc = "kv lengths per batch (TND without page attention: cumulative ends)"},
+          },
+      .tensors =
+          {
+              {.name = "query", .shape = "by inputLayout", .choices = {DType::f16, DType::bf16, DType::f32},
+               .dtype_rule = "f16 (default), bf16, f32 (kvbench extension)", .range = {{-1, 1}}},
+              {.name = "key", .shape = "by inputLayout, or the page-attention cache", .dtype_rule = "= query", .range = {{-1, 1}}},
+              {.name = "value", .shape = "as key with Dv", .dtype_rule = "= query", .range = {{-1, 1}}},
+              {.name = "pseShift", .shape = "pseShift_shape", .dtype_rule = "= query", .range = {{-1, 1}},
+               .present = "pseShift_shape != none"},
+              {.name = "attenMask", .shape = "attenMask_shape", .choices = {DType::boolean, DType::i8, DType::u8},
+               .dtype_rule = "bool (default), i8 or u8; 1 = masked", .present = "attenMask_shape != none"},
+              {.name = "actualSeqLengths", .shape = "[len]", .dtype_rule = "i64", .present = "written"},
+              {.name = "actualSeqLengthsKv", .shape = "[len]", .dtype_rule = "i64", .present = "written"},
+              {.name = "blockTable", .shape = "[B, maxBlocksPerSeq]", .dtype_rule = "i32", .present = "blockSize > 0",
+               .doc = "a seeded shuffle of the blocks; entries past a batch's last block name the NaN-poisoned spare block"},
+              {.name = "attentionOut", .role = Role::output, .shape = "by inputLayout's output part", .dtype_rule = "= query"},
+              {.name = "softmaxLse", .role = Role::output, .shape = "[B, N, S1, 1], [T, N, 1]; [1] zero without softmaxLseFlag",
+               .dtype_rule = "f32"},
+          },
+  };
+  return sig;
+}
+
+Shape FiaParams::query_shape() const {
+  switch (in) {
+    case FiaOrder::BNSD: return {B, N, S1, D};
+    case FiaOrder::TND: return {S1, N, D};
+    case FiaOrder::NTD: return {N, S1, D};
+    default: return bsh ? Shape{B, S1, N * D} : Shape{B, S1, N, D};
+  }
+}
+
+Shape FiaParams::kv_shape(int64_t dim) const {
+  if (paged()) return bnnbsd ? Shape{num_blocks, Nkv, block_size, dim} : Shape{num_blocks, block_size, Nkv * dim};
+  switch (in) {
+    case FiaOrder::BNSD: return {B, Nkv, S2, dim};
+    case FiaOrder::TND: return {S2, Nkv, dim};
+    case FiaOrder::NTD: return {Nkv, S2, dim};
+    default: return bsh ? Shape{B, S2, Nkv * dim} : Shape{B, S2, Nkv, dim};
+  }
+}
+
+Shape FiaParams::out_shape() const {
+  switch (out) {
+    case FiaOrder::BNSD: return {B, N, S1, Dv};
+    case FiaOrder::NBSD: return {N, B, S1, Dv};
+    case FiaOrder::TND: return {S1, N, Dv};
+    case FiaOrder::NTD: return {N, S1, Dv};
+    default: return bsh && layout == "BSH" ? Shape{B, S1, N * Dv} : Shape{B, S1, N, Dv};
+  }
+}
+
+Shape FiaParams::lse_shape() const {
+  if (!lse) return {1};
+  return tnd ? Shape{S1, N, 1} : Shape{B, N, S1, 1};
+}
+
+Shape FiaParams::mask_shape() const {
+  const int64_t cols = kv_tokens() + mask_pad;
+  if (mask == "S1,S2") return {S1, cols};
+  if (mask == "1,S1,S2") return {1, S1, cols};
+  if (mask == "B,1,S1,S2") return {B, 1, S1, cols};
+  if (mask == "1,1,S1,S2") return {1, 1, S1, cols};
+  if (mask == "B,S2") return {B, cols};
+  if (mask == "B,1,S2") return {B, 1, cols};
+  if (mask == "B,1,1,S2") return {B, 1, 1, cols};
+  if (mask == "2048,2048") return {2048, 2048};
+  if (mask == "1,2048,2048") return {1, 2048, 2048};
+  return {1, 1, 2048, 2048};
+}
+
+Shape FiaParams::pse_shape() const { return {pse[0] == 'B' ? B : 1, N, S1, kv_tokens() + pse_pad}; }
+
+int64_t FiaParams::mask_batch_stride() const {
+  if (mask[0] != 'B') return 0;
+  const Shape s = mask_shape();
+  int64_t n = 1;
+  for (size_t k = 1; k < s.size(); ++k) n *= s[k];
+  return n;
+}
+
+int64_t FiaParams::pse_batch_stride() const { return pse[0] == 'B' ? N * S1 * (kv_tokens() + pse_pad) : 0; }
+
+static Strides order_strides(FiaOrder o, int64_t S, int64_t heads, int64_t dim) {
+  switch (o) {
+    case FiaOrder::BNSD: return {heads * S * dim, dim, S * dim};
+    case FiaOrder::TND: return {0, heads * dim, dim};
+    case FiaOrder::NTD: return {0, dim, S * dim};
+    default: return {S * heads * dim, heads * dim, dim};
+  }
+}
+
+Strides FiaParams::query_strides() const { return order_strides(in, S1, N, D); }
+Strides FiaParams::kv_strides(int64_t dim) const { return order_strides(in, S2, Nkv, dim); }
+
+int64_t FiaParams::out_vector(int64_t b, int64_t i, int64_t h) const {
+  switch (out) {
+    case FiaOrder::BNSD: return (b * N + h) * S1 + i;
+    case FiaOrder::NBSD: return (h * B + b) * S1 + i;
+    case FiaOrder::TND: return (q_start[b] + i) * N + h;
+    case FiaOrder::NTD: return h * S1 + q_start[b] + i;
+    default: return (b * S1 + i) * N + h;
+  }
+}
+
+int64_t FiaParams::lse_index(int64_t b, int64_t i, int64_t h) const {
+  return tnd ? (q_start[b] + i) * N + h : (b * N + h) * S1 + i;
+}
+
+}  // namespace kvbench

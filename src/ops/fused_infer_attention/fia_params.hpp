@@ -1,0 +1,84 @@
+#pragma once
+// aclnn.FusedInferAttentionScoreV3: the declared signature, one parsed case's attributes and
+// per-batch geometry, and the index maps of every layout. Semantics:
+// specs/fused_infer_attention_score.md.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/dtype.hpp"
+#include "core/tensor.hpp"
+#include "ops/signature.hpp"
+
+namespace kvbench {
+
+// Element strides of a [batch, token, head, dim] view of a tensor whose dim is innermost.
+// Token t of batch b, head h, dim d is at b * batch + t * token + h * head + d (TND-family
+// tensors have batch 0: their batches are token offsets).
+struct Strides {
+  int64_t batch = 0, token = 0, head = 0;
+  int64_t at(int64_t b, int64_t t, int64_t h, int64_t d) const { return b * batch + t * token + h * head + d; }
+};
+
+// Physical orders of query/key/value and of the output.
+enum class FiaOrder { BSND, BNSD, NBSD, TND, NTD };
+
+// Visible keys of a query row are those with lo <= j - i <= hi (and the mask's 0s).
+struct Band {
+  int64_t lo = 0, hi = 0;
+};
+// The band of one batch (S1b query rows, S2b keys) for a sparse mode, from research-derived
+// rules (spec "Formulas"). `masked` = attenMask given; `ifa` = Q_S 1 outside TND. Both
+// bounds are clamped to [-S1b, S2b], so they fit 32 bits.
+Band fia_band(int sparse, int64_t pre, int64_t next, bool masked, bool ifa, int64_t S1b, int64_t S2b);
+
+struct FiaParams {
+  int64_t B = 1, S1 = 1, S2 = 1, N = 1, Nkv = 1, D = 128, Dv = 128;
+  std::string layout = "BSH";
+  FiaOrder in = FiaOrder::BSND, out = FiaOrder::BSND;
+  bool tnd = false;  // TND, NTD_TND, TND_NTD: batches are runs of tokens
+  bool bsh = false;  // query/key/value as (B, S, N*D)
+  double scale = 1;  // scaleValue as f32
+  int64_t pre = 0, next = 0;
+  int sparse = 0, inner_precise = 1;
+  int64_t block_size = 0, max_blocks = 0, num_blocks = 0;
+  bool bnnbsd = false;  // page attention cache (numBlocks, Nkv, blockSize, D)
+  bool lse = false;
+  std::string mask = "none", pse = "none";
+  int64_t mask_pad = 0, pse_pad = 0, masked_rows = 0;
+  DType q = DType::f16, mask_dtype = DType::boolean;
+  std::vector<int64_t> act_q, act_kv;  // as written (empty: absent)
+  // Per batch: query rows, keys, first query token and first key token (TND), band.
+  std::vector<int64_t> s1b, s2b, q_start, kv_start;
+  std::vector<Band> band;
+
+  bool paged() const { return block_size > 0; }
+  bool ifa() const { return !tnd && S1 == 1; }
+  bool has_mask() const { return mask != "none"; }
+  bool compressed_mask() const { return mask.find("2048") != std::string::npos; }
+  // attenMask is read (modes 0/1, or IFA); the compressed mask of modes 2-4 is not.
+  bool mask_applies() const { return has_mask() && !compressed_mask(); }
+  int64_t T() const { return tnd ? S1 : B * S1; }
+  int64_t kv_tokens() const { return paged() ? max_blocks * block_size : S2; }  // the mask's and pse's KV_S
+
+  Shape query_shape() const;
+  Shape kv_shape(int64_t dim) const;  // key (D) or value (Dv), the cache with page attention
+  Shape out_shape() const;
+  Shape lse_shape() const;
+  Shape mask_shape() const;
+  Shape pse_shape() const;
+  Strides query_strides() const;
+  Strides kv_strides(int64_t dim) const;  // not paged
+  // Elements of the mask/pse row and batch strides (0: broadcast over batches).
+  int64_t mask_row_stride() const { return mask_shape().back(); }
+  int64_t mask_batch_stride() const;
+  int64_t pse_batch_stride() const;
+  // The output vector (Dv elements) and lse element of query row i of batch b, head h.
+  int64_t out_vector(int64_t b, int64_t i, int64_t h) const;
+  int64_t lse_index(int64_t b, int64_t i, int64_t h) const;
+};
+
+const Signature& fia_signature();
+FiaParams parse_fia_params(Args& c);
+
+}  // namespace kvbench

@@ -1,0 +1,240 @@
+// aclnn.FusedInferAttentionScoreV3: a case file's attributes checked against the operator's
+// constraints (spec "Constraints") and, when asked, the Atlas A2 limits ("ascend_limits").
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "core/float_format.hpp"
+#include "ops/fused_infer_attention/fia_params.hpp"
+
+namespace kvbench {
+namespace {
+
+struct LayoutInfo {
+  const char* name;
+  FiaOrder in, out;
+  bool bsh, tnd;
+};
+constexpr LayoutInfo kLayouts[] = {
+    {"BSH", FiaOrder::BSND, FiaOrder::BSND, true, false},
+    {"BSND", FiaOrder::BSND, FiaOrder::BSND, false, false},
+    {"BNSD", FiaOrder::BNSD, FiaOrder::BNSD, false, false},
+    {"BNSD_BSND", FiaOrder::BNSD, FiaOrder::BSND, false, false},
+    {"BSH_NBSD", FiaOrder::BSND, FiaOrder::NBSD, true, false},
+    {"BSND_NBSD", FiaOrder::BSND, FiaOrder::NBSD, false, false},
+    {"BNSD_NBSD", FiaOrder::BNSD, FiaOrder::NBSD, false, false},
+    {"TND", FiaOrder::TND, FiaOrder::TND, false, true},
+    {"NTD_TND", FiaOrder::NTD, FiaOrder::TND, false, true},
+    {"TND_NTD", FiaOrder::TND, FiaOrder::NTD, false, true},
+};
+
+bool one_of(const std::string& s, std::initializer_list<const char*> list) {
+  for (const char* x : list)
+    if (s == x) return true;
+  return false;
+}
+
+// Batch b's entry of a per-batch array: length 1 is broadcast, longer gives its first B.
+int64_t per_batch(const std::vector<int64_t>& a, int64_t b) { return a.size() == 1 ? a[0] : a[static_cast<size_t>(b)]; }
+
+void parse_lengths(Args& c, FiaParams& p) {
+  if (c.written("actualSeqLengths")) p.act_q = c.integers("actualSeqLengths");
+  if (c.written("actualSeqLengthsKv")) p.act_kv = c.integers("actualSeqLengthsKv");
+  if (p.tnd) {
+    for (const char* k : {"B", "S1", "S2"})
+      if (c.written(k)) c.fail(k, std::string(k) + " comes from the actual lengths with inputLayout " + p.layout + "; do not write it");
+    if (p.act_q.empty()) c.fail("actualSeqLengths", "inputLayout " + p.layout + " needs actualSeqLengths (cumulative ends)");
+    if (p.act_kv.empty()) c.fail("actualSeqLengthsKv", "inputLayout " + p.layout + " needs actualSeqLengthsKv");
+    p.B = static_cast<int64_t>(p.act_q.size());
+    if (p.act_kv.size() != p.act_q.size())
+      c.fail("actualSeqLengthsKv", "with inputLayout " + p.layout + " actualSeqLengthsKv has one entry per batch, as actualSeqLengths (" +
+                                       std::to_string(p.B) + ")");
+    const bool kv_cumulative = !p.paged();  // page attention: per-batch kv lengths
+    int64_t prev_q = 0, prev_kv = 0;
+    for (int64_t b = 0; b < p.B; ++b) {
+      const int64_t q = p.act_q[b], kv = p.act_kv[b];
+      if (q < prev_q) c.fail_at("actualSeqLengths", static_cast<size_t>(b), "cumulative ends must not decrease");
+      if (kv_cumulative && kv < prev_kv) c.fail_at("actualSeqLengthsKv", static_cast<size_t>(b), "cumulative ends must not decrease");
+      p.s1b.push_back(q - prev_q);
+      p.q_start.push_back(prev_q);
+      p.s2b.push_back(kv_cumulative ? kv - prev_kv : kv);
+      p.kv_start.push_back(kv_cumulative ? prev_kv : 0);
+      prev_q = q;
+      if (kv_cumulative) prev_kv = kv;
+    }
+    p.S1 = p.act_q.back();
+    p.S2 = kv_cumulative ? p.act_kv.back() : *std::max_element(p.act_kv.begin(), p.act_kv.end());
+    if (p.S1 == 0) c.fail("actualSeqLengths", "the query has no token (T = 0)");
+    c.resolve("B", p.B);
+    c.resolve("S1", p.S1);
+    c.resolve("S2", p.S2);
+    return;
+  }
+  for (const char* k : {"B", "S1", "S2"})
+    if (!c.written(k)) c.fail(k, std::string(k) + " is required with inputLayout " + p.layout);
+  p.B = c.integer("B");
+  p.S1 = c.integer("S1");
+  p.S2 = c.integer("S2");
+  auto check = [&](const char* key, const std::vector<int64_t>& a, int64_t limit, const char* what) {
+    if (a.empty()) return;
+    if (a.size() != 1 && static_cast<int64_t>(a.size()) < p.B)
+      c.fail(key, std::string(key) + " needs 1 entry (broadcast) or at least B = " + std::to_string(p.B));
+    for (size_t i = 0; i < a.size(); ++i)
+      if (a[i] > limit) c.fail_at(key, i, std::string("a length above ") + what + " = " + std::to_string(limit));
+  };
+  check("actualSeqLengths", p.act_q, p.S1, "S1");
+  check("actualSeqLengthsKv", p.act_kv, p.S2, "S2");
+  for (int64_t b = 0; b < p.B; ++b) {
+    p.s1b.push_back(p.ifa() || p.act_q.empty() ? p.S1 : per_batch(p.act_q, b));
+    p.s2b.push_back(p.act_kv.empty() ? p.S2 : per_batch(p.act_kv, b));
+    p.q_start.push_back(0);
+    p.kv_start.push_back(0);
+  }
+}
+
+void parse_mask_and_pse(Args& c, FiaParams& p) {
+  p.mask = c.string("attenMask_shape");
+  p.mask_pad = c.integer("attenMask_pad");
+  p.pse = c.string("pseShift_shape");
+  p.pse_pad = c.integer("pseShift_pad");
+  p.masked_rows = c.integer("masked_rows");
+  if (p.has_mask()) p.mask_dtype = c.dtype("attenMask", DType::boolean);
+  const std::string mode = "sparseMode " + std::to_string(p.sparse);
+  if (p.ifa()) {
+    if (p.has_mask() && !one_of(p.mask, {"B,S2", "B,1,S2", "B,1,1,S2"}))
+      c.fail("attenMask_shape", "with S1 = 1 the mask is (B, S2), (B, 1, S2) or (B, 1, 1, S2)");
+  } else if (p.sparse >= 2) {
+    if (!p.compressed_mask())
+      c.fail("attenMask_shape", mode + " takes the compressed mask: 2048,2048, 1,2048,2048 or 1,1,2048,2048");
+  } else {
+    if (p.sparse == 1 && !p.has_mask()) c.fail("attenMask_shape", "sparseMode 1 (allMask) needs attenMask");
+    if (p.has_mask() && !one_of(p.mask, {"S1,S2", "1,S1,S2", "B,1,S1,S2", "1,1,S1,S2"}))
+      c.fail("attenMask_shape", mode + " takes a full mask: S1,S2, 1,S1,S2, B,1,S1,S2 or 1,1,S1,S2");
+    if (p.tnd && p.has_mask())
+      c.fail("attenMask_shape", "inputLayout " + p.layout + " takes no mask in sparseMode 0/1 (the document: sparse 0 without mask, or 3/4 with mask)");
+  }
+  if (p.compressed_mask() && p.mask_pad) c.fail("attenMask_pad", "the compressed mask is exactly 2048 x 2048");
+  if (!p.has_mask() && p.mask_pad) c.fail("attenMask_pad", "attenMask_pad needs attenMask");
+  if (p.pse != "none" && p.tnd) c.fail("pseShift_shape", "inputLayout " + p.layout + " takes no pseShift");
+  if (p.pse == "none" && p.pse_pad) c.fail("pseShift_pad", "pseShift_pad needs pseShift");
+  if (p.masked_rows) {
+    if (!p.mask_applies() || p.ifa()) c.fail("masked_rows", "fully masked rows need a full attenMask (sparseMode 0 or 1, S1 > 1)");
+    if (p.inner_precise < 2)
+      c.fail("masked_rows", "a row whose every key is masked is undocumented without the row-invalid correction: set innerPrecise 2 or 3");
+    if (p.masked_rows > *std::min_element(p.s1b.begin(), p.s1b.end()))
+      c.fail("masked_rows", "masked_rows exceeds a batch's query length");
+  }
+}
+
+// preTokens/nextTokens as the PFA tiling checks them (only where they apply).
+void check_band(Args& c, const FiaParams& p) {
+  const bool band = !p.ifa() && ((p.sparse == 0 && p.has_mask()) || p.sparse == 4);
+  if (!band) return;
+  if (p.pre + p.next < 0) c.fail("nextTokens", "preTokens + nextTokens must be >= 0");
+  if (p.pre < 0 && p.next < 0) c.fail("nextTokens", "preTokens and nextTokens must not both be negative");
+  for (int64_t b = 0; b < p.B; ++b) {
+    const int64_t rows = p.sparse == 0 ? p.s1b[b] : p.s2b[b], cols = p.sparse == 0 ? p.s2b[b] : p.s1b[b];
+    if (rows == 0 || cols == 0) continue;
+    if (p.next < 0 && -p.next >= rows)
+      c.fail("nextTokens", "a negative nextTokens must be above -" + std::string(p.sparse == 0 ? "S1b" : "S2b") + " = " +
+                               std::to_string(-rows) + " (batch " + std::to_string(b) + ")");
+    if (p.pre < 0 && -p.pre >= cols)
+      c.fail("preTokens", "a negative preTokens must be above -" + std::string(p.sparse == 0 ? "S2b" : "S1b") + " = " +
+                              std::to_string(-cols) + " (batch " + std::to_string(b) + ")");
+  }
+}
+
+void check_ascend_limits(Args& c, const FiaParams& p) {
+  auto need = [&](bool ok, const char* key, const std::string& why) {
+    if (!ok) c.fail(key, "ascend_limits: " + why);
+  };
+  need(p.q != DType::f32, "ascend_limits", "the device takes f16 or bf16 query/key/value, not f32");
+  need(p.B <= 65536, "B", "B <= 65536");
+  need(p.N <= 256, "numHeads", "N <= 256");
+  need(p.D <= 512, "D", "D <= 512");
+  need(p.Dv == p.D || p.tnd, "Dv", "a value head size other than D only with TND/NTD_TND");
+  need(p.D % 16 == 0 || p.B <= 128 || p.ifa(), "D", "D not a multiple of 16 limits B to 128");
+  if (p.paged()) {
+    if (p.ifa()) need(p.block_size % 16 == 0 && p.block_size <= 512, "blockSize", "with Q_S = 1, blockSize is a multiple of 16, at most 512");
+    else need(p.block_size % 128 == 0 && p.block_size <= 512, "blockSize", "with Q_S > 1, blockSize is 128, 256, 384 or 512");
+    need(p.bnnbsd || p.Nkv * p.D <= 65535, "kv_cache_layout", "BnBsH needs numKeyValueHeads * D <= 65535 (use BnNBsD)");
+  }
+  if (p.ifa()) need(p.inner_precise <= 1, "innerPrecise", "with Q_S = 1 only innerPrecise 0 or 1");
+  if (!p.tnd) return;
+  const bool ntd = p.layout == "NTD_TND";
+  need(p.B <= 4096, "actualSeqLengths", "at most 4096 batches with TND layouts");
+  if (ntd) {
+    need((p.D == 128 || p.D == 192) && p.Dv == 128, "D", "NTD_TND takes D 128 or 192 and Dv 128");
+    need(p.q == DType::bf16, "query", "NTD_TND takes bf16");
+    need(!p.paged(), "blockSize", "NTD_TND has no page attention");
+  } else {
+    need((p.D == p.Dv && p.D <= 256) || (p.D == 192 && (p.Dv == 128 || p.Dv == 192)), "Dv",
+         "TND takes D = Dv <= 256, or D 192 with Dv 128 or 192");
+  }
+  need((p.sparse == 0 && !p.has_mask()) || p.sparse == 3 || p.sparse == 4, "sparseMode",
+       "TND layouts take sparse 0 without mask, or 3/4 with the compressed mask");
+  if (p.N == p.Nkv && p.q == DType::f16) {
+    need(p.sparse == 0, "sparseMode", "TND MHA in f16 takes only sparse 0 without mask");
+    need(p.inner_precise == 1, "innerPrecise", "TND MHA in f16 takes only innerPrecise 1");
+    need(!p.paged(), "blockSize", "TND MHA in f16 has no page attention");
+  }
+  if (p.N != p.Nkv) {
+    need(p.inner_precise == 0, "innerPrecise", "TND GQA takes only innerPrecise 0");
+    need(!p.paged() || (!p.bnnbsd && p.block_size == 128), "blockSize", "TND GQA page attention is BnBsH with blockSize 128");
+  }
+  if (p.sparse == 3)
+    for (int64_t b = 0; b < p.B; ++b)
+      need(p.s1b[b] < p.s2b[b], "actualSeqLengths", "TND sparse 3 needs each batch's query length below its kv length");
+}
+
+}  // namespace
+
+FiaParams parse_fia_params(Args& c) {
+  FiaParams p;
+  p.N = c.integer("numHeads");
+  const int64_t nkv = c.integer("numKeyValueHeads");
+  p.Nkv = nkv ? nkv : p.N;
+  if (p.N % p.Nkv != 0) c.fail("numKeyValueHeads", "numKeyValueHeads must divide numHeads");
+  if (p.N / p.Nkv > 64) c.fail("numKeyValueHeads", "numHeads / numKeyValueHeads must be at most 64");
+  p.layout = c.string("inputLayout");
+  for (const auto& l : kLayouts)
+    if (p.layout == l.name) {
+      p.in = l.in;
+      p.out = l.out;
+      p.bsh = l.bsh;
+      p.tnd = l.tnd;
+    }
+  p.sparse = static_cast<int>(c.integer("sparseMode"));
+  if (p.sparse > 4) c.fail("sparseMode", "sparseMode 5-8 (prefix, global, dilated, block_local) are unsupported by the operator");
+  p.inner_precise = static_cast<int>(c.integer("innerPrecise"));
+  p.pre = c.integer("preTokens");
+  p.next = c.integer("nextTokens");
+  p.q = c.dtype("query", DType::f16);
+  p.D = c.integer("D");
+  if (!c.written("Dv")) c.resolve("Dv", p.D);
+  p.Dv = c.integer("Dv");
+  p.lse = c.boolean("softmaxLseFlag");
+  p.block_size = c.integer("blockSize");
+  p.bnnbsd = c.string("kv_cache_layout") == "BnNBsD";
+  if (!p.paged() && c.written("kv_cache_layout")) c.fail("kv_cache_layout", "kv_cache_layout needs page attention (blockSize > 0)");
+  parse_lengths(c, p);
+  if (p.paged()) {
+    if (p.act_kv.empty()) c.fail("blockSize", "page attention needs actualSeqLengthsKv");
+    if (p.bnnbsd && p.in != FiaOrder::BNSD && p.in != FiaOrder::TND)
+      c.fail("kv_cache_layout", "the BnNBsD cache takes BNSD or TND queries (the document)");
+    p.max_blocks = std::max<int64_t>(1, (p.S2 + p.block_size - 1) / p.block_size);
+    p.num_blocks = 1;  // the spare, NaN-poisoned block
+    for (int64_t s : p.s2b) p.num_blocks += (s + p.block_size - 1) / p.block_size;
+    c.require_memory("blockSize", {p.B, p.max_blocks}, 4, "the block table");
+  }
+  parse_mask_and_pse(c, p);
+  check_band(c, p);
+  p.scale = round_f32(c.number("scaleValue"));
+  if (!std::isfinite(p.scale)) c.fail("scaleValue", "scaleValue must be finite in f32");
+  for (int64_t b = 0; b < p.B; ++b)
+    p.band.push_back(fia_band(p.sparse, p.pre, p.next, p.has_mask(), p.ifa(), p.s1b[b], p.s2b[b]));
+  if (c.boolean("ascend_limits")) check_ascend_limits(c, p);
+  return p;
+}
+
+}  // namespace kvbench

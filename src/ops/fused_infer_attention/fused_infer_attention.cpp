@@ -1,0 +1,267 @@
+// aclnn.FusedInferAttentionScoreV3 (part 1, unquantized): every layout, sparse modes 0-4,
+// masks, pse, page attention and softmaxLse on the shared attention reference and kernel.
+// Formulas, decisions and tolerances: specs/fused_infer_attention_score.md.
+#include "ops/fused_infer_attention/fused_infer_attention.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <stdexcept>
+
+#include "core/error.hpp"
+#include "core/float_format.hpp"
+#include "core/rng.hpp"
+#include "ops/attention/attention_kernel.hpp"
+#include "ops/fused_infer_attention/fia_params.hpp"
+#include "ops/vulkan_io.hpp"
+#include "ref/attention.hpp"
+#include "ref/quant.hpp"
+#include "vk/runtime.hpp"
+
+namespace kvbench {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+class FiaCase final : public OpCase {
+ public:
+  FiaCase(Args a, FiaParams p) : OpCase(std::move(a)), p_(std::move(p)) {}
+
+  std::string describe() const override {
+    std::string s = p_.layout + " B=" + std::to_string(p_.B) + " S1=" + std::to_string(p_.S1) + " S2=" + std::to_string(p_.S2) +
+                    " N=" + std::to_string(p_.N) + "/" + std::to_string(p_.Nkv) + " D=" + std::to_string(p_.D) +
+                    (p_.Dv != p_.D ? "/" + std::to_string(p_.Dv) : "") + " sparse=" + std::to_string(p_.sparse) + " " +
+                    std::string(dtype_name(p_.q));
+    if (p_.has_mask()) s += " mask(" + p_.mask + "," + std::string(dtype_name(p_.mask_dtype)) + ")";
+    if (p_.pse != "none") s += " pse(" + p_.pse + ")";
+    if (p_.paged()) s += " paged(" + std::string(p_.bnnbsd ? "BnNBsD" : "BnBsH") + "," + std::to_string(p_.block_size) + ")";
+    if (p_.lse) s += " lse";
+    return s;
+  }
+
+  std::vector<TensorSpec> tensor_specs() const override {
+    std::vector<TensorSpec> s{{"query", p_.q, p_.query_shape()}, {"key", p_.q, p_.kv_shape(p_.D)}, {"value", p_.q, p_.kv_shape(p_.Dv)}};
+    if (p_.pse != "none") s.push_back({"pseShift", p_.q, p_.pse_shape()});
+    if (p_.has_mask()) s.push_back({"attenMask", p_.mask_dtype, p_.mask_shape()});
+    if (!p_.act_q.empty()) s.push_back({"actualSeqLengths", DType::i64, {static_cast<int64_t>(p_.act_q.size())}});
+    if (!p_.act_kv.empty()) s.push_back({"actualSeqLengthsKv", DType::i64, {static_cast<int64_t>(p_.act_kv.size())}});
+    if (p_.paged()) s.push_back({"blockTable", DType::i32, {p_.B, p_.max_blocks}});
+    s.push_back({"attentionOut", p_.q, p_.out_shape()});
+    s.push_back({"softmaxLse", DType::f32, p_.lse_shape()});
+    return s;
+  }
+
+  // The block ids: a seeded shuffle of all blocks, taken by the batches in order; the one
+  // left over is the spare every unused table entry names.
+  std::vector<int64_t> block_table() const {
+    std::vector<int64_t> ids(static_cast<size_t>(p_.num_blocks));
+    std::iota(ids.begin(), ids.end(), 0);
+    const CounterRng rng(args().seed(), "blockTable");
+    for (size_t i = ids.size(); i > 1; --i) std::swap(ids[i - 1], ids[static_cast<size_t>(rng.integer(i, 0, static_cast<int64_t>(i) - 1))]);
+    const int64_t spare = ids.back();
+    std::vector<int64_t> table(static_cast<size_t>(p_.B * p_.max_blocks), spare);
+    size_t next = 0;
+    for (int64_t b = 0; b < p_.B; ++b)
+      for (int64_t k = 0; k * p_.block_size < p_.s2b[b]; ++k) table[b * p_.max_blocks + k] = ids[next++];
+    return table;
+  }
+
+  void fill(Tensor& t) const override {
+    const std::string& name = t.name();
+    if (name == "actualSeqLengths") return fill_values(t, p_.act_q);
+    if (name == "actualSeqLengthsKv") return fill_values(t, p_.act_kv);
+    if (name == "blockTable") return fill_values(t, block_table());
+    if (name == "attenMask") return fill_mask(t);
+    OpCase::fill(t);
+    if (p_.paged() && (name == "key" || name == "value")) poison_cache(t, name == "key" ? p_.D : p_.Dv);
+  }
+
+  // NaN in every cache row no batch reads: the spare block and block tails.
+  void poison_cache(Tensor& t, int64_t dim) const {
+    std::vector<uint8_t> used(static_cast<size_t>(p_.num_blocks * p_.block_size), 0);
+    const std::vector<int64_t> table = block_table();
+    for (int64_t b = 0; b < p_.B; ++b)
+      for (int64_t tok = 0; tok < p_.s2b[b]; ++tok)
+        used[table[b * p_.max_blocks + tok / p_.block_size] * p_.block_size + tok % p_.block_size] = 1;
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    for (int64_t row = 0; row < p_.num_blocks * p_.block_size; ++row) {
+      if (used[row]) continue;
+      const int64_t blk = row / p_.block_size, r = row % p_.block_size;
+      for (int64_t hk = 0; hk < p_.Nkv; ++hk)
+        for (int64_t d = 0; d < dim; ++d) t.set(static_cast<size_t>(cache_index(blk, r, hk, d, dim)), nan);
+    }
+  }
+
+  int64_t cache_index(int64_t blk, int64_t r, int64_t hk, int64_t d, int64_t dim) const {
+    return p_.bnnbsd ? ((blk * p_.Nkv + hk) * p_.block_size + r) * dim + d : ((blk * p_.block_size + r) * p_.Nkv + hk) * dim + d;
+  }
+
+  // 1 outside the band (mode 0), else 1 with probability 1/4 except at each row's first
+  // visible column; masked_rows rows all 1 (spec "Inputs").
+  void fill_mask(Tensor& m) const {
+    if (p_.compressed_mask()) {
+      for (size_t i = 0; i < m.numel(); ++i) m.set(i, i % 2048 > i / 2048 ? 1 : 0);
+      return;
+    }
+    const CounterRng rng(args().seed(), "attenMask");
+    const int64_t cols = p_.mask_row_stride(), rows = p_.ifa() ? 1 : p_.S1;
+    const bool per_batch = p_.mask_batch_stride() != 0;
+    const int64_t s1_min = *std::min_element(p_.s1b.begin(), p_.s1b.end());
+    for (size_t k = 0; k < m.numel(); ++k) {
+      const int64_t j = static_cast<int64_t>(k) % cols, i = static_cast<int64_t>(k) / cols % rows;
+      const int64_t b = static_cast<int64_t>(k) / (cols * rows);
+      const int64_t s1 = per_batch ? p_.s1b[b] : s1_min;
+      const bool band0 = p_.sparse == 0 && !p_.ifa();
+      const int64_t anchor = band0 ? std::max<int64_t>(0, i - std::min<int64_t>(p_.pre, i)) : 0;
+      bool masked = rng.integer(k, 0, 3) == 0 && j != anchor;
+      if (band0 && (j - i < -p_.pre || j - i > p_.next)) masked = true;
+      if (p_.masked_rows && i >= s1 - p_.masked_rows && i < s1) masked = true;
+      m.set(k, masked ? 1 : 0);
+    }
+  }
+
+  // Element of K (dim D) or V (dim Dv) of batch b, key t, kv head hk.
+  int64_t kv_index(const Tensor* table, int64_t b, int64_t t, int64_t hk, int64_t d, int64_t dim) const {
+    if (!p_.paged()) return p_.kv_strides(dim).at(b, p_.kv_start[b] + t, hk, d);
+    const auto blk = static_cast<int64_t>(table->get(static_cast<size_t>(b * p_.max_blocks + t / p_.block_size)));
+    return cache_index(blk, t % p_.block_size, hk, d, dim);
+  }
+
+  bool masked(const Tensor* mask, int64_t b, int64_t i, int64_t j) const {
+    if (!mask || !p_.mask_applies()) return false;
+    const int64_t at = b * p_.mask_batch_stride() + (p_.ifa() ? 0 : i * p_.mask_row_stride()) + j;
+    return mask->get(static_cast<size_t>(at)) != 0;
+  }
+
+  std::vector<Expected> reference(const TensorSet& in) const override {
+    const Tensor& query = in.at("query");
+    const Tensor& key = in.at("key");
+    const Tensor& value = in.at("value");
+    const Tensor* mask = in.has("attenMask") ? &in.at("attenMask") : nullptr;
+    const Tensor* pse = in.has("pseShift") ? &in.at("pseShift") : nullptr;
+    const Tensor* table = in.has("blockTable") ? &in.at("blockTable") : nullptr;
+    const int64_t G = p_.N / p_.Nkv, pse_cols = p_.kv_tokens() + p_.pse_pad;
+    const Strides qs = p_.query_strides();
+    Expected out{.tensor = "attentionOut"}, lse{.tensor = "softmaxLse"};
+    out.exact.assign(shape_numel(p_.out_shape()), 0.0);
+    lse.exact.assign(shape_numel(p_.lse_shape()), p_.lse ? kInf : 0.0);
+    std::vector<double> q(static_cast<size_t>(p_.D));
+    for (int64_t b = 0; b < p_.B; ++b) {
+      const int64_t S1b = p_.s1b[b], S2b = p_.s2b[b];
+      const Band band = p_.band[b];
+      for (int64_t hk = 0; hk < p_.Nkv; ++hk) {
+        std::vector<double> K(static_cast<size_t>(S2b * p_.D)), V(static_cast<size_t>(S2b * p_.Dv));
+        for (int64_t t = 0; t < S2b; ++t) {
+          for (int64_t d = 0; d < p_.D; ++d) K[t * p_.D + d] = key.get(static_cast<size_t>(kv_index(table, b, t, hk, d, p_.D)));
+          for (int64_t d = 0; d < p_.Dv; ++d) V[t * p_.Dv + d] = value.get(static_cast<size_t>(kv_index(table, b, t, hk, d, p_.Dv)));
+        }
+        for (int64_t h = hk * G; h < (hk + 1) * G; ++h)
+          for (int64_t i = 0; i < S1b; ++i) {
+            for (int64_t d = 0; d < p_.D; ++d) q[d] = query.get(static_cast<size_t>(qs.at(b, p_.q_start[b] + i, h, d)));
+            bool band_has_keys = false;
+            AttentionRow row{.kv_len = S2b, .dk = p_.D, .dv = p_.Dv, .scale = p_.scale, .empty = EmptyRow::zeros};
+            row.bias = [&](int64_t j, double s) {
+              if (j - i < band.lo || j - i > band.hi) return -kInf;
+              band_has_keys = true;
+              if (masked(mask, b, i, j)) return -kInf;
+              if (pse) s += pse->get(static_cast<size_t>(((p_.pse_batch_stride() ? b : 0) * p_.N + h) * p_.S1 * pse_cols + i * pse_cols + j));
+              return s;
+            };
+            const int64_t o = p_.out_vector(b, i, h) * p_.Dv;
+            const double l = attend_row(row, q.data(), {K.data(), p_.D}, {V.data(), p_.Dv}, &out.exact[o]);
+            if (std::isinf(l) && band_has_keys && p_.inner_precise < 2)
+              throw std::logic_error("row " + std::to_string(i) + " of batch " + std::to_string(b) +
+                                     " has every key masked without innerPrecise 2/3 (the generator must not make one)");
+            if (p_.lse) lse.exact[p_.lse_index(b, i, h)] = l;
+          }
+      }
+    }
+    for (double x : out.exact) out.value.push_back(round_to(p_.q, x));
+    for (double x : lse.exact) lse.value.push_back(round_f32(x));
+    return {std::move(out), std::move(lse)};
+  }
+
+  Tolerance default_tolerance(const std::string& output) const override {
+    if (output == "softmaxLse") return p_.lse ? Tolerance{.atol = 1e-4, .rtol = 1e-5} : Tolerance{};
+    if (p_.q == DType::f16) return {.atol = 1e-3, .rtol = 1.0 / 1024};
+    if (p_.q == DType::bf16) return {.atol = 8e-3, .rtol = 1.0 / 128};
+    return {.atol = 2e-5, .rtol = 1e-4};
+  }
+
+  void check_device(const DeviceInfo& dev) const override {
+    if (dev.subgroup_size < 8 || !dev.subgroup_shuffle)
+      throw SkipCase("the attention kernel needs subgroups of at least 8 lanes with shuffles");
+    if (p_.D % 8 != 0 || p_.Dv % 8 != 0 || p_.D > 512 || p_.Dv > 512)
+      throw SkipCase("the attention kernel needs head sizes that are multiples of 8, at most 512");
+  }
+
+  double run_vulkan(Runtime& rt, TensorSet& io) const override {
+    std::vector<int32_t> batches;  // per batch: b, S1b, S2b, first query token, first key token, band lo, hi
+    for (int64_t b = 0; b < p_.B; ++b)
+      for (int64_t x : {b, p_.s1b[b], p_.s2b[b], p_.q_start[b], p_.kv_start[b], p_.band[b].lo, p_.band[b].hi})
+        batches.push_back(static_cast<int32_t>(x));
+    AttentionShape shape{.num_heads = p_.N, .num_kv_heads = p_.Nkv, .kv_len = p_.s2b};
+    for (int64_t b = 0; b < p_.B; ++b) shape.q_rows.push_back(p_.tnd ? p_.s1b[b] : p_.S1);  // padding rows leave as zeros
+    shape.out_vector = [&](int64_t b, int64_t i, int64_t h) { return p_.out_vector(b, i, h); };
+    if (p_.lse) shape.lse_index = [&](int64_t b, int64_t i, int64_t h) { return p_.lse_index(b, i, h); };
+    DeviceTensors t(rt, io, args().signature());
+    auto batch_table = rt.buffer_with(batches);
+    KernelBuffers buffers = t.bindings();
+    buffers["batches"] = batch_table.get();
+    const Strides qs = p_.query_strides(), ks = p_.paged() ? Strides{} : p_.kv_strides(p_.D),
+                  vs = p_.paged() ? Strides{} : p_.kv_strides(p_.Dv);
+    const int64_t pse_cols = p_.kv_tokens() + p_.pse_pad;
+    const KernelParams params{{"num_heads", p_.N},
+                              {"num_kv_heads", p_.Nkv},
+                              {"dtype", static_cast<uint32_t>(p_.q)},
+                              {"scale", p_.scale},
+                              {"q_sb", qs.batch}, {"q_st", qs.token}, {"q_sh", qs.head},
+                              {"k_sb", ks.batch}, {"k_st", ks.token}, {"k_sh", ks.head},
+                              {"v_sb", vs.batch}, {"v_st", vs.token}, {"v_sh", vs.head},
+                              {"paged", p_.paged()},
+                              {"block_size", p_.block_size},
+                              {"max_blocks", p_.max_blocks},
+                              {"bnnbsd", p_.bnnbsd},
+                              {"has_mask", p_.mask_applies()},
+                              {"ifa", p_.ifa()},
+                              {"mask_sb", p_.has_mask() ? p_.mask_batch_stride() : 0},
+                              {"mask_row", p_.has_mask() ? p_.mask_row_stride() : 0},
+                              {"has_pse", p_.pse != "none"},
+                              {"pse_sb", p_.pse_batch_stride()},
+                              {"pse_sh", p_.S1 * pse_cols},
+                              {"pse_row", pse_cols}};
+    const double ms = run_attention(
+        rt, plan_attention(shape),
+        {.kernel = Kernel("fia_attention", {static_cast<uint32_t>(p_.D), static_cast<uint32_t>(p_.Dv)}),
+         .buffers = buffers,
+         .params = params,
+         .out = t.at("attentionOut"),
+         .lse = p_.lse ? t.at("softmaxLse") : nullptr,
+         .out_dtype = p_.q,
+         .head_dim = p_.Dv,
+         .empty = EmptyRow::zeros});
+    t.download(io);
+    // Without softmaxLseFlag the operator returns a [1] zero tensor: nothing to compute.
+    if (!p_.lse) io.at("softmaxLse").set(0, 0.0);
+    return ms;
+  }
+
+ private:
+  FiaParams p_;
+};
+
+class FiaOperator final : public Operator {
+ public:
+  const Signature& signature() const override { return fia_signature(); }
+  std::unique_ptr<OpCase> instantiate(Args a) const override {
+    FiaParams p = parse_fia_params(a);
+    return std::make_unique<FiaCase>(std::move(a), std::move(p));
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Operator> make_fused_infer_attention_operator() { return std::make_unique<FiaOperator>(); }
+
+}  // namespace kvbench
