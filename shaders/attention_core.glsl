@@ -45,8 +45,10 @@ void load_value(Batch bt, uint hk, uint handle, uint lane, out float v[DPLV]);
 float score(Batch bt, uint row, uint head, uint t, float dot);  // the final score; -inf: masked
 
 void main() {
-  const uint item = gl_GlobalInvocationID.x / LANES;
-  const uint lane = gl_GlobalInvocationID.x % LANES;
+  // Large plans dispatch a 2-D grid of 64-invocation groups (see run_attention).
+  const uint invocation = (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * 64u + gl_LocalInvocationID.x;
+  const uint item = invocation / LANES;
+  const uint lane = invocation % LANES;
   if (item >= pc.num_items) return;  // whole groups of 8 lanes leave together
   const uint b = items[5u * item], hk = items[5u * item + 1u], v0 = items[5u * item + 2u];
   const uint nv = items[5u * item + 3u], split = items[5u * item + 4u];

@@ -20,7 +20,7 @@ layout(std140, binding = 31) uniform Params {  // kernel parameters, set by name
 void main() {
   const uint D = pc.head_dim;
   const uint per_word = 32u / dtype_bits(pc.out_dtype);
-  const uint word = gl_GlobalInvocationID.x;
+  const uint word = (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * 64u + gl_LocalInvocationID.x;
   if (word * per_word >= pc.elements) return;
   const uint e0 = word * per_word;
   const uint vec = e0 / D, d0 = e0 % D;

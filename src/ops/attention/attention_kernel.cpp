@@ -1,6 +1,19 @@
 #include "ops/attention/attention_kernel.hpp"
 
+#include <algorithm>
+#include <utility>
+
 namespace kvbench {
+namespace {
+
+// `groups` workgroups as a 2-D grid within Vulkan's guaranteed 65535 per dimension; the
+// shaders linearize (y * width + x) and ignore the surplus of the last row.
+std::pair<uint32_t, uint32_t> grid(uint64_t groups) {
+  const uint64_t width = std::min<uint64_t>(groups, 65535);
+  return {static_cast<uint32_t>(width), static_cast<uint32_t>((groups + width - 1) / std::max<uint64_t>(width, 1))};
+}
+
+}  // namespace
 
 double run_attention(Runtime& rt, const AttentionPlan& plan, AttentionLaunch launch) {
   auto batch_plan = rt.buffer_with(plan.batch_plan);
@@ -11,9 +24,11 @@ double run_attention(Runtime& rt, const AttentionPlan& plan, AttentionLaunch lau
   launch.buffers["items"] = items.get();
   launch.buffers["partials"] = partials.get();
   launch.params.emplace("num_items", plan.num_items);
-  double ms = rt.dispatch(launch.kernel, launch.buffers, launch.params, (plan.num_items * 8 + 63) / 64);
+  const auto [ax, ay] = grid((uint64_t{plan.num_items} * 8 + 63) / 64);
+  double ms = rt.dispatch(launch.kernel, launch.buffers, launch.params, ax, ay);
   const uint64_t elements = plan.merge.size() / 3 * static_cast<uint64_t>(launch.head_dim);
   const uint64_t words = elements * dtype_bits(launch.out_dtype) / 32;
+  const auto [mx, my] = grid((words + 63) / 64);
   ms += rt.dispatch("attention_merge",
                     {{"partials", partials.get()}, {"merge", merge.get()}, {"out", launch.out}, {"lse", launch.lse}},
                     {{"elements", elements},
@@ -21,7 +36,7 @@ double run_attention(Runtime& rt, const AttentionPlan& plan, AttentionLaunch lau
                      {"out_dtype", static_cast<uint32_t>(launch.out_dtype)},
                      {"empty_zeros", launch.empty == EmptyRow::zeros},
                      {"has_lse", launch.lse != nullptr}},
-                    static_cast<uint32_t>((words + 63) / 64));
+                    mx, my);
   return ms;
 }
 

@@ -1,0 +1,186 @@
+// aclnn.FusedInferAttentionScoreV3: the visible-key predicate of each sparse mode and the
+// layout index maps, derived by hand; a hand-derived case through the reference (scale,
+// then pse, then the causal mask; softmaxLse); padding rows; rejected case files.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include "case_helpers.hpp"
+#include "cases/case_loader.hpp"
+#include "core/error.hpp"
+#include "ops/fused_infer_attention/fia_params.hpp"
+#include "ops/operator.hpp"
+
+using namespace kvbench;
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// Row i of the band as a string of visible (1) and hidden (0) keys j = 0..S2b-1.
+std::string row_of(const Band& b, int64_t i, int64_t S2b) {
+  std::string s;
+  for (int64_t j = 0; j < S2b; ++j) s += (j - i >= b.lo && j - i <= b.hi) ? '1' : '0';
+  return s;
+}
+
+std::string rows_of(const Band& b, int64_t S1b, int64_t S2b) {
+  std::string s;
+  for (int64_t i = 0; i < S1b; ++i) s += (i ? "|" : "") + row_of(b, i, S2b);
+  return s;
+}
+
+constexpr int64_t kMax = 2147483647;
+
+// The pointer and message of the CaseError a document raises ("" if it is accepted).
+std::string rejection(const std::string& json) {
+  const auto doc = nlohmann::json::parse(json);
+  auto loaded = expand_case_document(doc, "test.json");
+  if (!loaded.errors.empty()) return loaded.errors[0].pointer + ": " + loaded.errors[0].message;
+  try {
+    instantiate_case(*find_operator(doc["op"]), loaded.cases.at(0));
+  } catch (const CaseError& e) {
+    return e.pointer() + ": " + e.what();
+  }
+  return "";
+}
+
+std::string fia(const std::string& attributes, const std::string& shapes = R"("B": 1, "S1": 4, "S2": 6, "D": 16)",
+                const std::string& extra = "") {
+  return R"({"op": "aclnn.FusedInferAttentionScoreV3", "name": "t", "seed": 1, "attributes": {"numHeads": 2)" +
+         (attributes.empty() ? "" : ", " + attributes) + R"(}, "shapes": {)" + shapes + "}" + extra + "}";
+}
+
+}  // namespace
+
+TEST_CASE("FIA sparse modes: visible keys of S1b = 3 rows over S2b = 5 keys (right-down offset 2)") {
+  // Mode 0 without a mask and mode 1 ignore preTokens/nextTokens: every key.
+  CHECK(rows_of(fia_band(0, 0, 0, false, false, 3, 5), 3, 5) == "11111|11111|11111");
+  CHECK(rows_of(fia_band(1, 0, 0, true, false, 3, 5), 3, 5) == "11111|11111|11111");
+  // Mode 0 with a mask: the band -pre <= j - i <= next from the top-left corner.
+  CHECK(rows_of(fia_band(0, 1, 0, true, false, 3, 5), 3, 5) == "10000|11000|01100");
+  CHECK(rows_of(fia_band(0, 0, 2, true, false, 3, 5), 3, 5) == "11100|01110|00111");
+  CHECK(rows_of(fia_band(0, 3, -1, true, false, 3, 5), 3, 5) == "00000|10000|11000");  // a negative next empties row 0
+  // Mode 2, left-up causal: j <= i.
+  CHECK(rows_of(fia_band(2, kMax, kMax, true, false, 3, 5), 3, 5) == "10000|11000|11100");
+  // Mode 3, right-down causal: j <= i + 2.
+  CHECK(rows_of(fia_band(3, kMax, kMax, true, false, 3, 5), 3, 5) == "11100|11110|11111");
+  // Mode 4, the band from the bottom-right corner: 2 - pre <= j - i <= 2 + next.
+  CHECK(rows_of(fia_band(4, 1, 0, true, false, 3, 5), 3, 5) == "01100|00110|00011");
+  CHECK(rows_of(fia_band(4, 0, -1, true, false, 3, 5), 3, 5) == "00000|00000|00000");  // pre + next < 0: rejected in parsing
+  CHECK(rows_of(fia_band(4, kMax, kMax, true, false, 3, 5), 3, 5) == "11111|11111|11111");
+  // More query rows than keys in mode 3: the first rows see nothing (out 0, lse +inf).
+  CHECK(rows_of(fia_band(3, kMax, kMax, true, false, 5, 3), 5, 3) == "000|000|100|110|111");
+  // Q_S = 1 (IFA) ignores the sparse mode and the band.
+  CHECK(rows_of(fia_band(3, 0, 0, true, true, 1, 5), 1, 5) == "11111");
+  CHECK(rows_of(fia_band(4, 1, -1, true, true, 1, 5), 1, 5) == "11111");
+}
+
+TEST_CASE("FIA layout index maps: query strides and output vectors per layout") {
+  FiaParams p;
+  p.B = 2, p.S1 = 3, p.N = 4, p.D = 8, p.Dv = 8;
+  p.q_start = {0, 0};
+  p.in = FiaOrder::BSND;
+  CHECK(p.query_strides().at(1, 2, 3, 5) == ((1 * 3 + 2) * 4 + 3) * 8 + 5);
+  p.in = FiaOrder::BNSD;
+  CHECK(p.query_strides().at(1, 2, 3, 5) == ((1 * 4 + 3) * 3 + 2) * 8 + 5);
+  p.out = FiaOrder::BSND;
+  CHECK(p.out_vector(1, 2, 3) == (1 * 3 + 2) * 4 + 3);
+  p.out = FiaOrder::BNSD;
+  CHECK(p.out_vector(1, 2, 3) == (1 * 4 + 3) * 3 + 2);
+  p.out = FiaOrder::NBSD;  // (N, B, S1, Dv)
+  CHECK(p.out_vector(1, 2, 3) == (3 * 2 + 1) * 3 + 2);
+  CHECK(p.lse_index(1, 2, 3) == (1 * 4 + 3) * 3 + 2);  // [B, N, S1, 1]
+  // TND: T = 7 tokens, batch 1 starts at token 3.
+  p.tnd = true, p.S1 = 7, p.q_start = {0, 3};
+  p.in = FiaOrder::TND;
+  CHECK(p.query_strides().at(1, 3 + 2, 3, 5) == ((3 + 2) * 4 + 3) * 8 + 5);
+  p.in = FiaOrder::NTD;
+  CHECK(p.query_strides().at(1, 3 + 2, 3, 5) == (3 * 7 + 3 + 2) * 8 + 5);
+  p.out = FiaOrder::TND;
+  CHECK(p.out_vector(1, 2, 3) == (3 + 2) * 4 + 3);
+  p.out = FiaOrder::NTD;
+  CHECK(p.out_vector(1, 2, 3) == 3 * 7 + 3 + 2);
+  CHECK(p.lse_index(1, 2, 3) == (3 + 2) * 4 + 3);  // [T, N, 1]
+}
+
+TEST_CASE("FIA, hand-derived: scale, then pse, then the causal mask; softmaxLse") {
+  auto op = instantiate(nlohmann::json::parse(R"({
+    "op": "aclnn.FusedInferAttentionScoreV3", "name": "tiny", "seed": 1,
+    "attributes": {"numHeads": 1, "scaleValue": 0.5, "inputLayout": "BSND", "sparseMode": 2,
+                   "attenMask_shape": "2048,2048", "pseShift_shape": "1,N,S1,S2", "softmaxLseFlag": true},
+    "shapes": {"B": 1, "S1": 2, "S2": 2, "D": 8},
+    "dtypes": {"query": "f32"}})"));
+  TensorSet ts = op->make_tensors();
+  for (size_t i = 0; i < 16; ++i) {
+    const size_t d = i % 8;
+    ts.at("query").set(i, d == 0 ? 1.0 : 0.0);                       // both rows e0
+    ts.at("key").set(i, d == 0 ? (i < 8 ? 1.0 : -1.0) : 0.0);        // k0 = e0, k1 = -e0
+    ts.at("value").set(i, i < 8 ? static_cast<double>(d) : 10.0);    // v0 = (0..7), v1 = 10
+  }
+  for (size_t i = 0; i < 4; ++i) ts.at("pseShift").set(i, i == 3 ? 1.0 : 0.0);  // pse[1][1] = 1
+  const auto e = op->reference(ts);
+  // Row 0 sees key 0 only: out = v0, lse = 0.5 * 1. Row 1: s = (0.5 * 1, 0.5 * -1 + 1) =
+  // (0.5, 0.5): out = (v0 + v1) / 2, lse = 0.5 + log 2. (pse before the scale would give
+  // (0.5, 0) instead.)
+  for (int d = 0; d < 8; ++d) {
+    CHECK(e[0].value[d] == d);
+    CHECK(e[0].value[8 + d] == doctest::Approx((d + 10.0) / 2).epsilon(1e-7));
+  }
+  CHECK(e[1].tensor == "softmaxLse");
+  CHECK(e[1].value[0] == 0.5);
+  CHECK(e[1].value[1] == doctest::Approx(0.5 + std::log(2.0)).epsilon(1e-7));
+}
+
+TEST_CASE("FIA: rows past actualSeqLengths, rows outside the band, fully masked rows: 0 and lse +inf") {
+  auto op = instantiate(nlohmann::json::parse(R"({
+    "op": "aclnn.FusedInferAttentionScoreV3", "name": "rows", "seed": 5,
+    "attributes": {"numHeads": 1, "scaleValue": 0.25, "inputLayout": "BNSD", "sparseMode": 0, "innerPrecise": 2,
+                   "attenMask_shape": "S1,S2", "preTokens": 8, "nextTokens": -1, "softmaxLseFlag": true},
+    "shapes": {"B": 1, "S1": 6, "S2": 8, "D": 8, "masked_rows": 1},
+    "inputs": {"actualSeqLengths": [5]}})"));
+  const auto e = op->reference(op->make_tensors());
+  auto row_zero = [&](int i) {
+    for (int d = 0; d < 8; ++d)
+      if (e[0].value[i * 8 + d] != 0.0) return false;
+    return e[1].value[i] == kInf;
+  };
+  CHECK(row_zero(0));   // nextTokens -1: row 0 has no key in the band
+  CHECK(!row_zero(1));
+  CHECK(!row_zero(3));
+  CHECK(row_zero(4));   // masked_rows: the last row of the batch is all masked (innerPrecise 2)
+  CHECK(row_zero(5));   // past actualSeqLengths
+  for (int d = 0; d < 8; ++d) CHECK(!std::signbit(e[0].value[40 + d]));  // +0.0
+}
+
+TEST_CASE("FIA: a case file that breaks a constraint is rejected, naming the field") {
+  CHECK(rejection(fia(R"("numKeyValueHeads": 3)")).find("/attributes/numKeyValueHeads") == 0);
+  CHECK(rejection(fia(R"("sparseMode": 5)")).find("/attributes/sparseMode: sparseMode 5-8") == 0);
+  CHECK(rejection(fia(R"("sparseMode": 3)")).find("/attributes/attenMask_shape: sparseMode 3 takes the compressed") == 0);
+  CHECK(rejection(fia(R"("sparseMode": 1)")).find("/attributes/attenMask_shape: sparseMode 1 (allMask) needs") == 0);
+  CHECK(rejection(fia(R"("attenMask_shape": "S1,S2", "preTokens": -2, "nextTokens": 1)")).find("/attributes/nextTokens") == 0);
+  CHECK(rejection(fia(R"("attenMask_shape": "S1,S2", "preTokens": 5, "nextTokens": -4)")).find("/attributes/nextTokens: a negative nextTokens must be above -S1b") == 0);
+  CHECK(rejection(fia(R"("attenMask_shape": "S1,S2", "preTokens": 4, "nextTokens": -3)")) == "");
+  CHECK(rejection(fia(R"("attenMask_shape": "B,S2")")).find("/attributes/attenMask_shape") == 0);  // an IFA shape with S1 = 4
+  CHECK(rejection(fia(R"("attenMask_shape": "S1,S2")", R"("B": 1, "S1": 4, "S2": 6, "D": 16, "masked_rows": 1)"))
+            .find("/shapes/masked_rows: a row whose every key is masked is undocumented") == 0);
+  CHECK(rejection(fia(R"("blockSize": 16, "kv_cache_layout": "BnNBsD")", R"("B": 1, "S1": 4, "S2": 6, "D": 16)",
+                      R"(, "inputs": {"actualSeqLengthsKv": [6]})"))
+            .find("/attributes/kv_cache_layout: the BnNBsD cache takes BNSD or TND") == 0);
+  CHECK(rejection(fia(R"("blockSize": 16)")).find("/attributes/blockSize: page attention needs actualSeqLengthsKv") == 0);
+  CHECK(rejection(fia(R"("kv_cache_layout": "BnBsH")")).find("/attributes/kv_cache_layout") == 0);
+  CHECK(rejection(fia(R"("inputLayout": "TND")", R"("B": 2, "D": 16)",
+                      R"(, "inputs": {"actualSeqLengths": [2, 4], "actualSeqLengthsKv": [3, 6]})"))
+            .find("/shapes/B: B comes from the actual lengths") == 0);
+  CHECK(rejection(fia(R"("inputLayout": "TND")", R"("D": 16)", R"(, "inputs": {"actualSeqLengths": [2, 1], "actualSeqLengthsKv": [3, 6]})"))
+            .find("/inputs/actualSeqLengths/1: cumulative ends must not decrease") == 0);
+  CHECK(rejection(fia("", R"("B": 2, "S1": 4, "S2": 6, "D": 16)", R"(, "inputs": {"actualSeqLengthsKv": [7]})"))
+            .find("/inputs/actualSeqLengthsKv/0: a length above S2") == 0);
+  CHECK(rejection(fia(R"("ascend_limits": true)", R"("B": 1, "S1": 4, "S2": 6, "D": 16)", R"(, "dtypes": {"query": "f32"})"))
+            .find("/attributes/ascend_limits: ascend_limits: the device takes f16 or bf16") == 0);
+  CHECK(rejection(fia(R"("ascend_limits": true)")) == "");
+  CHECK(rejection(fia(R"("ascend_limits": true)", R"("B": 1, "S1": 4, "S2": 6, "D": 16, "Dv": 8)")).find("/shapes/Dv: ascend_limits") == 0);
+  CHECK(rejection(fia(R"("is_causal": true)")).find("/attributes/is_causal") == 0);  // unknown keys stay unknown
+}
