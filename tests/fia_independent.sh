@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Every aclnn.FusedInferAttentionScoreV3 conformance golden against the independent numpy
+# implementation of tools/fia_reference.py (expected_f64 within 1e-9, infinities exact).
+# Usage: fia_independent.sh KVBENCH SOURCE_DIR WORK_DIR
+set -euo pipefail
+kvbench=$1 src=$2 work=$3
+python=""
+for p in python3 /usr/bin/python3; do
+  if command -v "$p" >/dev/null && "$p" -c "import numpy" 2>/dev/null; then python=$p; break; fi
+done
+[ -n "$python" ] || { echo "no python3 with numpy (install python3-numpy: tools/setup.sh)"; exit 1; }
+rm -rf "$work" && mkdir -p "$work"
+trap 'rm -rf "$work"' EXIT  # about 600 MB of golden files
+"$kvbench" golden "$src/cases/aclnn.FusedInferAttentionScoreV3" -o "$work/golden" > /dev/null
+"$python" "$src/tools/fia_reference.py" "$work/golden"

@@ -1,0 +1,181 @@
+#!/usr/bin/env python3
+"""An independent numpy implementation of aclnn.FusedInferAttentionScoreV3 (part 1), from
+the formulas of specs/fused_infer_attention_score.md, checked against kvbench golden files.
+
+It shares no code with kvbench's C++ reference: layouts become (B, N, S, D) arrays by numpy
+transposes, the block table is gathered with fancy indexing, the visible-key predicate is
+built as a whole (S1, S2) boolean matrix per batch, and softmax is the textbook
+exp(s - max) / sum over the matrix, in float64. Every case's attentionOut and softmaxLse
+must match expected_f64 within 1e-9 (relative to the row's scale); infinities exactly.
+
+    kvbench golden cases/aclnn.FusedInferAttentionScoreV3 -o golden
+    python3 tools/fia_reference.py golden
+"""
+import os
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import kvbench_golden  # noqa: E402
+
+ORDERS = {"BSH": ("BSND", "BSND"), "BSND": ("BSND", "BSND"), "BNSD": ("BNSD", "BNSD"), "BNSD_BSND": ("BNSD", "BSND"),
+          "BSH_NBSD": ("BSND", "NBSD"), "BSND_NBSD": ("BSND", "NBSD"), "BNSD_NBSD": ("BNSD", "NBSD"),
+          "TND": ("TND", "TND"), "NTD_TND": ("NTD", "TND"), "TND_NTD": ("TND", "NTD")}
+
+
+def to_bnsd(x, order, heads):
+    """(B, N, S, D) from a 3-D or 4-D tensor in `order` (BSH is BSND with N*D merged)."""
+    if order == "BSND":
+        b, s = x.shape[:2]
+        return x.reshape(b, s, heads, -1).transpose(0, 2, 1, 3)
+    if order == "BNSD":
+        return x
+    if order == "TND":  # one batch of T tokens
+        return x.transpose(1, 0, 2)[None]
+    return x[None]  # NTD
+
+
+def lengths(values, count, full):
+    if values is None:
+        return [full] * count
+    values = [int(v) for v in values]
+    return [values[0] if len(values) == 1 else values[b] for b in range(count)]
+
+
+def visible(sparse, pre, nxt, masked, ifa, s1, s2, mask_rows):
+    i = np.arange(s1)[:, None]
+    j = np.arange(s2)[None, :]
+    rel, delta = j - i, s2 - s1
+    ok = np.ones((s1, s2), bool)
+    if not ifa:
+        if sparse == 0 and masked:
+            ok = (rel >= -pre) & (rel <= nxt)
+        elif sparse == 2:
+            ok = rel <= 0
+        elif sparse == 3:
+            ok = rel <= delta
+        elif sparse == 4:
+            ok = (rel >= delta - pre) & (rel <= delta + nxt)
+    if mask_rows is not None:
+        ok &= ~mask_rows[:s1, :s2]
+    return ok
+
+
+def reference(case):
+    m = case.manifest
+    a, shp, inp = m["attributes"], m["shapes"], case.inputs
+    layout = a["inputLayout"]
+    q_order, out_order = ORDERS[layout]
+    N = a["numHeads"]
+    Nkv = a["numKeyValueHeads"] or N
+    B, S1, S2, D, Dv = shp["B"], shp["S1"], shp["S2"], shp["D"], shp["Dv"]
+    tnd = q_order in ("TND", "NTD")
+    paged = a["blockSize"] > 0
+    q = to_bnsd(inp["query"].astype(np.float64), q_order, N)
+    act_q, act_kv = inp.get("actualSeqLengths"), inp.get("actualSeqLengthsKv")
+    if tnd:
+        cq = np.concatenate([[0], act_q]).astype(np.int64)
+        s1b, q0 = np.diff(cq), cq[:-1]
+        if paged:
+            s2b, kv0 = [int(x) for x in act_kv], [0] * B
+        else:
+            ck = np.concatenate([[0], act_kv]).astype(np.int64)
+            s2b, kv0 = np.diff(ck), ck[:-1]
+    else:
+        s1b = [1] * B if S1 == 1 else lengths(act_q, B, S1)
+        s2b, q0, kv0 = lengths(act_kv, B, S2), [0] * B, [0] * B
+    ifa = not tnd and S1 == 1
+    sparse, pre, nxt = a["sparseMode"], a["preTokens"], a["nextTokens"]
+    mask_shape = a["attenMask_shape"]
+    mask = inp.get("attenMask")
+    applies = mask is not None and "2048" not in mask_shape
+    pse = inp.get("pseShift")
+    scale = float(np.float32(a["scaleValue"]))
+    out = np.zeros((B, N, S1 if not tnd else int(max(s1b.max(), 1)), Dv))
+    lse = np.full(out.shape[:3], np.inf)
+    rows = []
+    for b in range(B):
+        n1, n2 = int(s1b[b]), int(s2b[b])
+        if paged:
+            bs = a["blockSize"]
+            table = inp["blockTable"][b]
+            tok = np.arange(n2)
+            blk, r = table[tok // bs], tok % bs
+            def gather(cache, dim):
+                if a["kv_cache_layout"] == "BnNBsD":
+                    return cache[blk, :, r, :].transpose(1, 0, 2).astype(np.float64)
+                return cache.reshape(cache.shape[0], bs, Nkv, dim)[blk, r].transpose(1, 0, 2).astype(np.float64)
+            K, V = gather(inp["key"], D), gather(inp["value"], Dv)
+        else:
+            K = to_bnsd(inp["key"].astype(np.float64), q_order, Nkv)[0 if tnd else b][:, kv0[b]:kv0[b] + n2]
+            V = to_bnsd(inp["value"].astype(np.float64), q_order, Nkv)[0 if tnd else b][:, kv0[b]:kv0[b] + n2]
+        mrows = None
+        if applies:
+            mk = mask.astype(bool)
+            if ifa:
+                mrows = mk.reshape(mk.shape[0], -1)[b][None, :]
+            else:
+                mk = mk.reshape(-1, mk.shape[-2], mk.shape[-1])
+                mrows = mk[b if mask_shape.startswith("B") else 0]
+        vis = visible(sparse, pre, nxt, mask is not None, ifa, n1, n2, mrows)
+        for h in range(N):
+            qb = q[0 if tnd else b][h][q0[b]:q0[b] + n1]
+            s = scale * (qb @ K[h // (N // Nkv)].T)
+            if pse is not None:
+                s = s + pse[b if pse.shape[0] > 1 else 0, h, :n1, :n2].astype(np.float64)
+            s = np.where(vis, s, -np.inf)
+            mx = s.max(axis=1, initial=-np.inf)
+            has = np.isfinite(mx)
+            e = np.where(vis, np.exp(s - np.where(has, mx, 0)[:, None]), 0.0)
+            tot = e.sum(axis=1)
+            o = np.where(has[:, None], (e @ V[h // (N // Nkv)]) / np.where(has, tot, 1)[:, None], 0.0)
+            out[b, h, :n1] = o
+            lse[b, h, :n1] = np.where(has, mx + np.log(np.where(has, tot, 1)), np.inf)
+        rows.append((n1, q0[b]))
+    # Back to the output layouts.
+    if tnd:
+        T = int(S1)
+        o_tnd, l_tnd = np.zeros((T, N, Dv)), np.zeros((T, N))
+        for b, (n1, start) in enumerate(rows):
+            o_tnd[start:start + n1] = out[b, :, :n1].transpose(1, 0, 2)
+            l_tnd[start:start + n1] = lse[b, :, :n1].T
+        o_final = o_tnd if out_order == "TND" else o_tnd.transpose(1, 0, 2)
+        l_final = l_tnd[..., None]
+    else:
+        o_final = {"BSND": out.transpose(0, 2, 1, 3), "BNSD": out, "NBSD": out.transpose(1, 0, 2, 3)}[out_order]
+        l_final = lse[..., None]
+    return o_final, l_final
+
+
+def close(got, want):
+    want = want.reshape(got.shape)
+    inf = np.isinf(want) | np.isinf(got)
+    if not np.array_equal(np.isinf(want), np.isinf(got)) or not np.array_equal(got[inf], want[inf]):
+        return False
+    scale = max(1.0, float(np.abs(want[~inf]).max(initial=0)))
+    return bool(np.all(np.abs(got[~inf] - want[~inf]) <= 1e-9 * scale))
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit(__doc__)
+    failed = checked = 0
+    for path in kvbench_golden.cases(sys.argv[1]):
+        case = kvbench_golden.load_case(path)
+        if case.manifest["op"] != "aclnn.FusedInferAttentionScoreV3":
+            continue
+        out, lse = reference(case)
+        checked += 1
+        ok = close(out.reshape(-1), case.expected_f64["attentionOut"].reshape(-1))
+        if case.manifest["attributes"]["softmaxLseFlag"]:
+            ok = ok and close(lse.reshape(-1), case.expected_f64["softmaxLse"].reshape(-1))
+        if not ok:
+            failed += 1
+            print("MISMATCH", case.manifest["case"])
+    print(f"{checked - failed} of {checked} FusedInferAttentionScoreV3 goldens match the numpy reference")
+    sys.exit(1 if failed or checked == 0 else 0)
+
+
+if __name__ == "__main__":
+    main()
