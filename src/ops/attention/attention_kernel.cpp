@@ -1,7 +1,10 @@
 #include "ops/attention/attention_kernel.hpp"
 
 #include <algorithm>
+#include <string>
 #include <utility>
+
+#include "core/error.hpp"
 
 namespace kvbench {
 namespace {
@@ -14,6 +17,15 @@ std::pair<uint32_t, uint32_t> grid(uint64_t groups) {
 }
 
 }  // namespace
+
+void check_attention_device(const DeviceInfo& dev, int64_t key_dim, int64_t value_dim) {
+  if (dev.subgroup_size < 8 || !dev.subgroup_shuffle)
+    throw SkipCase("the attention kernel needs subgroups of at least 8 lanes with shuffles; " + dev.name + " has " +
+                   std::to_string(dev.subgroup_size));
+  for (int64_t d : {key_dim, value_dim})
+    if (d % 8 != 0 || d > 256)
+      throw SkipCase("the attention kernel needs head sizes that are multiples of 8, at most 256 (" + std::to_string(d) + ")");
+}
 
 double run_attention(Runtime& rt, const AttentionPlan& plan, AttentionLaunch launch) {
   auto batch_plan = rt.buffer_with(plan.batch_plan);

@@ -19,6 +19,12 @@ struct AttentionLaunch {
   EmptyRow empty = EmptyRow::zeros;
 };
 
+// Throws SkipCase unless `dev` can run the shared kernel with these head sizes (of Q/K and
+// of V): subgroups of at least 8 lanes with shuffles, sizes multiples of 8 up to 256
+// (above 256 the per-lane arrays of 4 query vectors and accumulators gave wrong results
+// on lavapipe, measured at 512).
+void check_attention_device(const DeviceInfo& dev, int64_t key_dim, int64_t value_dim);
+
 // Returns the device time of both dispatches in ms.
 double run_attention(Runtime& rt, const AttentionPlan& plan, AttentionLaunch launch);
 

@@ -190,12 +190,7 @@ class FiaCase final : public OpCase {
   }
 
   void check_device(const DeviceInfo& dev) const override {
-    if (dev.subgroup_size < 8 || !dev.subgroup_shuffle)
-      throw SkipCase("the attention kernel needs subgroups of at least 8 lanes with shuffles");
-    // Above 256 the per-lane arrays (4 query vectors and accumulators of D/8 floats) gave
-    // wrong results on lavapipe (measured at 512), so the kernel stops at 256.
-    if (p_.D % 8 != 0 || p_.Dv % 8 != 0 || p_.D > 256 || p_.Dv > 256)
-      throw SkipCase("the attention kernel needs head sizes that are multiples of 8, at most 256");
+    check_attention_device(dev, p_.D, p_.Dv);
   }
 
   double run_vulkan(Runtime& rt, TensorSet& io) const override {

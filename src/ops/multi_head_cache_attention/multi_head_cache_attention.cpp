@@ -231,12 +231,10 @@ class MhcaCase final : public OpCase {
   }
 
   void check_device(const DeviceInfo& dev) const override {
-    if (dev.subgroup_size < 8 || !dev.subgroup_shuffle)
-      throw SkipCase("the attention kernel needs subgroups of at least 8 lanes with shuffles; " + dev.name + " has " +
-                     std::to_string(dev.subgroup_size));
-    if (p_.head_dim % 8 != 0 || p_.head_dim > 256 || (p_.head_dim * dtype_bits(p_.cache)) % 256 != 0)
-      throw SkipCase("the attention kernel splits head_dim over 8 lanes in whole 32-bit words: it needs head_dim <= 256 "
-                     "with head_dim * cache bits a multiple of 256 (head_dim " + std::to_string(p_.head_dim) + ")");
+    check_attention_device(dev, p_.head_dim, p_.head_dim);
+    if ((p_.head_dim * dtype_bits(p_.cache)) % 256 != 0)
+      throw SkipCase("the attention kernel splits head_dim over 8 lanes in whole 32-bit words: it needs "
+                     "head_dim * cache bits a multiple of 256 (head_dim " + std::to_string(p_.head_dim) + ")");
   }
 
   double run_vulkan(Runtime& rt, TensorSet& io) const override {

@@ -242,9 +242,7 @@ class SdpaCase final : public OpCase {
   }
 
   void check_device(const DeviceInfo& dev) const override {
-    if (dev.subgroup_size < 8 || !dev.subgroup_shuffle)
-      throw SkipCase("the attention kernel needs subgroups of at least 8 lanes with shuffles");
-    if (p_.D % 8 != 0 || p_.D > 256) throw SkipCase("the attention kernel needs D a multiple of 8, at most 256");
+    check_attention_device(dev, p_.D, p_.D);
   }
 
   double run_vulkan(Runtime& rt, TensorSet& io) const override {
