@@ -21,7 +21,9 @@ layout(std140, binding = 31) uniform Params {  // kernel parameters, set by name
   uint v_sh, paged, block_size, max_blocks;
   uint bnnbsd, has_mask, ifa, mask_sb;
   uint mask_row, has_pse, pse_sb, pse_sh;
-  uint pse_row;
+  uint pse_row, kv_quant, kv_dtype, k_mode;  // kv_quant: K/V are i8/s4 codes (antiquant)
+  uint v_mode, per_tensor, has_offset, ks_dtype;
+  uint vs_dtype, kv_tokens;
   float scale;
 } pc;
 
@@ -38,6 +40,10 @@ layout(std430, binding = 3) readonly buffer PseShift { uint pseShift[]; };
 layout(std430, binding = 4) readonly buffer AttenMask { uint attenMask[]; };
 layout(std430, binding = 5) readonly buffer BlockTable { uint blockTable[]; };
 layout(std430, binding = 6) readonly buffer Batches { int batches[]; };
+layout(std430, binding = 7) readonly buffer KeyAntiquantScale { uint keyAntiquantScale[]; };
+layout(std430, binding = 8) readonly buffer KeyAntiquantOffset { uint keyAntiquantOffset[]; };
+layout(std430, binding = 9) readonly buffer ValueAntiquantScale { uint valueAntiquantScale[]; };
+layout(std430, binding = 10) readonly buffer ValueAntiquantOffset { uint valueAntiquantOffset[]; };
 
 Batch batch_info(uint b) {
   const uint o = 7u * b;
@@ -54,28 +60,63 @@ float query_at(Batch bt, uint row, uint head, uint d) {
   return decode_float(LOAD_BITS(query, i, dtype_bits(pc.dtype)), pc.dtype);
 }
 
-// Without page attention the key's token index; with it, block * blockSize + row.
-uint key_handle(Batch bt, uint t) {
-  if (pc.paged == 0u) return bt.kv0 + t;
-  return blockTable[bt.b * pc.max_blocks + t / pc.block_size] * pc.block_size + t % pc.block_size;
+// The key's logical token; the loads find its cache slot through the block table.
+uint key_handle(Batch bt, uint t) { return t; }
+
+// Where key token t of batch b lives: the block and row of its page-attention slot.
+uvec2 slot(uint b, uint t) { return uvec2(blockTable[b * pc.max_blocks + t / pc.block_size], t % pc.block_size); }
+
+// First element of the K or V row of kv head hk at token t (dims contiguous after it).
+uint row_base(Batch bt, uint hk, uint t, uint dim, uint sb, uint st, uint sh) {
+  if (pc.paged == 0u) return bt.b * sb + (bt.kv0 + t) * st + hk * sh;
+  const uvec2 s = slot(bt.b, t);
+  if (pc.bnnbsd == 0u) return ((s.x * pc.block_size + s.y) * pc.num_kv_heads + hk) * dim;  // (blocks, blockSize, Nkv * dim)
+  return ((s.x * pc.num_kv_heads + hk) * pc.block_size + s.y) * dim;                     // (blocks, Nkv, blockSize, dim)
 }
 
-// First element of the K or V row of kv head hk at `handle` (dims contiguous after it).
-uint row_base(uint hk, uint handle, uint dim, uint b, uint sb, uint st, uint sh) {
-  if (pc.paged == 0u) return b * sb + handle * st + hk * sh;
-  if (pc.bnnbsd == 0u) return (handle * pc.num_kv_heads + hk) * dim;  // (blocks, blockSize, Nkv * dim)
-  const uint blk = handle / pc.block_size, r = handle % pc.block_size;
-  return ((blk * pc.num_kv_heads + hk) * pc.block_size + r) * dim;    // (blocks, Nkv, blockSize, dim)
+// The antiquant scale/offset element of (token t, kv head hk, dim d) in `mode` (spec).
+uint antiquant_index(uint mode, uint dim, Batch bt, uint t, uint hk, uint d) {
+  if (mode == 0u) return pc.per_tensor != 0u ? 0u : hk * dim + d;
+  if (mode == 1u) return bt.b * pc.kv_tokens + t;
+  if (mode == 2u) return hk;
+  if (mode == 3u) return (bt.b * pc.num_kv_heads + hk) * pc.kv_tokens + t;
+  const uvec2 s = slot(bt.b, t);
+  return mode == 4u ? s.x * pc.block_size + s.y : (s.x * pc.num_kv_heads + hk) * pc.block_size + s.y;
 }
 
-void load_key(Batch bt, uint hk, uint handle, uint lane, out float k[DPL]) {
-  const uint base = row_base(hk, handle, D, bt.b, pc.k_sb, pc.k_st, pc.k_sh) + lane * DPL;
-  for (uint j = 0u; j < DPL; ++j) k[j] = decode_float(LOAD_BITS(key, base + j, dtype_bits(pc.dtype)), pc.dtype);
+// f32(f32(code + offset) * scale), Ascend's antiquant (ref/quant.hpp dequant_offset).
+float antiquant(int code, float offset, float s) { precise float r = (float(code) + offset) * s; return r; }
+
+void load_key(Batch bt, uint hk, uint t, uint lane, out float k[DPL]) {
+  const uint base = row_base(bt, hk, t, D, pc.k_sb, pc.k_st, pc.k_sh) + lane * DPL;
+  const uint bits = dtype_bits(pc.kv_dtype);
+  for (uint j = 0u; j < DPL; ++j) {
+    const uint raw = LOAD_BITS(key, base + j, bits);
+    if (pc.kv_quant == 0u) {
+      k[j] = decode_float(raw, pc.kv_dtype);
+      continue;
+    }
+    const uint si = antiquant_index(pc.k_mode, D, bt, t, hk, lane * DPL + j);
+    const uint sbits = dtype_bits(pc.ks_dtype);
+    const float off = pc.has_offset != 0u ? decode_float(LOAD_BITS(keyAntiquantOffset, si, sbits), pc.ks_dtype) : 0.0;
+    k[j] = antiquant(decode_int(raw, pc.kv_dtype), off, decode_float(LOAD_BITS(keyAntiquantScale, si, sbits), pc.ks_dtype));
+  }
 }
 
-void load_value(Batch bt, uint hk, uint handle, uint lane, out float v[DPLV]) {
-  const uint base = row_base(hk, handle, DV, bt.b, pc.v_sb, pc.v_st, pc.v_sh) + lane * DPLV;
-  for (uint j = 0u; j < DPLV; ++j) v[j] = decode_float(LOAD_BITS(value, base + j, dtype_bits(pc.dtype)), pc.dtype);
+void load_value(Batch bt, uint hk, uint t, uint lane, out float v[DPLV]) {
+  const uint base = row_base(bt, hk, t, DV, pc.v_sb, pc.v_st, pc.v_sh) + lane * DPLV;
+  const uint bits = dtype_bits(pc.kv_dtype);
+  for (uint j = 0u; j < DPLV; ++j) {
+    const uint raw = LOAD_BITS(value, base + j, bits);
+    if (pc.kv_quant == 0u) {
+      v[j] = decode_float(raw, pc.kv_dtype);
+      continue;
+    }
+    const uint si = antiquant_index(pc.v_mode, DV, bt, t, hk, lane * DPLV + j);
+    const uint sbits = dtype_bits(pc.vs_dtype);
+    const float off = pc.has_offset != 0u ? decode_float(LOAD_BITS(valueAntiquantOffset, si, sbits), pc.vs_dtype) : 0.0;
+    v[j] = antiquant(decode_int(raw, pc.kv_dtype), off, decode_float(LOAD_BITS(valueAntiquantScale, si, sbits), pc.vs_dtype));
+  }
 }
 
 // scale * q.k + pse, or -inf outside the band or where the mask holds 1.

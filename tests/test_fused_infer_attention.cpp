@@ -184,3 +184,51 @@ TEST_CASE("FIA: a case file that breaks a constraint is rejected, naming the fie
   CHECK(rejection(fia(R"("ascend_limits": true)", R"("B": 1, "S1": 4, "S2": 6, "D": 16, "Dv": 8)")).find("/shapes/Dv: ascend_limits") == 0);
   CHECK(rejection(fia(R"("is_causal": true)")).find("/attributes/is_causal") == 0);  // unknown keys stay unknown
 }
+
+TEST_CASE("FIA antiquant, hand-derived: x = (code + offset) * scale, per-token scales by key") {
+  auto op = instantiate(nlohmann::json::parse(R"({
+    "op": "aclnn.FusedInferAttentionScoreV3", "name": "aq", "seed": 1,
+    "attributes": {"numHeads": 1, "scaleValue": 1.0, "inputLayout": "BNSD", "keyAntiquantMode": 1,
+                   "antiquant_offset": true, "softmaxLseFlag": true},
+    "shapes": {"B": 1, "S1": 1, "S2": 2, "D": 8},
+    "dtypes": {"query": "f32", "key": "s4"}})"));
+  TensorSet ts = op->make_tensors();
+  CHECK(ts.at("key").dtype() == DType::s4);
+  CHECK(ts.at("value").dtype() == DType::s4);
+  CHECK(ts.at("keyAntiquantScale").shape() == Shape{1, 1, 2});  // per-token with Q_S = 1: (1, B, S)
+  CHECK(ts.at("keyAntiquantScale").dtype() == DType::f32);
+  for (size_t i = 0; i < 8; ++i) ts.at("query").set(i, i == 0 ? 1.0 : 0.0);
+  // Key 0: code 3, offset 1, scale 0.5 -> 2; key 1: code -2, offset 1, scale 0.25 -> -0.25.
+  // Value: codes d - 4 with offset 0 and scale 1 (key 0), 2 (key 1).
+  const double kscale[2] = {0.5, 0.25}, vscale[2] = {1.0, 2.0};
+  for (int t = 0; t < 2; ++t) {
+    ts.at("keyAntiquantScale").set(t, kscale[t]);
+    ts.at("keyAntiquantOffset").set(t, 1.0);
+    ts.at("valueAntiquantScale").set(t, vscale[t]);
+    ts.at("valueAntiquantOffset").set(t, 0.0);
+    for (int d = 0; d < 8; ++d) {
+      ts.at("key").set(t * 8 + d, d == 0 ? (t == 0 ? 3 : -2) : 0);
+      ts.at("value").set(t * 8 + d, d - 4);
+    }
+  }
+  const auto e = op->reference(ts);
+  // Scores 2 and -0.25: P = (1, e^-2.25) / (1 + e^-2.25); lse = 2 + log(1 + e^-2.25).
+  const double p1 = std::exp(-2.25) / (1 + std::exp(-2.25));
+  for (int d = 0; d < 8; ++d) CHECK(e[0].value[d] == doctest::Approx((1 - p1) * (d - 4) + p1 * 2 * (d - 4)).epsilon(1e-6));
+  CHECK(e[1].value[0] == doctest::Approx(2 + std::log1p(std::exp(-2.25))).epsilon(1e-7));
+  CHECK(op->figures().at(0).first == "quant_err");
+}
+
+TEST_CASE("FIA antiquant: the document's mode combinations, and the rest rejected") {
+  const std::string decode = R"("B": 1, "S1": 1, "S2": 6, "D": 16)", i8 = R"(, "dtypes": {"key": "i8"})",
+                    s4 = R"(, "dtypes": {"key": "s4"})";
+  CHECK(rejection(fia(R"("keyAntiquantMode": 0, "valueAntiquantMode": 1)", decode, i8)) == "");
+  CHECK(rejection(fia(R"("keyAntiquantMode": 1, "valueAntiquantMode": 0)", decode, i8)).find("/attributes/valueAntiquantMode") == 0);
+  CHECK(rejection(fia(R"("keyAntiquantMode": 2)", R"("B": 1, "S1": 4, "S2": 6, "D": 16)", i8))
+            .find("/attributes/keyAntiquantMode: with Q_S > 1 only modes 0 and 1") == 0);
+  CHECK(rejection(fia(R"("keyAntiquantMode": 4)", decode, i8)).find("/attributes/keyAntiquantMode: modes 4 and 5") == 0);
+  CHECK(rejection(fia(R"("keyAntiquantMode": 2)", decode, s4)).find("/attributes/keyAntiquantMode: int4 KV takes") == 0);
+  CHECK(rejection(fia(R"("antiquant_per_tensor": true)", decode, s4)).find("/attributes/antiquant_per_tensor") == 0);
+  CHECK(rejection(fia(R"("keyAntiquantMode": 1)", decode)).find("/attributes/keyAntiquantMode: keyAntiquantMode needs int8/int4") == 0);
+  CHECK(rejection(fia("", decode, R"(, "dtypes": {"key": "i8", "value": "s4"})")).find("/dtypes/value") == 0);
+}

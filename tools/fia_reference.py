@@ -62,6 +62,22 @@ def visible(sparse, pre, nxt, masked, ifa, s1, s2, mask_rows):
     return ok
 
 
+def antiquant_scale(t, mode, per_tensor, b, n2, Nkv, dim, blk, r, S):
+    """The scale or offset tensor `t` broadcast to (Nkv, n2, dim) for batch b (spec modes)."""
+    t = t.astype(np.float32)
+    if mode == 0:
+        return t.reshape(1, 1, 1) if per_tensor else t.reshape(Nkv, dim)[:, None, :]
+    if mode == 1:
+        return t.reshape(-1, S)[b, :n2][None, :, None]
+    if mode == 2:
+        return t.reshape(Nkv)[:, None, None]
+    if mode == 3:
+        return t.reshape(-1, Nkv, S)[b, :, :n2][:, :, None]
+    if mode == 4:
+        return t[blk, r][None, :, None]
+    return t[blk, :, r].T[:, :, None]
+
+
 def reference(case):
     m = case.manifest
     a, shp, inp = m["attributes"], m["shapes"], case.inputs
@@ -110,6 +126,19 @@ def reference(case):
         else:
             K = to_bnsd(inp["key"].astype(np.float64), q_order, Nkv)[0 if tnd else b][:, kv0[b]:kv0[b] + n2]
             V = to_bnsd(inp["value"].astype(np.float64), q_order, Nkv)[0 if tnd else b][:, kv0[b]:kv0[b] + n2]
+        if "keyAntiquantScale" in inp:  # f32(f32(code + offset) * scale)
+            S = a["blockSize"] * inp["blockTable"].shape[1] if paged else S2
+            tab = (blk, r) if paged else (None, None)
+            for side, dim, mode in (("key", D, a["keyAntiquantMode"]), ("value", Dv, a["valueAntiquantMode"])):
+                sc = antiquant_scale(inp[side + "AntiquantScale"], mode, a["antiquant_per_tensor"], b, n2, Nkv, dim, *tab, S)
+                off = (antiquant_scale(inp[side + "AntiquantOffset"], mode, a["antiquant_per_tensor"], b, n2, Nkv, dim, *tab, S)
+                       if side + "AntiquantOffset" in inp else np.float32(0))
+                codes = K if side == "key" else V
+                x = ((codes.astype(np.float32) + off).astype(np.float32) * sc).astype(np.float64)
+                if side == "key":
+                    K = x
+                else:
+                    V = x
         mrows = None
         if applies:
             mk = mask.astype(bool)

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 
 #include "ref/quant.hpp"
@@ -47,6 +48,19 @@ double attend_row(const AttentionRow& a, const double* q, RowsView k, RowsView v
     for (int64_t d = 0; d < a.dv; ++d) out[d] += p[t] * vt[d];
   }
   return m + std::log(sum);
+}
+
+std::string quant_error_text(const std::vector<double>& quantized, const std::vector<double>& unquantized) {
+  double max_abs = 0, err2 = 0, ref2 = 0;
+  for (size_t i = 0; i < unquantized.size(); ++i) {
+    const double d = std::fabs(quantized[i] - unquantized[i]);
+    max_abs = std::max(max_abs, d);
+    err2 += d * d;
+    ref2 += unquantized[i] * unquantized[i];
+  }
+  char buf[96];
+  std::snprintf(buf, sizeof buf, "max_abs %.3g, rel_l2 %.3g", max_abs, ref2 > 0 ? std::sqrt(err2 / ref2) : 0.0);
+  return buf;
 }
 
 }  // namespace kvbench

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "core/dtype.hpp"
@@ -42,5 +43,10 @@ struct AttentionRow {
 // evaluation order (bit-identical everywhere). Returns the log-sum-exp of the final scores
 // (max + log(sum exp(s - max))), +inf for an empty row.
 double attend_row(const AttentionRow& a, const double* q, RowsView k, RowsView v, double* out);
+
+// The accuracy attribution of attention over quantized K/V ("quant_err"): the exact
+// attention on the dequantized K/V against the exact attention on the unquantized K/V, as
+// "max_abs X, rel_l2 Y".
+std::string quant_error_text(const std::vector<double>& quantized, const std::vector<double>& unquantized);
 
 }  // namespace kvbench

@@ -66,6 +66,14 @@ const Signature& fia_signature() {
                .allowed = mask_choices(), .doc = "attenMask's shape (S2 = KV_S plus attenMask_pad)"},
               {.section = "attributes", .name = "pseShift_shape", .type = ParamType::string, .fallback = "none",
                .allowed = {"none", "B,N,S1,S2", "1,N,S1,S2"}, .doc = "pseShift's shape (S2 = KV_S plus pseShift_pad)"},
+              {.section = "attributes", .name = "keyAntiquantMode", .fallback = 0, .min = 0, .max = 5,
+               .doc = "int8/int4 key: 0 per-channel (or per-tensor), 1 per-token, 2 per-tensor+head, 3 per-token+head, 4/5 in PA blocks"},
+              {.section = "attributes", .name = "valueAntiquantMode", .derived = "keyAntiquantMode", .min = 0, .max = 5,
+               .doc = "as keyAntiquantMode; differs only as the pair key 0, value 1"},
+              {.section = "attributes", .name = "antiquant_per_tensor", .type = ParamType::boolean, .fallback = false,
+               .doc = "mode 0 with one scale for the whole tensor (shape [1])"},
+              {.section = "attributes", .name = "antiquant_offset", .type = ParamType::boolean, .fallback = false,
+               .doc = "keyAntiquantOffset/valueAntiquantOffset given (asymmetric)"},
               {.section = "attributes", .name = "ascend_limits", .type = ParamType::boolean, .fallback = false,
                .doc = "also enforce the Atlas A2 hardware limits the document lists"},
               {.section = "shapes", .name = "B", .derived = "required; TND layouts: the number of actual lengths", .min = 1, .doc = "batch"},
@@ -88,8 +96,19 @@ const Signature& fia_signature() {
           {
               {.name = "query", .shape = "by inputLayout", .choices = {DType::f16, DType::bf16, DType::f32},
                .dtype_rule = "f16 (default), bf16, f32 (kvbench extension)", .range = {{-1, 1}}},
-              {.name = "key", .shape = "by inputLayout, or the page-attention cache", .dtype_rule = "= query", .range = {{-1, 1}}},
-              {.name = "value", .shape = "as key with Dv", .dtype_rule = "= query", .range = {{-1, 1}}},
+              {.name = "key", .shape = "by inputLayout, or the page-attention cache", .choices = {DType::i8, DType::s4},
+               .dtype_rule = "= query, or i8/s4 codes (KV antiquant)", .range = {{-1, 1}},
+               .doc = "codes quantized from values drawn in the range"},
+              {.name = "value", .shape = "as key with Dv", .choices = {DType::i8, DType::s4}, .dtype_rule = "= key",
+               .range = {{-1, 1}}},
+              {.name = "keyAntiquantScale", .shape = "by keyAntiquantMode", .dtype_rule = "= query (modes 0, 2), f32",
+               .present = "key i8/s4"},
+              {.name = "keyAntiquantOffset", .shape = "as keyAntiquantScale", .dtype_rule = "as keyAntiquantScale",
+               .present = "antiquant_offset"},
+              {.name = "valueAntiquantScale", .shape = "by valueAntiquantMode", .dtype_rule = "= query (modes 0, 2), f32",
+               .present = "key i8/s4"},
+              {.name = "valueAntiquantOffset", .shape = "as valueAntiquantScale", .dtype_rule = "as valueAntiquantScale",
+               .present = "antiquant_offset"},
               {.name = "pseShift", .shape = "pseShift_shape", .dtype_rule = "= query", .range = {{-1, 1}},
                .present = "pseShift_shape != none"},
               {.name = "attenMask", .shape = "attenMask_shape", .choices = {DType::boolean, DType::i8, DType::u8},
@@ -190,6 +209,29 @@ int64_t FiaParams::out_vector(int64_t b, int64_t i, int64_t h) const {
 
 int64_t FiaParams::lse_index(int64_t b, int64_t i, int64_t h) const {
   return tnd ? (q_start[b] + i) * N + h : (b * N + h) * S1 + i;
+}
+
+Shape FiaParams::antiquant_shape(int mode, int64_t dim) const {
+  switch (mode) {
+    case 0: return quant.per_tensor ? Shape{1} : ifa() ? Shape{1, Nkv, dim} : Shape{Nkv, dim};
+    case 1: return ifa() ? Shape{1, B, kv_tokens()} : Shape{B, kv_tokens()};
+    case 2: return {Nkv};
+    case 3: return {B, Nkv, kv_tokens()};
+    case 4: return {num_blocks, block_size};
+    default: return {num_blocks, Nkv, block_size};
+  }
+}
+
+int64_t FiaParams::antiquant_index(int mode, int64_t dim, int64_t b, int64_t t, int64_t hk, int64_t d, int64_t blk,
+                                   int64_t r) const {
+  switch (mode) {
+    case 0: return quant.per_tensor ? 0 : hk * dim + d;
+    case 1: return b * kv_tokens() + t;
+    case 2: return hk;
+    case 3: return (b * Nkv + hk) * kv_tokens() + t;
+    case 4: return blk * block_size + r;
+    default: return (blk * Nkv + hk) * block_size + r;
+  }
 }
 
 }  // namespace kvbench

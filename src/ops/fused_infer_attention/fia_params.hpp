@@ -32,6 +32,17 @@ struct Band {
 // bounds are clamped to [-S1b, S2b], so they fit 32 bits.
 Band fia_band(int sparse, int64_t pre, int64_t next, bool masked, bool ifa, int64_t S1b, int64_t S2b);
 
+// KV antiquant (part 2): int8/int4 key and value codes, x = f32(f32(code + offset) * scale).
+// Modes (keyAntiquantMode/valueAntiquantMode): 0 per-channel (per-tensor with
+// antiquant_per_tensor), 1 per-token, 2 per-tensor + per-head, 3 per-token + per-head,
+// 4 per-token in page-attention blocks, 5 per-token + per-head in blocks.
+struct FiaAntiquant {
+  bool on = false;
+  DType codes = DType::i8;  // i8, or s4 (8 per int32 word, LSB first: kvbench's s4 packing)
+  int key_mode = 0, value_mode = 0;
+  bool per_tensor = false, offset = false;
+};
+
 struct FiaParams {
   int64_t B = 1, S1 = 1, S2 = 1, N = 1, Nkv = 1, D = 128, Dv = 128;
   std::string layout = "BSH";
@@ -51,6 +62,7 @@ struct FiaParams {
   // Per batch: query rows, keys, first query token and first key token (TND), band.
   std::vector<int64_t> s1b, s2b, q_start, kv_start;
   std::vector<Band> band;
+  FiaAntiquant quant;
 
   bool paged() const { return block_size > 0; }
   bool ifa() const { return !tnd && S1 == 1; }
@@ -76,7 +88,23 @@ struct FiaParams {
   // The output vector (Dv elements) and lse element of query row i of batch b, head h.
   int64_t out_vector(int64_t b, int64_t i, int64_t h) const;
   int64_t lse_index(int64_t b, int64_t i, int64_t h) const;
+
+  // Antiquant scale/offset of one side (mode), its shape and dtype, and the element that
+  // serves key token t (logical) of batch b, kv head hk, dim d; `blk`/`r` its cache slot.
+  Shape antiquant_shape(int mode, int64_t dim) const;
+  DType antiquant_dtype(int mode) const { return mode == 0 || mode == 2 ? q : DType::f32; }
+  int64_t antiquant_index(int mode, int64_t dim, int64_t b, int64_t t, int64_t hk, int64_t d, int64_t blk, int64_t r) const;
 };
+
+// Where the tensors' elements are (fia_inputs.cpp).
+// The block ids: a seeded shuffle of all blocks taken by the batches in order; the one
+// left over is the spare every unused table entry names. [B * max_blocks].
+std::vector<int64_t> fia_block_table(const FiaParams& p, uint64_t seed);
+// Element of a page-attention cache (dim = D or Dv).
+int64_t fia_cache_index(const FiaParams& p, int64_t blk, int64_t r, int64_t hk, int64_t d, int64_t dim);
+// Element of K (dim D) or V (dim Dv) holding key token t of batch b, kv head hk, dim d.
+int64_t fia_kv_index(const FiaParams& p, const std::vector<int64_t>& table, int64_t b, int64_t t, int64_t hk, int64_t d,
+                     int64_t dim);
 
 const Signature& fia_signature();
 FiaParams parse_fia_params(Args& c);

@@ -144,6 +144,38 @@ void check_band(Args& c, const FiaParams& p) {
   }
 }
 
+// KV antiquant: the modes the document defines, and the combinations it allows.
+void parse_antiquant(Args& c, FiaParams& p) {
+  FiaAntiquant& a = p.quant;
+  const DType kv = c.dtype("key", p.q, {p.q, DType::i8, DType::s4});
+  c.require_same_dtype("value", kv, "key");
+  a.key_mode = static_cast<int>(c.integer("keyAntiquantMode"));
+  if (!c.written("valueAntiquantMode")) c.resolve("valueAntiquantMode", a.key_mode);
+  a.value_mode = static_cast<int>(c.integer("valueAntiquantMode"));
+  a.per_tensor = c.boolean("antiquant_per_tensor");
+  a.offset = c.boolean("antiquant_offset");
+  a.on = kv == DType::i8 || kv == DType::s4;
+  a.codes = kv;
+  if (!a.on) {
+    for (const char* k : {"keyAntiquantMode", "valueAntiquantMode", "antiquant_per_tensor", "antiquant_offset"})
+      if (c.written(k)) c.fail(k, std::string(k) + " needs int8/int4 key and value (dtypes key, value: i8 or s4)");
+    return;
+  }
+  if (p.tnd) c.fail("inputLayout", "KV antiquant with TND layouts is not built");
+  if (a.value_mode != a.key_mode && !(a.key_mode == 0 && a.value_mode == 1))
+    c.fail("valueAntiquantMode", "valueAntiquantMode equals keyAntiquantMode, except key 0 (per-channel) with value 1 (per-token)");
+  if (!p.ifa() && a.key_mode > 1) c.fail("keyAntiquantMode", "with Q_S > 1 only modes 0 and 1 (the document)");
+  if (a.key_mode >= 4 && !p.paged()) c.fail("keyAntiquantMode", "modes 4 and 5 keep their scales in page-attention blocks: set blockSize");
+  if (a.per_tensor && a.key_mode != 0) c.fail("antiquant_per_tensor", "per-tensor is mode 0 with a [1] scale");
+  if (kv == DType::s4) {
+    const bool int4_mode = a.key_mode == 0 || a.key_mode == 1 || a.key_mode == 3;
+    if (!int4_mode) c.fail("keyAntiquantMode", "int4 KV takes modes 0 (per-channel), 1, 3 and the key 0 / value 1 pair");
+    if (a.per_tensor) c.fail("antiquant_per_tensor", "int4 KV has no per-tensor mode");
+    if (p.paged()) c.fail("blockSize", "int4 KV has no page attention (the document)");
+    if (p.D % 8 != 0 || p.Dv % 8 != 0) c.fail("D", "int4 KV packs 8 values per int32: D and Dv are multiples of 8");
+  }
+}
+
 void check_ascend_limits(Args& c, const FiaParams& p) {
   auto need = [&](bool ok, const char* key, const std::string& why) {
     if (!ok) c.fail(key, "ascend_limits: " + why);
@@ -228,6 +260,7 @@ FiaParams parse_fia_params(Args& c) {
     c.require_memory("blockSize", {p.B, p.max_blocks}, 4, "the block table");
   }
   parse_mask_and_pse(c, p);
+  parse_antiquant(c, p);
   check_band(c, p);
   p.scale = round_f32(c.number("scaleValue"));
   if (!std::isfinite(p.scale)) c.fail("scaleValue", "scaleValue must be finite in f32");

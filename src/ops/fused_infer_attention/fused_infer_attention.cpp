@@ -8,11 +8,13 @@
 #include <limits>
 #include <numeric>
 #include <stdexcept>
+#include <tuple>
 
 #include "core/error.hpp"
 #include "core/float_format.hpp"
 #include "core/rng.hpp"
 #include "ops/attention/attention_kernel.hpp"
+#include "ops/fused_infer_attention/fia_inputs.hpp"
 #include "ops/fused_infer_attention/fia_params.hpp"
 #include "ops/vulkan_io.hpp"
 #include "ref/attention.hpp"
@@ -41,7 +43,13 @@ class FiaCase final : public OpCase {
   }
 
   std::vector<TensorSpec> tensor_specs() const override {
-    std::vector<TensorSpec> s{{"query", p_.q, p_.query_shape()}, {"key", p_.q, p_.kv_shape(p_.D)}, {"value", p_.q, p_.kv_shape(p_.Dv)}};
+    const DType kv = p_.quant.on ? p_.quant.codes : p_.q;
+    std::vector<TensorSpec> s{{"query", p_.q, p_.query_shape()}, {"key", kv, p_.kv_shape(p_.D)}, {"value", kv, p_.kv_shape(p_.Dv)}};
+    for (int side = 0; side < 2 && p_.quant.on; ++side) {
+      const FiaSide q = fia_side(p_, side);
+      s.push_back({q.scale, p_.antiquant_dtype(q.mode), p_.antiquant_shape(q.mode, q.dim)});
+      if (p_.quant.offset) s.push_back({q.offset, p_.antiquant_dtype(q.mode), p_.antiquant_shape(q.mode, q.dim)});
+    }
     if (p_.pse != "none") s.push_back({"pseShift", p_.q, p_.pse_shape()});
     if (p_.has_mask()) s.push_back({"attenMask", p_.mask_dtype, p_.mask_shape()});
     if (!p_.act_q.empty()) s.push_back({"actualSeqLengths", DType::i64, {static_cast<int64_t>(p_.act_q.size())}});
@@ -52,27 +60,19 @@ class FiaCase final : public OpCase {
     return s;
   }
 
-  // The block ids: a seeded shuffle of all blocks, taken by the batches in order; the one
-  // left over is the spare every unused table entry names.
-  std::vector<int64_t> block_table() const {
-    std::vector<int64_t> ids(static_cast<size_t>(p_.num_blocks));
-    std::iota(ids.begin(), ids.end(), 0);
-    const CounterRng rng(args().seed(), "blockTable");
-    for (size_t i = ids.size(); i > 1; --i) std::swap(ids[i - 1], ids[static_cast<size_t>(rng.integer(i, 0, static_cast<int64_t>(i) - 1))]);
-    const int64_t spare = ids.back();
-    std::vector<int64_t> table(static_cast<size_t>(p_.B * p_.max_blocks), spare);
-    size_t next = 0;
-    for (int64_t b = 0; b < p_.B; ++b)
-      for (int64_t k = 0; k * p_.block_size < p_.s2b[b]; ++k) table[b * p_.max_blocks + k] = ids[next++];
-    return table;
-  }
-
   void fill(Tensor& t) const override {
     const std::string& name = t.name();
     if (name == "actualSeqLengths") return fill_values(t, p_.act_q);
     if (name == "actualSeqLengthsKv") return fill_values(t, p_.act_kv);
-    if (name == "blockTable") return fill_values(t, block_table());
+    if (name == "blockTable") return fill_values(t, fia_block_table(p_, args().seed()));
     if (name == "attenMask") return fill_mask(t);
+    for (int side = 0; side < 2 && p_.quant.on; ++side) {
+      const FiaSide s = fia_side(p_, side);
+      if (name == s.data || name == s.scale || name == s.offset) {
+        t = fia_quantized(p_, args(), side).at(name);
+        return;
+      }
+    }
     OpCase::fill(t);
     if (p_.paged() && (name == "key" || name == "value")) poison_cache(t, name == "key" ? p_.D : p_.Dv);
   }
@@ -80,7 +80,7 @@ class FiaCase final : public OpCase {
   // NaN in every cache row no batch reads: the spare block and block tails.
   void poison_cache(Tensor& t, int64_t dim) const {
     std::vector<uint8_t> used(static_cast<size_t>(p_.num_blocks * p_.block_size), 0);
-    const std::vector<int64_t> table = block_table();
+    const std::vector<int64_t> table = fia_block_table(p_, args().seed());
     for (int64_t b = 0; b < p_.B; ++b)
       for (int64_t tok = 0; tok < p_.s2b[b]; ++tok)
         used[table[b * p_.max_blocks + tok / p_.block_size] * p_.block_size + tok % p_.block_size] = 1;
@@ -89,12 +89,8 @@ class FiaCase final : public OpCase {
       if (used[row]) continue;
       const int64_t blk = row / p_.block_size, r = row % p_.block_size;
       for (int64_t hk = 0; hk < p_.Nkv; ++hk)
-        for (int64_t d = 0; d < dim; ++d) t.set(static_cast<size_t>(cache_index(blk, r, hk, d, dim)), nan);
+        for (int64_t d = 0; d < dim; ++d) t.set(static_cast<size_t>(fia_cache_index(p_, blk, r, hk, d, dim)), nan);
     }
-  }
-
-  int64_t cache_index(int64_t blk, int64_t r, int64_t hk, int64_t d, int64_t dim) const {
-    return p_.bnnbsd ? ((blk * p_.Nkv + hk) * p_.block_size + r) * dim + d : ((blk * p_.block_size + r) * p_.Nkv + hk) * dim + d;
   }
 
   // 1 outside the band (mode 0), else 1 with probability 1/4 except at each row's first
@@ -121,31 +117,41 @@ class FiaCase final : public OpCase {
     }
   }
 
-  // Element of K (dim D) or V (dim Dv) of batch b, key t, kv head hk.
-  int64_t kv_index(const Tensor* table, int64_t b, int64_t t, int64_t hk, int64_t d, int64_t dim) const {
-    if (!p_.paged()) return p_.kv_strides(dim).at(b, p_.kv_start[b] + t, hk, d);
-    const auto blk = static_cast<int64_t>(table->get(static_cast<size_t>(b * p_.max_blocks + t / p_.block_size)));
-    return cache_index(blk, t % p_.block_size, hk, d, dim);
-  }
-
   bool masked(const Tensor* mask, int64_t b, int64_t i, int64_t j) const {
     if (!mask || !p_.mask_applies()) return false;
     const int64_t at = b * p_.mask_batch_stride() + (p_.ifa() ? 0 : i * p_.mask_row_stride()) + j;
     return mask->get(static_cast<size_t>(at)) != 0;
   }
 
-  std::vector<Expected> reference(const TensorSet& in) const override {
+  // Every element of K (side 0) or V as the operator sees it: the given floats, or the
+  // codes antiquantized as f32(f32(code + offset) * scale) (Ascend's formula, ref/quant.hpp).
+  std::vector<double> kv_values(const TensorSet& in, const std::vector<int64_t>& table, int side) const {
+    const FiaSide s = fia_side(p_, side);
+    const Tensor& data = in.at(s.data);
+    std::vector<double> x(data.numel(), std::numeric_limits<double>::quiet_NaN());
+    if (!p_.quant.on) {
+      for (size_t i = 0; i < x.size(); ++i) x[i] = data.get(i);
+      return x;
+    }
+    const Tensor& scale = in.at(s.scale);
+    const Tensor* offset = p_.quant.offset ? &in.at(s.offset) : nullptr;
+    fia_for_each_kv(p_, table, side, [&](int64_t e, int64_t g) {
+      const double off = offset ? offset->get(static_cast<size_t>(g)) : 0.0;
+      x[e] = dequant_offset(data.get(static_cast<size_t>(e)), off, scale.get(static_cast<size_t>(g)), DType::f32);
+    });
+    return x;
+  }
+
+  // attentionOut and softmaxLse in double over the K/V element values given.
+  std::pair<std::vector<double>, std::vector<double>> attention(const TensorSet& in, const std::vector<int64_t>& table,
+                                                                const std::vector<double>& kx,
+                                                                const std::vector<double>& vx) const {
     const Tensor& query = in.at("query");
-    const Tensor& key = in.at("key");
-    const Tensor& value = in.at("value");
     const Tensor* mask = in.has("attenMask") ? &in.at("attenMask") : nullptr;
     const Tensor* pse = in.has("pseShift") ? &in.at("pseShift") : nullptr;
-    const Tensor* table = in.has("blockTable") ? &in.at("blockTable") : nullptr;
     const int64_t G = p_.N / p_.Nkv, pse_cols = p_.kv_tokens() + p_.pse_pad;
     const Strides qs = p_.query_strides();
-    Expected out{.tensor = "attentionOut"}, lse{.tensor = "softmaxLse"};
-    out.exact.assign(shape_numel(p_.out_shape()), 0.0);
-    lse.exact.assign(shape_numel(p_.lse_shape()), p_.lse ? kInf : 0.0);
+    std::vector<double> out(shape_numel(p_.out_shape()), 0.0), lse(shape_numel(p_.lse_shape()), p_.lse ? kInf : 0.0);
     std::vector<double> q(static_cast<size_t>(p_.D));
     for (int64_t b = 0; b < p_.B; ++b) {
       const int64_t S1b = p_.s1b[b], S2b = p_.s2b[b];
@@ -153,8 +159,8 @@ class FiaCase final : public OpCase {
       for (int64_t hk = 0; hk < p_.Nkv; ++hk) {
         std::vector<double> K(static_cast<size_t>(S2b * p_.D)), V(static_cast<size_t>(S2b * p_.Dv));
         for (int64_t t = 0; t < S2b; ++t) {
-          for (int64_t d = 0; d < p_.D; ++d) K[t * p_.D + d] = key.get(static_cast<size_t>(kv_index(table, b, t, hk, d, p_.D)));
-          for (int64_t d = 0; d < p_.Dv; ++d) V[t * p_.Dv + d] = value.get(static_cast<size_t>(kv_index(table, b, t, hk, d, p_.Dv)));
+          for (int64_t d = 0; d < p_.D; ++d) K[t * p_.D + d] = kx[fia_kv_index(p_, table, b, t, hk, d, p_.D)];
+          for (int64_t d = 0; d < p_.Dv; ++d) V[t * p_.Dv + d] = vx[fia_kv_index(p_, table, b, t, hk, d, p_.Dv)];
         }
         for (int64_t h = hk * G; h < (hk + 1) * G; ++h)
           for (int64_t i = 0; i < S1b; ++i) {
@@ -168,19 +174,34 @@ class FiaCase final : public OpCase {
               if (pse) s += pse->get(static_cast<size_t>(((p_.pse_batch_stride() ? b : 0) * p_.N + h) * p_.S1 * pse_cols + i * pse_cols + j));
               return s;
             };
-            const int64_t o = p_.out_vector(b, i, h) * p_.Dv;
-            const double l = attend_row(row, q.data(), {K.data(), p_.D}, {V.data(), p_.Dv}, &out.exact[o]);
+            const double l = attend_row(row, q.data(), {K.data(), p_.D}, {V.data(), p_.Dv}, &out[p_.out_vector(b, i, h) * p_.Dv]);
             if (std::isinf(l) && band_has_keys && p_.inner_precise < 2)
               throw std::logic_error("row " + std::to_string(i) + " of batch " + std::to_string(b) +
                                      " has every key masked without innerPrecise 2/3 (the generator must not make one)");
-            if (p_.lse) lse.exact[p_.lse_index(b, i, h)] = l;
+            if (p_.lse) lse[p_.lse_index(b, i, h)] = l;
           }
       }
     }
-    for (double x : out.exact) out.value.push_back(round_to(p_.q, x));
-    for (double x : lse.exact) lse.value.push_back(round_f32(x));
     return {std::move(out), std::move(lse)};
   }
+
+  std::vector<Expected> reference(const TensorSet& in) const override {
+    std::vector<int64_t> table;
+    if (p_.paged())
+      for (size_t i = 0; i < in.at("blockTable").numel(); ++i) table.push_back(static_cast<int64_t>(in.at("blockTable").get(i)));
+    Expected out{.tensor = "attentionOut"}, lse{.tensor = "softmaxLse"};
+    std::tie(out.exact, lse.exact) = attention(in, table, kv_values(in, table, 0), kv_values(in, table, 1));
+    for (double x : out.exact) out.value.push_back(round_to(p_.q, x));
+    for (double x : lse.exact) lse.value.push_back(round_f32(x));
+    // Accuracy attribution: the same attention on the unquantized K/V.
+    if (p_.quant.on) {
+      const auto plain = attention(in, table, fia_originals(p_, args(), 0), fia_originals(p_, args(), 1));
+      figures_ = {{"quant_err", quant_error_text(out.exact, plain.first)}};
+    }
+    return {std::move(out), std::move(lse)};
+  }
+
+  CaseFigures figures() const override { return figures_; }
 
   Tolerance default_tolerance(const std::string& output) const override {
     if (output == "softmaxLse") return p_.lse ? Tolerance{.atol = 1e-4, .rtol = 1e-5} : Tolerance{};
@@ -227,7 +248,16 @@ class FiaCase final : public OpCase {
                               {"has_pse", p_.pse != "none"},
                               {"pse_sb", p_.pse_batch_stride()},
                               {"pse_sh", p_.S1 * pse_cols},
-                              {"pse_row", pse_cols}};
+                              {"pse_row", pse_cols},
+                              {"kv_quant", p_.quant.on},
+                              {"kv_dtype", static_cast<uint32_t>(p_.quant.on ? p_.quant.codes : p_.q)},
+                              {"k_mode", p_.quant.key_mode},
+                              {"v_mode", p_.quant.value_mode},
+                              {"per_tensor", p_.quant.per_tensor},
+                              {"has_offset", p_.quant.on && p_.quant.offset},
+                              {"ks_dtype", static_cast<uint32_t>(p_.antiquant_dtype(p_.quant.key_mode))},
+                              {"vs_dtype", static_cast<uint32_t>(p_.antiquant_dtype(p_.quant.value_mode))},
+                              {"kv_tokens", p_.kv_tokens()}};
     const double ms = run_attention(
         rt, plan_attention(shape),
         {.kernel = Kernel("fia_attention", {static_cast<uint32_t>(p_.D), static_cast<uint32_t>(p_.Dv)}),
@@ -246,6 +276,7 @@ class FiaCase final : public OpCase {
 
  private:
   FiaParams p_;
+  mutable CaseFigures figures_;  // the accuracy attribution, set by reference()
 };
 
 class FiaOperator final : public Operator {

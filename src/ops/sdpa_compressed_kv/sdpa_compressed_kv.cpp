@@ -220,16 +220,7 @@ class SdpaCase final : public OpCase {
     // Accuracy attribution: the exact compressed attention against the unquantized one.
     const std::vector<double> compressed = attention(in, K, V, false);
     const std::vector<double> plain = attention(in, originals(0), originals(1), false);
-    double max_abs = 0, err2 = 0, ref2 = 0;
-    for (size_t i = 0; i < plain.size(); ++i) {
-      const double d = std::fabs(compressed[i] - plain[i]);
-      max_abs = std::max(max_abs, d);
-      err2 += d * d;
-      ref2 += plain[i] * plain[i];
-    }
-    char buf[96];
-    std::snprintf(buf, sizeof buf, "max_abs %.3g, rel_l2 %.3g", max_abs, ref2 > 0 ? std::sqrt(err2 / ref2) : 0.0);
-    figures_ = {{"quant_err", buf}};
+    figures_ = {{"quant_err", quant_error_text(compressed, plain)}};
     return {std::move(e)};
   }
 
