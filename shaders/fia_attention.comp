@@ -23,7 +23,7 @@ layout(std140, binding = 31) uniform Params {  // kernel parameters, set by name
   uint mask_row, has_pse, pse_sb, pse_sh;
   uint pse_row, kv_quant, kv_dtype, k_mode;  // kv_quant: K/V are i8/s4 codes (antiquant)
   uint v_mode, per_tensor, has_offset, ks_dtype;
-  uint vs_dtype, kv_tokens;
+  uint vs_dtype, kv_tokens, q_rows;  // q_rows: S1 (rows wrap around a batch's, see FiaParams::query_row), 0 for TND
   float scale;
 } pc;
 
@@ -56,7 +56,8 @@ uint kv_length(Batch bt) { return bt.s2; }
 int last_key(Batch bt, uint row) { return row >= bt.s1 ? -1 : min(int(bt.s2) - 1, int(row) + bt.hi); }
 
 float query_at(Batch bt, uint row, uint head, uint d) {
-  const uint i = bt.b * pc.q_sb + (bt.q0 + row) * pc.q_st + head * pc.q_sh + d;
+  const uint qrow = pc.q_rows == 0u ? bt.q0 + row : (bt.q0 + row) % pc.q_rows;
+  const uint i = bt.b * pc.q_sb + qrow * pc.q_st + head * pc.q_sh + d;
   return decode_float(LOAD_BITS(query, i, dtype_bits(pc.dtype)), pc.dtype);
 }
 
@@ -77,9 +78,9 @@ uint row_base(Batch bt, uint hk, uint t, uint dim, uint sb, uint st, uint sh) {
 // The antiquant scale/offset element of (token t, kv head hk, dim d) in `mode` (spec).
 uint antiquant_index(uint mode, uint dim, Batch bt, uint t, uint hk, uint d) {
   if (mode == 0u) return pc.per_tensor != 0u ? 0u : hk * dim + d;
-  if (mode == 1u) return bt.b * pc.kv_tokens + t;
+  if (mode == 1u) return bt.b * pc.kv_tokens + bt.kv0 + t;  // the padded tensor's key position
   if (mode == 2u) return hk;
-  if (mode == 3u) return (bt.b * pc.num_kv_heads + hk) * pc.kv_tokens + t;
+  if (mode == 3u) return (bt.b * pc.num_kv_heads + hk) * pc.kv_tokens + bt.kv0 + t;
   const uvec2 s = slot(bt.b, t);
   return mode == 4u ? s.x * pc.block_size + s.y : (s.x * pc.num_kv_heads + hk) * pc.block_size + s.y;
 }
@@ -124,12 +125,12 @@ float score(Batch bt, uint row, uint head, uint t, float dot) {
   const int rel = int(t) - int(row);
   if (rel < bt.lo || rel > bt.hi) return uintBitsToFloat(0xff800000u);
   if (pc.has_mask != 0u) {
-    const uint mi = bt.b * pc.mask_sb + (pc.ifa != 0u ? 0u : row * pc.mask_row) + t;
+    const uint mi = bt.b * pc.mask_sb + (pc.ifa != 0u ? 0u : (bt.q0 + row) * pc.mask_row) + bt.kv0 + t;
     if (LOAD_BITS(attenMask, mi, 8u) != 0u) return uintBitsToFloat(0xff800000u);
   }
   float s = dot * pc.scale;
   if (pc.has_pse != 0u) {
-    const uint pi = bt.b * pc.pse_sb + head * pc.pse_sh + row * pc.pse_row + t;
+    const uint pi = bt.b * pc.pse_sb + head * pc.pse_sh + (bt.q0 + row) * pc.pse_row + bt.kv0 + t;
     s += decode_float(LOAD_BITS(pseShift, pi, dtype_bits(pc.dtype)), pc.dtype);
   }
   return s;

@@ -232,3 +232,28 @@ TEST_CASE("FIA antiquant: the document's mode combinations, and the rest rejecte
   CHECK(rejection(fia(R"("keyAntiquantMode": 1)", decode)).find("/attributes/keyAntiquantMode: keyAntiquantMode needs int8/int4") == 0);
   CHECK(rejection(fia("", decode, R"(, "dtypes": {"key": "i8", "value": "s4"})")).find("/dtypes/value") == 0);
 }
+
+TEST_CASE("FIA left padding: batch rows [S1 - pad - len, S1 - pad) are computed, the others 0 with lse +inf") {
+  auto op = instantiate(nlohmann::json::parse(R"({
+    "op": "aclnn.FusedInferAttentionScoreV3", "name": "lp", "seed": 3,
+    "attributes": {"numHeads": 1, "scaleValue": 0.25, "inputLayout": "BNSD", "softmaxLseFlag": true},
+    "shapes": {"B": 1, "S1": 5, "S2": 6, "D": 8},
+    "inputs": {"actualSeqLengths": [2], "queryPaddingSize": 1, "actualSeqLengthsKv": [3], "kvPaddingSize": -4}})"));
+  const auto e = op->reference(op->make_tensors());
+  // Rows 2 and 3 (5 - 1 - 2 = 2); keys [3, 6) (a negative kvPaddingSize counts as 0).
+  for (int row = 0; row < 5; ++row) CHECK((e[1].value[row] == kInf) == (row != 2 && row != 3));
+  const std::string decode = R"("B": 1, "S1": 1, "S2": 6, "D": 16)";
+  CHECK(rejection(fia("", decode, R"(, "inputs": {"actualSeqLengths": [1], "queryPaddingSize": 0})"))
+            .find("/inputs/queryPaddingSize: queryPaddingSize needs Q_S > 1") == 0);
+  CHECK(rejection(fia("", R"("B": 1, "S1": 4, "S2": 6, "D": 16)", R"(, "inputs": {"queryPaddingSize": 0})"))
+            .find("/inputs/queryPaddingSize: queryPaddingSize needs actualSeqLengths") == 0);
+  CHECK(rejection(fia("", R"("B": 1, "S1": 4, "S2": 6, "D": 16)", R"(, "inputs": {"actualSeqLengths": [4], "queryPaddingSize": 1})"))
+            .find("/inputs/queryPaddingSize: batch 0 starts before row 0") == 0);
+  CHECK(rejection(fia(R"("sparseMode": 3, "attenMask_shape": "2048,2048")", R"("B": 1, "S1": 4, "S2": 6, "D": 16)",
+                      R"(, "inputs": {"actualSeqLengthsKv": [3], "kvPaddingSize": 1})"))
+            .find("/attributes/sparseMode: left padding with sparseMode 2-4") == 0);
+  CHECK(rejection(fia(R"("blockSize": 16)", decode, R"(, "inputs": {"actualSeqLengthsKv": [3], "kvPaddingSize": 1})"))
+            .find("/inputs/kvPaddingSize: left padding takes no page attention") == 0);
+  // Q_S = 1: a kv start before 0 is accepted and gives 0 (the document).
+  CHECK(rejection(fia("", decode, R"(, "inputs": {"actualSeqLengthsKv": [6], "kvPaddingSize": 2})")) == "");
+}

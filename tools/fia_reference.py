@@ -62,17 +62,17 @@ def visible(sparse, pre, nxt, masked, ifa, s1, s2, mask_rows):
     return ok
 
 
-def antiquant_scale(t, mode, per_tensor, b, n2, Nkv, dim, blk, r, S):
+def antiquant_scale(t, mode, per_tensor, b, n2, Nkv, dim, blk, r, S, k0):
     """The scale or offset tensor `t` broadcast to (Nkv, n2, dim) for batch b (spec modes)."""
     t = t.astype(np.float32)
     if mode == 0:
         return t.reshape(1, 1, 1) if per_tensor else t.reshape(Nkv, dim)[:, None, :]
     if mode == 1:
-        return t.reshape(-1, S)[b, :n2][None, :, None]
+        return t.reshape(-1, S)[b, k0:k0 + n2][None, :, None]
     if mode == 2:
         return t.reshape(Nkv)[:, None, None]
     if mode == 3:
-        return t.reshape(-1, Nkv, S)[b, :, :n2][:, :, None]
+        return t.reshape(-1, Nkv, S)[b, :, k0:k0 + n2][:, :, None]
     if mode == 4:
         return t[blk, r][None, :, None]
     return t[blk, :, r].T[:, :, None]
@@ -101,7 +101,18 @@ def reference(case):
     else:
         s1b = [1] * B if S1 == 1 else lengths(act_q, B, S1)
         s2b, q0, kv0 = lengths(act_kv, B, S2), [0] * B, [0] * B
+        # Left padding: a batch's rows/keys end `pad` before the end (negative pads are 0).
+        if "queryPaddingSize" in inp:
+            qpad = max(0, int(inp["queryPaddingSize"][0]))
+            q0 = [S1 - qpad - s1b[b] for b in range(B)]
+        if "kvPaddingSize" in inp:
+            kvpad = max(0, int(inp["kvPaddingSize"][0]))
+            kv0 = [S2 - kvpad - s2b[b] for b in range(B)]
+            s2b = [0 if kv0[b] < 0 else s2b[b] for b in range(B)]  # Q_S = 1 out of range: 0
+            kv0 = [max(0, x) for x in kv0]
     ifa = not tnd and S1 == 1
+    padded = "queryPaddingSize" in inp or "kvPaddingSize" in inp
+    row0 = [0] * B if tnd else q0  # where a batch's rows go in `out`
     sparse, pre, nxt = a["sparseMode"], a["preTokens"], a["nextTokens"]
     mask_shape = a["attenMask_shape"]
     mask = inp.get("attenMask")
@@ -130,8 +141,9 @@ def reference(case):
             S = a["blockSize"] * inp["blockTable"].shape[1] if paged else S2
             tab = (blk, r) if paged else (None, None)
             for side, dim, mode in (("key", D, a["keyAntiquantMode"]), ("value", Dv, a["valueAntiquantMode"])):
-                sc = antiquant_scale(inp[side + "AntiquantScale"], mode, a["antiquant_per_tensor"], b, n2, Nkv, dim, *tab, S)
-                off = (antiquant_scale(inp[side + "AntiquantOffset"], mode, a["antiquant_per_tensor"], b, n2, Nkv, dim, *tab, S)
+                sc = antiquant_scale(inp[side + "AntiquantScale"], mode, a["antiquant_per_tensor"], b, n2, Nkv, dim, *tab, S, kv0[b])
+                off = (antiquant_scale(inp[side + "AntiquantOffset"], mode, a["antiquant_per_tensor"], b, n2, Nkv, dim, *tab, S,
+                                       kv0[b])
                        if side + "AntiquantOffset" in inp else np.float32(0))
                 codes = K if side == "key" else V
                 x = ((codes.astype(np.float32) + off).astype(np.float32) * sc).astype(np.float64)
@@ -146,21 +158,22 @@ def reference(case):
                 mrows = mk.reshape(mk.shape[0], -1)[b][None, :]
             else:
                 mk = mk.reshape(-1, mk.shape[-2], mk.shape[-1])
-                mrows = mk[b if mask_shape.startswith("B") else 0]
-        vis = visible(sparse, pre, nxt, mask is not None, ifa, n1, n2, mrows)
+                mrows = mk[b if mask_shape.startswith("B") else 0][q0[b]:, :]
+            mrows = mrows[:, kv0[b]:]
+        vis = visible(sparse, pre, nxt, mask is not None and not padded, ifa, n1, n2, mrows)
         for h in range(N):
             qb = q[0 if tnd else b][h][q0[b]:q0[b] + n1]
             s = scale * (qb @ K[h // (N // Nkv)].T)
             if pse is not None:
-                s = s + pse[b if pse.shape[0] > 1 else 0, h, :n1, :n2].astype(np.float64)
+                s = s + pse[b if pse.shape[0] > 1 else 0, h, q0[b]:q0[b] + n1, kv0[b]:kv0[b] + n2].astype(np.float64)
             s = np.where(vis, s, -np.inf)
             mx = s.max(axis=1, initial=-np.inf)
             has = np.isfinite(mx)
             e = np.where(vis, np.exp(s - np.where(has, mx, 0)[:, None]), 0.0)
             tot = e.sum(axis=1)
             o = np.where(has[:, None], (e @ V[h // (N // Nkv)]) / np.where(has, tot, 1)[:, None], 0.0)
-            out[b, h, :n1] = o
-            lse[b, h, :n1] = np.where(has, mx + np.log(np.where(has, tot, 1)), np.inf)
+            out[b, h, row0[b]:row0[b] + n1] = o
+            lse[b, h, row0[b]:row0[b] + n1] = np.where(has, mx + np.log(np.where(has, tot, 1)), np.inf)
         rows.append((n1, q0[b]))
     # Back to the output layouts.
     if tnd:

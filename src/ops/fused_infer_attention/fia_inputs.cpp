@@ -53,7 +53,7 @@ void fia_for_each_kv(const FiaParams& p, const std::vector<int64_t>& table, int 
       const int64_t blk = p.paged() ? table[b * p.max_blocks + t / p.block_size] : 0, r = p.paged() ? t % p.block_size : 0;
       for (int64_t hk = 0; hk < p.Nkv; ++hk)
         for (int64_t d = 0; d < s.dim; ++d)
-          f(fia_kv_index(p, table, b, t, hk, d, s.dim), p.antiquant_index(s.mode, s.dim, b, t, hk, d, blk, r));
+          f(fia_kv_index(p, table, b, t, hk, d, s.dim), p.antiquant_index(s.mode, s.dim, b, p.kv_start[b] + t, hk, d, blk, r));
     }
 }
 

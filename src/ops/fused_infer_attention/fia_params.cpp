@@ -89,6 +89,10 @@ const Signature& fia_signature() {
                .doc = "last rows of every batch fully masked by attenMask (innerPrecise 2/3)"},
               {.section = "inputs", .name = "actualSeqLengths", .type = ParamType::integers, .derived = "absent: S1 per batch",
                .min = 0, .doc = "query lengths per batch (TND: cumulative ends)"},
+              {.section = "inputs", .name = "queryPaddingSize", .derived = "absent: right padding", .min = -kIntMax,
+               .doc = "left padding of the query: batch b uses rows [S1 - pad - len, S1 - pad); negative = 0"},
+              {.section = "inputs", .name = "kvPaddingSize", .derived = "absent: right padding", .min = -kIntMax,
+               .doc = "left padding of key/value: keys [S2 - pad - len, S2 - pad); negative = 0"},
               {.section = "inputs", .name = "actualSeqLengthsKv", .type = ParamType::integers, .derived = "absent: S2 per batch",
                .min = 0, .doc = "kv lengths per batch (TND without page attention: cumulative ends)"},
           },
@@ -115,6 +119,8 @@ const Signature& fia_signature() {
                .dtype_rule = "bool (default), i8 or u8; 1 = masked", .present = "attenMask_shape != none"},
               {.name = "actualSeqLengths", .shape = "[len]", .dtype_rule = "i64", .present = "written"},
               {.name = "actualSeqLengthsKv", .shape = "[len]", .dtype_rule = "i64", .present = "written"},
+              {.name = "queryPaddingSize", .shape = "[1]", .dtype_rule = "i64", .present = "written"},
+              {.name = "kvPaddingSize", .shape = "[1]", .dtype_rule = "i64", .present = "written"},
               {.name = "blockTable", .shape = "[B, maxBlocksPerSeq]", .dtype_rule = "i32", .present = "blockSize > 0",
                .doc = "a seeded shuffle of the blocks; entries past a batch's last block name the NaN-poisoned spare block"},
               {.name = "attentionOut", .role = Role::output, .shape = "by inputLayout's output part", .dtype_rule = "= query"},
@@ -198,17 +204,18 @@ Strides FiaParams::query_strides() const { return order_strides(in, S1, N, D); }
 Strides FiaParams::kv_strides(int64_t dim) const { return order_strides(in, S2, Nkv, dim); }
 
 int64_t FiaParams::out_vector(int64_t b, int64_t i, int64_t h) const {
+  const int64_t row = query_row(b, i);
   switch (out) {
-    case FiaOrder::BNSD: return (b * N + h) * S1 + i;
-    case FiaOrder::NBSD: return (h * B + b) * S1 + i;
-    case FiaOrder::TND: return (q_start[b] + i) * N + h;
-    case FiaOrder::NTD: return h * S1 + q_start[b] + i;
-    default: return (b * S1 + i) * N + h;
+    case FiaOrder::BNSD: return (b * N + h) * S1 + row;
+    case FiaOrder::NBSD: return (h * B + b) * S1 + row;
+    case FiaOrder::TND: return row * N + h;
+    case FiaOrder::NTD: return h * S1 + row;
+    default: return (b * S1 + row) * N + h;
   }
 }
 
 int64_t FiaParams::lse_index(int64_t b, int64_t i, int64_t h) const {
-  return tnd ? (q_start[b] + i) * N + h : (b * N + h) * S1 + i;
+  return tnd ? query_row(b, i) * N + h : (b * N + h) * S1 + query_row(b, i);
 }
 
 Shape FiaParams::antiquant_shape(int mode, int64_t dim) const {

@@ -59,6 +59,9 @@ struct FiaParams {
   int64_t mask_pad = 0, pse_pad = 0, masked_rows = 0;
   DType q = DType::f16, mask_dtype = DType::boolean;
   std::vector<int64_t> act_q, act_kv;  // as written (empty: absent)
+  // Left padding (queryPaddingSize, kvPaddingSize) as written, -1 when absent.
+  int64_t q_pad = -1, kv_pad = -1;
+  bool left_padded() const { return q_pad >= 0 || kv_pad >= 0; }
   // Per batch: query rows, keys, first query token and first key token (TND), band.
   std::vector<int64_t> s1b, s2b, q_start, kv_start;
   std::vector<Band> band;
@@ -85,6 +88,9 @@ struct FiaParams {
   int64_t mask_row_stride() const { return mask_shape().back(); }
   int64_t mask_batch_stride() const;
   int64_t pse_batch_stride() const;
+  // The physical query row of row i of batch b: q_start + i, and for i >= S1b (rows the
+  // operator leaves 0) the rows around the batch's, cyclically (a bijection onto [0, S1)).
+  int64_t query_row(int64_t b, int64_t i) const { return tnd ? q_start[b] + i : (q_start[b] + i) % S1; }
   // The output vector (Dv elements) and lse element of query row i of batch b, head h.
   int64_t out_vector(int64_t b, int64_t i, int64_t h) const;
   int64_t lse_index(int64_t b, int64_t i, int64_t h) const;

@@ -92,6 +92,35 @@ void parse_lengths(Args& c, FiaParams& p) {
   }
 }
 
+// Left padding: batch b's rows and keys end `pad` before the end (spec "Left padding").
+void parse_left_padding(Args& c, FiaParams& p) {
+  if (c.written("queryPaddingSize")) p.q_pad = std::max<int64_t>(0, c.integer("queryPaddingSize"));
+  if (c.written("kvPaddingSize")) p.kv_pad = std::max<int64_t>(0, c.integer("kvPaddingSize"));
+  if (!p.left_padded()) return;
+  const char* key = p.q_pad >= 0 ? "queryPaddingSize" : "kvPaddingSize";
+  if (p.tnd) c.fail(key, "left padding takes no TND layout");
+  if (p.paged()) c.fail(key, "left padding takes no page attention (the document)");
+  if (p.sparse >= 2) c.fail("sparseMode", "left padding with sparseMode 2-4 has no documented alignment origin; use 0 or 1");
+  if (p.q_pad >= 0) {
+    if (p.ifa()) c.fail("queryPaddingSize", "queryPaddingSize needs Q_S > 1");
+    if (p.act_q.empty()) c.fail("queryPaddingSize", "queryPaddingSize needs actualSeqLengths (the document)");
+  }
+  if (p.kv_pad >= 0 && p.act_kv.empty()) c.fail("kvPaddingSize", "kvPaddingSize needs actualSeqLengthsKv (the document)");
+  for (int64_t b = 0; b < p.B; ++b) {
+    if (p.q_pad >= 0) {
+      p.q_start[b] = p.S1 - p.q_pad - p.s1b[b];
+      if (p.q_start[b] < 0)
+        c.fail("queryPaddingSize", "batch " + std::to_string(b) + " starts before row 0 (S1 - queryPaddingSize - actualSeqLengths < 0)");
+    }
+    if (p.kv_pad >= 0) {
+      p.kv_start[b] = p.S2 - p.kv_pad - p.s2b[b];
+      if (p.kv_start[b] < 0 && !p.ifa())
+        c.fail("kvPaddingSize", "batch " + std::to_string(b) + " starts before key 0 (S2 - kvPaddingSize - actualSeqLengthsKv < 0)");
+      if (p.kv_start[b] < 0) p.kv_start[b] = 0, p.s2b[b] = 0;  // Q_S = 1: the batch's output is 0 (documented)
+    }
+  }
+}
+
 void parse_mask_and_pse(Args& c, FiaParams& p) {
   p.mask = c.string("attenMask_shape");
   p.mask_pad = c.integer("attenMask_pad");
@@ -128,7 +157,7 @@ void parse_mask_and_pse(Args& c, FiaParams& p) {
 
 // preTokens/nextTokens as the PFA tiling checks them (only where they apply).
 void check_band(Args& c, const FiaParams& p) {
-  const bool band = !p.ifa() && ((p.sparse == 0 && p.has_mask()) || p.sparse == 4);
+  const bool band = !p.ifa() && ((p.sparse == 0 && p.has_mask() && !p.left_padded()) || p.sparse == 4);
   if (!band) return;
   if (p.pre + p.next < 0) c.fail("nextTokens", "preTokens + nextTokens must be >= 0");
   if (p.pre < 0 && p.next < 0) c.fail("nextTokens", "preTokens and nextTokens must not both be negative");
@@ -259,13 +288,16 @@ FiaParams parse_fia_params(Args& c) {
     for (int64_t s : p.s2b) p.num_blocks += (s + p.block_size - 1) / p.block_size;
     c.require_memory("blockSize", {p.B, p.max_blocks}, 4, "the block table");
   }
+  parse_left_padding(c, p);
   parse_mask_and_pse(c, p);
   parse_antiquant(c, p);
+  if (p.left_padded() && p.quant.codes == DType::s4) c.fail("kvPaddingSize", "left padding takes no int4 KV (the document)");
   check_band(c, p);
   p.scale = round_f32(c.number("scaleValue"));
   if (!std::isfinite(p.scale)) c.fail("scaleValue", "scaleValue must be finite in f32");
   for (int64_t b = 0; b < p.B; ++b)
-    p.band.push_back(fia_band(p.sparse, p.pre, p.next, p.has_mask(), p.ifa(), p.s1b[b], p.s2b[b]));
+    // Sparse 0 with left padding ignores preTokens/nextTokens (the document).
+    p.band.push_back(fia_band(p.sparse, p.pre, p.next, p.has_mask() && !p.left_padded(), p.ifa(), p.s1b[b], p.s2b[b]));
   if (c.boolean("ascend_limits")) check_ascend_limits(c, p);
   return p;
 }

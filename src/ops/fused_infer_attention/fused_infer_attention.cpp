@@ -54,6 +54,8 @@ class FiaCase final : public OpCase {
     if (p_.has_mask()) s.push_back({"attenMask", p_.mask_dtype, p_.mask_shape()});
     if (!p_.act_q.empty()) s.push_back({"actualSeqLengths", DType::i64, {static_cast<int64_t>(p_.act_q.size())}});
     if (!p_.act_kv.empty()) s.push_back({"actualSeqLengthsKv", DType::i64, {static_cast<int64_t>(p_.act_kv.size())}});
+    if (p_.q_pad >= 0) s.push_back({"queryPaddingSize", DType::i64, {1}});
+    if (p_.kv_pad >= 0) s.push_back({"kvPaddingSize", DType::i64, {1}});
     if (p_.paged()) s.push_back({"blockTable", DType::i32, {p_.B, p_.max_blocks}});
     s.push_back({"attentionOut", p_.q, p_.out_shape()});
     s.push_back({"softmaxLse", DType::f32, p_.lse_shape()});
@@ -64,6 +66,8 @@ class FiaCase final : public OpCase {
     const std::string& name = t.name();
     if (name == "actualSeqLengths") return fill_values(t, p_.act_q);
     if (name == "actualSeqLengthsKv") return fill_values(t, p_.act_kv);
+    if (name == "queryPaddingSize") return fill_values(t, {args().integer("queryPaddingSize")});
+    if (name == "kvPaddingSize") return fill_values(t, {args().integer("kvPaddingSize")});
     if (name == "blockTable") return fill_values(t, fia_block_table(p_, args().seed()));
     if (name == "attenMask") return fill_mask(t);
     for (int side = 0; side < 2 && p_.quant.on; ++side) {
@@ -94,7 +98,8 @@ class FiaCase final : public OpCase {
   }
 
   // 1 outside the band (mode 0), else 1 with probability 1/4 except at each row's first
-  // visible column; masked_rows rows all 1 (spec "Inputs").
+  // visible column; masked_rows rows all 1 (spec "Inputs"). Rows and columns are the
+  // padded tensors' positions (left padding moves a batch's first row and key).
   void fill_mask(Tensor& m) const {
     if (p_.compressed_mask()) {
       for (size_t i = 0; i < m.numel(); ++i) m.set(i, i % 2048 > i / 2048 ? 1 : 0);
@@ -102,25 +107,26 @@ class FiaCase final : public OpCase {
     }
     const CounterRng rng(args().seed(), "attenMask");
     const int64_t cols = p_.mask_row_stride(), rows = p_.ifa() ? 1 : p_.S1;
-    const bool per_batch = p_.mask_batch_stride() != 0;
-    const int64_t s1_min = *std::min_element(p_.s1b.begin(), p_.s1b.end());
+    const bool per_batch = p_.mask_batch_stride() != 0, band0 = p_.sparse == 0 && !p_.ifa() && !p_.left_padded();
+    int64_t end_min = p_.S1;  // where the last masked_rows rows end
+    for (int64_t b = 0; b < p_.B; ++b) end_min = std::min(end_min, p_.q_start[b] + p_.s1b[b]);
     for (size_t k = 0; k < m.numel(); ++k) {
       const int64_t j = static_cast<int64_t>(k) % cols, i = static_cast<int64_t>(k) / cols % rows;
-      const int64_t b = static_cast<int64_t>(k) / (cols * rows);
-      const int64_t s1 = per_batch ? p_.s1b[b] : s1_min;
-      const bool band0 = p_.sparse == 0 && !p_.ifa();
-      const int64_t anchor = band0 ? std::max<int64_t>(0, i - std::min<int64_t>(p_.pre, i)) : 0;
-      bool masked = rng.integer(k, 0, 3) == 0 && j != anchor;
+      const int64_t bm = static_cast<int64_t>(k) / (cols * rows);
+      const int64_t end = per_batch ? p_.q_start[bm] + p_.s1b[bm] : end_min;
+      bool anchor = band0 && j == std::max<int64_t>(0, i - std::min<int64_t>(p_.pre, i));
+      for (int64_t b = 0; b < p_.B && !band0; ++b) anchor |= (!per_batch || b == bm) && j == p_.kv_start[b];
+      bool masked = rng.integer(k, 0, 3) == 0 && !anchor;
       if (band0 && (j - i < -p_.pre || j - i > p_.next)) masked = true;
-      if (p_.masked_rows && i >= s1 - p_.masked_rows && i < s1) masked = true;
+      if (p_.masked_rows && i >= end - p_.masked_rows && i < end) masked = true;
       m.set(k, masked ? 1 : 0);
     }
   }
 
   bool masked(const Tensor* mask, int64_t b, int64_t i, int64_t j) const {
     if (!mask || !p_.mask_applies()) return false;
-    const int64_t at = b * p_.mask_batch_stride() + (p_.ifa() ? 0 : i * p_.mask_row_stride()) + j;
-    return mask->get(static_cast<size_t>(at)) != 0;
+    const int64_t row = p_.ifa() ? 0 : (p_.q_start[b] + i) * p_.mask_row_stride();
+    return mask->get(static_cast<size_t>(b * p_.mask_batch_stride() + row + p_.kv_start[b] + j)) != 0;
   }
 
   // Every element of K (side 0) or V as the operator sees it: the given floats, or the
@@ -164,14 +170,16 @@ class FiaCase final : public OpCase {
         }
         for (int64_t h = hk * G; h < (hk + 1) * G; ++h)
           for (int64_t i = 0; i < S1b; ++i) {
-            for (int64_t d = 0; d < p_.D; ++d) q[d] = query.get(static_cast<size_t>(qs.at(b, p_.q_start[b] + i, h, d)));
+            for (int64_t d = 0; d < p_.D; ++d) q[d] = query.get(static_cast<size_t>(qs.at(b, p_.query_row(b, i), h, d)));
             bool band_has_keys = false;
             AttentionRow row{.kv_len = S2b, .dk = p_.D, .dv = p_.Dv, .scale = p_.scale, .empty = EmptyRow::zeros};
             row.bias = [&](int64_t j, double s) {
               if (j - i < band.lo || j - i > band.hi) return -kInf;
               band_has_keys = true;
               if (masked(mask, b, i, j)) return -kInf;
-              if (pse) s += pse->get(static_cast<size_t>(((p_.pse_batch_stride() ? b : 0) * p_.N + h) * p_.S1 * pse_cols + i * pse_cols + j));
+              if (pse)
+                s += pse->get(static_cast<size_t>(((p_.pse_batch_stride() ? b : 0) * p_.N + h) * p_.S1 * pse_cols +
+                                                  (p_.q_start[b] + i) * pse_cols + p_.kv_start[b] + j));
               return s;
             };
             const double l = attend_row(row, q.data(), {K.data(), p_.D}, {V.data(), p_.Dv}, &out[p_.out_vector(b, i, h) * p_.Dv]);
@@ -257,7 +265,8 @@ class FiaCase final : public OpCase {
                               {"has_offset", p_.quant.on && p_.quant.offset},
                               {"ks_dtype", static_cast<uint32_t>(p_.antiquant_dtype(p_.quant.key_mode))},
                               {"vs_dtype", static_cast<uint32_t>(p_.antiquant_dtype(p_.quant.value_mode))},
-                              {"kv_tokens", p_.kv_tokens()}};
+                              {"kv_tokens", p_.kv_tokens()},
+                              {"q_rows", p_.tnd ? 0 : p_.S1}};
     const double ms = run_attention(
         rt, plan_attention(shape),
         {.kernel = Kernel("fia_attention", {static_cast<uint32_t>(p_.D), static_cast<uint32_t>(p_.Dv)}),
