@@ -3,19 +3,35 @@
 // The merge of the shared attention kernel (attention_core.glsl): for each output vector,
 // O = sum_s exp(m_s - M) acc_s / sum_s exp(m_s - M) l_s over its splits, written in the
 // output's dtype. A vector with no visible key is NaN (empty_zeros 0, torch's softmax) or
-// zeros (1). One invocation per 32-bit word of the output (two f16/bf16 or one f32); the
-// one holding a vector's first element also writes its log-sum-exp M + log(L) (+inf for
-// an empty vector) when the plan gives the vector an lse index and has_lse is set.
+// zeros (1). One invocation per 32-bit word of the output (one f32, two f16/bf16, four
+// i8); the one holding a vector's first element also writes its log-sum-exp M + log(L)
+// (+inf for an empty vector) when the plan gives the vector an lse index and has_lse is
+// set. An i8 output is post-quantized in f32: sat_int8(roundEven(O * scale + offset)),
+// scale and offset per tensor or per (head, channel) (FIA's quantScale2/quantOffset2).
 #include "quant.glsl"
 
 layout(local_size_x = 64) in;
 layout(std430, binding = 0) readonly buffer Partials { float partials[]; };
-layout(std430, binding = 1) readonly buffer Merge { uint merge[]; };  // per vector: first slot, splits, lse index
+// Per vector: first slot, splits, lse index, head.
+layout(std430, binding = 1) readonly buffer Merge { uint merge[]; };
 layout(std430, binding = 2) writeonly buffer Out { uint out_[]; };
 layout(std430, binding = 3) writeonly buffer Lse { float lse[]; };
+layout(std430, binding = 4) readonly buffer QuantScale2 { uint quantScale2[]; };
+layout(std430, binding = 5) readonly buffer QuantOffset2 { uint quantOffset2[]; };
 layout(std140, binding = 31) uniform Params {  // kernel parameters, set by name from C++ (reflected)
-  uint elements, head_dim, out_dtype, empty_zeros, has_lse;
+  uint elements, head_dim, out_dtype, empty_zeros;
+  uint has_lse, pq_per_channel, pq_offset, pq_dtype;
 } pc;
+
+// Element k of an i8 output vector (head h, channel d) from its f32 value.
+uint post_quant(float x, uint h, uint d) {
+  const uint i = pc.pq_per_channel != 0u ? h * pc.head_dim + d : 0u;
+  const uint bits = dtype_bits(pc.pq_dtype);
+  const float s = decode_float(LOAD_BITS(quantScale2, i, bits), pc.pq_dtype);
+  const float o = pc.pq_offset != 0u ? decode_float(LOAD_BITS(quantOffset2, i, bits), pc.pq_dtype) : 0.0;
+  precise float v = x * s + o;
+  return uint(int(clamp(roundEven(v), -128.0, 127.0))) & 0xffu;
+}
 
 void main() {
   const uint D = pc.head_dim;
@@ -24,11 +40,11 @@ void main() {
   if (word * per_word >= pc.elements) return;
   const uint e0 = word * per_word;
   const uint vec = e0 / D, d0 = e0 % D;
-  const uint first = merge[3u * vec], nsplit = merge[3u * vec + 1u];
+  const uint first = merge[4u * vec], nsplit = merge[4u * vec + 1u];
   float M = uintBitsToFloat(0xff800000u);
   for (uint s = 0u; s < nsplit; ++s) M = max(M, partials[(first + s) * (D + 2u)]);
   float L = 0.0;
-  float o[2] = float[2](0.0, 0.0);
+  float o[4] = float[4](0.0, 0.0, 0.0, 0.0);
   for (uint s = 0u; s < nsplit; ++s) {
     const uint base = (first + s) * (D + 2u);
     const float m = partials[base];
@@ -38,9 +54,17 @@ void main() {
     for (uint k = 0u; k < per_word; ++k) o[k] += w * partials[base + 2u + d0 + k];
   }
   const bool zero = L == 0.0 && pc.empty_zeros != 0u;
-  if (pc.has_lse != 0u && d0 == 0u && merge[3u * vec + 2u] != 0xffffffffu)
-    lse[merge[3u * vec + 2u]] = L == 0.0 ? uintBitsToFloat(0x7f800000u) : M + log(L);
-  const float r0 = zero ? 0.0 : o[0] / L, r1 = zero ? 0.0 : o[1] / L;
-  if (per_word == 1u) out_[word] = floatBitsToUint(r0);
-  else out_[word] = encode_float(r0, pc.out_dtype) | (encode_float(r1, pc.out_dtype) << 16u);
+  if (pc.has_lse != 0u && d0 == 0u && merge[4u * vec + 2u] != 0xffffffffu)
+    lse[merge[4u * vec + 2u]] = L == 0.0 ? uintBitsToFloat(0x7f800000u) : M + log(L);
+  float r[4];
+  for (uint k = 0u; k < 4u; ++k) r[k] = zero ? 0.0 : o[k] / L;
+  if (per_word == 1u) {
+    out_[word] = floatBitsToUint(r[0]);
+  } else if (per_word == 2u) {
+    out_[word] = encode_float(r[0], pc.out_dtype) | (encode_float(r[1], pc.out_dtype) << 16u);
+  } else {
+    uint w = 0u;  // a vector with no visible key is not computed: code 0, never the offset
+    for (uint k = 0u; k < 4u && !zero; ++k) w |= post_quant(r[k], merge[4u * vec + 3u], d0 + k) << (8u * k);
+    out_[word] = w;
+  }
 }

@@ -257,3 +257,28 @@ TEST_CASE("FIA left padding: batch rows [S1 - pad - len, S1 - pad) are computed,
   // Q_S = 1: a kv start before 0 is accepted and gives 0 (the document).
   CHECK(rejection(fia("", decode, R"(, "inputs": {"actualSeqLengthsKv": [6], "kvPaddingSize": 2})")) == "");
 }
+
+TEST_CASE("FIA post-quant: at an exact tie the golden rounds to even and accepts the other neighbour") {
+  auto op = instantiate(nlohmann::json::parse(R"({
+    "op": "aclnn.FusedInferAttentionScoreV3", "name": "pq", "seed": 1,
+    "attributes": {"numHeads": 1, "inputLayout": "BSND", "postquant_ties": true},
+    "shapes": {"B": 1, "S1": 1, "S2": 1, "D": 8},
+    "dtypes": {"attentionOut": "i8"}})"));
+  const auto e = op->reference(op->make_tensors());
+  // One key: attentionOut = v exactly, v[d] = (d - 8) / 8, times quantScale2 4: -4, -3.5, ..., -0.5.
+  for (int d = 0; d < 8; ++d) {
+    const double v = (d - 8) / 2.0;
+    CHECK(e[0].exact[d] == v);
+    if (d % 2 == 0) {
+      CHECK(e[0].value[d] == v);
+      CHECK(std::isnan(e[0].alternate[d]));
+    } else {
+      CHECK(e[0].value[d] == std::nearbyint(v));         // ties to even
+      CHECK(e[0].value[d] + e[0].alternate[d] == 2 * v);  // the other side of the tie
+    }
+  }
+  CHECK(rejection(fia(R"("postquant_offset": true, "sparseMode": 3, "attenMask_shape": "2048,2048")",
+                      R"("B": 1, "S1": 8, "S2": 6, "D": 16)", R"(, "dtypes": {"attentionOut": "i8"})"))
+            .find("/attributes/postquant_offset: quantOffset2 with rows the operator does not compute") == 0);
+  CHECK(rejection(fia(R"("postquant_offset": true)")).find("/attributes/postquant_offset: postquant_offset needs an int8 output") == 0);
+}

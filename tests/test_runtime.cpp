@@ -13,13 +13,13 @@ using namespace kvbench;
 
 TEST_CASE("reflect_shader: bindings by their block's first member, Params members with offsets") {
   const ShaderInterface s = reflect_shader(embedded_shaders().at("attention_merge"));
-  REQUIRE(s.buffers.size() == 4);
+  REQUIRE(s.buffers.size() == 6);
   CHECK(s.buffers.at(0) == std::vector<std::string>{"partials"});
   CHECK(s.buffers.at(2) == std::vector<std::string>{"out"});  // `out_`: GLSL reserves `out`
   CHECK(s.buffers.at(3) == std::vector<std::string>{"lse"});
   REQUIRE(s.params_binding);
   CHECK(*s.params_binding == 31);
-  REQUIRE(s.params.size() == 5);
+  REQUIRE(s.params.size() == 8);
   CHECK(s.params[3].name == "empty_zeros");
   CHECK(s.params[3].offset == 12);
   CHECK(s.params[3].type == ShaderInterface::Scalar::u32);

@@ -175,6 +175,14 @@ def reference(case):
             out[b, h, row0[b]:row0[b] + n1] = o
             lse[b, h, row0[b]:row0[b] + n1] = np.where(has, mx + np.log(np.where(has, tot, 1)), np.inf)
         rows.append((n1, q0[b]))
+    # Post-quant int8: the pre-rounding value x * quantScale2 + quantOffset2, 0 where a row
+    # has no visible key (not computed).
+    if "quantScale2" in inp:
+        s = inp["quantScale2"].astype(np.float64).reshape(-1)
+        s = s[0] if s.size == 1 else s.reshape(N, Dv)[None, :, None, :]
+        o = inp["quantOffset2"].astype(np.float64).reshape(-1) if "quantOffset2" in inp else np.zeros(1)
+        o = o[0] if o.size == 1 else o.reshape(N, Dv)[None, :, None, :]
+        out = np.where(np.isinf(lse)[..., None], 0.0, out * s + o)
     # Back to the output layouts.
     if tnd:
         T = int(S1)

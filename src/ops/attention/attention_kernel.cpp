@@ -38,16 +38,25 @@ double run_attention(Runtime& rt, const AttentionPlan& plan, AttentionLaunch lau
   launch.params.emplace("num_items", plan.num_items);
   const auto [ax, ay] = grid((uint64_t{plan.num_items} * 8 + 63) / 64);
   double ms = rt.dispatch(launch.kernel, launch.buffers, launch.params, ax, ay);
-  const uint64_t elements = plan.merge.size() / 3 * static_cast<uint64_t>(launch.head_dim);
+  const uint64_t elements = plan.merge.size() / 4 * static_cast<uint64_t>(launch.head_dim);
+  const auto& pq = launch.post_quant;
   const uint64_t words = elements * dtype_bits(launch.out_dtype) / 32;
   const auto [mx, my] = grid((words + 63) / 64);
   ms += rt.dispatch("attention_merge",
-                    {{"partials", partials.get()}, {"merge", merge.get()}, {"out", launch.out}, {"lse", launch.lse}},
+                    {{"partials", partials.get()},
+                     {"merge", merge.get()},
+                     {"out", launch.out},
+                     {"lse", launch.lse},
+                     {"quantScale2", pq.scale},
+                     {"quantOffset2", pq.offset}},
                     {{"elements", elements},
                      {"head_dim", launch.head_dim},
                      {"out_dtype", static_cast<uint32_t>(launch.out_dtype)},
                      {"empty_zeros", launch.empty == EmptyRow::zeros},
-                     {"has_lse", launch.lse != nullptr}},
+                     {"has_lse", launch.lse != nullptr},
+                     {"pq_per_channel", pq.per_channel},
+                     {"pq_offset", pq.offset != nullptr},
+                     {"pq_dtype", static_cast<uint32_t>(pq.dtype)}},
                     mx, my);
   return ms;
 }

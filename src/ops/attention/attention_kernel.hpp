@@ -14,6 +14,13 @@ struct AttentionLaunch {
   KernelParams params;    // the operator's parameters; num_items is added
   Buffer* out = nullptr;  // the output tensor: [vectors in the plan's order, head_dim]
   Buffer* lse = nullptr;  // the log-sum-exp of each vector at the plan's lse index (optional)
+  // An i8 output is post-quantized with these (shaders/attention_merge.comp).
+  struct PostQuant {
+    Buffer* scale = nullptr;
+    Buffer* offset = nullptr;  // optional
+    bool per_channel = false;
+    DType dtype = DType::f32;
+  } post_quant;
   DType out_dtype = DType::f16;
   int64_t head_dim = 0;   // of V and the output
   EmptyRow empty = EmptyRow::zeros;

@@ -10,7 +10,7 @@ AttentionPlan plan_attention(const AttentionShape& s) {
   const int64_t G = s.num_heads / s.num_kv_heads;
   int64_t vectors_out = 0;
   for (size_t b = 0; b < s.q_rows.size(); ++b) vectors_out += s.q_rows[b] * s.num_heads;
-  plan.merge.assign(static_cast<size_t>(3 * vectors_out), 0);
+  plan.merge.assign(static_cast<size_t>(4 * vectors_out), 0);
   for (size_t b = 0; b < s.q_rows.size(); ++b) {
     const int64_t rows = s.q_rows[b], kv_len = s.kv_len[b];
     const int64_t chunk = rows == 1 ? 256 : 2048;
@@ -22,10 +22,11 @@ AttentionPlan plan_attention(const AttentionShape& s) {
     for (int64_t i = 0; i < rows; ++i)
       for (int64_t h = 0; h < s.num_heads; ++h) {
         const auto o = static_cast<size_t>(s.out_vector(static_cast<int64_t>(b), i, h));
-        if (3 * o + 2 >= plan.merge.size()) throw std::logic_error("plan_attention: output vector out of range");
-        plan.merge[3 * o] = static_cast<uint32_t>(plan.slots + static_cast<uint64_t>((i * s.num_heads + h) * nsplit));
-        plan.merge[3 * o + 1] = static_cast<uint32_t>(nsplit);
-        plan.merge[3 * o + 2] =
+        if (4 * o + 3 >= plan.merge.size()) throw std::logic_error("plan_attention: output vector out of range");
+        plan.merge[4 * o] = static_cast<uint32_t>(plan.slots + static_cast<uint64_t>((i * s.num_heads + h) * nsplit));
+        plan.merge[4 * o + 1] = static_cast<uint32_t>(nsplit);
+        plan.merge[4 * o + 3] = static_cast<uint32_t>(h);
+        plan.merge[4 * o + 2] =
             s.lse_index ? static_cast<uint32_t>(s.lse_index(static_cast<int64_t>(b), i, h)) : kNoLse;
       }
     plan.slots += static_cast<uint64_t>(rows * s.num_heads * nsplit);

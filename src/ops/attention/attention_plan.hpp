@@ -12,7 +12,7 @@ namespace kvbench {
 struct AttentionPlan {
   std::vector<uint32_t> batch_plan;  // per batch: slot base, number of splits, split length
   std::vector<uint32_t> items;       // per item: batch, kv head, first vector, vectors, split
-  std::vector<uint32_t> merge;       // per output vector: first slot, number of splits, lse index
+  std::vector<uint32_t> merge;       // per output vector: first slot, number of splits, lse index, head
   uint32_t num_items = 0;
   uint64_t slots = 0;                // partial states (each dv + 2 floats)
 };

@@ -74,6 +74,12 @@ const Signature& fia_signature() {
                .doc = "mode 0 with one scale for the whole tensor (shape [1])"},
               {.section = "attributes", .name = "antiquant_offset", .type = ParamType::boolean, .fallback = false,
                .doc = "keyAntiquantOffset/valueAntiquantOffset given (asymmetric)"},
+              {.section = "attributes", .name = "postquant_per_channel", .type = ParamType::boolean, .fallback = false,
+               .doc = "int8 output: quantScale2/quantOffset2 per (head, channel) instead of per tensor"},
+              {.section = "attributes", .name = "postquant_offset", .type = ParamType::boolean, .fallback = false,
+               .doc = "int8 output: quantOffset2 given"},
+              {.section = "attributes", .name = "postquant_ties", .type = ParamType::boolean, .fallback = false,
+               .doc = "int8 output: value rows equal per (batch, kv head) in multiples of 1/8 and quantScale2 4, offset 0.5: outputs at rounding ties"},
               {.section = "attributes", .name = "ascend_limits", .type = ParamType::boolean, .fallback = false,
                .doc = "also enforce the Atlas A2 hardware limits the document lists"},
               {.section = "shapes", .name = "B", .derived = "required; TND layouts: the number of actual lengths", .min = 1, .doc = "batch"},
@@ -123,7 +129,12 @@ const Signature& fia_signature() {
               {.name = "kvPaddingSize", .shape = "[1]", .dtype_rule = "i64", .present = "written"},
               {.name = "blockTable", .shape = "[B, maxBlocksPerSeq]", .dtype_rule = "i32", .present = "blockSize > 0",
                .doc = "a seeded shuffle of the blocks; entries past a batch's last block name the NaN-poisoned spare block"},
-              {.name = "attentionOut", .role = Role::output, .shape = "by inputLayout's output part", .dtype_rule = "= query"},
+              {.name = "quantScale2", .shape = "[1], or [N, Dv] ([H] for BSH) per channel", .choices = {DType::f32, DType::bf16},
+               .dtype_rule = "f32 (default), bf16 with a bf16 query", .range = {{30, 300}}, .present = "attentionOut i8"},
+              {.name = "quantOffset2", .shape = "as quantScale2", .dtype_rule = "= quantScale2", .range = {{-20, 20}},
+               .present = "postquant_offset"},
+              {.name = "attentionOut", .role = Role::output, .shape = "by inputLayout's output part", .choices = {DType::i8},
+               .dtype_rule = "= query, or i8 (post-quant with quantScale2)"},
               {.name = "softmaxLse", .role = Role::output, .shape = "[B, N, S1, 1], [T, N, 1]; [1] zero without softmaxLseFlag",
                .dtype_rule = "f32"},
           },
@@ -216,6 +227,11 @@ int64_t FiaParams::out_vector(int64_t b, int64_t i, int64_t h) const {
 
 int64_t FiaParams::lse_index(int64_t b, int64_t i, int64_t h) const {
   return tnd ? query_row(b, i) * N + h : (b * N + h) * S1 + query_row(b, i);
+}
+
+Shape FiaParams::post_quant_shape() const {
+  if (!post.per_channel) return {1};
+  return out_shape().size() == 3 && !tnd ? Shape{N * Dv} : Shape{N, Dv};
 }
 
 Shape FiaParams::antiquant_shape(int mode, int64_t dim) const {

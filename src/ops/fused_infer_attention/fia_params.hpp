@@ -43,6 +43,12 @@ struct FiaAntiquant {
   bool per_tensor = false, offset = false;
 };
 
+// Post-quant int8 output: attentionOut = sat_int8(round(attn * quantScale2 + quantOffset2)).
+struct FiaPostQuant {
+  bool on = false, per_channel = false, offset = false, ties = false;
+  DType dtype = DType::f32;  // of quantScale2/quantOffset2: f32, or bf16 with a bf16 query
+};
+
 struct FiaParams {
   int64_t B = 1, S1 = 1, S2 = 1, N = 1, Nkv = 1, D = 128, Dv = 128;
   std::string layout = "BSH";
@@ -66,6 +72,10 @@ struct FiaParams {
   std::vector<int64_t> s1b, s2b, q_start, kv_start;
   std::vector<Band> band;
   FiaAntiquant quant;
+  FiaPostQuant post;
+  DType out_dtype() const { return post.on ? DType::i8 : q; }
+  // quantScale2/quantOffset2: [1], or per channel [N * Dv] for BSH outputs, else [N, Dv].
+  Shape post_quant_shape() const;
 
   bool paged() const { return block_size > 0; }
   bool ifa() const { return !tnd && S1 == 1; }

@@ -205,6 +205,41 @@ void parse_antiquant(Args& c, FiaParams& p) {
   }
 }
 
+// Post-quant int8 output, and the combinations the document intercepts (spec).
+void parse_post_quant(Args& c, FiaParams& p) {
+  FiaPostQuant& q = p.post;
+  q.on = c.dtype("attentionOut", p.q, {p.q, DType::i8}) == DType::i8;
+  q.per_channel = c.boolean("postquant_per_channel");
+  q.offset = c.boolean("postquant_offset");
+  q.ties = c.boolean("postquant_ties");
+  if (!q.on) {
+    for (const char* k : {"postquant_per_channel", "postquant_offset", "postquant_ties"})
+      if (c.written(k)) c.fail(k, std::string(k) + " needs an int8 output (dtypes: attentionOut i8)");
+    return;
+  }
+  q.dtype = c.dtype("quantScale2", DType::f32, p.q == DType::bf16 ? std::initializer_list<DType>{DType::f32, DType::bf16}
+                                                                   : std::initializer_list<DType>{DType::f32});
+  if (p.quant.codes == DType::s4) c.fail("attentionOut", "int4 KV takes no post-quant (the document)");
+  if (q.ties && p.quant.on) c.fail("postquant_ties", "postquant_ties writes the value tensor: it takes no KV antiquant");
+  if (q.offset && p.masked_rows) c.fail("postquant_offset", "quantOffset2 with fully masked rows is intercepted by the document");
+  if (p.sparse == 4 && (p.pre < 0 || p.next < 0))
+    c.fail("attentionOut", "an int8 output takes no band (sparseMode 4) with a negative preTokens/nextTokens (the document)");
+  if (q.per_channel && p.left_padded()) c.fail("postquant_per_channel", "per-channel post-quant takes no left padding (the document)");
+  if (q.per_channel && p.lse) c.fail("postquant_per_channel", "per-channel post-quant takes no softmaxLse (the document: Ring Attention)");
+  if (q.offset)  // rows the operator does not compute would get the offset: intercepted
+    for (int64_t b = 0; b < p.B; ++b) {
+      const int64_t s1 = p.s1b[b], s2 = p.s2b[b];
+      const bool gaps = p.ifa() ? false
+                        : p.sparse == 0 && p.has_mask() ? s1 - s2 - p.pre > 0 || p.next < 0
+                        : p.sparse == 3                 ? s2 - s1 < 0
+                        : p.sparse == 4                 ? p.pre < 0 || p.next + s2 - s1 < 0
+                                                        : false;
+      if (gaps || (s1 > 0 && s2 == 0))
+        c.fail("postquant_offset", "quantOffset2 with rows the operator does not compute (batch " + std::to_string(b) +
+                                       ") is intercepted by the document");
+    }
+}
+
 void check_ascend_limits(Args& c, const FiaParams& p) {
   auto need = [&](bool ok, const char* key, const std::string& why) {
     if (!ok) c.fail(key, "ascend_limits: " + why);
@@ -291,6 +326,7 @@ FiaParams parse_fia_params(Args& c) {
   parse_left_padding(c, p);
   parse_mask_and_pse(c, p);
   parse_antiquant(c, p);
+  parse_post_quant(c, p);
   if (p.left_padded() && p.quant.codes == DType::s4) c.fail("kvPaddingSize", "left padding takes no int4 KV (the document)");
   check_band(c, p);
   p.scale = round_f32(c.number("scaleValue"));

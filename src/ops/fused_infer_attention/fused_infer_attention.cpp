@@ -57,7 +57,9 @@ class FiaCase final : public OpCase {
     if (p_.q_pad >= 0) s.push_back({"queryPaddingSize", DType::i64, {1}});
     if (p_.kv_pad >= 0) s.push_back({"kvPaddingSize", DType::i64, {1}});
     if (p_.paged()) s.push_back({"blockTable", DType::i32, {p_.B, p_.max_blocks}});
-    s.push_back({"attentionOut", p_.q, p_.out_shape()});
+    if (p_.post.on) s.push_back({"quantScale2", p_.post.dtype, p_.post_quant_shape()});
+    if (p_.post.on && p_.post.offset) s.push_back({"quantOffset2", p_.post.dtype, p_.post_quant_shape()});
+    s.push_back({"attentionOut", p_.out_dtype(), p_.out_shape()});
     s.push_back({"softmaxLse", DType::f32, p_.lse_shape()});
     return s;
   }
@@ -77,7 +79,13 @@ class FiaCase final : public OpCase {
         return;
       }
     }
+    if (p_.post.ties && (name == "quantScale2" || name == "quantOffset2")) {
+      for (size_t i = 0; i < t.numel(); ++i) t.set(i, name == "quantScale2" ? 4.0 : 0.5);
+      return;
+    }
     OpCase::fill(t);
+    if (p_.post.ties && name == "value")  // equal rows of multiples of 1/8: x * 4 (+ 0.5) lands on ties
+      for (size_t i = 0; i < t.numel(); ++i) t.set(i, static_cast<double>(static_cast<int64_t>(i % static_cast<size_t>(p_.Dv)) % 17 - 8) / 8);
     if (p_.paged() && (name == "key" || name == "value")) poison_cache(t, name == "key" ? p_.D : p_.Dv);
   }
 
@@ -148,7 +156,8 @@ class FiaCase final : public OpCase {
     return x;
   }
 
-  // attentionOut and softmaxLse in double over the K/V element values given.
+  // attentionOut (in double, before any output rounding) and the log-sum-exp of every row
+  // at its softmaxLse index (+inf: no visible key or not computed), over the K/V values.
   std::pair<std::vector<double>, std::vector<double>> attention(const TensorSet& in, const std::vector<int64_t>& table,
                                                                 const std::vector<double>& kx,
                                                                 const std::vector<double>& vx) const {
@@ -157,7 +166,7 @@ class FiaCase final : public OpCase {
     const Tensor* pse = in.has("pseShift") ? &in.at("pseShift") : nullptr;
     const int64_t G = p_.N / p_.Nkv, pse_cols = p_.kv_tokens() + p_.pse_pad;
     const Strides qs = p_.query_strides();
-    std::vector<double> out(shape_numel(p_.out_shape()), 0.0), lse(shape_numel(p_.lse_shape()), p_.lse ? kInf : 0.0);
+    std::vector<double> out(shape_numel(p_.out_shape()), 0.0), lse(static_cast<size_t>(p_.T() * p_.N), kInf);
     std::vector<double> q(static_cast<size_t>(p_.D));
     for (int64_t b = 0; b < p_.B; ++b) {
       const int64_t S1b = p_.s1b[b], S2b = p_.s2b[b];
@@ -186,7 +195,7 @@ class FiaCase final : public OpCase {
             if (std::isinf(l) && band_has_keys && p_.inner_precise < 2)
               throw std::logic_error("row " + std::to_string(i) + " of batch " + std::to_string(b) +
                                      " has every key masked without innerPrecise 2/3 (the generator must not make one)");
-            if (p_.lse) lse[p_.lse_index(b, i, h)] = l;
+            lse[p_.lse_index(b, i, h)] = l;
           }
       }
     }
@@ -198,21 +207,69 @@ class FiaCase final : public OpCase {
     if (p_.paged())
       for (size_t i = 0; i < in.at("blockTable").numel(); ++i) table.push_back(static_cast<int64_t>(in.at("blockTable").get(i)));
     Expected out{.tensor = "attentionOut"}, lse{.tensor = "softmaxLse"};
-    std::tie(out.exact, lse.exact) = attention(in, table, kv_values(in, table, 0), kv_values(in, table, 1));
-    for (double x : out.exact) out.value.push_back(round_to(p_.q, x));
-    for (double x : lse.exact) lse.value.push_back(round_f32(x));
+    std::vector<double> row_lse;
+    std::tie(out.exact, row_lse) = attention(in, table, kv_values(in, table, 0), kv_values(in, table, 1));
     // Accuracy attribution: the same attention on the unquantized K/V.
     if (p_.quant.on) {
       const auto plain = attention(in, table, fia_originals(p_, args(), 0), fia_originals(p_, args(), 1));
       figures_ = {{"quant_err", quant_error_text(out.exact, plain.first)}};
     }
+    if (p_.post.on) post_quantize(in, row_lse, out);
+    else
+      for (double x : out.exact) out.value.push_back(round_to(p_.q, x));
+    lse.exact = p_.lse ? row_lse : std::vector<double>{0.0};
+    for (double x : lse.exact) lse.value.push_back(round_f32(x));
     return {std::move(out), std::move(lse)};
+  }
+
+  // attentionOut as int8 codes: sat(roundEven(x * scale + offset)), code 0 in rows with no
+  // visible key (not computed). Where x * scale + offset lies within the attention
+  // tolerance (scaled) plus an f16 intermediate's half ulp of a rounding boundary, the
+  // neighbouring code is the alternate (ties included: ties-to-even and ties-away paths).
+  void post_quantize(const TensorSet& in, const std::vector<double>& row_lse, Expected& out) const {
+    const Tensor& scale = in.at("quantScale2");
+    const Tensor* offset = p_.post.offset ? &in.at("quantOffset2") : nullptr;
+    const Tolerance tol = attention_tolerance();
+    std::vector<int64_t> head(out.exact.size() / static_cast<size_t>(p_.Dv)), row(head.size());
+    for (int64_t b = 0; b < p_.B; ++b)
+      for (int64_t i = 0; i < (p_.tnd ? p_.s1b[b] : p_.S1); ++i)
+        for (int64_t h = 0; h < p_.N; ++h) {
+          head[p_.out_vector(b, i, h)] = h;
+          row[p_.out_vector(b, i, h)] = p_.lse_index(b, i, h);
+        }
+    out.alternate.assign(out.exact.size(), Expected::none);
+    for (size_t e = 0; e < out.exact.size(); ++e) {
+      const size_t vec = e / static_cast<size_t>(p_.Dv);
+      if (std::isinf(row_lse[row[vec]])) {
+        out.exact[e] = 0;
+        out.value.push_back(0);
+        continue;
+      }
+      const size_t c = p_.post.per_channel ? static_cast<size_t>(head[vec] * p_.Dv) + e % static_cast<size_t>(p_.Dv) : 0;
+      const double s = scale.get(c), x = out.exact[e];
+      const double v = x * s + (offset ? offset->get(c) : 0.0);
+      const double code = std::clamp(std::nearbyint(v), -128.0, 127.0);
+      const double near = (tol.atol + tol.rtol * std::fabs(x)) * std::fabs(s) + std::ldexp(std::fabs(v), -11);
+      // The two codes around v and the boundary between them; the alternate is the one
+      // the golden did not pick.
+      const double below = std::clamp(std::floor(v), -128.0, 127.0), above = std::clamp(std::floor(v) + 1, -128.0, 127.0);
+      const double boundary = std::floor(v) + 0.5;
+      const double other = code == below ? above : below;
+      if (std::fabs(v - boundary) <= near && other != code) out.alternate[e] = other;
+      out.exact[e] = v;
+      out.value.push_back(code);
+    }
   }
 
   CaseFigures figures() const override { return figures_; }
 
   Tolerance default_tolerance(const std::string& output) const override {
     if (output == "softmaxLse") return p_.lse ? Tolerance{.atol = 1e-4, .rtol = 1e-5} : Tolerance{};
+    if (p_.post.on) return {};  // int8 codes: exact, or the boundary alternate
+    return attention_tolerance();
+  }
+
+  Tolerance attention_tolerance() const {
     if (p_.q == DType::f16) return {.atol = 1e-3, .rtol = 1.0 / 1024};
     if (p_.q == DType::bf16) return {.atol = 8e-3, .rtol = 1.0 / 128};
     return {.atol = 2e-5, .rtol = 1e-4};
@@ -274,7 +331,11 @@ class FiaCase final : public OpCase {
          .params = params,
          .out = t.at("attentionOut"),
          .lse = p_.lse ? t.at("softmaxLse") : nullptr,
-         .out_dtype = p_.q,
+         .post_quant = {.scale = p_.post.on ? t.at("quantScale2") : nullptr,
+                        .offset = p_.post.on && p_.post.offset ? t.at("quantOffset2") : nullptr,
+                        .per_channel = p_.post.per_channel,
+                        .dtype = p_.post.dtype},
+         .out_dtype = p_.out_dtype(),
          .head_dim = p_.Dv,
          .empty = EmptyRow::zeros});
     t.download(io);
