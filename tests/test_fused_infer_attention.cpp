@@ -80,7 +80,11 @@ TEST_CASE("FIA sparse modes: visible keys of S1b = 3 rows over S2b = 5 keys (rig
 
 TEST_CASE("FIA layout index maps: query strides and output vectors per layout") {
   FiaParams p;
-  p.B = 2, p.S1 = 3, p.N = 4, p.D = 8, p.Dv = 8;
+  p.B = 2;
+  p.S1 = 3;
+  p.N = 4;
+  p.D = 8;
+  p.Dv = 8;
   p.q_start = {0, 0};
   p.in = FiaOrder::BSND;
   CHECK(p.query_strides().at(1, 2, 3, 5) == ((1 * 3 + 2) * 4 + 3) * 8 + 5);
@@ -94,7 +98,9 @@ TEST_CASE("FIA layout index maps: query strides and output vectors per layout") 
   CHECK(p.out_vector(1, 2, 3) == (3 * 2 + 1) * 3 + 2);
   CHECK(p.lse_index(1, 2, 3) == (1 * 4 + 3) * 3 + 2);  // [B, N, S1, 1]
   // TND: T = 7 tokens, batch 1 starts at token 3.
-  p.tnd = true, p.S1 = 7, p.q_start = {0, 3};
+  p.tnd = true;
+  p.S1 = 7;
+  p.q_start = {0, 3};
   p.in = FiaOrder::TND;
   CHECK(p.query_strides().at(1, 3 + 2, 3, 5) == ((3 + 2) * 4 + 3) * 8 + 5);
   p.in = FiaOrder::NTD;
