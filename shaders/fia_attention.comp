@@ -24,6 +24,8 @@ layout(std140, binding = 31) uniform Params {  // kernel parameters, set by name
   uint pse_row, kv_quant, kv_dtype, k_mode;  // kv_quant: K/V are i8/s4 codes (antiquant)
   uint v_mode, per_tensor, has_offset, ks_dtype;
   uint vs_dtype, kv_tokens, q_rows;  // q_rows: S1 (rows wrap around a batch's, see FiaParams::query_row), 0 for TND
+  uint prefix_len, p_st, p_sh, pv_st;  // shared prefix: its first prefix_len tokens come before every batch's keys
+  uint pv_sh;
   float scale;
 } pc;
 
@@ -44,6 +46,8 @@ layout(std430, binding = 7) readonly buffer KeyAntiquantScale { uint keyAntiquan
 layout(std430, binding = 8) readonly buffer KeyAntiquantOffset { uint keyAntiquantOffset[]; };
 layout(std430, binding = 9) readonly buffer ValueAntiquantScale { uint valueAntiquantScale[]; };
 layout(std430, binding = 10) readonly buffer ValueAntiquantOffset { uint valueAntiquantOffset[]; };
+layout(std430, binding = 11) readonly buffer KeySharedPrefix { uint keySharedPrefix[]; };
+layout(std430, binding = 12) readonly buffer ValueSharedPrefix { uint valueSharedPrefix[]; };
 
 Batch batch_info(uint b) {
   const uint o = 7u * b;
@@ -89,8 +93,14 @@ uint antiquant_index(uint mode, uint dim, Batch bt, uint t, uint hk, uint d) {
 float antiquant(int code, float offset, float s) { precise float r = (float(code) + offset) * s; return r; }
 
 void load_key(Batch bt, uint hk, uint t, uint lane, out float k[DPL]) {
-  const uint base = row_base(bt, hk, t, D, pc.k_sb, pc.k_st, pc.k_sh) + lane * DPL;
   const uint bits = dtype_bits(pc.kv_dtype);
+  if (t < pc.prefix_len) {  // the shared prefix (never antiquantized)
+    const uint base = t * pc.p_st + hk * pc.p_sh + lane * DPL;
+    for (uint j = 0u; j < DPL; ++j) k[j] = decode_float(LOAD_BITS(keySharedPrefix, base + j, bits), pc.kv_dtype);
+    return;
+  }
+  t -= pc.prefix_len;
+  const uint base = row_base(bt, hk, t, D, pc.k_sb, pc.k_st, pc.k_sh) + lane * DPL;
   for (uint j = 0u; j < DPL; ++j) {
     const uint raw = LOAD_BITS(key, base + j, bits);
     if (pc.kv_quant == 0u) {
@@ -105,8 +115,14 @@ void load_key(Batch bt, uint hk, uint t, uint lane, out float k[DPL]) {
 }
 
 void load_value(Batch bt, uint hk, uint t, uint lane, out float v[DPLV]) {
-  const uint base = row_base(bt, hk, t, DV, pc.v_sb, pc.v_st, pc.v_sh) + lane * DPLV;
   const uint bits = dtype_bits(pc.kv_dtype);
+  if (t < pc.prefix_len) {
+    const uint base = t * pc.pv_st + hk * pc.pv_sh + lane * DPLV;
+    for (uint j = 0u; j < DPLV; ++j) v[j] = decode_float(LOAD_BITS(valueSharedPrefix, base + j, bits), pc.kv_dtype);
+    return;
+  }
+  t -= pc.prefix_len;
+  const uint base = row_base(bt, hk, t, DV, pc.v_sb, pc.v_st, pc.v_sh) + lane * DPLV;
   for (uint j = 0u; j < DPLV; ++j) {
     const uint raw = LOAD_BITS(value, base + j, bits);
     if (pc.kv_quant == 0u) {

@@ -288,3 +288,34 @@ TEST_CASE("FIA post-quant: at an exact tie the golden rounds to even and accepts
             .find("/attributes/postquant_offset: quantOffset2 with rows the operator does not compute") == 0);
   CHECK(rejection(fia(R"("postquant_offset": true)")).find("/attributes/postquant_offset: postquant_offset needs an int8 output") == 0);
 }
+
+TEST_CASE("FIA shared prefix: keys are prefix[:Lp] then the batch's own; the document's exclusions") {
+  auto op = instantiate(nlohmann::json::parse(R"({
+    "op": "aclnn.FusedInferAttentionScoreV3", "name": "sp", "seed": 1,
+    "attributes": {"numHeads": 1, "scaleValue": 1.0, "inputLayout": "BSND", "softmaxLseFlag": true},
+    "shapes": {"B": 1, "S1": 1, "S2": 1, "D": 8, "S_prefix": 2},
+    "inputs": {"actualSharedPrefixLen": 1},
+    "dtypes": {"query": "f32"}})"));
+  TensorSet ts = op->make_tensors();
+  CHECK(ts.at("keySharedPrefix").shape() == Shape{1, 2, 1, 8});
+  for (size_t i = 0; i < 8; ++i) {
+    ts.at("query").set(i, i == 0 ? 1.0 : 0.0);
+    ts.at("key").set(i, i == 0 ? 1.0 : 0.0);              // own key: score 1
+    ts.at("value").set(i, 3.0);
+    for (size_t t = 0; t < 2; ++t) {
+      ts.at("keySharedPrefix").set(t * 8 + i, i == 0 ? (t == 0 ? 1.0 : 50.0) : 0.0);  // prefix 0: score 1; prefix 1 (past Lp): 50
+      ts.at("valueSharedPrefix").set(t * 8 + i, t == 0 ? 1.0 : 100.0);
+    }
+  }
+  const auto e = op->reference(ts);
+  // Equal scores over prefix key 0 and the own key: out = (1 + 3) / 2, lse = 1 + log 2.
+  for (int d = 0; d < 8; ++d) CHECK(e[0].value[d] == doctest::Approx(2.0).epsilon(1e-7));
+  CHECK(e[1].value[0] == doctest::Approx(1 + std::log(2.0)).epsilon(1e-7));
+  CHECK(rejection(fia("", R"("B": 1, "S1": 4, "S2": 6, "D": 16, "S_prefix": 3)", R"(, "inputs": {"actualSharedPrefixLen": 4})"))
+            .find("/inputs/actualSharedPrefixLen: actualSharedPrefixLen must not exceed") == 0);
+  CHECK(rejection(fia(R"("blockSize": 16)", R"("B": 1, "S1": 4, "S2": 6, "D": 16, "S_prefix": 3)",
+                      R"(, "inputs": {"actualSeqLengthsKv": [6]})"))
+            .find("/shapes/S_prefix: a shared prefix takes no page attention") == 0);
+  CHECK(rejection(fia("", R"("B": 1, "S1": 4, "S2": 6, "D": 16)", R"(, "inputs": {"actualSharedPrefixLen": 1})"))
+            .find("/inputs/actualSharedPrefixLen: actualSharedPrefixLen needs a shared prefix") == 0);
+}

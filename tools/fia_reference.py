@@ -137,6 +137,13 @@ def reference(case):
         else:
             K = to_bnsd(inp["key"].astype(np.float64), q_order, Nkv)[0 if tnd else b][:, kv0[b]:kv0[b] + n2]
             V = to_bnsd(inp["value"].astype(np.float64), q_order, Nkv)[0 if tnd else b][:, kv0[b]:kv0[b] + n2]
+        if "keySharedPrefix" in inp:  # every batch attends to prefix[:Lp] first
+            Lp = int(inp["actualSharedPrefixLen"][0]) if "actualSharedPrefixLen" in inp else inp["keySharedPrefix"].shape[
+                2 if q_order == "BNSD" else 1]
+            PK = to_bnsd(inp["keySharedPrefix"].astype(np.float64), q_order, Nkv)[0][:, :Lp]
+            PV = to_bnsd(inp["valueSharedPrefix"].astype(np.float64), q_order, Nkv)[0][:, :Lp]
+            K, V = np.concatenate([PK, K], axis=1), np.concatenate([PV, V], axis=1)
+            n2 += Lp
         if "keyAntiquantScale" in inp:  # f32(f32(code + offset) * scale)
             S = a["blockSize"] * inp["blockTable"].shape[1] if paged else S2
             tab = (blk, r) if paged else (None, None)

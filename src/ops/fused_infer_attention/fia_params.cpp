@@ -89,6 +89,8 @@ const Signature& fia_signature() {
                .doc = "key/value length KV_S (Tkv for TND; the longest kv length with page attention)"},
               {.section = "shapes", .name = "D", .min = 1, .doc = "query/key head size"},
               {.section = "shapes", .name = "Dv", .derived = "D", .min = 1, .doc = "value/output head size"},
+              {.section = "shapes", .name = "S_prefix", .fallback = 0, .min = 0,
+               .doc = "tokens of keySharedPrefix/valueSharedPrefix (0: no shared prefix)"},
               {.section = "shapes", .name = "attenMask_pad", .fallback = 0, .min = 0, .doc = "extra columns of attenMask"},
               {.section = "shapes", .name = "pseShift_pad", .fallback = 0, .min = 0, .doc = "extra columns of pseShift"},
               {.section = "shapes", .name = "masked_rows", .fallback = 0, .min = 0,
@@ -99,6 +101,8 @@ const Signature& fia_signature() {
                .doc = "left padding of the query: batch b uses rows [S1 - pad - len, S1 - pad); negative = 0"},
               {.section = "inputs", .name = "kvPaddingSize", .derived = "absent: right padding", .min = -kIntMax,
                .doc = "left padding of key/value: keys [S2 - pad - len, S2 - pad); negative = 0"},
+              {.section = "inputs", .name = "actualSharedPrefixLen", .derived = "absent: S_prefix", .min = 0,
+               .doc = "prefix tokens every batch attends to"},
               {.section = "inputs", .name = "actualSeqLengthsKv", .type = ParamType::integers, .derived = "absent: S2 per batch",
                .min = 0, .doc = "kv lengths per batch (TND without page attention: cumulative ends)"},
           },
@@ -127,6 +131,11 @@ const Signature& fia_signature() {
               {.name = "actualSeqLengthsKv", .shape = "[len]", .dtype_rule = "i64", .present = "written"},
               {.name = "queryPaddingSize", .shape = "[1]", .dtype_rule = "i64", .present = "written"},
               {.name = "kvPaddingSize", .shape = "[1]", .dtype_rule = "i64", .present = "written"},
+              {.name = "keySharedPrefix", .shape = "[1, S_prefix, ...] in the key's layout", .dtype_rule = "= query",
+               .range = {{-1, 1}}, .present = "S_prefix > 0"},
+              {.name = "valueSharedPrefix", .shape = "as keySharedPrefix with Dv", .dtype_rule = "= query", .range = {{-1, 1}},
+               .present = "S_prefix > 0"},
+              {.name = "actualSharedPrefixLen", .shape = "[1]", .dtype_rule = "i64", .present = "written"},
               {.name = "blockTable", .shape = "[B, maxBlocksPerSeq]", .dtype_rule = "i32", .present = "blockSize > 0",
                .doc = "a seeded shuffle of the blocks; entries past a batch's last block name the NaN-poisoned spare block"},
               {.name = "quantScale2", .shape = "[1], or [N, Dv] ([H] for BSH) per channel", .choices = {DType::f32, DType::bf16},
@@ -213,6 +222,12 @@ static Strides order_strides(FiaOrder o, int64_t S, int64_t heads, int64_t dim) 
 
 Strides FiaParams::query_strides() const { return order_strides(in, S1, N, D); }
 Strides FiaParams::kv_strides(int64_t dim) const { return order_strides(in, S2, Nkv, dim); }
+Strides FiaParams::prefix_strides(int64_t dim) const { return order_strides(in, S_prefix, Nkv, dim); }
+
+Shape FiaParams::prefix_shape(int64_t dim) const {
+  if (in == FiaOrder::BNSD) return {1, Nkv, S_prefix, dim};
+  return bsh ? Shape{1, S_prefix, Nkv * dim} : Shape{1, S_prefix, Nkv, dim};
+}
 
 int64_t FiaParams::out_vector(int64_t b, int64_t i, int64_t h) const {
   const int64_t row = query_row(b, i);

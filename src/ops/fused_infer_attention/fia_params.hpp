@@ -67,6 +67,11 @@ struct FiaParams {
   std::vector<int64_t> act_q, act_kv;  // as written (empty: absent)
   // Left padding (queryPaddingSize, kvPaddingSize) as written, -1 when absent.
   int64_t q_pad = -1, kv_pad = -1;
+  // Shared prefix: keySharedPrefix/valueSharedPrefix hold S_prefix tokens, of which every
+  // batch attends to the first prefix_len before its own keys.
+  int64_t S_prefix = 0, prefix_len = 0;
+  bool has_prefix() const { return S_prefix > 0; }
+  int64_t keys(int64_t b) const { return prefix_len + s2b[b]; }  // the keys batch b attends over
   bool left_padded() const { return q_pad >= 0 || kv_pad >= 0; }
   // Per batch: query rows, keys, first query token and first key token (TND), band.
   std::vector<int64_t> s1b, s2b, q_start, kv_start;
@@ -84,7 +89,8 @@ struct FiaParams {
   // attenMask is read (modes 0/1, or IFA); the compressed mask of modes 2-4 is not.
   bool mask_applies() const { return has_mask() && !compressed_mask(); }
   int64_t T() const { return tnd ? S1 : B * S1; }
-  int64_t kv_tokens() const { return paged() ? max_blocks * block_size : S2; }  // the mask's and pse's KV_S
+  // The mask's and pse's KV_S (the per-token antiquant scales' S): prefix plus keys.
+  int64_t kv_tokens() const { return prefix_len + (paged() ? max_blocks * block_size : S2); }
 
   Shape query_shape() const;
   Shape kv_shape(int64_t dim) const;  // key (D) or value (Dv), the cache with page attention
@@ -94,6 +100,8 @@ struct FiaParams {
   Shape pse_shape() const;
   Strides query_strides() const;
   Strides kv_strides(int64_t dim) const;  // not paged
+  Shape prefix_shape(int64_t dim) const;
+  Strides prefix_strides(int64_t dim) const;
   // Elements of the mask/pse row and batch strides (0: broadcast over batches).
   int64_t mask_row_stride() const { return mask_shape().back(); }
   int64_t mask_batch_stride() const;

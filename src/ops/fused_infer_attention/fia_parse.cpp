@@ -121,6 +121,20 @@ void parse_left_padding(Args& c, FiaParams& p) {
   }
 }
 
+// Shared prefix: every batch attends to prefix[:Lp] and then its own keys.
+void parse_prefix(Args& c, FiaParams& p) {
+  p.S_prefix = c.integer("S_prefix");
+  if (!p.has_prefix()) {
+    if (c.written("actualSharedPrefixLen")) c.fail("actualSharedPrefixLen", "actualSharedPrefixLen needs a shared prefix (S_prefix > 0)");
+    return;
+  }
+  p.prefix_len = c.written("actualSharedPrefixLen") ? c.integer("actualSharedPrefixLen") : p.S_prefix;
+  if (p.prefix_len > p.S_prefix) c.fail("actualSharedPrefixLen", "actualSharedPrefixLen must not exceed the prefix's S (S_prefix)");
+  if (p.paged()) c.fail("S_prefix", "a shared prefix takes no page attention (the document)");
+  if (p.left_padded()) c.fail("S_prefix", "a shared prefix takes no left padding (the document)");
+  if (p.tnd) c.fail("S_prefix", "a shared prefix takes no TND layout");
+}
+
 void parse_mask_and_pse(Args& c, FiaParams& p) {
   p.mask = c.string("attenMask_shape");
   p.mask_pad = c.integer("attenMask_pad");
@@ -162,7 +176,7 @@ void check_band(Args& c, const FiaParams& p) {
   if (p.pre + p.next < 0) c.fail("nextTokens", "preTokens + nextTokens must be >= 0");
   if (p.pre < 0 && p.next < 0) c.fail("nextTokens", "preTokens and nextTokens must not both be negative");
   for (int64_t b = 0; b < p.B; ++b) {
-    const int64_t rows = p.sparse == 0 ? p.s1b[b] : p.s2b[b], cols = p.sparse == 0 ? p.s2b[b] : p.s1b[b];
+    const int64_t rows = p.sparse == 0 ? p.s1b[b] : p.keys(b), cols = p.sparse == 0 ? p.keys(b) : p.s1b[b];
     if (rows == 0 || cols == 0) continue;
     if (p.next < 0 && -p.next >= rows)
       c.fail("nextTokens", "a negative nextTokens must be above -" + std::string(p.sparse == 0 ? "S1b" : "S2b") + " = " +
@@ -191,6 +205,7 @@ void parse_antiquant(Args& c, FiaParams& p) {
     return;
   }
   if (p.tnd) c.fail("inputLayout", "KV antiquant with TND layouts is not built");
+  if (p.has_prefix()) c.fail("S_prefix", "KV antiquant with a shared prefix is not built (per-token scales over the prefix are undocumented)");
   if (a.value_mode != a.key_mode && !(a.key_mode == 0 && a.value_mode == 1))
     c.fail("valueAntiquantMode", "valueAntiquantMode equals keyAntiquantMode, except key 0 (per-channel) with value 1 (per-token)");
   if (!p.ifa() && a.key_mode > 1) c.fail("keyAntiquantMode", "with Q_S > 1 only modes 0 and 1 (the document)");
@@ -228,7 +243,7 @@ void parse_post_quant(Args& c, FiaParams& p) {
   if (q.per_channel && p.lse) c.fail("postquant_per_channel", "per-channel post-quant takes no softmaxLse (the document: Ring Attention)");
   if (q.offset)  // rows the operator does not compute would get the offset: intercepted
     for (int64_t b = 0; b < p.B; ++b) {
-      const int64_t s1 = p.s1b[b], s2 = p.s2b[b];
+      const int64_t s1 = p.s1b[b], s2 = p.keys(b);
       const bool gaps = p.ifa() ? false
                         : p.sparse == 0 && p.has_mask() ? s1 - s2 - p.pre > 0 || p.next < 0
                         : p.sparse == 3                 ? s2 - s1 < 0
@@ -324,6 +339,7 @@ FiaParams parse_fia_params(Args& c) {
     c.require_memory("blockSize", {p.B, p.max_blocks}, 4, "the block table");
   }
   parse_left_padding(c, p);
+  parse_prefix(c, p);
   parse_mask_and_pse(c, p);
   parse_antiquant(c, p);
   parse_post_quant(c, p);
@@ -333,7 +349,7 @@ FiaParams parse_fia_params(Args& c) {
   if (!std::isfinite(p.scale)) c.fail("scaleValue", "scaleValue must be finite in f32");
   for (int64_t b = 0; b < p.B; ++b)
     // Sparse 0 with left padding ignores preTokens/nextTokens (the document).
-    p.band.push_back(fia_band(p.sparse, p.pre, p.next, p.has_mask() && !p.left_padded(), p.ifa(), p.s1b[b], p.s2b[b]));
+    p.band.push_back(fia_band(p.sparse, p.pre, p.next, p.has_mask() && !p.left_padded(), p.ifa(), p.s1b[b], p.keys(b)));
   if (c.boolean("ascend_limits")) check_ascend_limits(c, p);
   return p;
 }

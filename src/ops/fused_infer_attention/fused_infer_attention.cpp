@@ -4,6 +4,7 @@
 #include "ops/fused_infer_attention/fused_infer_attention.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <numeric>
@@ -54,6 +55,11 @@ class FiaCase final : public OpCase {
     if (p_.has_mask()) s.push_back({"attenMask", p_.mask_dtype, p_.mask_shape()});
     if (!p_.act_q.empty()) s.push_back({"actualSeqLengths", DType::i64, {static_cast<int64_t>(p_.act_q.size())}});
     if (!p_.act_kv.empty()) s.push_back({"actualSeqLengthsKv", DType::i64, {static_cast<int64_t>(p_.act_kv.size())}});
+    if (p_.has_prefix()) {
+      s.push_back({"keySharedPrefix", p_.q, p_.prefix_shape(p_.D)});
+      s.push_back({"valueSharedPrefix", p_.q, p_.prefix_shape(p_.Dv)});
+    }
+    if (args().written("actualSharedPrefixLen")) s.push_back({"actualSharedPrefixLen", DType::i64, {1}});
     if (p_.q_pad >= 0) s.push_back({"queryPaddingSize", DType::i64, {1}});
     if (p_.kv_pad >= 0) s.push_back({"kvPaddingSize", DType::i64, {1}});
     if (p_.paged()) s.push_back({"blockTable", DType::i32, {p_.B, p_.max_blocks}});
@@ -69,6 +75,7 @@ class FiaCase final : public OpCase {
     if (name == "actualSeqLengths") return fill_values(t, p_.act_q);
     if (name == "actualSeqLengthsKv") return fill_values(t, p_.act_kv);
     if (name == "queryPaddingSize") return fill_values(t, {args().integer("queryPaddingSize")});
+    if (name == "actualSharedPrefixLen") return fill_values(t, {p_.prefix_len});
     if (name == "kvPaddingSize") return fill_values(t, {args().integer("kvPaddingSize")});
     if (name == "blockTable") return fill_values(t, fia_block_table(p_, args().seed()));
     if (name == "attenMask") return fill_mask(t);
@@ -160,7 +167,8 @@ class FiaCase final : public OpCase {
   // at its softmaxLse index (+inf: no visible key or not computed), over the K/V values.
   std::pair<std::vector<double>, std::vector<double>> attention(const TensorSet& in, const std::vector<int64_t>& table,
                                                                 const std::vector<double>& kx,
-                                                                const std::vector<double>& vx) const {
+                                                                const std::vector<double>& vx,
+                                                                const std::array<std::vector<double>, 2>* prefix) const {
     const Tensor& query = in.at("query");
     const Tensor* mask = in.has("attenMask") ? &in.at("attenMask") : nullptr;
     const Tensor* pse = in.has("pseShift") ? &in.at("pseShift") : nullptr;
@@ -169,13 +177,18 @@ class FiaCase final : public OpCase {
     std::vector<double> out(shape_numel(p_.out_shape()), 0.0), lse(static_cast<size_t>(p_.T() * p_.N), kInf);
     std::vector<double> q(static_cast<size_t>(p_.D));
     for (int64_t b = 0; b < p_.B; ++b) {
-      const int64_t S1b = p_.s1b[b], S2b = p_.s2b[b];
+      const int64_t S1b = p_.s1b[b], S2b = p_.keys(b), Lp = p_.prefix_len;
       const Band band = p_.band[b];
       for (int64_t hk = 0; hk < p_.Nkv; ++hk) {
         std::vector<double> K(static_cast<size_t>(S2b * p_.D)), V(static_cast<size_t>(S2b * p_.Dv));
         for (int64_t t = 0; t < S2b; ++t) {
-          for (int64_t d = 0; d < p_.D; ++d) K[t * p_.D + d] = kx[fia_kv_index(p_, table, b, t, hk, d, p_.D)];
-          for (int64_t d = 0; d < p_.Dv; ++d) V[t * p_.Dv + d] = vx[fia_kv_index(p_, table, b, t, hk, d, p_.Dv)];
+          // Keys [0, Lp) come from the shared prefix, the rest from the batch's own K/V.
+          for (int64_t d = 0; d < p_.D; ++d)
+            K[t * p_.D + d] = t < Lp ? prefix->at(0)[p_.prefix_strides(p_.D).at(0, t, hk, d)]
+                                     : kx[fia_kv_index(p_, table, b, t - Lp, hk, d, p_.D)];
+          for (int64_t d = 0; d < p_.Dv; ++d)
+            V[t * p_.Dv + d] = t < Lp ? prefix->at(1)[p_.prefix_strides(p_.Dv).at(0, t, hk, d)]
+                                      : vx[fia_kv_index(p_, table, b, t - Lp, hk, d, p_.Dv)];
         }
         for (int64_t h = hk * G; h < (hk + 1) * G; ++h)
           for (int64_t i = 0; i < S1b; ++i) {
@@ -208,10 +221,15 @@ class FiaCase final : public OpCase {
       for (size_t i = 0; i < in.at("blockTable").numel(); ++i) table.push_back(static_cast<int64_t>(in.at("blockTable").get(i)));
     Expected out{.tensor = "attentionOut"}, lse{.tensor = "softmaxLse"};
     std::vector<double> row_lse;
-    std::tie(out.exact, row_lse) = attention(in, table, kv_values(in, table, 0), kv_values(in, table, 1));
+    std::array<std::vector<double>, 2> prefix;
+    for (int side = 0; side < 2 && p_.has_prefix(); ++side) {
+      const Tensor& t = in.at(side == 0 ? "keySharedPrefix" : "valueSharedPrefix");
+      for (size_t i = 0; i < t.numel(); ++i) prefix[side].push_back(t.get(i));
+    }
+    std::tie(out.exact, row_lse) = attention(in, table, kv_values(in, table, 0), kv_values(in, table, 1), &prefix);
     // Accuracy attribution: the same attention on the unquantized K/V.
     if (p_.quant.on) {
-      const auto plain = attention(in, table, fia_originals(p_, args(), 0), fia_originals(p_, args(), 1));
+      const auto plain = attention(in, table, fia_originals(p_, args(), 0), fia_originals(p_, args(), 1), &prefix);
       figures_ = {{"quant_err", quant_error_text(out.exact, plain.first)}};
     }
     if (p_.post.on) post_quantize(in, row_lse, out);
@@ -282,9 +300,10 @@ class FiaCase final : public OpCase {
   double run_vulkan(Runtime& rt, TensorSet& io) const override {
     std::vector<int32_t> batches;  // per batch: b, S1b, S2b, first query token, first key token, band lo, hi
     for (int64_t b = 0; b < p_.B; ++b)
-      for (int64_t x : {b, p_.s1b[b], p_.s2b[b], p_.q_start[b], p_.kv_start[b], p_.band[b].lo, p_.band[b].hi})
+      for (int64_t x : {b, p_.s1b[b], p_.keys(b), p_.q_start[b], p_.kv_start[b], p_.band[b].lo, p_.band[b].hi})
         batches.push_back(static_cast<int32_t>(x));
-    AttentionShape shape{.num_heads = p_.N, .num_kv_heads = p_.Nkv, .kv_len = p_.s2b};
+    AttentionShape shape{.num_heads = p_.N, .num_kv_heads = p_.Nkv};
+    for (int64_t b = 0; b < p_.B; ++b) shape.kv_len.push_back(p_.keys(b));
     for (int64_t b = 0; b < p_.B; ++b) shape.q_rows.push_back(p_.tnd ? p_.s1b[b] : p_.S1);  // padding rows leave as zeros
     shape.out_vector = [&](int64_t b, int64_t i, int64_t h) { return p_.out_vector(b, i, h); };
     if (p_.lse) shape.lse_index = [&](int64_t b, int64_t i, int64_t h) { return p_.lse_index(b, i, h); };
@@ -323,7 +342,12 @@ class FiaCase final : public OpCase {
                               {"ks_dtype", static_cast<uint32_t>(p_.antiquant_dtype(p_.quant.key_mode))},
                               {"vs_dtype", static_cast<uint32_t>(p_.antiquant_dtype(p_.quant.value_mode))},
                               {"kv_tokens", p_.kv_tokens()},
-                              {"q_rows", p_.tnd ? 0 : p_.S1}};
+                              {"q_rows", p_.tnd ? 0 : p_.S1},
+                              {"prefix_len", p_.prefix_len},
+                              {"p_st", p_.has_prefix() ? p_.prefix_strides(p_.D).token : 0},
+                              {"p_sh", p_.has_prefix() ? p_.prefix_strides(p_.D).head : 0},
+                              {"pv_st", p_.has_prefix() ? p_.prefix_strides(p_.Dv).token : 0},
+                              {"pv_sh", p_.has_prefix() ? p_.prefix_strides(p_.Dv).head : 0}};
     const double ms = run_attention(
         rt, plan_attention(shape),
         {.kernel = Kernel("fia_attention", {static_cast<uint32_t>(p_.D), static_cast<uint32_t>(p_.Dv)}),
