@@ -68,6 +68,19 @@ LoadedCases expand_case_document(const nlohmann::json& doc, const std::string& f
     }
     expansions *= n;
   }
+  // The seed is a 64-bit key: an integer written as a float (1e19) must fit it too.
+  const nlohmann::json& seed_value = doc["seed"];
+  uint64_t seed = 0;
+  if (seed_value.is_number_float()) {
+    const double x = seed_value.get<double>();
+    if (!(x >= 0 && x < 18446744073709551616.0)) {
+      out.errors.push_back({file, "/seed", "seed must be an integer in [0, 2^64)", ""});
+      return out;
+    }
+    seed = static_cast<uint64_t>(x);
+  } else {
+    seed = seed_value.get<uint64_t>();
+  }
   nlohmann::json base = doc;
   base.erase("sweep");
   std::vector<size_t> index(axes.size(), 0);
@@ -75,7 +88,7 @@ LoadedCases expand_case_document(const nlohmann::json& doc, const std::string& f
     CaseDef c;
     c.file = file;
     c.op = doc["op"].get<std::string>();
-    c.seed = doc["seed"].get<uint64_t>();
+    c.seed = seed;
     c.slow = doc.value("slow", false);
     c.body = base;
     c.name = doc["name"].get<std::string>();

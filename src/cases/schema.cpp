@@ -1,5 +1,6 @@
 #include "cases/schema.hpp"
 
+#include <cmath>
 #include <stdexcept>
 #include <string_view>
 
@@ -48,7 +49,10 @@ bool has_type(const nlohmann::json& v, const std::string& type) {
   if (type == "array") return v.is_array();
   if (type == "string") return v.is_string();
   if (type == "boolean") return v.is_boolean();
-  if (type == "integer") return v.is_number_integer() || (v.is_number_float() && v.get<double>() == static_cast<double>(static_cast<long long>(v.get<double>())));
+  // A float written as 3.0 is an integer; 1e19 too (no cast to a 64-bit integer here: a
+  // double past 2^63 does not fit one, and the key's own bounds reject it).
+  if (type == "integer")
+    return v.is_number_integer() || (v.is_number_float() && std::isfinite(v.get<double>()) && v.get<double>() == std::floor(v.get<double>()));
   if (type == "number") return v.is_number();
   if (type == "null") return v.is_null();
   return false;
