@@ -25,7 +25,8 @@ layout(std140, binding = 31) uniform Params {  // kernel parameters, set by name
   uint v_mode, per_tensor, has_offset, ks_dtype;
   uint vs_dtype, kv_tokens, q_rows;  // q_rows: S1 (rows wrap around a batch's, see FiaParams::query_row), 0 for TND
   uint prefix_len, p_st, p_sh, pv_st;  // shared prefix: its first prefix_len tokens come before every batch's keys
-  uint pv_sh;
+  uint pv_sh, dqk, qr_sb, qr_st;  // MLA: channels [dqk, D) of q and k are queryRope/keyRope
+  uint qr_sh, kr_sb, kr_st, kr_sh;
   float scale;
 } pc;
 
@@ -48,6 +49,8 @@ layout(std430, binding = 9) readonly buffer ValueAntiquantScale { uint valueAnti
 layout(std430, binding = 10) readonly buffer ValueAntiquantOffset { uint valueAntiquantOffset[]; };
 layout(std430, binding = 11) readonly buffer KeySharedPrefix { uint keySharedPrefix[]; };
 layout(std430, binding = 12) readonly buffer ValueSharedPrefix { uint valueSharedPrefix[]; };
+layout(std430, binding = 13) readonly buffer QueryRope { uint queryRope[]; };
+layout(std430, binding = 14) readonly buffer KeyRope { uint keyRope[]; };
 
 Batch batch_info(uint b) {
   const uint o = 7u * b;
@@ -61,6 +64,10 @@ int last_key(Batch bt, uint row) { return row >= bt.s1 ? -1 : min(int(bt.s2) - 1
 
 float query_at(Batch bt, uint row, uint head, uint d) {
   const uint qrow = pc.q_rows == 0u ? bt.q0 + row : (bt.q0 + row) % pc.q_rows;
+  if (d >= pc.dqk) {
+    const uint r = bt.b * pc.qr_sb + qrow * pc.qr_st + head * pc.qr_sh + d - pc.dqk;
+    return decode_float(LOAD_BITS(queryRope, r, dtype_bits(pc.dtype)), pc.dtype);
+  }
   const uint i = bt.b * pc.q_sb + qrow * pc.q_st + head * pc.q_sh + d;
   return decode_float(LOAD_BITS(query, i, dtype_bits(pc.dtype)), pc.dtype);
 }
@@ -100,14 +107,20 @@ void load_key(Batch bt, uint hk, uint t, uint lane, out float k[DPL]) {
     return;
   }
   t -= pc.prefix_len;
-  const uint base = row_base(bt, hk, t, D, pc.k_sb, pc.k_st, pc.k_sh) + lane * DPL;
+  const uint base = row_base(bt, hk, t, pc.dqk, pc.k_sb, pc.k_st, pc.k_sh);
+  const uint rope_base = row_base(bt, hk, t, D - pc.dqk, pc.kr_sb, pc.kr_st, pc.kr_sh);
   for (uint j = 0u; j < DPL; ++j) {
-    const uint raw = LOAD_BITS(key, base + j, bits);
+    const uint d = lane * DPL + j;
+    if (d >= pc.dqk) {  // MLA: keyRope continues the contraction
+      k[j] = decode_float(LOAD_BITS(keyRope, rope_base + d - pc.dqk, bits), pc.kv_dtype);
+      continue;
+    }
+    const uint raw = LOAD_BITS(key, base + d, bits);
     if (pc.kv_quant == 0u) {
       k[j] = decode_float(raw, pc.kv_dtype);
       continue;
     }
-    const uint si = antiquant_index(pc.k_mode, D, bt, t, hk, lane * DPL + j);
+    const uint si = antiquant_index(pc.k_mode, pc.dqk, bt, t, hk, d);
     const uint sbits = dtype_bits(pc.ks_dtype);
     const float off = pc.has_offset != 0u ? decode_float(LOAD_BITS(keyAntiquantOffset, si, sbits), pc.ks_dtype) : 0.0;
     k[j] = antiquant(decode_int(raw, pc.kv_dtype), off, decode_float(LOAD_BITS(keyAntiquantScale, si, sbits), pc.ks_dtype));

@@ -319,3 +319,29 @@ TEST_CASE("FIA shared prefix: keys are prefix[:Lp] then the batch's own; the doc
   CHECK(rejection(fia("", R"("B": 1, "S1": 4, "S2": 6, "D": 16)", R"(, "inputs": {"actualSharedPrefixLen": 1})"))
             .find("/inputs/actualSharedPrefixLen: actualSharedPrefixLen needs a shared prefix") == 0);
 }
+
+TEST_CASE("FIA MLA: queryRope . keyRope joins the contraction; the document's exclusions") {
+  auto op = instantiate(nlohmann::json::parse(R"({
+    "op": "aclnn.FusedInferAttentionScoreV3", "name": "mla", "seed": 1,
+    "attributes": {"numHeads": 1, "scaleValue": 1.0, "inputLayout": "BNSD", "softmaxLseFlag": true},
+    "shapes": {"B": 1, "S1": 1, "S2": 2, "D": 8, "rope": 64},
+    "dtypes": {"query": "f32"}})"));
+  TensorSet ts = op->make_tensors();
+  CHECK(ts.at("queryRope").shape() == Shape{1, 1, 1, 64});
+  CHECK(ts.at("keyRope").shape() == Shape{1, 1, 2, 64});
+  for (size_t i = 0; i < 8; ++i) ts.at("query").set(i, i == 0 ? 1.0 : 0.0);
+  for (size_t i = 0; i < 64; ++i) ts.at("queryRope").set(i, i == 0 ? 1.0 : 0.0);
+  for (size_t t = 0; t < 2; ++t) {
+    for (size_t i = 0; i < 8; ++i) {
+      ts.at("key").set(t * 8 + i, t == 0 && i == 0 ? 1.0 : 0.0);  // key 0: q.k = 1
+      ts.at("value").set(t * 8 + i, t == 0 ? 1.0 : 5.0);
+    }
+    for (size_t i = 0; i < 64; ++i) ts.at("keyRope").set(t * 64 + i, t == 1 && i == 0 ? 1.0 : 0.0);  // key 1: qr.kr = 1
+  }
+  const auto e = op->reference(ts);
+  for (int d = 0; d < 8; ++d) CHECK(e[0].value[d] == doctest::Approx(3.0).epsilon(1e-7));  // equal scores: (1 + 5) / 2
+  CHECK(e[1].value[0] == doctest::Approx(1 + std::log(2.0)).epsilon(1e-7));
+  CHECK(rejection(fia(R"("pseShift_shape": "B,N,S1,S2")", R"("B": 1, "S1": 4, "S2": 6, "D": 16, "rope": 64)"))
+            .find("/shapes/rope: MLA with pseShift is rejected") == 0);
+  CHECK(rejection(fia("", R"("B": 1, "S1": 4, "S2": 6, "D": 16, "rope": 32)")).find("/shapes/rope") == 0);
+}

@@ -89,6 +89,8 @@ def reference(case):
     tnd = q_order in ("TND", "NTD")
     paged = a["blockSize"] > 0
     q = to_bnsd(inp["query"].astype(np.float64), q_order, N)
+    if "queryRope" in inp:  # MLA: the rope channels extend the contraction
+        q = np.concatenate([q, to_bnsd(inp["queryRope"].astype(np.float64), q_order, N)], axis=-1)
     act_q, act_kv = inp.get("actualSeqLengths"), inp.get("actualSeqLengthsKv")
     if tnd:
         cq = np.concatenate([[0], act_q]).astype(np.int64)
@@ -134,8 +136,13 @@ def reference(case):
                     return cache[blk, :, r, :].transpose(1, 0, 2).astype(np.float64)
                 return cache.reshape(cache.shape[0], bs, Nkv, dim)[blk, r].transpose(1, 0, 2).astype(np.float64)
             K, V = gather(inp["key"], D), gather(inp["value"], Dv)
+            if "keyRope" in inp:
+                K = np.concatenate([K, gather(inp["keyRope"], inp["keyRope"].shape[-1] // (1 if a["kv_cache_layout"] == "BnNBsD" else Nkv))], axis=-1)
         else:
             K = to_bnsd(inp["key"].astype(np.float64), q_order, Nkv)[0 if tnd else b][:, kv0[b]:kv0[b] + n2]
+            if "keyRope" in inp:
+                KR = to_bnsd(inp["keyRope"].astype(np.float64), q_order, Nkv)[0 if tnd else b][:, kv0[b]:kv0[b] + n2]
+                K = np.concatenate([K, KR], axis=-1)
             V = to_bnsd(inp["value"].astype(np.float64), q_order, Nkv)[0 if tnd else b][:, kv0[b]:kv0[b] + n2]
         if "keySharedPrefix" in inp:  # every batch attends to prefix[:Lp] first
             Lp = int(inp["actualSharedPrefixLen"][0]) if "actualSharedPrefixLen" in inp else inp["keySharedPrefix"].shape[

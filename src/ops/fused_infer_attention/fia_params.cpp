@@ -91,6 +91,8 @@ const Signature& fia_signature() {
               {.section = "shapes", .name = "Dv", .derived = "D", .min = 1, .doc = "value/output head size"},
               {.section = "shapes", .name = "S_prefix", .fallback = 0, .min = 0,
                .doc = "tokens of keySharedPrefix/valueSharedPrefix (0: no shared prefix)"},
+              {.section = "shapes", .name = "rope", .fallback = 0, .allowed = {0, 64},
+               .doc = "MLA: channels of queryRope/keyRope (64), added to the contraction; 0 = none"},
               {.section = "shapes", .name = "attenMask_pad", .fallback = 0, .min = 0, .doc = "extra columns of attenMask"},
               {.section = "shapes", .name = "pseShift_pad", .fallback = 0, .min = 0, .doc = "extra columns of pseShift"},
               {.section = "shapes", .name = "masked_rows", .fallback = 0, .min = 0,
@@ -136,6 +138,10 @@ const Signature& fia_signature() {
               {.name = "valueSharedPrefix", .shape = "as keySharedPrefix with Dv", .dtype_rule = "= query", .range = {{-1, 1}},
                .present = "S_prefix > 0"},
               {.name = "actualSharedPrefixLen", .shape = "[1]", .dtype_rule = "i64", .present = "written"},
+              {.name = "queryRope", .shape = "as query with rope channels", .dtype_rule = "= query", .range = {{-1, 1}},
+               .present = "rope > 0"},
+              {.name = "keyRope", .shape = "as key with rope channels", .dtype_rule = "= query", .range = {{-1, 1}},
+               .present = "rope > 0"},
               {.name = "blockTable", .shape = "[B, maxBlocksPerSeq]", .dtype_rule = "i32", .present = "blockSize > 0",
                .doc = "a seeded shuffle of the blocks; entries past a batch's last block name the NaN-poisoned spare block"},
               {.name = "quantScale2", .shape = "[1], or [N, Dv] ([H] for BSH) per channel", .choices = {DType::f32, DType::bf16},
@@ -151,12 +157,12 @@ const Signature& fia_signature() {
   return sig;
 }
 
-Shape FiaParams::query_shape() const {
+Shape FiaParams::query_shape(int64_t dim) const {
   switch (in) {
-    case FiaOrder::BNSD: return {B, N, S1, D};
-    case FiaOrder::TND: return {S1, N, D};
-    case FiaOrder::NTD: return {N, S1, D};
-    default: return bsh ? Shape{B, S1, N * D} : Shape{B, S1, N, D};
+    case FiaOrder::BNSD: return {B, N, S1, dim};
+    case FiaOrder::TND: return {S1, N, dim};
+    case FiaOrder::NTD: return {N, S1, dim};
+    default: return bsh ? Shape{B, S1, N * dim} : Shape{B, S1, N, dim};
   }
 }
 
@@ -220,7 +226,7 @@ static Strides order_strides(FiaOrder o, int64_t S, int64_t heads, int64_t dim) 
   }
 }
 
-Strides FiaParams::query_strides() const { return order_strides(in, S1, N, D); }
+Strides FiaParams::query_strides(int64_t dim) const { return order_strides(in, S1, N, dim); }
 Strides FiaParams::kv_strides(int64_t dim) const { return order_strides(in, S2, Nkv, dim); }
 Strides FiaParams::prefix_strides(int64_t dim) const { return order_strides(in, S_prefix, Nkv, dim); }
 

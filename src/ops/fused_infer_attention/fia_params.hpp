@@ -70,6 +70,8 @@ struct FiaParams {
   // Shared prefix: keySharedPrefix/valueSharedPrefix hold S_prefix tokens, of which every
   // batch attends to the first prefix_len before its own keys.
   int64_t S_prefix = 0, prefix_len = 0;
+  // MLA: queryRope/keyRope of `rope` (64) channels extend the contraction: q.k + qr.kr.
+  int64_t rope = 0;
   bool has_prefix() const { return S_prefix > 0; }
   int64_t keys(int64_t b) const { return prefix_len + s2b[b]; }  // the keys batch b attends over
   bool left_padded() const { return q_pad >= 0 || kv_pad >= 0; }
@@ -92,13 +94,15 @@ struct FiaParams {
   // The mask's and pse's KV_S (the per-token antiquant scales' S): prefix plus keys.
   int64_t kv_tokens() const { return prefix_len + (paged() ? max_blocks * block_size : S2); }
 
-  Shape query_shape() const;
+  Shape query_shape() const { return query_shape(D); }
+  Shape query_shape(int64_t dim) const;  // queryRope: dim = rope
   Shape kv_shape(int64_t dim) const;  // key (D) or value (Dv), the cache with page attention
   Shape out_shape() const;
   Shape lse_shape() const;
   Shape mask_shape() const;
   Shape pse_shape() const;
-  Strides query_strides() const;
+  Strides query_strides() const { return query_strides(D); }
+  Strides query_strides(int64_t dim) const;
   Strides kv_strides(int64_t dim) const;  // not paged
   Shape prefix_shape(int64_t dim) const;
   Strides prefix_strides(int64_t dim) const;

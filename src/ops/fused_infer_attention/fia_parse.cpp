@@ -135,6 +135,18 @@ void parse_prefix(Args& c, FiaParams& p) {
   if (p.tnd) c.fail("S_prefix", "a shared prefix takes no TND layout");
 }
 
+// MLA: the rope channels join the contraction; the document excludes the rest.
+void parse_rope(Args& c, FiaParams& p) {
+  p.rope = c.integer("rope");
+  if (!p.rope) return;
+  const std::string why = " (the document: MLA takes no left padding, pse, prefix, antiquant or post-quant)";
+  if (p.left_padded()) c.fail("rope", "MLA with left padding is rejected" + why);
+  if (p.pse != "none") c.fail("rope", "MLA with pseShift is rejected" + why);
+  if (p.has_prefix()) c.fail("rope", "MLA with a shared prefix is rejected" + why);
+  if (p.quant.on) c.fail("rope", "MLA with KV antiquant is rejected" + why);
+  if (p.post.on) c.fail("rope", "MLA with an int8 output is rejected" + why);
+}
+
 void parse_mask_and_pse(Args& c, FiaParams& p) {
   p.mask = c.string("attenMask_shape");
   p.mask_pad = c.integer("attenMask_pad");
@@ -271,6 +283,16 @@ void check_ascend_limits(Args& c, const FiaParams& p) {
     need(p.bnnbsd || p.Nkv * p.D <= 65535, "kv_cache_layout", "BnBsH needs numKeyValueHeads * D <= 65535 (use BnNBsD)");
   }
   if (p.ifa()) need(p.inner_precise <= 1, "innerPrecise", "with Q_S = 1 only innerPrecise 0 or 1");
+  if (p.rope) {
+    need(p.D == 512 || p.D == 128, "D", "MLA takes D 512 or 128");
+    if (p.D == 512) {
+      need(p.paged() && (p.block_size == 16 || p.block_size == 128), "blockSize", "MLA with D 512 needs page attention, blockSize 16 or 128");
+      need(p.Nkv == 1, "numKeyValueHeads", "MLA with D 512 takes one kv head");
+      need(p.tnd || p.S1 <= 16, "S1", "MLA with D 512 takes 1-16 query tokens");
+    } else {
+      need(p.tnd && !p.paged(), "inputLayout", "MLA with D 128 takes TND or NTD_TND without page attention");
+    }
+  }
   if (!p.tnd) return;
   const bool ntd = p.layout == "NTD_TND";
   need(p.B <= 4096, "actualSeqLengths", "at most 4096 batches with TND layouts");
@@ -343,6 +365,7 @@ FiaParams parse_fia_params(Args& c) {
   parse_mask_and_pse(c, p);
   parse_antiquant(c, p);
   parse_post_quant(c, p);
+  parse_rope(c, p);
   if (p.left_padded() && p.quant.codes == DType::s4) c.fail("kvPaddingSize", "left padding takes no int4 KV (the document)");
   check_band(c, p);
   p.scale = round_f32(c.number("scaleValue"));

@@ -55,6 +55,10 @@ class FiaCase final : public OpCase {
     if (p_.has_mask()) s.push_back({"attenMask", p_.mask_dtype, p_.mask_shape()});
     if (!p_.act_q.empty()) s.push_back({"actualSeqLengths", DType::i64, {static_cast<int64_t>(p_.act_q.size())}});
     if (!p_.act_kv.empty()) s.push_back({"actualSeqLengthsKv", DType::i64, {static_cast<int64_t>(p_.act_kv.size())}});
+    if (p_.rope) {
+      s.push_back({"queryRope", p_.q, p_.query_shape(p_.rope)});
+      s.push_back({"keyRope", p_.q, p_.kv_shape(p_.rope)});
+    }
     if (p_.has_prefix()) {
       s.push_back({"keySharedPrefix", p_.q, p_.prefix_shape(p_.D)});
       s.push_back({"valueSharedPrefix", p_.q, p_.prefix_shape(p_.Dv)});
@@ -173,19 +177,24 @@ class FiaCase final : public OpCase {
     const Tensor* mask = in.has("attenMask") ? &in.at("attenMask") : nullptr;
     const Tensor* pse = in.has("pseShift") ? &in.at("pseShift") : nullptr;
     const int64_t G = p_.N / p_.Nkv, pse_cols = p_.kv_tokens() + p_.pse_pad;
-    const Strides qs = p_.query_strides();
+    const Strides qs = p_.query_strides(), qrs = p_.query_strides(p_.rope);
+    const Tensor* q_rope = p_.rope ? &in.at("queryRope") : nullptr;
+    const Tensor* k_rope = p_.rope ? &in.at("keyRope") : nullptr;
+    const int64_t DK = p_.D + p_.rope;  // MLA: the rope channels extend the contraction
     std::vector<double> out(shape_numel(p_.out_shape()), 0.0), lse(static_cast<size_t>(p_.T() * p_.N), kInf);
-    std::vector<double> q(static_cast<size_t>(p_.D));
+    std::vector<double> q(static_cast<size_t>(DK));
     for (int64_t b = 0; b < p_.B; ++b) {
       const int64_t S1b = p_.s1b[b], S2b = p_.keys(b), Lp = p_.prefix_len;
       const Band band = p_.band[b];
       for (int64_t hk = 0; hk < p_.Nkv; ++hk) {
-        std::vector<double> K(static_cast<size_t>(S2b * p_.D)), V(static_cast<size_t>(S2b * p_.Dv));
+        std::vector<double> K(static_cast<size_t>(S2b * DK)), V(static_cast<size_t>(S2b * p_.Dv));
         for (int64_t t = 0; t < S2b; ++t) {
           // Keys [0, Lp) come from the shared prefix, the rest from the batch's own K/V.
           for (int64_t d = 0; d < p_.D; ++d)
-            K[t * p_.D + d] = t < Lp ? prefix->at(0)[p_.prefix_strides(p_.D).at(0, t, hk, d)]
-                                     : kx[fia_kv_index(p_, table, b, t - Lp, hk, d, p_.D)];
+            K[t * DK + d] = t < Lp ? prefix->at(0)[p_.prefix_strides(p_.D).at(0, t, hk, d)]
+                                   : kx[fia_kv_index(p_, table, b, t - Lp, hk, d, p_.D)];
+          for (int64_t d = 0; d < p_.rope; ++d)
+            K[t * DK + p_.D + d] = k_rope->get(static_cast<size_t>(fia_kv_index(p_, table, b, t, hk, d, p_.rope)));
           for (int64_t d = 0; d < p_.Dv; ++d)
             V[t * p_.Dv + d] = t < Lp ? prefix->at(1)[p_.prefix_strides(p_.Dv).at(0, t, hk, d)]
                                       : vx[fia_kv_index(p_, table, b, t - Lp, hk, d, p_.Dv)];
@@ -193,8 +202,10 @@ class FiaCase final : public OpCase {
         for (int64_t h = hk * G; h < (hk + 1) * G; ++h)
           for (int64_t i = 0; i < S1b; ++i) {
             for (int64_t d = 0; d < p_.D; ++d) q[d] = query.get(static_cast<size_t>(qs.at(b, p_.query_row(b, i), h, d)));
+            for (int64_t d = 0; d < p_.rope; ++d)
+              q[p_.D + d] = q_rope->get(static_cast<size_t>(qrs.at(b, p_.query_row(b, i), h, d)));
             bool band_has_keys = false;
-            AttentionRow row{.kv_len = S2b, .dk = p_.D, .dv = p_.Dv, .scale = p_.scale, .empty = EmptyRow::zeros};
+            AttentionRow row{.kv_len = S2b, .dk = DK, .dv = p_.Dv, .scale = p_.scale, .empty = EmptyRow::zeros};
             row.bias = [&](int64_t j, double s) {
               if (j - i < band.lo || j - i > band.hi) return -kInf;
               band_has_keys = true;
@@ -204,7 +215,7 @@ class FiaCase final : public OpCase {
                                                   (p_.q_start[b] + i) * pse_cols + p_.kv_start[b] + j));
               return s;
             };
-            const double l = attend_row(row, q.data(), {K.data(), p_.D}, {V.data(), p_.Dv}, &out[p_.out_vector(b, i, h) * p_.Dv]);
+            const double l = attend_row(row, q.data(), {K.data(), DK}, {V.data(), p_.Dv}, &out[p_.out_vector(b, i, h) * p_.Dv]);
             if (std::isinf(l) && band_has_keys && p_.inner_precise < 2)
               throw std::logic_error("row " + std::to_string(i) + " of batch " + std::to_string(b) +
                                      " has every key masked without innerPrecise 2/3 (the generator must not make one)");
@@ -294,7 +305,7 @@ class FiaCase final : public OpCase {
   }
 
   void check_device(const DeviceInfo& dev) const override {
-    check_attention_device(dev, p_.D, p_.Dv);
+    check_attention_device(dev, p_.D + p_.rope, p_.Dv);
   }
 
   double run_vulkan(Runtime& rt, TensorSet& io) const override {
@@ -314,6 +325,7 @@ class FiaCase final : public OpCase {
     const Strides qs = p_.query_strides(), ks = p_.paged() ? Strides{} : p_.kv_strides(p_.D),
                   vs = p_.paged() ? Strides{} : p_.kv_strides(p_.Dv);
     const int64_t pse_cols = p_.kv_tokens() + p_.pse_pad;
+    const Strides qrs = p_.query_strides(p_.rope), krs = p_.paged() ? Strides{} : p_.kv_strides(p_.rope);
     const KernelParams params{{"num_heads", p_.N},
                               {"num_kv_heads", p_.Nkv},
                               {"dtype", static_cast<uint32_t>(p_.q)},
@@ -347,10 +359,13 @@ class FiaCase final : public OpCase {
                               {"p_st", p_.has_prefix() ? p_.prefix_strides(p_.D).token : 0},
                               {"p_sh", p_.has_prefix() ? p_.prefix_strides(p_.D).head : 0},
                               {"pv_st", p_.has_prefix() ? p_.prefix_strides(p_.Dv).token : 0},
-                              {"pv_sh", p_.has_prefix() ? p_.prefix_strides(p_.Dv).head : 0}};
+                              {"pv_sh", p_.has_prefix() ? p_.prefix_strides(p_.Dv).head : 0},
+                              {"dqk", p_.D},
+                              {"qr_sb", qrs.batch}, {"qr_st", qrs.token}, {"qr_sh", qrs.head},
+                              {"kr_sb", krs.batch}, {"kr_st", krs.token}, {"kr_sh", krs.head}};
     const double ms = run_attention(
         rt, plan_attention(shape),
-        {.kernel = Kernel("fia_attention", {static_cast<uint32_t>(p_.D), static_cast<uint32_t>(p_.Dv)}),
+        {.kernel = Kernel("fia_attention", {static_cast<uint32_t>(p_.D + p_.rope), static_cast<uint32_t>(p_.Dv)}),
          .buffers = buffers,
          .params = params,
          .out = t.at("attentionOut"),
