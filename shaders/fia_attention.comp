@@ -27,6 +27,7 @@ layout(std140, binding = 31) uniform Params {  // kernel parameters, set by name
   uint prefix_len, p_st, p_sh, pv_st;  // shared prefix: its first prefix_len tokens come before every batch's keys
   uint pv_sh, dqk, qr_sb, qr_st;  // MLA: channels [dqk, D) of q and k are queryRope/keyRope
   uint qr_sh, kr_sb, kr_st, kr_sh;
+  uint ks_base, vs_base;  // the legacy combined antiquantScale: the value's scales start at vs_base
   float scale;
 } pc;
 
@@ -120,7 +121,7 @@ void load_key(Batch bt, uint hk, uint t, uint lane, out float k[DPL]) {
       k[j] = decode_float(raw, pc.kv_dtype);
       continue;
     }
-    const uint si = antiquant_index(pc.k_mode, pc.dqk, bt, t, hk, d);
+    const uint si = pc.ks_base + antiquant_index(pc.k_mode, pc.dqk, bt, t, hk, d);
     const uint sbits = dtype_bits(pc.ks_dtype);
     const float off = pc.has_offset != 0u ? decode_float(LOAD_BITS(keyAntiquantOffset, si, sbits), pc.ks_dtype) : 0.0;
     k[j] = antiquant(decode_int(raw, pc.kv_dtype), off, decode_float(LOAD_BITS(keyAntiquantScale, si, sbits), pc.ks_dtype));
@@ -142,7 +143,7 @@ void load_value(Batch bt, uint hk, uint t, uint lane, out float v[DPLV]) {
       v[j] = decode_float(raw, pc.kv_dtype);
       continue;
     }
-    const uint si = antiquant_index(pc.v_mode, DV, bt, t, hk, lane * DPLV + j);
+    const uint si = pc.vs_base + antiquant_index(pc.v_mode, DV, bt, t, hk, lane * DPLV + j);
     const uint sbits = dtype_bits(pc.vs_dtype);
     const float off = pc.has_offset != 0u ? decode_float(LOAD_BITS(valueAntiquantOffset, si, sbits), pc.vs_dtype) : 0.0;
     v[j] = antiquant(decode_int(raw, pc.kv_dtype), off, decode_float(LOAD_BITS(valueAntiquantScale, si, sbits), pc.vs_dtype));

@@ -345,3 +345,22 @@ TEST_CASE("FIA MLA: queryRope . keyRope joins the contraction; the document's ex
             .find("/shapes/rope: MLA with pseShift is rejected") == 0);
   CHECK(rejection(fia("", R"("B": 1, "S1": 4, "S2": 6, "D": 16, "rope": 32)")).find("/shapes/rope") == 0);
 }
+
+TEST_CASE("FIA combined antiquant parameters: int8 with an f16 query, one antiquantMode for both") {
+  const std::string decode = R"("B": 1, "S1": 1, "S2": 6, "D": 16)";
+  CHECK(rejection(fia(R"("antiquant_combined": true, "antiquantMode": 1)", decode, R"(, "dtypes": {"key": "i8"})")) == "");
+  CHECK(rejection(fia(R"("antiquant_combined": true)", decode, R"(, "dtypes": {"key": "s4"})"))
+            .find("/attributes/antiquant_combined: the combined antiquant parameters take int8 KV only") == 0);
+  CHECK(rejection(fia(R"("antiquant_combined": true)", decode, R"(, "dtypes": {"query": "bf16", "key": "i8"})"))
+            .find("/attributes/antiquant_combined: the combined antiquant parameters take an f16 query only") == 0);
+  CHECK(rejection(fia(R"("antiquant_combined": true, "keyAntiquantMode": 1)", decode, R"(, "dtypes": {"key": "i8"})"))
+            .find("/attributes/keyAntiquantMode: keyAntiquantMode belongs to the separate parameters") == 0);
+  CHECK(rejection(fia(R"("antiquantMode": 1)", decode, R"(, "dtypes": {"key": "i8"})"))
+            .find("/attributes/antiquantMode: antiquantMode belongs to the combined parameters") == 0);
+  auto op = instantiate(nlohmann::json::parse(fia(R"("antiquant_combined": true, "antiquantMode": 1, "antiquant_offset": true)",
+                                                   decode, R"(, "dtypes": {"key": "i8"})")));
+  const TensorSet ts = op->make_tensors();
+  CHECK(ts.at("antiquantScale").shape() == Shape{2, 1, 6});  // (2, B, S): [0] key, [1] value
+  CHECK(ts.at("antiquantScale").dtype() == DType::f32);
+  CHECK(!ts.has("keyAntiquantScale"));
+}

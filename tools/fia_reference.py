@@ -151,14 +151,17 @@ def reference(case):
             PV = to_bnsd(inp["valueSharedPrefix"].astype(np.float64), q_order, Nkv)[0][:, :Lp]
             K, V = np.concatenate([PK, K], axis=1), np.concatenate([PV, V], axis=1)
             n2 += Lp
-        if "keyAntiquantScale" in inp:  # f32(f32(code + offset) * scale)
+        combined = "antiquantScale" in inp  # the legacy parameters: [0] key, [1] value
+        if "keyAntiquantScale" in inp or combined:  # f32(f32(code + offset) * scale)
             S = a["blockSize"] * inp["blockTable"].shape[1] if paged else S2
             tab = (blk, r) if paged else (None, None)
-            for side, dim, mode in (("key", D, a["keyAntiquantMode"]), ("value", Dv, a["valueAntiquantMode"])):
-                sc = antiquant_scale(inp[side + "AntiquantScale"], mode, a["antiquant_per_tensor"], b, n2, Nkv, dim, *tab, S, kv0[b])
-                off = (antiquant_scale(inp[side + "AntiquantOffset"], mode, a["antiquant_per_tensor"], b, n2, Nkv, dim, *tab, S,
-                                       kv0[b])
-                       if side + "AntiquantOffset" in inp else np.float32(0))
+            for k, (side, dim) in enumerate((("key", D), ("value", Dv))):
+                mode = a["antiquantMode"] if combined else a[side + "AntiquantMode"]
+                sname, oname = ("antiquantScale", "antiquantOffset") if combined else (side + "AntiquantScale", side + "AntiquantOffset")
+                part = (lambda t: t[k]) if combined else (lambda t: t)
+                sc = antiquant_scale(part(inp[sname]), mode, a["antiquant_per_tensor"], b, n2, Nkv, dim, *tab, S, kv0[b])
+                off = (antiquant_scale(part(inp[oname]), mode, a["antiquant_per_tensor"], b, n2, Nkv, dim, *tab, S, kv0[b])
+                       if oname in inp else np.float32(0))
                 codes = K if side == "key" else V
                 x = ((codes.astype(np.float32) + off).astype(np.float32) * sc).astype(np.float64)
                 if side == "key":

@@ -42,6 +42,11 @@ FiaSide fia_side(const FiaParams& p, int side) {
   s.offset = side == 0 ? "keyAntiquantOffset" : "valueAntiquantOffset";
   s.dim = side == 0 ? p.D : p.Dv;
   s.mode = side == 0 ? p.quant.key_mode : p.quant.value_mode;
+  if (p.quant.combined) {
+    s.scale = "antiquantScale";
+    s.offset = "antiquantOffset";
+    s.base = side * static_cast<int64_t>(shape_numel(p.combined_antiquant_shape()) / 2);
+  }
   return s;
 }
 
@@ -64,6 +69,16 @@ std::vector<double> fia_originals(const FiaParams& p, const Args& a, int side) {
   std::vector<double> x(shape_numel(p.kv_shape(s.dim)));
   for (size_t i = 0; i < x.size(); ++i) x[i] = round_to(p.q, rng.uniform(i, range.first, range.second));
   return x;
+}
+
+Tensor fia_combined_antiquant(const FiaParams& p, const Args& a, const std::string& name) {
+  Tensor t(name, p.antiquant_dtype(p.quant.key_mode), p.combined_antiquant_shape(), Role::input);
+  size_t k = 0;
+  for (int side = 0; side < 2; ++side) {
+    const Tensor part = fia_quantized(p, a, side).at(name);
+    for (size_t i = 0; i < part.numel(); ++i) t.set(k++, part.get(i));
+  }
+  return t;
 }
 
 TensorSet fia_quantized(const FiaParams& p, const Args& a, int side) {

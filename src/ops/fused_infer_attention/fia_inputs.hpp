@@ -15,6 +15,7 @@ struct FiaSide {
   std::string data, scale, offset;
   int64_t dim = 0;
   int mode = 0;
+  int64_t base = 0;  // first element of the side's scales in the (combined) scale tensor
 };
 FiaSide fia_side(const FiaParams& p, int side);
 
@@ -29,5 +30,7 @@ std::vector<double> fia_originals(const FiaParams& p, const Args& a, int side);
 // originals per scale group: symmetric scale = max|x| / qmax, or asymmetric over
 // [min, max] with an integer offset, both in the scale's dtype.
 TensorSet fia_quantized(const FiaParams& p, const Args& a, int side);
+// The combined antiquantScale or antiquantOffset: the key's scales, then the value's.
+Tensor fia_combined_antiquant(const FiaParams& p, const Args& a, const std::string& name);
 
 }  // namespace kvbench

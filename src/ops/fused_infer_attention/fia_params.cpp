@@ -70,6 +70,10 @@ const Signature& fia_signature() {
                .doc = "int8/int4 key: 0 per-channel (or per-tensor), 1 per-token, 2 per-tensor+head, 3 per-token+head, 4/5 in PA blocks"},
               {.section = "attributes", .name = "valueAntiquantMode", .derived = "keyAntiquantMode", .min = 0, .max = 5,
                .doc = "as keyAntiquantMode; differs only as the pair key 0, value 1"},
+              {.section = "attributes", .name = "antiquantMode", .fallback = 0, .min = 0, .max = 1,
+               .doc = "legacy combined parameters: 0 per-channel (or per-tensor), 1 per-token"},
+              {.section = "attributes", .name = "antiquant_combined", .type = ParamType::boolean, .fallback = false,
+               .doc = "use the legacy combined antiquantScale/antiquantOffset (index 0 key, 1 value)"},
               {.section = "attributes", .name = "antiquant_per_tensor", .type = ParamType::boolean, .fallback = false,
                .doc = "mode 0 with one scale for the whole tensor (shape [1])"},
               {.section = "attributes", .name = "antiquant_offset", .type = ParamType::boolean, .fallback = false,
@@ -117,6 +121,10 @@ const Signature& fia_signature() {
                .doc = "codes quantized from values drawn in the range"},
               {.name = "value", .shape = "as key with Dv", .choices = {DType::i8, DType::s4}, .dtype_rule = "= key",
                .range = {{-1, 1}}},
+              {.name = "antiquantScale", .shape = "(2, Nkv, D), (2) per-tensor, (2, B, S) per-token",
+               .dtype_rule = "= query (mode 0), f32 (mode 1)", .present = "antiquant_combined"},
+              {.name = "antiquantOffset", .shape = "as antiquantScale", .dtype_rule = "as antiquantScale",
+               .present = "antiquant_combined and antiquant_offset"},
               {.name = "keyAntiquantScale", .shape = "by keyAntiquantMode", .dtype_rule = "= query (modes 0, 2), f32",
                .present = "key i8/s4"},
               {.name = "keyAntiquantOffset", .shape = "as keyAntiquantScale", .dtype_rule = "as keyAntiquantScale",
@@ -253,6 +261,11 @@ int64_t FiaParams::lse_index(int64_t b, int64_t i, int64_t h) const {
 Shape FiaParams::post_quant_shape() const {
   if (!post.per_channel) return {1};
   return out_shape().size() == 3 && !tnd ? Shape{N * Dv} : Shape{N, Dv};
+}
+
+Shape FiaParams::combined_antiquant_shape() const {
+  if (quant.key_mode == 1) return {2, B, kv_tokens()};
+  return quant.per_tensor ? Shape{2} : Shape{2, Nkv, D};
 }
 
 Shape FiaParams::antiquant_shape(int mode, int64_t dim) const {

@@ -41,6 +41,10 @@ struct FiaAntiquant {
   DType codes = DType::i8;  // i8, or s4 (8 per int32 word, LSB first: kvbench's s4 packing)
   int key_mode = 0, value_mode = 0;
   bool per_tensor = false, offset = false;
+  // The legacy combined antiquantScale/antiquantOffset (index 0 key, 1 value) with
+  // antiquantMode 0 (per-channel, or per-tensor) or 1 (per-token), instead of the separate
+  // key/value parameters.
+  bool combined = false;
 };
 
 // Post-quant int8 output: attentionOut = sat_int8(round(attn * quantScale2 + quantOffset2)).
@@ -120,6 +124,7 @@ struct FiaParams {
   // Antiquant scale/offset of one side (mode), its shape and dtype, and the element that
   // serves key token t (logical) of batch b, kv head hk, dim d; `blk`/`r` its cache slot.
   Shape antiquant_shape(int mode, int64_t dim) const;
+  Shape combined_antiquant_shape() const;  // antiquantScale: key's and value's, stacked
   DType antiquant_dtype(int mode) const { return mode == 0 || mode == 2 ? q : DType::f32; }
   int64_t antiquant_index(int mode, int64_t dim, int64_t b, int64_t t, int64_t hk, int64_t d, int64_t blk, int64_t r) const;
 };

@@ -208,15 +208,27 @@ void parse_antiquant(Args& c, FiaParams& p) {
   if (!c.written("valueAntiquantMode")) c.resolve("valueAntiquantMode", a.key_mode);
   a.value_mode = static_cast<int>(c.integer("valueAntiquantMode"));
   a.per_tensor = c.boolean("antiquant_per_tensor");
+  a.combined = c.boolean("antiquant_combined");
   a.offset = c.boolean("antiquant_offset");
   a.on = kv == DType::i8 || kv == DType::s4;
   a.codes = kv;
   if (!a.on) {
-    for (const char* k : {"keyAntiquantMode", "valueAntiquantMode", "antiquant_per_tensor", "antiquant_offset"})
+    for (const char* k : {"keyAntiquantMode", "valueAntiquantMode", "antiquant_per_tensor", "antiquant_offset", "antiquantMode",
+                          "antiquant_combined"})
       if (c.written(k)) c.fail(k, std::string(k) + " needs int8/int4 key and value (dtypes key, value: i8 or s4)");
     return;
   }
   if (p.tnd) c.fail("inputLayout", "KV antiquant with TND layouts is not built");
+  if (a.combined) {  // the legacy parameters: one mode for both
+    for (const char* k : {"keyAntiquantMode", "valueAntiquantMode"})
+      if (c.written(k)) c.fail(k, std::string(k) + " belongs to the separate parameters; the combined ones take antiquantMode");
+    a.key_mode = a.value_mode = static_cast<int>(c.integer("antiquantMode"));
+    if (kv != DType::i8) c.fail("antiquant_combined", "the combined antiquant parameters take int8 KV only (the document)");
+    if (p.q != DType::f16) c.fail("antiquant_combined", "the combined antiquant parameters take an f16 query only (the document)");
+    if (a.key_mode == 0 && !a.per_tensor && p.D != p.Dv) c.fail("Dv", "combined per-channel scales need Dv = D");
+  } else if (c.written("antiquantMode")) {
+    c.fail("antiquantMode", "antiquantMode belongs to the combined parameters (antiquant_combined)");
+  }
   if (p.has_prefix()) c.fail("S_prefix", "KV antiquant with a shared prefix is not built (per-token scales over the prefix are undocumented)");
   if (a.value_mode != a.key_mode && !(a.key_mode == 0 && a.value_mode == 1))
     c.fail("valueAntiquantMode", "valueAntiquantMode equals keyAntiquantMode, except key 0 (per-channel) with value 1 (per-token)");

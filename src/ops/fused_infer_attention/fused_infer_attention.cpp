@@ -46,7 +46,11 @@ class FiaCase final : public OpCase {
   std::vector<TensorSpec> tensor_specs() const override {
     const DType kv = p_.quant.on ? p_.quant.codes : p_.q;
     std::vector<TensorSpec> s{{"query", p_.q, p_.query_shape()}, {"key", kv, p_.kv_shape(p_.D)}, {"value", kv, p_.kv_shape(p_.Dv)}};
-    for (int side = 0; side < 2 && p_.quant.on; ++side) {
+    if (p_.quant.on && p_.quant.combined) {
+      s.push_back({"antiquantScale", p_.antiquant_dtype(p_.quant.key_mode), p_.combined_antiquant_shape()});
+      if (p_.quant.offset) s.push_back({"antiquantOffset", p_.antiquant_dtype(p_.quant.key_mode), p_.combined_antiquant_shape()});
+    }
+    for (int side = 0; side < 2 && p_.quant.on && !p_.quant.combined; ++side) {
       const FiaSide q = fia_side(p_, side);
       s.push_back({q.scale, p_.antiquant_dtype(q.mode), p_.antiquant_shape(q.mode, q.dim)});
       if (p_.quant.offset) s.push_back({q.offset, p_.antiquant_dtype(q.mode), p_.antiquant_shape(q.mode, q.dim)});
@@ -83,6 +87,10 @@ class FiaCase final : public OpCase {
     if (name == "kvPaddingSize") return fill_values(t, {args().integer("kvPaddingSize")});
     if (name == "blockTable") return fill_values(t, fia_block_table(p_, args().seed()));
     if (name == "attenMask") return fill_mask(t);
+    if (p_.quant.on && p_.quant.combined && (name == "antiquantScale" || name == "antiquantOffset")) {
+      t = fia_combined_antiquant(p_, args(), name);
+      return;
+    }
     for (int side = 0; side < 2 && p_.quant.on; ++side) {
       const FiaSide s = fia_side(p_, side);
       if (name == s.data || name == s.scale || name == s.offset) {
@@ -161,8 +169,9 @@ class FiaCase final : public OpCase {
     const Tensor& scale = in.at(s.scale);
     const Tensor* offset = p_.quant.offset ? &in.at(s.offset) : nullptr;
     fia_for_each_kv(p_, table, side, [&](int64_t e, int64_t g) {
-      const double off = offset ? offset->get(static_cast<size_t>(g)) : 0.0;
-      x[e] = dequant_offset(data.get(static_cast<size_t>(e)), off, scale.get(static_cast<size_t>(g)), DType::f32);
+      const auto at = static_cast<size_t>(s.base + g);
+      const double off = offset ? offset->get(at) : 0.0;
+      x[e] = dequant_offset(data.get(static_cast<size_t>(e)), off, scale.get(at), DType::f32);
     });
     return x;
   }
@@ -322,6 +331,10 @@ class FiaCase final : public OpCase {
     auto batch_table = rt.buffer_with(batches);
     KernelBuffers buffers = t.bindings();
     buffers["batches"] = batch_table.get();
+    if (p_.quant.combined) {  // both sides read the one combined tensor, the value's half at its base
+      buffers["keyAntiquantScale"] = buffers["valueAntiquantScale"] = t.at("antiquantScale");
+      if (p_.quant.offset) buffers["keyAntiquantOffset"] = buffers["valueAntiquantOffset"] = t.at("antiquantOffset");
+    }
     const Strides qs = p_.query_strides(), ks = p_.paged() ? Strides{} : p_.kv_strides(p_.D),
                   vs = p_.paged() ? Strides{} : p_.kv_strides(p_.Dv);
     const int64_t pse_cols = p_.kv_tokens() + p_.pse_pad;
@@ -354,6 +367,8 @@ class FiaCase final : public OpCase {
                               {"ks_dtype", static_cast<uint32_t>(p_.antiquant_dtype(p_.quant.key_mode))},
                               {"vs_dtype", static_cast<uint32_t>(p_.antiquant_dtype(p_.quant.value_mode))},
                               {"kv_tokens", p_.kv_tokens()},
+                              {"ks_base", fia_side(p_, 0).base},
+                              {"vs_base", fia_side(p_, 1).base},
                               {"q_rows", p_.tnd ? 0 : p_.S1},
                               {"prefix_len", p_.prefix_len},
                               {"p_st", p_.has_prefix() ? p_.prefix_strides(p_.D).token : 0},
