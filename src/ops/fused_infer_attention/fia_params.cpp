@@ -153,7 +153,7 @@ const Signature& fia_signature() {
               {.name = "blockTable", .shape = "[B, maxBlocksPerSeq]", .dtype_rule = "i32", .present = "blockSize > 0",
                .doc = "a seeded shuffle of the blocks; entries past a batch's last block name the NaN-poisoned spare block"},
               {.name = "quantScale2", .shape = "[1], or [N, Dv] ([H] for BSH) per channel", .choices = {DType::f32, DType::bf16},
-               .dtype_rule = "f32 (default), bf16 with a bf16 query", .range = {{30, 300}}, .present = "attentionOut i8"},
+               .dtype_rule = "f32 (default), bf16 with a bf16 query", .range = {{30, 130}}, .present = "attentionOut i8"},
               {.name = "quantOffset2", .shape = "as quantScale2", .dtype_rule = "= quantScale2", .range = {{-20, 20}},
                .present = "postquant_offset"},
               {.name = "attentionOut", .role = Role::output, .shape = "by inputLayout's output part", .choices = {DType::i8},

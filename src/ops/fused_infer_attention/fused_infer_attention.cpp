@@ -261,13 +261,17 @@ class FiaCase final : public OpCase {
   }
 
   // attentionOut as int8 codes: sat(roundEven(x * scale + offset)), code 0 in rows with no
-  // visible key (not computed). Where x * scale + offset lies within the attention
-  // tolerance (scaled) plus an f16 intermediate's half ulp of a rounding boundary, the
-  // neighbouring code is the alternate (ties included: ties-to-even and ties-away paths).
+  // visible key (not computed). Where x * scale + offset lies within a device's error of
+  // a rounding boundary (P rounded to the input dtype before P @ V: 2^-11 (f16), 2^-8
+  // (bf16) of max|V|, plus 1e-6 of f32 arithmetic, times |scale|; plus half an fp16 ulp of
+  // the value for the fp16 intermediate of the per-channel path), the neighbouring code is
+  // the alternate (ties included: ties-to-even and ties-away paths).
   void post_quantize(const TensorSet& in, const std::vector<double>& row_lse, Expected& out) const {
     const Tensor& scale = in.at("quantScale2");
     const Tensor* offset = p_.post.offset ? &in.at("quantOffset2") : nullptr;
-    const Tolerance tol = attention_tolerance();
+    const auto vr = args().range("value");
+    const double vmax = std::max(std::fabs(vr.first), std::fabs(vr.second));
+    const double p_error = (p_.q == DType::f16 ? std::ldexp(1.0, -11) : p_.q == DType::bf16 ? std::ldexp(1.0, -8) : 0.0) * vmax + 1e-6;
     std::vector<int64_t> head(out.exact.size() / static_cast<size_t>(p_.Dv)), row(head.size());
     for (int64_t b = 0; b < p_.B; ++b)
       for (int64_t i = 0; i < (p_.tnd ? p_.s1b[b] : p_.S1); ++i)
@@ -287,7 +291,7 @@ class FiaCase final : public OpCase {
       const double s = scale.get(c), x = out.exact[e];
       const double v = x * s + (offset ? offset->get(c) : 0.0);
       const double code = std::clamp(std::nearbyint(v), -128.0, 127.0);
-      const double near = (tol.atol + tol.rtol * std::fabs(x)) * std::fabs(s) + std::ldexp(std::fabs(v), -11);
+      const double near = p_error * std::fabs(s) + std::ldexp(std::fabs(v), -11);
       // The two codes around v and the boundary between them; the alternate is the one
       // the golden did not pick.
       const double below = std::clamp(std::floor(v), -128.0, 127.0), above = std::clamp(std::floor(v) + 1, -128.0, 127.0);
