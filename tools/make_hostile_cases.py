@@ -15,6 +15,9 @@ omni={"op":"atb.ReshapeAndCacheOmni","name":"h","seed":1,"shapes":{"num_head":2,
 plain={"op":"atb.ReshapeAndCache","name":"h","seed":1,"shapes":{"num_tokens":4,"num_heads":2,"head_size":32,"num_blocks":2,"block_size":4}}
 qg={"op":"kvbench.QuantizeGroup","name":"h","seed":1,"attributes":{"bits":8,"group_size":8},"shapes":{"rows":2,"length":16}}
 dq={"op":"kvbench.DequantizeGroup","name":"h","seed":1,"attributes":{"formula":"onednn","bits":8,"group_size":8,"with_zero_point":True},"shapes":{"rows":2,"length":16}}
+fia={"op":"aclnn.FusedInferAttentionScoreV3","name":"h","seed":1,"attributes":{"numHeads":4},
+     "shapes":{"B":1,"S1":4,"S2":16,"D":32}}
+fia_decode=dict(copy.deepcopy(fia), shapes={"B":1,"S1":1,"S2":16,"D":32})
 expected={}
 def add(name, doc, pointer, message, raw=None):
     path=os.path.join(D,name+'.json')
@@ -118,5 +121,34 @@ add('quantize_unsigned_symmetric', m(qg, attributes__signed=False), '/attributes
 add('quantize_group_over_length', m(qg, attributes__group_size=17), '/attributes/group_size', 'must lie in [1, length]')
 add('dequantize_formula_unknown', m(dq, attributes__formula="ascend2"), '/attributes/formula', 'must be one of')
 add('dequantize_ppl_zero_point', m(dq, attributes__formula="ppl"), '/attributes/with_zero_point', 'symmetric')
+# aclnn.FusedInferAttentionScoreV3: the combinations its document rejects, one file each
+add('fia_kv_heads_not_dividing', m(fia, attributes__numKeyValueHeads=3), '/attributes/numKeyValueHeads', 'must divide numHeads')
+add('fia_gqa_ratio_over_64', m(fia, attributes__numHeads=128, attributes__numKeyValueHeads=1), '/attributes/numKeyValueHeads', 'at most 64')
+add('fia_sparse_mode_5', m(fia, attributes__sparseMode=5), '/attributes/sparseMode', 'unsupported by the operator')
+add('fia_sparse_3_full_mask', m(fia, attributes__sparseMode=3, attributes__attenMask_shape="S1,S2"), '/attributes/attenMask_shape', 'takes the compressed mask')
+add('fia_pre_next_both_negative', m(fia, attributes__attenMask_shape="S1,S2", attributes__preTokens=-1, attributes__nextTokens=-1), '/attributes/nextTokens', 'must be >= 0')
+add('fia_bnnbsd_with_bsh', m(fia, attributes__blockSize=16, attributes__kv_cache_layout="BnNBsD", inputs__actualSeqLengthsKv=[16]), '/attributes/kv_cache_layout', 'takes BNSD or TND queries')
+add('fia_paged_without_kv_lengths', m(fia, attributes__blockSize=16), '/attributes/blockSize', 'needs actualSeqLengthsKv')
+add('fia_tnd_with_user_mask', m({k:v for k,v in fia.items() if k!='shapes'}, attributes__inputLayout="TND", attributes__attenMask_shape="S1,S2", shapes__D=32, inputs__actualSeqLengths=[2,4], inputs__actualSeqLengthsKv=[3,6]), '/attributes/attenMask_shape', 'takes no mask in sparseMode 0/1')
+add('fia_masked_rows_without_row_invalid', m(fia, attributes__attenMask_shape="S1,S2", shapes__masked_rows=1), '/shapes/masked_rows', 'set innerPrecise 2 or 3')
+add('fia_value_mode_mismatch', m(fia_decode, attributes__keyAntiquantMode=1, attributes__valueAntiquantMode=0, dtypes__key="i8"), '/attributes/valueAntiquantMode', 'except key 0')
+add('fia_antiquant_mode_2_prefill', m(fia, attributes__keyAntiquantMode=2, dtypes__key="i8"), '/attributes/keyAntiquantMode', 'only modes 0 and 1')
+add('fia_antiquant_mode_4_unpaged', m(fia_decode, attributes__keyAntiquantMode=4, dtypes__key="i8"), '/attributes/keyAntiquantMode', 'page-attention blocks')
+add('fia_int4_per_tensor_head', m(fia_decode, attributes__keyAntiquantMode=2, dtypes__key="s4"), '/attributes/keyAntiquantMode', 'int4 KV takes')
+add('fia_int4_paged', m(fia_decode, attributes__blockSize=16, inputs__actualSeqLengthsKv=[16], dtypes__key="s4"), '/attributes/blockSize', 'int4 KV has no page attention')
+add('fia_combined_antiquant_bf16', m(fia_decode, attributes__antiquant_combined=True, dtypes__key="i8", dtypes__query="bf16"), '/attributes/antiquant_combined', 'f16 query only')
+add('fia_post_quant_int4', m(fia_decode, dtypes__key="s4", dtypes__attentionOut="i8"), '/dtypes/attentionOut', 'int4 KV takes no post-quant')
+add('fia_post_quant_band_negative', m(fia, attributes__sparseMode=4, attributes__attenMask_shape="2048,2048", attributes__preTokens=-1, attributes__nextTokens=3, dtypes__attentionOut="i8"), '/dtypes/attentionOut', 'negative preTokens/nextTokens')
+add('fia_post_quant_offset_uncomputed_rows', m(fia, attributes__sparseMode=3, attributes__attenMask_shape="2048,2048", attributes__postquant_offset=True, shapes__S2=2, dtypes__attentionOut="i8"), '/attributes/postquant_offset', 'intercepted by the document')
+add('fia_post_quant_per_channel_lse', m(fia, attributes__postquant_per_channel=True, attributes__softmaxLseFlag=True, dtypes__attentionOut="i8"), '/attributes/postquant_per_channel', 'no softmaxLse')
+add('fia_query_padding_decode', m(fia_decode, inputs__actualSeqLengths=[1], inputs__queryPaddingSize=0), '/inputs/queryPaddingSize', 'needs Q_S > 1')
+add('fia_left_padding_paged', m(fia_decode, attributes__blockSize=16, inputs__actualSeqLengthsKv=[8], inputs__kvPaddingSize=1), '/inputs/kvPaddingSize', 'no page attention')
+add('fia_left_padding_causal', m(fia, attributes__sparseMode=3, attributes__attenMask_shape="2048,2048", inputs__actualSeqLengthsKv=[8], inputs__kvPaddingSize=1), '/attributes/sparseMode', 'no documented alignment origin')
+add('fia_prefix_len_over_prefix', m(fia, shapes__S_prefix=4, inputs__actualSharedPrefixLen=5), '/inputs/actualSharedPrefixLen', 'must not exceed')
+add('fia_prefix_paged', m(fia, shapes__S_prefix=4, attributes__blockSize=16, inputs__actualSeqLengthsKv=[16]), '/shapes/S_prefix', 'no page attention')
+add('fia_mla_with_pse', m(fia, shapes__rope=64, attributes__pseShift_shape="B,N,S1,S2"), '/shapes/rope', 'MLA with pseShift is rejected')
+add('fia_mla_rope_32', m(fia, shapes__rope=32), '/shapes/rope', 'must be one of')
+add('fia_ascend_limits_f32', m(fia, attributes__ascend_limits=True, dtypes__query="f32"), '/attributes/ascend_limits', 'f16 or bf16')
+add('fia_full_int8_query', m(fia, dtypes__query="i8"), '/dtypes/query', 'i8')
 json.dump(expected, open(os.path.join(ROOT, 'tests/data/hostile_expected.json'),'w'), indent=1, sort_keys=True)
 print(len(expected))
