@@ -30,9 +30,11 @@ void add_run_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--junit", files.junit, "Also write a JUnit XML report (one testcase per case) to this file");
   cmd->footer(
       "Exit status: 0 all passed; 1 a case failed; 2 unusable arguments, invalid case files or no device.\n"
-      "Columns: max_abs/max_rel/rel_l2 over all outputs, viol = elements out of tolerance,\n"
-      "bound = elements accepted only as the +-1 neighbour at a rounding boundary.\n"
-      "A failing case prints a repro line: the command that reruns just that case.");
+      "Columns: max_abs = largest |actual - golden|; err/scale = max_abs / max|golden| of the output\n"
+      "(unlike |a-g|/|g|, not inflated by a golden near zero); rel_l2 = ||a-g|| / ||g||; viol = elements\n"
+      "out of tolerance; bound = elements accepted only as the +-1 neighbour at a rounding boundary.\n"
+      "A failing case prints its tolerance, worst element and a repro line (the command that reruns\n"
+      "just that case); the failed cases are listed again after the closing line.");
   cmd->callback([&exit_code] {
     auto selected = selection.select(paths);
     if (!selected) {

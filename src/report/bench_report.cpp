@@ -2,8 +2,8 @@
 
 #include <cstdio>
 
+#include "report/failure_text.hpp"
 #include "report/json_report.hpp"
-#include "report/text_report.hpp"
 
 namespace kvbench {
 
@@ -16,23 +16,24 @@ std::string copy_bandwidth_line(const CopyBandwidth& copy, const Repetitions& re
   return buf;
 }
 
-std::string bench_header(size_t w) {
+std::string bench_header(const NameColumn& c) {
   char buf[256];
-  std::snprintf(buf, sizeof buf, "%s  %-6s %10s %10s %10s %10s %8s %7s", fit("case", w).c_str(), "status", "median_ms",
+  std::snprintf(buf, sizeof buf, "%s  %-6s %10s %10s %10s %10s %8s %7s", c.pad("case").c_str(), "status", "median_ms",
                 "min_ms", "max_ms", "MB_moved", "GB/s", "%copy");
   return buf;
 }
 
-std::string bench_row(const BenchResult& r, size_t w) {
+std::string bench_row(const BenchResult& r, const NameColumn& column) {
   const CaseResult& c = r.check;
-  if (!r.timed()) return fit(c.name, w) + "  " + fit(status_name(c.status), 6) + " " + c.reason;
+  char status[16];
+  std::snprintf(status, sizeof status, "%-6s", status_name(c.status));
+  if (!r.timed()) return column.cell(c.name) + "  " + status + " " + c.reason;
   char buf[512];
-  std::snprintf(buf, sizeof buf, "%s  %-6s %10.3f %10.3f %10.3f %10.3g %8.3g %6.1f%%", fit(c.name, w).c_str(),
-                status_name(c.status), r.time.median_ms, r.time.min_ms, r.time.max_ms, r.bytes / 1e6, r.gbps,
-                r.percent_of_copy);
-  std::string row = buf;
-  if (c.status == Status::fail && !c.reason.empty()) row += "\n      reason: " + c.reason;
-  if (c.status == Status::fail && c.violations() > 0) row += "\n      worst: " + c.worst();
+  std::snprintf(buf, sizeof buf, "%s %10.3f %10.3f %10.3f %10.3g %8.3g %6.1f%%", status, r.time.median_ms,
+                r.time.min_ms, r.time.max_ms, r.bytes / 1e6, r.gbps, r.percent_of_copy);
+  std::string row = column.cell(c.name) + "  " + buf;
+  if (c.status == Status::fail)
+    for (const auto& line : failure_lines(c)) row += "\n      " + line;
   return row;
 }
 
