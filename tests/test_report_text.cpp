@@ -3,6 +3,8 @@
 #include <doctest/doctest.h>
 
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -134,4 +136,22 @@ TEST_CASE("a pass against a golden near zero: err/scale stays small where max_re
   const std::string row = report_row(r, c);
   CHECK(row.find("   2e-09 ") != std::string::npos);
   CHECK(row.find(" 2 ") == std::string::npos);  // not the max_rel of 2
+}
+
+TEST_CASE("check on a missing actual file says so, with no figures of a comparison that did not happen") {
+  const auto dir = std::filesystem::temp_directory_path() / "kvbench_test_missing_actual";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir / "actual");
+  const std::string junit = (dir / "check.xml").string();
+  const auto r = run_kvbench("check --golden " + source_path("tests/data/bad_golden/base/golden") + " --actual " +
+                             (dir / "actual").string() + " --junit " + junit);
+  CHECK(r.status == 1);
+  CHECK(r.output.find("FAIL  tiny  no actual output file " + (dir / "actual" / "tiny.safetensors").string()) !=
+        std::string::npos);
+  std::ifstream in(junit);
+  const std::string xml((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CHECK(xml.find("no actual output file") != std::string::npos);
+  CHECK(xml.find("max_abs=") == std::string::npos);
+  CHECK(xml.find("violations=0") == std::string::npos);
+  std::filesystem::remove_all(dir);
 }

@@ -57,7 +57,8 @@ std::string junit_xml(const std::vector<CaseResult>& results, const std::vector<
       x += "    <skipped message=\"" + escape(r.reason) + "\"/>\n";
     } else {
       const std::string message = r.reason.empty() ? figures(r) : r.reason;
-      std::string body = figures(r);
+      // No output compared (a missing or unreadable file): no figures, only the reason.
+      std::string body = r.outputs.empty() ? r.reason : figures(r);
       if (!r.worst().empty()) body += "\nworst: " + r.worst();
       for (const auto& o : r.outputs)
         if (o.metrics.violations)
