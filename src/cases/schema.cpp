@@ -54,8 +54,16 @@ bool has_type(const nlohmann::json& v, const std::string& type) {
   return false;
 }
 
-void check(const nlohmann::json& v, const nlohmann::json& s, const std::string& ptr,
-           std::vector<SchemaViolation>& out) {
+void check(const nlohmann::json& v, const nlohmann::json& s, const std::string& ptr, std::vector<SchemaViolation>& out,
+           const nlohmann::json& root) {
+  if (s.contains("$ref")) {  // "#/$defs/NAME" only: the report schemas share definitions
+    const std::string ref = s["$ref"].get<std::string>();
+    const std::string prefix = "#/$defs/";
+    if (ref.compare(0, prefix.size(), prefix) != 0 || !root.contains("$defs") || !root["$defs"].contains(ref.substr(prefix.size())))
+      throw std::logic_error("schema: unsupported or unknown $ref " + ref);
+    check(v, root["$defs"][ref.substr(prefix.size())], ptr, out, root);
+    return;
+  }
   if (s.contains("type")) {
     std::vector<std::string> types;
     if (s["type"].is_array()) types = s["type"].get<std::vector<std::string>>();
@@ -95,7 +103,7 @@ void check(const nlohmann::json& v, const nlohmann::json& s, const std::string& 
     if (s.contains("maxItems") && v.size() > s["maxItems"].get<size_t>())
       out.push_back({ptr, "takes at most " + s["maxItems"].dump() + " items"});
     if (s.contains("items"))
-      for (size_t i = 0; i < v.size(); ++i) check(v[i], s["items"], ptr + "/" + std::to_string(i), out);
+      for (size_t i = 0; i < v.size(); ++i) check(v[i], s["items"], ptr + "/" + std::to_string(i), out, root);
   }
   if (v.is_object()) {
     if (s.contains("required"))
@@ -105,13 +113,13 @@ void check(const nlohmann::json& v, const nlohmann::json& s, const std::string& 
     for (auto it = v.begin(); it != v.end(); ++it) {
       const std::string child = ptr + "/" + pointer_token(it.key());
       if (s.contains("properties") && s["properties"].contains(it.key())) {
-        check(it.value(), s["properties"][it.key()], child, out);
+        check(it.value(), s["properties"][it.key()], child, out, root);
       } else if (s.contains("additionalProperties")) {
         const auto& ap = s["additionalProperties"];
         if (ap.is_boolean()) {
           if (!ap.get<bool>()) out.push_back({child, "unknown field"});
         } else {
-          check(it.value(), ap, child, out);
+          check(it.value(), ap, child, out, root);
         }
       }
     }
@@ -122,7 +130,7 @@ void check(const nlohmann::json& v, const nlohmann::json& s, const std::string& 
 
 std::vector<SchemaViolation> validate_schema(const nlohmann::json& doc, const nlohmann::json& schema) {
   std::vector<SchemaViolation> out;
-  check(doc, schema, "", out);
+  check(doc, schema, "", out, schema);
   return out;
 }
 

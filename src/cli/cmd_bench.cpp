@@ -7,6 +7,7 @@
 #include "cli/commands.hpp"
 #include "cli/selection_flags.hpp"
 #include "report/bench_report.hpp"
+#include "report/json_report.hpp"
 #include "report/run_reporter.hpp"
 #include "report/text_report.hpp"
 #include "vk/runtime.hpp"
@@ -89,7 +90,7 @@ void add_bench_command(CLI::App& app, int& exit_code) {
     exit_code = !sel.errors.empty() ? 2 : counts[1] > 0 ? 1 : 0;
     if (!json.empty()) {
       std::ofstream out(json);
-      out << bench_report_json(rt->info(), copy, reps, results, sel.errors).dump(2) << "\n";
+      out << report_text(bench_report_json(rt->info(), copy, reps, results, sel.errors));
       if (!out) {
         std::cerr << "error: cannot write " << json << "\n";
         exit_code = 2;

@@ -64,7 +64,7 @@ void add_run_command(CLI::App& app, int& exit_code) {
         r = run_case(c.def, *c.op, *rt);
       } catch (const std::exception& e) {
         r = CaseResult{.name = c.def.name, .file = c.def.file, .op = c.def.op, .status = Status::fail,
-                       .reason = std::string("error: ") + e.what()};
+                       .reason = std::string("error: ") + e.what(), .resolved = c.op->resolved()};
       }
       const std::string slow = c.def.slow ? " --slow include" : "";
       const bool failed = r.status == Status::fail;

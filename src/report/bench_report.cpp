@@ -39,25 +39,27 @@ std::string bench_row(const BenchResult& r, const NameColumn& column) {
 
 nlohmann::json bench_report_json(const DeviceInfo& device, const CopyBandwidth& copy, const Repetitions& reps,
                                  const std::vector<BenchResult>& results, const std::vector<CaseFileError>& invalid) {
-  nlohmann::json j{{"kvbench_version", KVBENCH_VERSION},
+  nlohmann::json j{{"format_version", kReportFormatVersion},
+                   {"kvbench_version", KVBENCH_VERSION},
                    {"device", {{"name", device.name}, {"type", device.type}, {"driver", device.driver}}},
-                   {"copy_bandwidth_gbps", copy.gbps},
                    {"copy_bytes", copy.bytes},
                    {"warmup", reps.warmup},
                    {"reps", reps.reps}};
+  put_number(j, "copy_bandwidth_gbps", copy.gbps);
   j["cases"] = nlohmann::json::array();
   for (const auto& r : results) {
     const CaseResult& c = r.check;
     nlohmann::json entry{{"name", c.name}, {"file", c.file}, {"op", c.op}, {"status", status_name(c.status)}};
     if (!c.reason.empty()) entry["reason"] = c.reason;
+    entry["resolved"] = c.resolved.is_object() ? c.resolved : nlohmann::json::object();
     // An untimed case (skipped, or its check threw) has null figures, not zeros a reader could average.
-    auto figure = [&r](double v) { return r.timed() ? nlohmann::json(v) : nlohmann::json(nullptr); };
-    entry["median_ms"] = figure(r.time.median_ms);
-    entry["min_ms"] = figure(r.time.min_ms);
-    entry["max_ms"] = figure(r.time.max_ms);
+    for (const auto& [key, v] : {std::pair<const char*, double>{"median_ms", r.time.median_ms},
+                                 {"min_ms", r.time.min_ms}, {"max_ms", r.time.max_ms}, {"gbps", r.gbps},
+                                 {"percent_of_copy", r.percent_of_copy}}) {
+      if (r.timed()) put_number(entry, key, v);
+      else entry[key] = nullptr;
+    }
     entry["bytes"] = r.timed() ? nlohmann::json(static_cast<uint64_t>(r.bytes)) : nlohmann::json(nullptr);
-    entry["gbps"] = figure(r.gbps);
-    entry["percent_of_copy"] = figure(r.percent_of_copy);
     j["cases"].push_back(entry);
   }
   j["invalid"] = invalid_cases_json(invalid);

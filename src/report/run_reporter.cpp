@@ -83,7 +83,7 @@ int RunReporter::finish(const DeviceInfo* device, int interrupted_by) {
     nlohmann::json j = run_report_json(device ? *device : DeviceInfo{}, results_, invalid_);
     j["interrupted"] = interrupted_by != 0;
     j["summary"]["selected"] = names_.size();
-    write(files_.json, j.dump(2) + "\n");
+    write(files_.json, report_text(j));
   }
   if (!files_.junit.empty()) write(files_.junit, junit_xml(results_, invalid_, repro_));
   return status;

@@ -30,7 +30,8 @@ std::string report_header(const NameColumn& c) {
 }
 
 std::string report_row(const CaseResult& r, const NameColumn& c) {
-  const std::string margin = "\n" + std::string(kRowIndent - 6, ' ');
+  std::string margin(kRowIndent - 5, ' ');  // a new line indented 6: under the status
+  margin[0] = '\n';  // (not "\n" + std::string(...): GCC 12 warns -Wrestrict on it falsely)
   std::string row = std::string(status_name(r.status)) + "  " + c.cell(r.name) + "  ";
   // A skip, or a failure before any output was compared (a missing or unreadable file),
   // has no figures: its reason is what there is to say.
