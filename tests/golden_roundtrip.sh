@@ -62,6 +62,6 @@ echo "ok: a missing output tensor fails with a message naming it"
 set +e
 "$kvbench" check --golden "$work/golden" --actual "$work/perturbed_cache" --junit "$work/check.xml" > /dev/null
 set -e
-grep -q '<failure message="max_abs=' "$work/check.xml" && grep -q 'worst: cache\[' "$work/check.xml" \
+grep -q '<failure message="cache: ' "$work/check.xml" && grep -q 'worst: cache\[' "$work/check.xml" \
   || { echo "FAIL: JUnit failures must carry the figures and the worst element"; exit 1; }
 echo "ok: check --junit reports failures with their figures"
