@@ -1,3 +1,4 @@
+#include <filesystem>
 #include <iostream>
 
 #include "cli/commands.hpp"
@@ -21,11 +22,15 @@ void add_run_command(CLI::App& app, int& exit_code) {
   static ReportFiles files;
   static int device = -1;
   static bool fail_fast = false;
+  static std::string save_actual;
   cmd->add_option("paths", paths, "Case files or folders (searched recursively for *.json)")->required();
   selection.add_to(cmd);
   cmd->add_option("--device", device, "Vulkan device index (see `kvbench devices`; default: first GPU, else lavapipe)")
       ->check(CLI::NonNegativeNumber);
   cmd->add_flag("-x,--fail-fast", fail_fast, "Stop after the first failing case");
+  cmd->add_option("--save-actual", save_actual,
+                  "Also write each case's device outputs to DIR/<stem>.safetensors in the golden file format "
+                  "(for `kvbench check`, numpy, tools/plot.py)");
   cmd->add_option("--json", files.json, "Also write the full report as JSON to this file");
   cmd->add_option("--junit", files.junit, "Also write a JUnit XML report (one testcase per case) to this file");
   cmd->footer(
@@ -42,6 +47,16 @@ void add_run_command(CLI::App& app, int& exit_code) {
       return;
     }
     Selection& sel = *selected;
+    if (!save_actual.empty()) {
+      std::error_code ec;
+      std::filesystem::create_directories(save_actual, ec);
+      if (ec || !std::filesystem::is_directory(save_actual)) {
+        std::cerr << "error: --save-actual " << save_actual << ": cannot make the folder"
+                  << (ec ? " (" + ec.message() + ")" : "") << "\n";
+        exit_code = 2;
+        return;
+      }
+    }
     std::vector<std::string> names;
     for (const auto& c : sel.cases) names.push_back(c.def.name);
     RunReporter reporter(names, sel.errors, files);
@@ -61,7 +76,7 @@ void add_run_command(CLI::App& app, int& exit_code) {
       reporter.starting(i);
       CaseResult r;
       try {
-        r = run_case(c.def, *c.op, *rt);
+        r = run_case(c.def, *c.op, *rt, save_actual);
       } catch (const std::exception& e) {
         r = CaseResult{.name = c.def.name, .file = c.def.file, .op = c.def.op, .status = Status::fail,
                        .reason = std::string("error: ") + e.what(), .resolved = c.op->resolved()};
