@@ -58,6 +58,22 @@ set -e
 [ $status -eq 2 ] && grep -q "save-actual /proc/kvbench_no_such: cannot make the folder" "$work/saved_bad.log" \
   || { cat "$work/saved_bad.log"; echo "FAIL: --save-actual into a folder that cannot be made must exit 2"; exit 1; }
 
+# Every array the Python tool returns is writable (a backend may compute in place).
+"$python" - "$work/golden" "$src/tools" <<'PY' || { echo "FAIL: kvbench_golden.py returned a read-only array"; exit 1; }
+import sys
+sys.path.insert(0, sys.argv[2])
+import kvbench_golden as kg
+checked = 0
+for path in kg.cases(sys.argv[1]):
+    case = kg.load_case(path)
+    for group in (case.inputs, case.expected, case.expected_f64, case.alternate, case.touched):
+        for name, a in group.items():
+            assert a.flags.writeable, "%s: %s is read-only" % (path, name)
+            a.reshape(-1)[:1] = a.reshape(-1)[:1]  # raises on a read-only array
+            checked += 1
+print("ok: %d arrays of %d golden cases are writable" % (checked, len(kg.cases(sys.argv[1]))))
+PY
+
 # An actual file without the expected tensor is a clear error naming it.
 one=$(ls "$work/golden"/kvc_odd_groups*.json | head -1)
 "$python" - "$one" "$work/missing.safetensors" "$src/tools" <<'PY'
