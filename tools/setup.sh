@@ -10,6 +10,8 @@ packages=(
   mesa-vulkan-drivers vulkan-validationlayers vulkan-tools
   libcli11-dev nlohmann-json3-dev doctest-dev
   python3 python3-numpy
+  # tools/plot.py and its test (tests/plot.sh).
+  python3-matplotlib
   # tests/junit_schema.sh validates the JUnit report with xmllint.
   libxml2-utils
   # The sanitizer and fuzzer build of .ci/run: clang, its ASan/UBSan and libFuzzer
