@@ -1,5 +1,6 @@
 #include "cases/schema.hpp"
 
+#include <cmath>
 #include <stdexcept>
 #include <string_view>
 
@@ -48,7 +49,13 @@ bool has_type(const nlohmann::json& v, const std::string& type) {
   if (type == "array") return v.is_array();
   if (type == "string") return v.is_string();
   if (type == "boolean") return v.is_boolean();
-  if (type == "integer") return v.is_number_integer() || (v.is_number_float() && v.get<double>() == static_cast<double>(static_cast<long long>(v.get<double>())));
+  if (type == "integer") {
+    if (v.is_number_integer()) return true;
+    if (!v.is_number_float()) return false;
+    // An integral double within the 64-bit range (casting one outside it is undefined).
+    const double d = v.get<double>();
+    return d >= -9223372036854775808.0 && d < 9223372036854775808.0 && d == std::trunc(d);
+  }
   if (type == "number") return v.is_number();
   if (type == "null") return v.is_null();
   return false;
