@@ -11,8 +11,9 @@ This module needs neither kvbench nor the safetensors package:
     case.tolerance["key"]             # {"atol": ..., "rtol": ...}
     kg.save_actual("actual/<stem>.safetensors", {"key": my_key, ...}, case)
 
-bf16 arrays are returned as float32 (exact); s4/u4 as int8/uint8 unpacked from their
-two-per-byte packing (even flat index in the low nibble). save_actual converts back.
+Every array is writable and owns its memory. bf16 arrays are returned as float32 (exact);
+s4/u4 as int8/uint8 unpacked from their two-per-byte packing (even flat index in the low
+nibble). save_actual converts back.
 See specs/golden-format.md.
 """
 import json
@@ -85,7 +86,8 @@ def to_array(stored, dtype, shape):
     if st_dtype == "BF16":
         bits = np.frombuffer(raw, dtype=np.uint16).astype(np.uint32) << 16
         return bits.view(np.float32).reshape(shape)
-    return np.frombuffer(raw, dtype=_NUMPY[st_dtype]).reshape(shape)
+    # A bytearray, not the bytes object: frombuffer over bytes gives a read-only array.
+    return np.frombuffer(bytearray(raw), dtype=_NUMPY[st_dtype]).reshape(shape)
 
 
 def from_array(array, dtype):

@@ -10,6 +10,10 @@ packages=(
   mesa-vulkan-drivers vulkan-validationlayers vulkan-tools
   libcli11-dev nlohmann-json3-dev doctest-dev
   python3 python3-numpy
+  # tools/plot.py and its test (tests/plot.sh).
+  python3-matplotlib
+  # tests/junit_schema.sh validates the JUnit report with xmllint.
+  libxml2-utils
   # The sanitizer and fuzzer build of .ci/run: clang, its ASan/UBSan and libFuzzer
   # runtimes, and llvm-symbolizer for readable sanitizer stacks.
   clang libclang-rt-14-dev llvm

@@ -49,17 +49,28 @@ bool has_type(const nlohmann::json& v, const std::string& type) {
   if (type == "array") return v.is_array();
   if (type == "string") return v.is_string();
   if (type == "boolean") return v.is_boolean();
-  // A float written as 3.0 is an integer; 1e19 too (no cast to a 64-bit integer here: a
-  // double past 2^63 does not fit one, and the key's own bounds reject it).
-  if (type == "integer")
-    return v.is_number_integer() || (v.is_number_float() && std::isfinite(v.get<double>()) && v.get<double>() == std::floor(v.get<double>()));
+  if (type == "integer") {
+    if (v.is_number_integer()) return true;
+    if (!v.is_number_float()) return false;
+    // An integral double within the 64-bit range (casting one outside it is undefined).
+    const double d = v.get<double>();
+    return d >= -9223372036854775808.0 && d < 9223372036854775808.0 && d == std::trunc(d);
+  }
   if (type == "number") return v.is_number();
   if (type == "null") return v.is_null();
   return false;
 }
 
-void check(const nlohmann::json& v, const nlohmann::json& s, const std::string& ptr,
-           std::vector<SchemaViolation>& out) {
+void check(const nlohmann::json& v, const nlohmann::json& s, const std::string& ptr, std::vector<SchemaViolation>& out,
+           const nlohmann::json& root) {
+  if (s.contains("$ref")) {  // "#/$defs/NAME" only: the report schemas share definitions
+    const std::string ref = s["$ref"].get<std::string>();
+    const std::string prefix = "#/$defs/";
+    if (ref.compare(0, prefix.size(), prefix) != 0 || !root.contains("$defs") || !root["$defs"].contains(ref.substr(prefix.size())))
+      throw std::logic_error("schema: unsupported or unknown $ref " + ref);
+    check(v, root["$defs"][ref.substr(prefix.size())], ptr, out, root);
+    return;
+  }
   if (s.contains("type")) {
     std::vector<std::string> types;
     if (s["type"].is_array()) types = s["type"].get<std::vector<std::string>>();
@@ -99,7 +110,7 @@ void check(const nlohmann::json& v, const nlohmann::json& s, const std::string& 
     if (s.contains("maxItems") && v.size() > s["maxItems"].get<size_t>())
       out.push_back({ptr, "takes at most " + s["maxItems"].dump() + " items"});
     if (s.contains("items"))
-      for (size_t i = 0; i < v.size(); ++i) check(v[i], s["items"], ptr + "/" + std::to_string(i), out);
+      for (size_t i = 0; i < v.size(); ++i) check(v[i], s["items"], ptr + "/" + std::to_string(i), out, root);
   }
   if (v.is_object()) {
     if (s.contains("required"))
@@ -109,13 +120,13 @@ void check(const nlohmann::json& v, const nlohmann::json& s, const std::string& 
     for (auto it = v.begin(); it != v.end(); ++it) {
       const std::string child = ptr + "/" + pointer_token(it.key());
       if (s.contains("properties") && s["properties"].contains(it.key())) {
-        check(it.value(), s["properties"][it.key()], child, out);
+        check(it.value(), s["properties"][it.key()], child, out, root);
       } else if (s.contains("additionalProperties")) {
         const auto& ap = s["additionalProperties"];
         if (ap.is_boolean()) {
           if (!ap.get<bool>()) out.push_back({child, "unknown field"});
         } else {
-          check(it.value(), ap, child, out);
+          check(it.value(), ap, child, out, root);
         }
       }
     }
@@ -126,7 +137,7 @@ void check(const nlohmann::json& v, const nlohmann::json& s, const std::string& 
 
 std::vector<SchemaViolation> validate_schema(const nlohmann::json& doc, const nlohmann::json& schema) {
   std::vector<SchemaViolation> out;
-  check(doc, schema, "", out);
+  check(doc, schema, "", out, schema);
   return out;
 }
 

@@ -1,7 +1,8 @@
 #pragma once
 // A small JSON Schema validator: the subset specs/case.schema.json uses (type, enum,
 // properties, required, additionalProperties, items, minItems, maxItems, minimum,
-// maximum, minLength, pattern). Each violation names the JSON pointer at fault.
+// maximum, minLength, pattern) and "$ref": "#/$defs/NAME", which the report schemas use.
+// Each violation names the JSON pointer at fault.
 #include <string>
 #include <vector>
 

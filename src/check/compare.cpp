@@ -16,6 +16,11 @@ std::string index_string(const Shape& shape, int64_t flat) {
   return shape_string(idx);
 }
 
+double Metrics::err_over_scale() const {
+  if (max_abs == 0) return 0;
+  return scale > 0 ? max_abs / scale : INFINITY;
+}
+
 namespace {
 
 bool within(double a, double g, const Tolerance& t) {
@@ -61,6 +66,7 @@ Metrics compare_output(const Expected& e, const Tensor& actual, const Tensor& be
       if (g != 0) m.max_rel = std::max(m.max_rel, error / std::fabs(g));
       err2 += error * error;
       ref2 += g * g;
+      if (e.is_touched(i)) m.scale = std::max(m.scale, std::fabs(g));
     } else if (bad) {
       error = INFINITY;
     }
@@ -72,6 +78,7 @@ Metrics compare_output(const Expected& e, const Tensor& actual, const Tensor& be
       m.worst_index = static_cast<int64_t>(i);
       m.worst_actual = a;
       m.worst_golden = g;
+      m.worst_untouched = !e.is_touched(i);
     }
   }
   m.rel_l2 = ref2 > 0 ? std::sqrt(err2 / ref2) : (err2 > 0 ? INFINITY : 0.0);

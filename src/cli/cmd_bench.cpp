@@ -1,6 +1,4 @@
-#include <unistd.h>
 
-#include <algorithm>
 #include <fstream>
 #include <iostream>
 
@@ -9,6 +7,7 @@
 #include "cli/commands.hpp"
 #include "cli/selection_flags.hpp"
 #include "report/bench_report.hpp"
+#include "report/json_report.hpp"
 #include "report/run_reporter.hpp"
 #include "report/text_report.hpp"
 #include "vk/runtime.hpp"
@@ -56,39 +55,42 @@ void add_bench_command(CLI::App& app, int& exit_code) {
       exit_code = 2;
       return;
     }
-    size_t width = 16;
-    for (const auto& c : sel.cases) width = std::max(width, c.def.name.size());
-    width = std::min<size_t>(width, 72);
-    std::cout << copy_bandwidth_line(copy, reps) << "\n      " << bench_header(width) << "\n";
+    std::vector<std::string> names;
+    for (const auto& c : sel.cases) names.push_back(c.def.name);
+    const std::optional<size_t> terminal = terminal_columns();
+    const NameColumn column = name_column(names, kBenchRowIndent, kBenchFiguresWidth, terminal);
+    std::cout << copy_bandwidth_line(copy, reps) << "\n      " << bench_header(column) << "\n";
 
-    const bool tty = isatty(STDOUT_FILENO);
     const std::string extra = device >= 0 ? " --device " + std::to_string(device) : "";
     std::vector<BenchResult> results;
+    std::vector<std::pair<std::string, std::string>> failed;  // name, repro
     size_t counts[3] = {0, 0, 0};
     for (size_t i = 0; i < sel.cases.size(); ++i) {
       const auto& c = sel.cases[i];
-      if (tty)
-        std::cout << "\r[" << i + 1 << "/" << sel.cases.size() << "] " << c.def.name.substr(0, 60) << "\x1b[K" << std::flush;
+      if (terminal) std::cout << "\r" << progress_line(i, sel.cases.size(), c.def.name, *terminal) << "\x1b[K" << std::flush;
       BenchResult r = bench_case(c.def, *c.op, *rt, reps, copy.gbps);
-      if (tty) std::cout << "\r\x1b[K";
+      if (terminal) std::cout << "\r\x1b[K";
       char prefix[32];
       std::snprintf(prefix, sizeof prefix, "%5zu ", i + 1);
-      std::cout << prefix << bench_row(r, width) << "\n";
+      std::cout << prefix << bench_row(r, column) << "\n";
       // The comparison's details are `run`'s job: point at the command that shows them.
-      if (r.check.status == Status::fail)
-        std::cout << "      repro: "
-                  << repro_command(program_path(), c.def.file, c.def.name, extra + (c.def.slow ? " --slow include" : ""))
-                  << "\n";
+      if (r.check.status == Status::fail) {
+        failed.emplace_back(c.def.name, repro_command(program_path(), c.def.file, c.def.name,
+                                                      extra + (c.def.slow ? " --slow include" : "")));
+        std::cout << "      repro: " << failed.back().second << "\n";
+      }
       std::cout << std::flush;
       ++counts[static_cast<int>(r.check.status)];
       results.push_back(std::move(r));
     }
     if (!sel.errors.empty()) std::cout << sel.errors.size() << " invalid cases (see the messages above)\n";
     std::cout << report_summary(counts[0], counts[1], counts[2]) << "\n";
+    if (!failed.empty()) std::cout << "failed cases:\n";
+    for (const auto& [name, repro] : failed) std::cout << "  " << name << "\n      repro: " << repro << "\n";
     exit_code = !sel.errors.empty() ? 2 : counts[1] > 0 ? 1 : 0;
     if (!json.empty()) {
       std::ofstream out(json);
-      out << bench_report_json(rt->info(), copy, reps, results, sel.errors).dump(2) << "\n";
+      out << report_text(bench_report_json(rt->info(), copy, reps, results, sel.errors));
       if (!out) {
         std::cerr << "error: cannot write " << json << "\n";
         exit_code = 2;

@@ -1,3 +1,4 @@
+#include <filesystem>
 #include <iostream>
 
 #include "cli/commands.hpp"
@@ -21,18 +22,24 @@ void add_run_command(CLI::App& app, int& exit_code) {
   static ReportFiles files;
   static int device = -1;
   static bool fail_fast = false;
+  static std::string save_actual;
   cmd->add_option("paths", paths, "Case files or folders (searched recursively for *.json)")->required();
   selection.add_to(cmd);
   cmd->add_option("--device", device, "Vulkan device index (see `kvbench devices`; default: first GPU, else lavapipe)")
       ->check(CLI::NonNegativeNumber);
   cmd->add_flag("-x,--fail-fast", fail_fast, "Stop after the first failing case");
+  cmd->add_option("--save-actual", save_actual,
+                  "Also write each case's device outputs to DIR/<stem>.safetensors in the golden file format "
+                  "(for `kvbench check`, numpy, tools/plot.py)");
   cmd->add_option("--json", files.json, "Also write the full report as JSON to this file");
   cmd->add_option("--junit", files.junit, "Also write a JUnit XML report (one testcase per case) to this file");
   cmd->footer(
       "Exit status: 0 all passed; 1 a case failed; 2 unusable arguments, invalid case files or no device.\n"
-      "Columns: max_abs/max_rel/rel_l2 over all outputs, viol = elements out of tolerance,\n"
-      "bound = elements accepted only as the +-1 neighbour at a rounding boundary.\n"
-      "A failing case prints a repro line: the command that reruns just that case.");
+      "Columns: max_abs = largest |actual - golden|; err/scale = max_abs / max|golden| of the output\n"
+      "(unlike |a-g|/|g|, not inflated by a golden near zero); rel_l2 = ||a-g|| / ||g||; viol = elements\n"
+      "out of tolerance; bound = elements accepted only as the +-1 neighbour at a rounding boundary.\n"
+      "A failing case prints its tolerance, worst element and a repro line (the command that reruns\n"
+      "just that case); the failed cases are listed again after the closing line.");
   cmd->callback([&exit_code] {
     auto selected = selection.select(paths);
     if (!selected) {
@@ -40,6 +47,16 @@ void add_run_command(CLI::App& app, int& exit_code) {
       return;
     }
     Selection& sel = *selected;
+    if (!save_actual.empty()) {
+      std::error_code ec;
+      std::filesystem::create_directories(save_actual, ec);
+      if (ec || !std::filesystem::is_directory(save_actual)) {
+        std::cerr << "error: --save-actual " << save_actual << ": cannot make the folder"
+                  << (ec ? " (" + ec.message() + ")" : "") << "\n";
+        exit_code = 2;
+        return;
+      }
+    }
     std::vector<std::string> names;
     for (const auto& c : sel.cases) names.push_back(c.def.name);
     RunReporter reporter(names, sel.errors, files);
@@ -59,10 +76,10 @@ void add_run_command(CLI::App& app, int& exit_code) {
       reporter.starting(i);
       CaseResult r;
       try {
-        r = run_case(c.def, *c.op, *rt);
+        r = run_case(c.def, *c.op, *rt, save_actual);
       } catch (const std::exception& e) {
         r = CaseResult{.name = c.def.name, .file = c.def.file, .op = c.def.op, .status = Status::fail,
-                       .reason = std::string("error: ") + e.what()};
+                       .reason = std::string("error: ") + e.what(), .resolved = c.op->resolved()};
       }
       const std::string slow = c.def.slow ? " --slow include" : "";
       const bool failed = r.status == Status::fail;

@@ -1,6 +1,6 @@
 #pragma once
 // The case-selection flags shared by run, bench, list and golden: --filter, --op, --shard,
-// --slow, --allow-empty and the limits of one case file (--memory-budget, --max-cases).
+// --slow, --failed-from, --allow-empty and the limits of one case file (--memory-budget, --max-cases).
 #include <cstdint>
 #include <iostream>
 #include <optional>
@@ -41,6 +41,7 @@ struct SelectionFlags {
   std::string shard = "1/1";
   std::string slow = "exclude";
   std::string memory;
+  std::string failed_from;
   uint64_t max_cases = 0;
 
   void add_to(CLI::App* cmd) {
@@ -48,6 +49,8 @@ struct SelectionFlags {
                     "Keep only cases whose expanded name matches this POSIX extended regex (repeatable: any matches)")
         ->allow_extra_args(false);
     cmd->add_option("--op", ops, "Keep only cases of this operator id (repeatable; see `kvbench ops`)")->allow_extra_args(false);
+    cmd->add_option("--failed-from", failed_from,
+                    "Keep only the cases that failed or were invalid in this earlier `run --json` report");
     cmd->add_flag("--allow-empty", allow_empty, "Accept a selection of no case (otherwise an error, exit 2)");
     cmd->add_option("--shard", shard, "Keep shard K of N (K/N, 1-based): N jobs with K=1..N cover every case once")
         ->check([](const std::string& v) { return parse_shard(v) ? "" : "--shard takes K/N with 1 <= K <= N"; });
@@ -66,11 +69,17 @@ struct SelectionFlags {
     if (!memory.empty()) memory_budget() = *parse_bytes(memory);
     if (max_cases) max_cases_per_file() = max_cases;
     try {
-      Selection s = select_cases(paths, options());
+      SelectOptions o = options();
+      if (!failed_from.empty()) o.rerun = failed_cases_from(failed_from);
+      Selection s = select_cases(paths, o);
       // A typo in a CI filter must not turn the job green by selecting nothing.
       if (s.cases.empty() && s.errors.empty() && !allow_empty) {
-        std::cerr << "error: no case selected (check the paths, --filter, --op, --shard and --slow; "
-                     "--allow-empty accepts an empty selection)\n";
+        if (o.rerun && o.rerun->names.empty() && o.rerun->files.empty())
+          std::cerr << "error: no case selected: " << failed_from << " lists no failed or invalid case "
+                    << "(--allow-empty accepts an empty selection)\n";
+        else
+          std::cerr << "error: no case selected (check the paths, --filter, --op, --shard, --slow and --failed-from; "
+                       "--allow-empty accepts an empty selection)\n";
         return std::nullopt;
       }
       return s;

@@ -172,7 +172,7 @@ std::vector<uint8_t> load_touched(const SafetensorsReader& file, const std::stri
 
 CaseResult check_golden_case(const GoldenManifest& m, const std::string& actual_path) {
   const auto start = std::chrono::steady_clock::now();
-  CaseResult r{.name = m.name, .file = m.source, .op = m.op};
+  CaseResult r{.name = m.name, .file = m.source, .op = m.op, .resolved = m.resolved};
   try {
     const SafetensorsReader golden(m.safetensors);
     std::error_code ec;

@@ -85,6 +85,10 @@ GoldenManifest parse_manifest(const json& doc, const std::string& path) {
   m.name = text(doc, "", "case");
   m.op = text(doc, "", "op");
   m.source = doc.contains("source") ? text(doc, "", "source") : path;
+  // The parameters the case ran with, for the reports (objects only: they are not checked further).
+  m.resolved = json::object();
+  for (const char* section : {"attributes", "shapes", "inputs", "dtypes"})
+    if (doc.contains(section) && doc[section].is_object()) m.resolved[section] = doc[section];
   const std::string file = text(doc, "", "safetensors");
   if (file.empty() || file == "." || file == ".." || file.find('/') != std::string::npos)
     throw ManifestError("/safetensors", "must be a file name beside the manifest, not '" + file + "'");

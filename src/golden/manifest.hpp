@@ -46,6 +46,7 @@ struct GoldenManifest {
   std::string name, op, source;
   std::string safetensors;  // the golden data file, beside the manifest
   std::vector<ManifestOutput> outputs;
+  nlohmann::json resolved;  // attributes, shapes, inputs, dtypes as the case ran
 };
 
 // The JSON of a manifest file: a regular file of at most kMaxManifestBytes, nested at most

@@ -2,8 +2,8 @@
 
 #include <cstdio>
 
+#include "report/failure_text.hpp"
 #include "report/json_report.hpp"
-#include "report/text_report.hpp"
 
 namespace kvbench {
 
@@ -16,47 +16,50 @@ std::string copy_bandwidth_line(const CopyBandwidth& copy, const Repetitions& re
   return buf;
 }
 
-std::string bench_header(size_t w) {
+std::string bench_header(const NameColumn& c) {
   char buf[256];
-  std::snprintf(buf, sizeof buf, "%s  %-6s %10s %10s %10s %10s %8s %7s", fit("case", w).c_str(), "status", "median_ms",
+  std::snprintf(buf, sizeof buf, "%s  %-6s %10s %10s %10s %10s %8s %7s", c.pad("case").c_str(), "status", "median_ms",
                 "min_ms", "max_ms", "MB_moved", "GB/s", "%copy");
   return buf;
 }
 
-std::string bench_row(const BenchResult& r, size_t w) {
+std::string bench_row(const BenchResult& r, const NameColumn& column) {
   const CaseResult& c = r.check;
-  if (!r.timed()) return fit(c.name, w) + "  " + fit(status_name(c.status), 6) + " " + c.reason;
+  char status[16];
+  std::snprintf(status, sizeof status, "%-6s", status_name(c.status));
+  if (!r.timed()) return column.cell(c.name) + "  " + status + " " + c.reason;
   char buf[512];
-  std::snprintf(buf, sizeof buf, "%s  %-6s %10.3f %10.3f %10.3f %10.3g %8.3g %6.1f%%", fit(c.name, w).c_str(),
-                status_name(c.status), r.time.median_ms, r.time.min_ms, r.time.max_ms, r.bytes / 1e6, r.gbps,
-                r.percent_of_copy);
-  std::string row = buf;
-  if (c.status == Status::fail && !c.reason.empty()) row += "\n      reason: " + c.reason;
-  if (c.status == Status::fail && c.violations() > 0) row += "\n      worst: " + c.worst();
+  std::snprintf(buf, sizeof buf, "%s %10.3f %10.3f %10.3f %10.3g %8.3g %6.1f%%", status, r.time.median_ms,
+                r.time.min_ms, r.time.max_ms, r.bytes / 1e6, r.gbps, r.percent_of_copy);
+  std::string row = column.cell(c.name) + "  " + buf;
+  if (c.status == Status::fail)
+    for (const auto& line : failure_lines(c)) row += "\n      " + line;
   return row;
 }
 
 nlohmann::json bench_report_json(const DeviceInfo& device, const CopyBandwidth& copy, const Repetitions& reps,
                                  const std::vector<BenchResult>& results, const std::vector<CaseFileError>& invalid) {
-  nlohmann::json j{{"kvbench_version", KVBENCH_VERSION},
+  nlohmann::json j{{"format_version", kReportFormatVersion},
+                   {"kvbench_version", KVBENCH_VERSION},
                    {"device", {{"name", device.name}, {"type", device.type}, {"driver", device.driver}}},
-                   {"copy_bandwidth_gbps", copy.gbps},
                    {"copy_bytes", copy.bytes},
                    {"warmup", reps.warmup},
                    {"reps", reps.reps}};
+  put_number(j, "copy_bandwidth_gbps", copy.gbps);
   j["cases"] = nlohmann::json::array();
   for (const auto& r : results) {
     const CaseResult& c = r.check;
     nlohmann::json entry{{"name", c.name}, {"file", c.file}, {"op", c.op}, {"status", status_name(c.status)}};
     if (!c.reason.empty()) entry["reason"] = c.reason;
+    entry["resolved"] = c.resolved.is_object() ? c.resolved : nlohmann::json::object();
     // An untimed case (skipped, or its check threw) has null figures, not zeros a reader could average.
-    auto figure = [&r](double v) { return r.timed() ? nlohmann::json(v) : nlohmann::json(nullptr); };
-    entry["median_ms"] = figure(r.time.median_ms);
-    entry["min_ms"] = figure(r.time.min_ms);
-    entry["max_ms"] = figure(r.time.max_ms);
+    for (const auto& [key, v] : {std::pair<const char*, double>{"median_ms", r.time.median_ms},
+                                 {"min_ms", r.time.min_ms}, {"max_ms", r.time.max_ms}, {"gbps", r.gbps},
+                                 {"percent_of_copy", r.percent_of_copy}}) {
+      if (r.timed()) put_number(entry, key, v);
+      else entry[key] = nullptr;
+    }
     entry["bytes"] = r.timed() ? nlohmann::json(static_cast<uint64_t>(r.bytes)) : nlohmann::json(nullptr);
-    entry["gbps"] = figure(r.gbps);
-    entry["percent_of_copy"] = figure(r.percent_of_copy);
     j["cases"].push_back(entry);
   }
   j["invalid"] = invalid_cases_json(invalid);

@@ -8,14 +8,18 @@
 #include "bench/bench_case.hpp"
 #include "bench/copy_bandwidth.hpp"
 #include "cases/case_loader.hpp"
+#include "report/name_column.hpp"
 #include "vk/runtime.hpp"
 
 namespace kvbench {
 
 // "copy bandwidth: 8.1 GB/s (...)": the yardstick the % column is measured against.
 std::string copy_bandwidth_line(const CopyBandwidth& copy, const Repetitions& reps);
-std::string bench_header(size_t name_width);
-std::string bench_row(const BenchResult& r, size_t name_width);
+// A row: the counter before the name column, status and figures after it.
+inline constexpr size_t kBenchRowIndent = 6;       // "%5zu "
+inline constexpr size_t kBenchFiguresWidth = 69;  // "  " + status .. %copy
+std::string bench_header(const NameColumn& column);
+std::string bench_row(const BenchResult& r, const NameColumn& column);
 
 nlohmann::json bench_report_json(const DeviceInfo& device, const CopyBandwidth& copy, const Repetitions& reps,
                                  const std::vector<BenchResult>& results, const std::vector<CaseFileError>& invalid);

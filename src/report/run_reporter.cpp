@@ -1,6 +1,5 @@
 #include "report/run_reporter.hpp"
 
-#include <unistd.h>
 
 #include <algorithm>
 #include <fstream>
@@ -30,27 +29,26 @@ std::string repro_command(const std::string& program, const std::string& file, c
 
 RunReporter::RunReporter(std::vector<std::string> names, std::vector<CaseFileError> invalid, ReportFiles files)
     : names_(std::move(names)), invalid_(std::move(invalid)), files_(std::move(files)) {
-  for (const auto& n : names_) width_ = std::max(width_, n.size());
-  width_ = std::min<size_t>(width_, 72);
-  tty_ = isatty(STDOUT_FILENO);
+  terminal_ = terminal_columns();
+  column_ = name_column(names_, kRowIndent, kRowFiguresWidth, terminal_);
   for (const auto& e : invalid_) std::cerr << "invalid case: " << e.to_string() << "\n";
 }
 
 void RunReporter::header(const std::string& first_line) {
-  std::cout << first_line << "\n      " << report_header(width_) << "\n";
+  std::cout << first_line << "\n      " << report_header(column_) << "\n";
 }
 
 void RunReporter::starting(size_t index) {
-  if (tty_)
-    std::cout << "\r[" << index + 1 << "/" << names_.size() << "] " << names_[index].substr(0, 60) << "\x1b[K" << std::flush;
+  if (!terminal_) return;
+  // One line that fits the terminal, or \r cannot return to its start.
+  std::cout << "\r" << progress_line(index, names_.size(), names_[index], *terminal_) << "\x1b[K" << std::flush;
 }
 
 void RunReporter::finished(CaseResult r, const std::string& repro) {
-  if (tty_) std::cout << "\r\x1b[K";
+  if (terminal_) std::cout << "\r\x1b[K";
   char prefix[32];
   std::snprintf(prefix, sizeof prefix, "%5zu ", results_.size() + 1);
-  std::cout << prefix << report_row(r, width_);
-  if (r.status == Status::fail && !r.reason.empty()) std::cout << "\n      reason: " << r.reason;
+  std::cout << prefix << report_row(r, column_);
   if (r.status == Status::fail && !repro.empty()) std::cout << "\n      repro: " << repro;
   std::cout << "\n" << std::flush;
   results_.push_back(std::move(r));
@@ -65,6 +63,13 @@ int RunReporter::finish(const DeviceInfo* device, int interrupted_by) {
     std::cout << "interrupted by signal " << interrupted_by << " after " << results_.size() << " of " << names_.size()
               << " cases\n";
   std::cout << report_summary(counts[0], counts[1], counts[2]) << "\n";
+  // The failures again, together at the end of a long log, each with its repro line.
+  if (counts[1] > 0) {
+    std::cout << "failed cases:\n";
+    for (size_t i = 0; i < results_.size(); ++i)
+      if (results_[i].status == Status::fail)
+        std::cout << "  " << results_[i].name << "\n" << (repro_[i].empty() ? "" : "      repro: " + repro_[i] + "\n");
+  }
   int status = interrupted_by ? 128 + interrupted_by : !invalid_.empty() ? 2 : counts[1] > 0 ? 1 : 0;
   auto write = [&status](const std::string& path, const std::string& text) {
     std::ofstream out(path);
@@ -78,7 +83,7 @@ int RunReporter::finish(const DeviceInfo* device, int interrupted_by) {
     nlohmann::json j = run_report_json(device ? *device : DeviceInfo{}, results_, invalid_);
     j["interrupted"] = interrupted_by != 0;
     j["summary"]["selected"] = names_.size();
-    write(files_.json, j.dump(2) + "\n");
+    write(files_.json, report_text(j));
   }
   if (!files_.junit.empty()) write(files_.junit, junit_xml(results_, invalid_, repro_));
   return status;

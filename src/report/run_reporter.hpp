@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "cases/case_loader.hpp"
+#include "report/name_column.hpp"
 #include "runner/case_result.hpp"
 #include "vk/runtime.hpp"
 
@@ -24,8 +25,8 @@ class RunReporter {
   void starting(size_t index);
   // Prints the case's row; `repro` is the command that reruns just this case.
   void finished(CaseResult result, const std::string& repro);
-  // Prints the invalid-case count and the closing line, writes the report files, and
-  // returns the exit status: 2 invalid cases (or an unwritable report), 1 failures, 0.
+  // Prints the invalid-case count, the closing line and the failed cases with their repro
+  // lines, writes the report files, and returns the exit status: 2 invalid cases (or an unwritable report), 1 failures, 0.
   // With `interrupted_by` a signal number, the run stopped early: the closing line says so,
   // the reports mark it, and the status is 128 + the signal.
   int finish(const DeviceInfo* device, int interrupted_by = 0);
@@ -36,8 +37,8 @@ class RunReporter {
   ReportFiles files_;
   std::vector<CaseResult> results_;
   std::vector<std::string> repro_;
-  size_t width_ = 16;
-  bool tty_ = false;
+  std::optional<size_t> terminal_;  // its width, when stdout is a terminal
+  NameColumn column_;
 };
 
 // `PROGRAM run FILE --filter '^NAME$'` with the name regex-escaped and shell-quoted.

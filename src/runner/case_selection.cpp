@@ -46,6 +46,7 @@ Selection select_cases(const std::vector<std::string>& paths, const SelectOption
     if (!kept) continue;
     if (!options.ops.empty() && std::find(options.ops.begin(), options.ops.end(), def.op) == options.ops.end()) continue;
     if (!options.shard.contains(def.name)) continue;
+    if (options.rerun && !options.rerun->contains(def.name, def.file)) continue;
     if ((options.slow == SlowMode::exclude && def.slow) || (options.slow == SlowMode::only && !def.slow)) continue;
     const Operator* op = find_operator(def.op);
     if (!op) {

@@ -9,6 +9,7 @@
 
 #include "cases/case_loader.hpp"
 #include "ops/operator.hpp"
+#include "runner/failed_from.hpp"
 
 namespace kvbench {
 
@@ -41,6 +42,7 @@ struct SelectOptions {
   std::vector<std::string> ops;  // operator ids: a case is kept when its op is one of them (none keeps all)
   Shard shard;
   SlowMode slow = SlowMode::exclude;
+  std::optional<RerunSet> rerun;  // --failed-from: only these cases
 };
 
 // Throws std::invalid_argument for a malformed filter or an unknown operator id.

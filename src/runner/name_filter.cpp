@@ -13,14 +13,15 @@ struct NameFilter::Compiled {
 
 NameFilter::NameFilter(const std::string& pattern) {
   if (pattern.empty()) return;
-  auto c = std::make_unique<Compiled>();
-  if (const int err = regcomp(&c->re, pattern.c_str(), REG_EXTENDED | REG_NOSUB)) {
+  // Compiled apart, so that a failed regcomp (nothing to regfree) leaks no Compiled.
+  regex_t re;
+  if (const int err = regcomp(&re, pattern.c_str(), REG_EXTENDED | REG_NOSUB)) {
     char buf[256];
-    regerror(err, &c->re, buf, sizeof buf);
-    c.release();  // regcomp failed: nothing to free
+    regerror(err, &re, buf, sizeof buf);
     throw std::invalid_argument(buf);
   }
-  re_ = std::move(c);
+  re_ = std::make_unique<Compiled>();
+  re_->re = re;  // the Compiled now owns it and regfrees it once
 }
 
 NameFilter::~NameFilter() = default;

@@ -1,0 +1,56 @@
+// run --failed-from REPORT: rerun only what failed or was invalid in an earlier --json report.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "cli_runner.hpp"
+
+namespace fs = std::filesystem;
+
+TEST_CASE("run --failed-from: only the failed cases of the earlier report run again") {
+  const fs::path dir = fs::temp_directory_path() / "kvbench_test_failed_from";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string paths = source_path("tests/data/fail_fast") + " " + source_path("tests/data/mixed/valid.json");
+  const std::string report = (dir / "first.json").string();
+  REQUIRE(run_kvbench("run " + paths + " --json " + report).status == 1);  // 3 failed, valid_small passed
+  const auto again = run_kvbench("run " + paths + " --failed-from " + report);
+  CHECK(again.status == 1);
+  CHECK(again.output.find("0 passed, 3 failed, 0 skipped") != std::string::npos);
+  CHECK(again.output.find("valid_small") == std::string::npos);
+
+  // A report with nothing failed selects nothing: an error unless --allow-empty.
+  const std::string green = (dir / "green.json").string();
+  REQUIRE(run_kvbench("run " + paths + " --filter valid_small --json " + green).status == 0);
+  const auto none = run_kvbench("run " + paths + " --failed-from " + green);
+  CHECK(none.status == 2);
+  CHECK(none.output.find("lists no failed or invalid case") != std::string::npos);
+  CHECK(run_kvbench("run " + paths + " --failed-from " + green + " --allow-empty").status == 0);
+
+  // What is not a report is refused, naming it.
+  std::ofstream(dir / "not_a_report.json") << R"({"cases": 3})";
+  const auto bad = run_kvbench("run " + paths + " --failed-from " + (dir / "not_a_report.json").string());
+  CHECK(bad.status == 2);
+  CHECK(bad.output.find("not_a_report.json: not a kvbench run report") != std::string::npos);
+  const auto missing = run_kvbench("run " + paths + " --failed-from " + (dir / "nothing.json").string());
+  CHECK(missing.status == 2);
+  CHECK(missing.output.find("--failed-from " + (dir / "nothing.json").string()) != std::string::npos);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("run --failed-from: invalid cases run again by name, the passing cases of their files do not") {
+  const fs::path dir = fs::temp_directory_path() / "kvbench_test_failed_from_invalid";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string report = (dir / "first.json").string();
+  REQUIRE(run_kvbench("run " + source_path("tests/data/mixed") + " --json " + report).status == 2);
+  const auto again = run_kvbench("run " + source_path("tests/data/mixed") + " --failed-from " + report);
+  CHECK(again.status == 2);
+  CHECK(again.output.find("bad_swept_group[quant_group=6]): quant_group must divide") != std::string::npos);
+  CHECK(again.output.find("PASS  bad_swept_group[quant_group=8]") == std::string::npos);
+  CHECK(again.output.find("PASS  valid_small") == std::string::npos);
+  CHECK(again.output.find("0 passed, 0 failed, 0 skipped") != std::string::npos);
+  fs::remove_all(dir);
+}
