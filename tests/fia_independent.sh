@@ -4,10 +4,8 @@
 # Usage: fia_independent.sh KVBENCH SOURCE_DIR WORK_DIR
 set -euo pipefail
 kvbench=$1 src=$2 work=$3
-python=""
-for p in python3 /usr/bin/python3; do
-  if command -v "$p" >/dev/null && "$p" -c "import numpy" 2>/dev/null; then python=$p; break; fi
-done
+. "$src/tests/find_python.sh"
+find_python numpy
 [ -n "$python" ] || { echo "no python3 with numpy (install python3-numpy: tools/setup.sh)"; exit 1; }
 rm -rf "$work" && mkdir -p "$work"
 trap 'rm -rf "$work"' EXIT  # about 600 MB of golden files

@@ -11,10 +11,8 @@ kvbench=$1 src=$2 work=$3
 rm -rf "$work" && mkdir -p "$work"
 
 # The Python tools need only numpy; Debian's python3-numpy serves /usr/bin/python3.
-python=""
-for p in python3 /usr/bin/python3; do
-  if command -v "$p" >/dev/null && "$p" -c "import numpy" 2>/dev/null; then python=$p; break; fi
-done
+. "$src/tests/find_python.sh"
+find_python numpy
 [ -n "$python" ] || { echo "no python3 with numpy (install python3-numpy: tools/setup.sh)"; exit 1; }
 
 cases=("$src/cases/kvbench.DequantizeGroup" "$src/cases/kvbench.QuantizeGroup" "$src/cases/pmx.KeyValueCache/odd_groups.json"

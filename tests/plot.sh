@@ -8,10 +8,8 @@
 set -euo pipefail
 kvbench=$1 src=$2 work=$3
 rm -rf "$work" && mkdir -p "$work"
-python=""
-for p in python3 /usr/bin/python3; do
-  if command -v "$p" > /dev/null && "$p" -c "import matplotlib, numpy" 2> /dev/null; then python=$p; break; fi
-done
+. "$src/tests/find_python.sh"
+find_python matplotlib numpy
 [ -n "$python" ] || { echo "FAIL: no python3 with matplotlib and numpy (install python3-matplotlib: tools/setup.sh)"; exit 1; }
 plot=("$python" "$src/tools/plot.py")
 data="$src/tests/data/plot"

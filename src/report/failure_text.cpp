@@ -8,12 +8,6 @@
 namespace kvbench {
 namespace {
 
-std::string g3(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3g", v);
-  return buf;
-}
-
 // Enough digits to tell an f32 value from its neighbour.
 std::string g9(double v) {
   char buf[32];
@@ -22,6 +16,12 @@ std::string g9(double v) {
 }
 
 }  // namespace
+
+std::string g3(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g", v);
+  return buf;
+}
 
 std::string tolerance_text(const Tolerance& t) {
   if (t.exact()) return "exact (atol = rtol = 0)";

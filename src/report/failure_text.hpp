@@ -11,6 +11,8 @@ namespace kvbench {
 
 // "|a-g| <= atol 0.001 + rtol 0.001 * |golden|", or "exact (atol = rtol = 0)".
 std::string tolerance_text(const Tolerance& t);
+// A number with three significant digits, as the report's columns show them.
+std::string g3(double v);
 
 // "key: 12 of 1536 elements out of tolerance |a-g| <= ...; 2 NaN/Inf mismatches"
 std::string violations_line(const OutputResult& o);

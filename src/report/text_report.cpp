@@ -7,12 +7,6 @@
 namespace kvbench {
 namespace {
 
-std::string number(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3g", v);
-  return buf;
-}
-
 // The largest error relative to its output's scale, over the case's outputs.
 double err_over_scale(const CaseResult& r) {
   double v = 0;
@@ -37,8 +31,8 @@ std::string report_row(const CaseResult& r, const NameColumn& c) {
   // has no figures: its reason is what there is to say.
   if (r.status == Status::skip || r.outputs.empty()) return row + (r.reason.empty() ? "no outputs compared" : r.reason);
   char buf[256];
-  std::snprintf(buf, sizeof buf, "%10s %10s %10s %8zu %8zu %8.1fms", number(r.max_abs()).c_str(),
-                number(err_over_scale(r)).c_str(), number(r.rel_l2()).c_str(), r.violations(), r.boundary(),
+  std::snprintf(buf, sizeof buf, "%10s %10s %10s %8zu %8zu %8.1fms", g3(r.max_abs()).c_str(),
+                g3(err_over_scale(r)).c_str(), g3(r.rel_l2()).c_str(), r.violations(), r.boundary(),
                 r.time_ms);
   row += buf;
   std::string extra;

@@ -22,10 +22,8 @@ case $name in
     small=("$src/tests/data/bad_golden/tiny_case.json" "$src/tests/data/mixed/valid.json"
            "$src/cases/kvbench.QuantizeGroup" "$src/cases/atb.ReshapeAndCache")
     "$kvbench" golden "${small[@]}" -o "$work/golden" > /dev/null
-    python=""
-    for p in python3 /usr/bin/python3; do
-      if command -v "$p" > /dev/null && "$p" -c "import numpy" 2> /dev/null; then python=$p; break; fi
-    done
+    . "$src/tests/find_python.sh"
+    find_python numpy
     [ -z "$python" ] || "$python" "$src/tools/example_backend.py" "$work/golden" "$work/actual" > /dev/null
     find "$work/golden" "$work/actual" "$src/tests/data/bad_golden" -name '*.safetensors' -type f -size -64k 2> /dev/null |
       while read -r f; do cp "$f" "$seeds/$(echo "$f" | md5sum | cut -c1-12).safetensors"; done ;;
