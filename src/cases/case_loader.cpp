@@ -166,8 +166,8 @@ void find_case_files(const std::string& dir, std::vector<std::string>& files, st
   files.insert(files.end(), found.begin(), found.end());
 }
 
-// The parsed document, or an error report for the file.
-std::optional<nlohmann::json> read_case_file(const std::string& f, std::vector<CaseFileError>& errors) {
+// The file's text, or an error report for the file.
+std::optional<std::string> read_case_file(const std::string& f, std::vector<CaseFileError>& errors) {
   std::error_code ec;
   const uintmax_t size = fs::file_size(f, ec);
   if (ec) {
@@ -188,19 +188,31 @@ std::optional<nlohmann::json> read_case_file(const std::string& f, std::vector<C
     errors.push_back({f, "", std::string("cannot read the file: ") + e.what(), ""});
     return std::nullopt;
   }
-  if (nesting_depth(text) > kMaxDepth) {
-    errors.push_back({f, "", "arrays and objects nest deeper than " + std::to_string(kMaxDepth) + " levels", ""});
-    return std::nullopt;
-  }
-  try {
-    return nlohmann::json::parse(text);
-  } catch (const nlohmann::json::exception& e) {  // parse errors and numbers out of range (1e400)
-    errors.push_back({f, "", std::string("invalid JSON: ") + e.what(), ""});
-    return std::nullopt;
-  }
+  return text;
 }
 
 }  // namespace
+
+LoadedCases load_case_text(const std::string& text, const std::string& file) {
+  LoadedCases out;
+  if (nesting_depth(text) > kMaxDepth) {
+    out.errors.push_back({file, "", "arrays and objects nest deeper than " + std::to_string(kMaxDepth) + " levels", ""});
+    return out;
+  }
+  nlohmann::json doc;
+  try {
+    doc = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception& e) {  // parse errors and numbers out of range (1e400)
+    out.errors.push_back({file, "", std::string("invalid JSON: ") + e.what(), ""});
+    return out;
+  }
+  try {
+    return expand_case_document(doc, file);
+  } catch (const std::exception& e) {  // nothing in one file may end the run
+    out.errors.push_back({file, "", std::string("the case file could not be expanded: ") + e.what(), ""});
+    return out;
+  }
+}
 
 LoadedCases load_case_paths(const std::vector<std::string>& paths) {
   std::vector<std::string> files;
@@ -221,22 +233,16 @@ LoadedCases load_case_paths(const std::vector<std::string>& paths) {
     std::error_code ec;
     const std::string canonical = fs::weakly_canonical(f, ec).string();
     if (!ec && !seen.insert(canonical).second) continue;
-    std::optional<nlohmann::json> doc = read_case_file(f, out.errors);
-    if (!doc) continue;
-    LoadedCases one;
-    try {
-      one = expand_case_document(*doc, f);
-    } catch (const std::exception& e) {  // nothing in one file may end the run
-      out.errors.push_back({f, "", std::string("the case file could not be expanded: ") + e.what(), ""});
-      continue;
-    }
+    const std::optional<std::string> text = read_case_file(f, out.errors);
+    if (!text) continue;
+    const LoadedCases one = load_case_text(*text, f);
     out.errors.insert(out.errors.end(), one.errors.begin(), one.errors.end());
-    for (auto& c : one.cases) {
+    for (const auto& c : one.cases) {
       if (!names.insert(c.name).second) {
         out.errors.push_back({f, "/name", "case name '" + c.name + "' is already used by another case file", c.name});
         continue;
       }
-      out.cases.push_back(std::move(c));
+      out.cases.push_back(c);
     }
   }
   return out;

@@ -31,5 +31,8 @@ uint64_t& max_cases_per_file();
 LoadedCases load_case_paths(const std::vector<std::string>& paths);
 // One document (already parsed) as if read from `file`.
 LoadedCases expand_case_document(const nlohmann::json& doc, const std::string& file);
+// One case file's text (named `file` in errors): nesting bounded, parsed, expanded; every
+// failure becomes an error of the file. What load_case_paths does for each file it reads.
+LoadedCases load_case_text(const std::string& text, const std::string& file);
 
 }  // namespace kvbench

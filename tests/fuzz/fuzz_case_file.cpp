@@ -57,13 +57,8 @@ uint64_t work(const std::vector<kvbench::TensorSpec>& specs) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  nlohmann::json doc;
-  try {
-    doc = nlohmann::json::parse(data, data + size);
-  } catch (const nlohmann::json::parse_error&) {
-    return 0;
-  }
-  const kvbench::LoadedCases loaded = kvbench::expand_case_document(doc, "fuzz.json");
+  // The same path as a case file read from disk: nesting bound, parse, expansion.
+  const kvbench::LoadedCases loaded = kvbench::load_case_text(std::string(reinterpret_cast<const char*>(data), size), "fuzz.json");
   int goldens = 0;
   for (const auto& def : loaded.cases) {
     const kvbench::Operator* op = kvbench::find_operator(def.op);
