@@ -1,5 +1,6 @@
 // The generic phases of every case, driven by the operator's declaration.
 #include <cmath>
+#include <cstdio>
 #include <stdexcept>
 
 #include "cases/schema.hpp"
@@ -113,6 +114,14 @@ std::string size_pointer(const CaseDef& def) {
 // Every tensor's element count representable, the host memory of a case within the
 // budget, and each generator range representable in its tensor's dtype: checked from the
 // shapes, before anything is allocated.
+// A byte count that may exceed 2^64 (no cast of it to an integer: that is undefined).
+std::string bytes_text(long double bytes) {
+  if (bytes < 18446744073709551616.0L) return std::to_string(static_cast<unsigned long long>(bytes));
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "%.4Lg", bytes);
+  return buf;
+}
+
 void check_sizes(const OpCase& c, const CaseDef& def) {
   uint64_t host = 0;
   for (const auto& spec : c.tensor_specs()) {
@@ -130,7 +139,7 @@ void check_sizes(const OpCase& c, const CaseDef& def) {
     const long double total = static_cast<long double>(host) + need;
     if (total > static_cast<long double>(memory_budget()))
       throw CaseError(size_pointer(def), "tensor " + spec.name + " " + shape_string(spec.shape) + " brings the case to " +
-                                             std::to_string(static_cast<unsigned long long>(total)) +
+                                             bytes_text(total) +
                                              " bytes of host memory, over the budget of " +
                                              std::to_string(memory_budget()) + " bytes (--memory-budget)");
     host = static_cast<uint64_t>(total);
