@@ -105,6 +105,27 @@ TEST_CASE("bench: one case prints the copy bandwidth and writes positive figures
   CHECK(c["bytes"].get<double>() > 0);
   CHECK(c["gbps"].get<double>() > 0);
   CHECK(c["percent_of_copy"].get<double>() > 0);
+  CHECK(c["flops"].is_null());  // a cache write counts no FLOPs
+  CHECK(c["gflops"].is_null());
+  std::filesystem::remove(path);
+}
+
+TEST_CASE("bench: attention cases report GFLOPS beside GB/s, in the table and the JSON") {
+  const auto path = std::filesystem::temp_directory_path() / "kvbench_test_bench_gflops.json";
+  const auto r = run_kvbench("bench " + source_path("cases/aclnn.FusedInferAttentionScoreV3/sparse4_negative_pre.json") +
+                             " --warmup 1 --reps 2 --json " + path.string());
+  INFO(r.output);
+  CHECK(r.status == 0);
+  CHECK(r.output.find("GFLOPS") != std::string::npos);
+  std::ifstream in(path);
+  const auto j = nlohmann::json::parse(in);
+  REQUIRE(j["cases"].size() == 1);
+  const auto& c = j["cases"][0];
+  // B 2, S1 10, S2 14 (offset 4), preTokens -3, nextTokens 6: row i sees keys i+7..i+10
+  // clipped to 13, i.e. 4, 4, 4, 4, 3, 2, 1, 0, 0, 0 = 22 per batch; 2 heads; D 32.
+  CHECK(c["flops"].get<double>() == 2 * 22 * 2 * 2.0 * (32 + 32));
+  CHECK(c["gflops"].get<double>() > 0);
+  CHECK(c["gflops"].get<double>() == doctest::Approx(c["flops"].get<double>() / (c["median_ms"].get<double>() * 1e6)));
   std::filesystem::remove(path);
 }
 

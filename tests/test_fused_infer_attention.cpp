@@ -364,3 +364,19 @@ TEST_CASE("FIA combined antiquant parameters: int8 with an f16 query, one antiqu
   CHECK(ts.at("antiquantScale").dtype() == DType::f32);
   CHECK(!ts.has("keyAntiquantScale"));
 }
+
+TEST_CASE("FIA FLOPs: 2 * (D + rope + Dv) per (row, key, head) inside the band") {
+  // S1 = 2, S2 = 3, right-down causal (offset 1): row 0 sees keys 0-1, row 1 keys 0-2: 5
+  // pairs; 2 heads; D 8, Dv 16.
+  auto op = instantiate(nlohmann::json::parse(R"({
+    "op": "aclnn.FusedInferAttentionScoreV3", "name": "fl", "seed": 1,
+    "attributes": {"numHeads": 2, "inputLayout": "BNSD", "sparseMode": 3, "attenMask_shape": "2048,2048"},
+    "shapes": {"B": 1, "S1": 2, "S2": 3, "D": 8, "Dv": 16}})"));
+  CHECK(op->flops() == 5 * 2 * 2.0 * (8 + 16));
+  // Padding rows are not computed: actualSeqLengths 1 leaves row 0 only (2 keys).
+  auto padded = instantiate(nlohmann::json::parse(R"({
+    "op": "aclnn.FusedInferAttentionScoreV3", "name": "fl", "seed": 1,
+    "attributes": {"numHeads": 2, "inputLayout": "BNSD", "sparseMode": 3, "attenMask_shape": "2048,2048"},
+    "shapes": {"B": 1, "S1": 2, "S2": 3, "D": 8, "Dv": 16}, "inputs": {"actualSeqLengths": [1]}})"));
+  CHECK(padded->flops() == 3 * 2 * 2.0 * (8 + 16));  // row 0 of a 1-row batch: offset 2, keys 0-2
+}

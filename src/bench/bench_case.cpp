@@ -18,6 +18,7 @@ BenchResult bench_case(const CaseDef& def, const OpCase& op, Runtime& rt, const 
 
   const TensorSet initial = op.make_tensors();
   r.bytes = op.traffic_bytes(initial);
+  r.flops = op.flops();
   // Every run starts from the initial tensors: an in-place cache must not carry one run's
   // writes into the next.
   try {
@@ -31,6 +32,7 @@ BenchResult bench_case(const CaseDef& def, const OpCase& op, Runtime& rt, const 
     return r;
   }
   if (r.timed()) r.gbps = r.bytes / (r.time.median_ms * 1e6);
+  if (r.timed()) r.gflops = r.flops / (r.time.median_ms * 1e6);
   if (copy_gbps > 0) r.percent_of_copy = 100 * r.gbps / copy_gbps;
   return r;
 }

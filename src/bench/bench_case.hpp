@@ -14,6 +14,8 @@ struct BenchResult {
   double bytes = 0;            // op.traffic_bytes: what the operator must move at least
   double gbps = 0;             // bytes / median time, in 1e9 bytes per second
   double percent_of_copy = 0;  // gbps as a share of the device's copy bandwidth
+  double flops = 0;            // op.flops(): 0 where the operator does not count them
+  double gflops = 0;           // flops / median time, in 1e9 per second
   bool timed() const { return time.median_ms > 0; }
 };
 

@@ -71,6 +71,10 @@ class OpCase {
   // tensor once and every in-place tensor twice (read and written); operators that touch
   // only part of a tensor (a cache) override it with the exact count.
   virtual double traffic_bytes(const TensorSet& io) const;
+  // Floating-point operations the definition performs, counted from the shapes, for the
+  // GFLOPS of `kvbench bench`; 0 where not counted. Attention counts 2 * (Dk + Dv) per
+  // visible (query row, key, head): the q.k and p.v multiply-adds, not the softmax.
+  virtual double flops() const { return 0; }
 
   // ---- generic, from the declaration ----
   Role role(const std::string& tensor) const;

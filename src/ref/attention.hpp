@@ -44,6 +44,12 @@ struct AttentionRow {
 // (max + log(sum exp(s - max))), +inf for an empty row.
 double attend_row(const AttentionRow& a, const double* q, RowsView k, RowsView v, double* out);
 
+// The FLOPs attention counts for `pairs` visible (query row, key, head) triples: the
+// multiply-adds of q.k over dk and of p.v over dv (what `kvbench bench` reports as GFLOPS).
+inline double attention_flops(double pairs, int64_t dk, int64_t dv) {
+  return 2.0 * pairs * static_cast<double>(dk + dv);
+}
+
 // The accuracy attribution of attention over quantized K/V ("quant_err"): the exact
 // attention on the dequantized K/V against the exact attention on the unquantized K/V, as
 // "max_abs X, rel_l2 Y".

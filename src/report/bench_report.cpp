@@ -18,8 +18,8 @@ std::string copy_bandwidth_line(const CopyBandwidth& copy, const Repetitions& re
 
 std::string bench_header(const NameColumn& c) {
   char buf[256];
-  std::snprintf(buf, sizeof buf, "%s  %-6s %10s %10s %10s %10s %8s %7s", c.pad("case").c_str(), "status", "median_ms",
-                "min_ms", "max_ms", "MB_moved", "GB/s", "%copy");
+  std::snprintf(buf, sizeof buf, "%s  %-6s %10s %10s %10s %10s %8s %7s %8s", c.pad("case").c_str(), "status", "median_ms",
+                "min_ms", "max_ms", "MB_moved", "GB/s", "%copy", "GFLOPS");
   return buf;
 }
 
@@ -31,7 +31,9 @@ std::string bench_row(const BenchResult& r, const NameColumn& column) {
   char buf[512];
   std::snprintf(buf, sizeof buf, "%s %10.3f %10.3f %10.3f %10.3g %8.3g %6.1f%%", status, r.time.median_ms,
                 r.time.min_ms, r.time.max_ms, r.bytes / 1e6, r.gbps, r.percent_of_copy);
-  std::string row = column.cell(c.name) + "  " + buf;
+  char gflops[32] = "       -";  // an operator that counts no FLOPs
+  if (r.flops > 0) std::snprintf(gflops, sizeof gflops, "%8.3g", r.gflops);
+  std::string row = column.cell(c.name) + "  " + buf + " " + gflops;
   if (c.status == Status::fail)
     for (const auto& line : failure_lines(c)) row += "\n      " + line;
   return row;
@@ -60,6 +62,10 @@ nlohmann::json bench_report_json(const DeviceInfo& device, const CopyBandwidth& 
       else entry[key] = nullptr;
     }
     entry["bytes"] = r.timed() ? nlohmann::json(static_cast<uint64_t>(r.bytes)) : nlohmann::json(nullptr);
+    // FLOPs only where the operator counts them (attention), else null.
+    entry["flops"] = r.timed() && r.flops > 0 ? nlohmann::json(r.flops) : nlohmann::json(nullptr);
+    if (r.timed() && r.flops > 0) put_number(entry, "gflops", r.gflops);
+    else entry["gflops"] = nullptr;
     j["cases"].push_back(entry);
   }
   j["invalid"] = invalid_cases_json(invalid);

@@ -305,6 +305,17 @@ class FiaCase final : public OpCase {
 
   CaseFigures figures() const override { return figures_; }
 
+  // Keys inside the band of every computed row (the mask's data is not counted).
+  double flops() const override {
+    double pairs = 0;
+    for (int64_t b = 0; b < p_.B; ++b)
+      for (int64_t i = 0; i < p_.s1b[b]; ++i) {
+        const int64_t first = std::max<int64_t>(0, i + p_.band[b].lo), last = std::min<int64_t>(p_.keys(b) - 1, i + p_.band[b].hi);
+        pairs += static_cast<double>(std::max<int64_t>(0, last - first + 1));
+      }
+    return attention_flops(pairs * static_cast<double>(p_.N), p_.D + p_.rope, p_.Dv);
+  }
+
   Tolerance default_tolerance(const std::string& output) const override {
     if (output == "softmaxLse") return p_.lse ? Tolerance{.atol = 1e-4, .rtol = 1e-5} : Tolerance{};
     if (p_.post.on) return {};  // int8 codes: exact, or the boundary alternate

@@ -294,6 +294,16 @@ class MhcaCase final : public OpCase {
 
   // K/V (and scales) of every referenced row read once per kv head, query read, output
   // written, and the new rows' inputs read and cache rows written.
+  // Keys each query row sees: the whole cache, or up to its own position when causal.
+  double flops() const override {
+    double pairs = 0;
+    for (int64_t b = 0; b < p_.batches(); ++b) {
+      const bool causal = p_.is_causal && p_.seqlens[b] > 1 && b >= p_.decoding_batches;
+      for (int64_t i = 0; i < p_.seqlens[b]; ++i) pairs += static_cast<double>(causal ? p_.start_pos[b] + i + 1 : p_.kvlen(b));
+    }
+    return attention_flops(pairs * static_cast<double>(p_.num_heads), p_.head_dim, p_.head_dim);
+  }
+
   double traffic_bytes(const TensorSet& io) const override {
     const double D = static_cast<double>(p_.head_dim), Hk = static_cast<double>(p_.num_kv_heads);
     const double cache_row = D * dtype_bits(p_.cache) / 8 + (p_.quant_bit ? p_.scale_groups() * dtype_bits(p_.scale) / 8.0 : 0);

@@ -226,6 +226,16 @@ class SdpaCase final : public OpCase {
 
   CaseFigures figures() const override { return figures_; }
 
+  // Keys each query row sees under the causal mode (the additive mask is not counted).
+  double flops() const override {
+    double pairs = 0;
+    for (int64_t r = 0; r < p_.S_q; ++r) {
+      const int64_t last = p_.causal == 0 ? p_.S_kv - 1 : p_.causal == 1 ? r : r + p_.S_kv - p_.S_q;
+      pairs += static_cast<double>(std::clamp<int64_t>(last + 1, 0, p_.S_kv));
+    }
+    return attention_flops(pairs * static_cast<double>(p_.N * p_.H), p_.D, p_.D);
+  }
+
   Tolerance default_tolerance(const std::string&) const override {
     if (p_.q == DType::f16) return {.atol = 1e-3, .rtol = 1.0 / 1024};
     if (p_.q == DType::bf16) return {.atol = 4e-3, .rtol = 1.0 / 128};
