@@ -16,6 +16,7 @@
 // including shader defines both macros first (FIA's 192/128 heads).
 #ifndef KVBENCH_ATTENTION_CORE_GLSL
 #define KVBENCH_ATTENTION_CORE_GLSL
+#include "grid.glsl"
 
 const uint LANES = 8u;  // lanes per item
 const uint QT = 4u;     // query vectors per item (kVectorsPerItem on the host)
@@ -45,8 +46,7 @@ void load_value(Batch bt, uint hk, uint handle, uint lane, out float v[DPLV]);
 float score(Batch bt, uint row, uint head, uint t, float dot);  // the final score; -inf: masked
 
 void main() {
-  // Large plans dispatch a 2-D grid of 64-invocation groups (see run_attention).
-  const uint invocation = (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * 64u + gl_LocalInvocationID.x;
+  const uint invocation = grid_invocation();  // large plans dispatch a 2-D grid
   const uint item = invocation / LANES;
   const uint lane = invocation % LANES;
   if (item >= pc.num_items) return;  // whole groups of 8 lanes leave together

@@ -8,6 +8,7 @@
 // (+inf for an empty vector) when the plan gives the vector an lse index and has_lse is
 // set. An i8 output is post-quantized in f32: sat_int8(roundEven(O * scale + offset)),
 // scale and offset per tensor or per (head, channel) (FIA's quantScale2/quantOffset2).
+#include "grid.glsl"
 #include "quant.glsl"
 
 layout(local_size_x = 64) in;
@@ -36,7 +37,7 @@ uint post_quant(float x, uint h, uint d) {
 void main() {
   const uint D = pc.head_dim;
   const uint per_word = 32u / dtype_bits(pc.out_dtype);
-  const uint word = (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * 64u + gl_LocalInvocationID.x;
+  const uint word = grid_invocation();
   if (word * per_word >= pc.elements) return;
   const uint e0 = word * per_word;
   const uint vec = e0 / D, d0 = e0 % D;

@@ -223,7 +223,10 @@ int64_t FiaParams::mask_batch_stride() const {
   return n;
 }
 
-int64_t FiaParams::pse_batch_stride() const { return pse[0] == 'B' ? N * S1 * (kv_tokens() + pse_pad) : 0; }
+Strides FiaParams::pse_strides() const {
+  const int64_t cols = kv_tokens() + pse_pad;
+  return {pse[0] == 'B' ? N * S1 * cols : 0, cols, S1 * cols};
+}
 
 static Strides order_strides(FiaOrder o, int64_t S, int64_t heads, int64_t dim) {
   switch (o) {

@@ -113,7 +113,8 @@ struct FiaParams {
   // Elements of the mask/pse row and batch strides (0: broadcast over batches).
   int64_t mask_row_stride() const { return mask_shape().back(); }
   int64_t mask_batch_stride() const;
-  int64_t pse_batch_stride() const;
+  // pseShift as [batch, row, head, key]: batch stride 0 when broadcast (1, N, S1, S2p).
+  Strides pse_strides() const;
   // The physical query row of row i of batch b: q_start + i, and for i >= S1b (rows the
   // operator leaves 0) the rows around the batch's, cyclically (a bijection onto [0, S1)).
   int64_t query_row(int64_t b, int64_t i) const { return tnd ? q_start[b] + i : (q_start[b] + i) % S1; }

@@ -1,5 +1,6 @@
-// aclnn.FusedInferAttentionScoreV3 (part 1, unquantized): every layout, sparse modes 0-4,
-// masks, pse, page attention and softmaxLse on the shared attention reference and kernel.
+// aclnn.FusedInferAttentionScoreV3: every layout, sparse modes 0-4, masks, pse, page
+// attention, softmaxLse, KV antiquant, left padding, shared prefix, MLA and post-quant on
+// the shared attention reference and kernel.
 // Formulas, decisions and tolerances: specs/fused_infer_attention_score.md.
 #include "ops/fused_infer_attention/fused_infer_attention.hpp"
 
@@ -185,8 +186,9 @@ class FiaCase final : public OpCase {
     const Tensor& query = in.at("query");
     const Tensor* mask = in.has("attenMask") ? &in.at("attenMask") : nullptr;
     const Tensor* pse = in.has("pseShift") ? &in.at("pseShift") : nullptr;
-    const int64_t G = p_.N / p_.Nkv, pse_cols = p_.kv_tokens() + p_.pse_pad;
-    const Strides qs = p_.query_strides(), qrs = p_.query_strides(p_.rope);
+    const int64_t G = p_.N / p_.Nkv;
+    const Strides qs = p_.query_strides(), qrs = p_.query_strides(p_.rope), ps = p_.pse_strides();
+    const Strides pks = p_.prefix_strides(p_.D), pvs = p_.prefix_strides(p_.Dv);
     const Tensor* q_rope = p_.rope ? &in.at("queryRope") : nullptr;
     const Tensor* k_rope = p_.rope ? &in.at("keyRope") : nullptr;
     const int64_t DK = p_.D + p_.rope;  // MLA: the rope channels extend the contraction
@@ -200,12 +202,12 @@ class FiaCase final : public OpCase {
         for (int64_t t = 0; t < S2b; ++t) {
           // Keys [0, Lp) come from the shared prefix, the rest from the batch's own K/V.
           for (int64_t d = 0; d < p_.D; ++d)
-            K[t * DK + d] = t < Lp ? prefix->at(0)[p_.prefix_strides(p_.D).at(0, t, hk, d)]
+            K[t * DK + d] = t < Lp ? prefix->at(0)[pks.at(0, t, hk, d)]
                                    : kx[fia_kv_index(p_, table, b, t - Lp, hk, d, p_.D)];
           for (int64_t d = 0; d < p_.rope; ++d)
             K[t * DK + p_.D + d] = k_rope->get(static_cast<size_t>(fia_kv_index(p_, table, b, t, hk, d, p_.rope)));
           for (int64_t d = 0; d < p_.Dv; ++d)
-            V[t * p_.Dv + d] = t < Lp ? prefix->at(1)[p_.prefix_strides(p_.Dv).at(0, t, hk, d)]
+            V[t * p_.Dv + d] = t < Lp ? prefix->at(1)[pvs.at(0, t, hk, d)]
                                       : vx[fia_kv_index(p_, table, b, t - Lp, hk, d, p_.Dv)];
         }
         for (int64_t h = hk * G; h < (hk + 1) * G; ++h)
@@ -219,9 +221,7 @@ class FiaCase final : public OpCase {
               if (j - i < band.lo || j - i > band.hi) return -kInf;
               band_has_keys = true;
               if (masked(mask, b, i, j)) return -kInf;
-              if (pse)
-                s += pse->get(static_cast<size_t>(((p_.pse_batch_stride() ? b : 0) * p_.N + h) * p_.S1 * pse_cols +
-                                                  (p_.q_start[b] + i) * pse_cols + p_.kv_start[b] + j));
+              if (pse) s += pse->get(static_cast<size_t>(ps.at(b, p_.q_start[b] + i, h, p_.kv_start[b] + j)));
               return s;
             };
             const double l = attend_row(row, q.data(), {K.data(), DK}, {V.data(), p_.Dv}, &out[p_.out_vector(b, i, h) * p_.Dv]);
@@ -352,7 +352,7 @@ class FiaCase final : public OpCase {
     }
     const Strides qs = p_.query_strides(), ks = p_.paged() ? Strides{} : p_.kv_strides(p_.D),
                   vs = p_.paged() ? Strides{} : p_.kv_strides(p_.Dv);
-    const int64_t pse_cols = p_.kv_tokens() + p_.pse_pad;
+    const Strides pses = p_.pse_strides();
     const Strides qrs = p_.query_strides(p_.rope), krs = p_.paged() ? Strides{} : p_.kv_strides(p_.rope);
     const KernelParams params{{"num_heads", p_.N},
                               {"num_kv_heads", p_.Nkv},
@@ -370,9 +370,9 @@ class FiaCase final : public OpCase {
                               {"mask_sb", p_.has_mask() ? p_.mask_batch_stride() : 0},
                               {"mask_row", p_.has_mask() ? p_.mask_row_stride() : 0},
                               {"has_pse", p_.pse != "none"},
-                              {"pse_sb", p_.pse_batch_stride()},
-                              {"pse_sh", p_.S1 * pse_cols},
-                              {"pse_row", pse_cols},
+                              {"pse_sb", pses.batch},
+                              {"pse_sh", pses.head},
+                              {"pse_row", pses.token},
                               {"kv_quant", p_.quant.on},
                               {"kv_dtype", static_cast<uint32_t>(p_.quant.on ? p_.quant.codes : p_.q)},
                               {"k_mode", p_.quant.key_mode},
