@@ -1,13 +1,17 @@
-// The attention kernel every attention operator shares (MHCA, SDPA): work items planned on
-// the host (src/ops/attention/attention_plan.cpp), an online softmax per query vector over
-// one split of the keys, and the partial state (max m, sum l, accumulator) written for
-// shaders/attention_merge.comp to combine.
+// The attention kernel every attention operator shares (MHCA, SDPA, FIA): work items
+// planned on the host (src/ops/attention/attention_plan.cpp), an online softmax per query
+// vector over one split of the keys, and the partial state (max m, sum l, accumulator)
+// written for shaders/attention_merge.comp to combine.
 //
-// One item = one batch b, one kv head, up to QT query vectors that share it (the q heads of
-// a GQA group, then consecutive rows), and one split [t0, t1) of the keys. Eight lanes serve
-// an item: lane l owns dims [l*D/8, (l+1)*D/8) of every vector and of each K/V row, and a
-// score is summed over the eight lanes with a shuffle butterfly (no shared memory, no
-// barriers: lavapipe JIT-compiles barrier-free shaders fast).
+// One item = one batch b, one kv head, up to LANES query vectors that share it (the q heads
+// of a GQA group, then consecutive rows), and one split [t0, t1) of the keys. Eight lanes
+// serve an item, one query vector each: lane l holds its vector's q and accumulator whole
+// and computes its own scores and softmax. Each K/V row is loaded once per item, by all
+// eight lanes together (lane l loads dims [l*D/8, (l+1)*D/8), the hooks' slice), and every
+// lane reads the other lanes' elements by subgroup shuffles. So a key costs each lane one
+// slice load of K and of V however many query vectors the item has, which is what makes
+// prefill fast on lavapipe (a load there is a loop over the lanes; arithmetic is 8-wide),
+// and there are no shared memory or barriers.
 //
 // The including shader declares its buffers, its `Params` (which must hold num_items,
 // num_heads and num_kv_heads) and `struct Batch` (what its hooks need of one batch), then
@@ -18,8 +22,7 @@
 #define KVBENCH_ATTENTION_CORE_GLSL
 #include "grid.glsl"
 
-const uint LANES = 8u;  // lanes per item
-const uint QT = 4u;     // query vectors per item (kVectorsPerItem on the host)
+const uint LANES = 8u;  // lanes, and query vectors, per item (kVectorsPerItem on the host)
 // With D fixed at pipeline creation every per-lane loop has a constant trip count, so
 // lavapipe keeps the arrays in registers instead of scattering them to memory.
 layout(constant_id = 0) const uint D = 128u;
@@ -45,6 +48,9 @@ void load_key(Batch bt, uint hk, uint handle, uint lane, out float k[DPL]);
 void load_value(Batch bt, uint hk, uint handle, uint lane, out float v[DPLV]);
 float score(Batch bt, uint row, uint head, uint t, float dot);  // the final score; -inf: masked
 
+// The eight source lanes as literals, so that every shuffle index is a constant.
+#define FOR_EACH_LANE(X) X(0u) X(1u) X(2u) X(3u) X(4u) X(5u) X(6u) X(7u)
+
 void main() {
   const uint invocation = grid_invocation();  // large plans dispatch a 2-D grid
   const uint item = invocation / LANES;
@@ -55,25 +61,29 @@ void main() {
   const uint slot_base = batch_plan[3u * b], nsplit = batch_plan[3u * b + 1u], chunk = batch_plan[3u * b + 2u];
   const uint H = pc.num_heads, G = pc.num_heads / pc.num_kv_heads;
   const Batch bt = batch_info(b);
+  // The item's first lane in the subgroup: K/V elements are shuffled from lane base + src.
+  const uint base = gl_SubgroupInvocationID & ~(LANES - 1u);
 
-  float q[QT][DPL];
-  float acc[QT][DPLV];
-  float m[QT], l[QT];
-  uint row[QT], head[QT];
-  int last[QT];
-  int t_stop = -1;
-  for (uint k = 0u; k < QT; ++k) {
-    m[k] = uintBitsToFloat(0xff800000u);
-    l[k] = 0.0;
-    for (uint j = 0u; j < DPLV; ++j) acc[k][j] = 0.0;
-    if (k >= nv) continue;
-    const uint v = v0 + k;
-    row[k] = v / G;
-    head[k] = hk * G + v % G;
-    last[k] = last_key(bt, row[k]);
-    t_stop = max(t_stop, last[k]);
-    for (uint j = 0u; j < DPL; ++j) q[k][j] = query_at(bt, row[k], head[k], lane * DPL + j);
+  // This lane's query vector (none when lane >= nv: the lane still loads and shuffles).
+  const bool has_vector = lane < nv;
+  const uint v = v0 + min(lane, nv - 1u);
+  const uint row = v / G, head = hk * G + v % G;
+  const int last = has_vector ? last_key(bt, row) : -1;
+  // Indexed [source lane][element] like the shuffled K/V: every loop below is nested with
+  // constant trip counts of at most 16, so lavapipe unrolls them and keeps the arrays in
+  // registers (a loop over all D elements would not unroll, and its dynamic indices turn
+  // every access into a chain of branches).
+  float q[LANES][DPL];
+  float acc[LANES][DPLV];
+  for (uint src = 0u; src < LANES; ++src) {
+    for (uint j = 0u; j < DPL; ++j) q[src][j] = has_vector ? query_at(bt, row, head, src * DPL + j) : 0.0;
+    for (uint j = 0u; j < DPLV; ++j) acc[src][j] = 0.0;
   }
+  float m = uintBitsToFloat(0xff800000u), l = 0.0;
+
+  // The loop runs to the item's last visible key: the largest `last` of its lanes.
+  int t_stop = last;
+  for (uint k = 1u; k < LANES; k <<= 1u) t_stop = max(t_stop, subgroupShuffleXor(t_stop, k));
   const uint t0 = split * chunk;
   const int t1 = min(min(int(t0 + chunk), int(kv_length(bt))), t_stop + 1);
   for (int ti = int(t0); ti < t1; ++ti) {
@@ -81,42 +91,37 @@ void main() {
     const uint handle = key_handle(bt, t);
     float kr[DPL];
     load_key(bt, hk, handle, lane, kr);
-    float p[QT];
-    for (uint k = 0u; k < QT; ++k) {
-      p[k] = 0.0;
-      if (k >= nv) continue;
-      float partial = 0.0;
-      for (uint j = 0u; j < DPL; ++j) partial += q[k][j] * kr[j];
-      const float dot = lane_sum(partial);
-      if (ti > last[k]) continue;  // past the vector's last visible key
-      const float s = score(bt, row[k], head[k], t, dot);
-      if (isinf(s) && s < 0.0) continue;
-      // The score is the same on the item's 8 lanes, so this branch is uniform: the
-      // accumulator is rescaled only when the running maximum grows.
-      if (s > m[k]) {
-        const float rescale = exp(m[k] - s);
-        l[k] *= rescale;
-        for (uint j = 0u; j < DPLV; ++j) acc[k][j] *= rescale;
-        m[k] = s;
+    float dot = 0.0;
+#define KV_DOT_FROM(src) for (uint j = 0u; j < DPL; ++j) dot += q[src][j] * subgroupShuffle(kr[j], base + src);
+    FOR_EACH_LANE(KV_DOT_FROM)
+    float p = 0.0;
+    if (ti <= last) {  // within the lane's visible keys
+      const float s = score(bt, row, head, t, dot);
+      if (!(isinf(s) && s < 0.0)) {
+        if (s > m) {  // rescale only when the running maximum grows
+          const float rescale = exp(m - s);
+          l *= rescale;
+          for (uint src = 0u; src < LANES; ++src)
+            for (uint j = 0u; j < DPLV; ++j) acc[src][j] *= rescale;
+          m = s;
+        }
+        p = exp(s - m);
+        l += p;
       }
-      p[k] = exp(s - m[k]);
-      l[k] += p[k];
     }
     float vr[DPLV];
     load_value(bt, hk, handle, lane, vr);
-    for (uint k = 0u; k < QT; ++k)
-      for (uint j = 0u; j < DPLV; ++j) acc[k][j] += p[k] * vr[j];
+#define KV_ACC_FROM(src) for (uint j = 0u; j < DPLV; ++j) acc[src][j] += p * subgroupShuffle(vr[j], base + src);
+    FOR_EACH_LANE(KV_ACC_FROM)
   }
 
-  for (uint k = 0u; k < nv; ++k) {
-    const uint slot = slot_base + (row[k] * H + head[k]) * nsplit + split;
-    const uint base = slot * (DV + 2u);
-    if (lane == 0u) {
-      partials[base] = m[k];
-      partials[base + 1u] = l[k];
-    }
-    for (uint j = 0u; j < DPLV; ++j) partials[base + 2u + lane * DPLV + j] = acc[k][j];
-  }
+  if (!has_vector) return;
+  const uint slot = slot_base + (row * H + head) * nsplit + split;
+  const uint first = slot * (DV + 2u);
+  partials[first] = m;
+  partials[first + 1u] = l;
+  for (uint src = 0u; src < LANES; ++src)
+    for (uint j = 0u; j < DPLV; ++j) partials[first + 2u + src * DPLV + j] = acc[src][j];
 }
 
 #endif

@@ -11,6 +11,11 @@
 
 layout(constant_id = 1) const uint FIA_DV = 128u;
 const uint FIA_DPLV = FIA_DV / 8u;
+// Specialization constant 2: K and V are plain f32/f16/bf16 rows (no antiquant, rope or
+// shared prefix) whose every lane's slice is whole, aligned uvec4s (the host checks the
+// strides). lavapipe runs both sides of every branch whose condition varies by lane, so
+// only a constant removes the general path's per-element loads from this kernel.
+layout(constant_id = 2) const bool PLAIN_KV = false;
 #define DV FIA_DV
 #define DPLV FIA_DPLV
 
@@ -40,6 +45,8 @@ struct Batch {
 layout(std430, binding = 0) readonly buffer Query { uint query[]; };
 layout(std430, binding = 1) readonly buffer Key { uint key[]; };
 layout(std430, binding = 2) readonly buffer Value { uint value[]; };
+layout(std430, binding = 1) readonly buffer Key4 { uvec4 key4[]; };  // the same K and V, 16 bytes a load
+layout(std430, binding = 2) readonly buffer Value4 { uvec4 value4[]; };
 layout(std430, binding = 3) readonly buffer PseShift { uint pseShift[]; };
 layout(std430, binding = 4) readonly buffer AttenMask { uint attenMask[]; };
 layout(std430, binding = 5) readonly buffer BlockTable { uint blockTable[]; };
@@ -87,6 +94,37 @@ uint row_base(Batch bt, uint hk, uint t, uint dim, uint sb, uint st, uint sh) {
   return ((s.x * pc.num_kv_heads + hk) * pc.block_size + s.y) * dim;                     // (blocks, Nkv, blockSize, dim)
 }
 
+// N plain float elements (f32, f16, bf16) of a K or V row from element `first` on, by
+// uvec4 loads: lavapipe pays per load, not per byte, so this is 4-8x fewer loads than one
+// word per element. The caller checks row_in_uvec4s() first. GLSL cannot pass a buffer to
+// a function, hence one loader per buffer. Used when PLAIN_KV is set.
+#define DEFINE_ROW_LOADER(NAME, BUF4, N)                                                          \
+  void NAME(uint first, uint dt, out float x[N]) {                                                \
+    if (dtype_bits(dt) == 16u) {                                                                  \
+      for (uint i = 0u; i < N / 8u; ++i) {                                                        \
+        const uvec4 u = BUF4[first / 8u + i];                                                     \
+        x[8u * i] = decode_float(u.x & 0xffffu, dt);                                              \
+        x[8u * i + 1u] = decode_float(u.x >> 16u, dt);                                            \
+        x[8u * i + 2u] = decode_float(u.y & 0xffffu, dt);                                         \
+        x[8u * i + 3u] = decode_float(u.y >> 16u, dt);                                            \
+        x[8u * i + 4u] = decode_float(u.z & 0xffffu, dt);                                         \
+        x[8u * i + 5u] = decode_float(u.z >> 16u, dt);                                            \
+        x[8u * i + 6u] = decode_float(u.w & 0xffffu, dt);                                         \
+        x[8u * i + 7u] = decode_float(u.w >> 16u, dt);                                            \
+      }                                                                                           \
+    } else {                                                                                      \
+      for (uint i = 0u; i < N / 4u; ++i) {                                                        \
+        const uvec4 u = BUF4[first / 4u + i];                                                     \
+        x[4u * i] = uintBitsToFloat(u.x);                                                         \
+        x[4u * i + 1u] = uintBitsToFloat(u.y);                                                    \
+        x[4u * i + 2u] = uintBitsToFloat(u.z);                                                    \
+        x[4u * i + 3u] = uintBitsToFloat(u.w);                                                    \
+      }                                                                                           \
+    }                                                                                             \
+  }
+DEFINE_ROW_LOADER(key_row, key4, DPL)
+DEFINE_ROW_LOADER(value_row, value4, DPLV)
+
 // The antiquant scale/offset element of (token t, kv head hk, dim d) in `mode` (spec).
 uint antiquant_index(uint mode, uint dim, Batch bt, uint t, uint hk, uint d) {
   if (mode == 0u) return pc.per_tensor != 0u ? 0u : hk * dim + d;
@@ -101,6 +139,10 @@ uint antiquant_index(uint mode, uint dim, Batch bt, uint t, uint hk, uint d) {
 float antiquant(int code, float offset, float s) { precise float r = (float(code) + offset) * s; return r; }
 
 void load_key(Batch bt, uint hk, uint t, uint lane, out float k[DPL]) {
+  if (PLAIN_KV) {
+    key_row(row_base(bt, hk, t, D, pc.k_sb, pc.k_st, pc.k_sh) + lane * DPL, pc.kv_dtype, k);
+    return;
+  }
   const uint bits = dtype_bits(pc.kv_dtype);
   if (t < pc.prefix_len) {  // the shared prefix (never antiquantized)
     const uint base = t * pc.p_st + hk * pc.p_sh + lane * DPL;
@@ -129,6 +171,10 @@ void load_key(Batch bt, uint hk, uint t, uint lane, out float k[DPL]) {
 }
 
 void load_value(Batch bt, uint hk, uint t, uint lane, out float v[DPLV]) {
+  if (PLAIN_KV) {
+    value_row(row_base(bt, hk, t, DV, pc.v_sb, pc.v_st, pc.v_sh) + lane * DPLV, pc.kv_dtype, v);
+    return;
+  }
   const uint bits = dtype_bits(pc.kv_dtype);
   if (t < pc.prefix_len) {
     const uint base = t * pc.pv_st + hk * pc.pv_sh + lane * DPLV;

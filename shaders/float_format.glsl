@@ -8,13 +8,12 @@
 #include "storage.glsl"
 
 float f16_to_float(uint h) {
-  const uint e = (h >> 10u) & 31u;
-  const uint m = h & 1023u;
-  float v;
-  if (e == 0u) v = float(m) * exp2(-24.0);  // subnormal: exact
-  else if (e == 31u) v = uintBitsToFloat(m == 0u ? 0x7f800000u : 0x7fc00000u);
-  else v = uintBitsToFloat(((e + 112u) << 23u) | (m << 13u));
-  return (h & 0x8000u) != 0u ? -v : v;
+  // unpackHalf2x16 is one instruction on most devices (F16C on lavapipe) and exact, but
+  // Vulkan lets a device flush f16 subnormals there: those (exponent 0) are rebuilt
+  // exactly, by a select rather than a branch (lane-varying branches are slow on lavapipe).
+  const float subnormal = float(h & 1023u) * exp2(-24.0);
+  const float v = (h & 0x7c00u) == 0u ? ((h & 0x8000u) != 0u ? -subnormal : subnormal) : unpackHalf2x16(h & 0xffffu).x;
+  return v;
 }
 
 uint float_to_f16(float f) {

@@ -17,7 +17,7 @@ struct AttentionPlan {
   uint64_t slots = 0;                // partial states (each dv + 2 floats)
 };
 
-constexpr uint32_t kVectorsPerItem = 4;  // QT in the shader
+constexpr uint32_t kVectorsPerItem = 8;  // LANES in the shader: one query vector per lane
 
 struct AttentionShape {
   int64_t num_heads = 1, num_kv_heads = 1;

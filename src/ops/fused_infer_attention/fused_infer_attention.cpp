@@ -332,6 +332,18 @@ class FiaCase final : public OpCase {
     check_attention_device(dev, p_.D + p_.rope, p_.Dv);
   }
 
+  // Whether the kernel may read K/V as plain rows of whole uvec4s (specialization constant
+  // PLAIN_KV of shaders/fia_attention.comp): no antiquant, rope or shared prefix, 16- or
+  // 32-bit elements, and every lane's slice of D / 8 (Dv / 8) elements starting on a
+  // 16-byte boundary, so each stride and those slices are multiples of 16 bytes' elements.
+  uint32_t plain_kv(const Strides& ks, const Strides& vs) const {
+    const int64_t bits = dtype_bits(p_.q), per_uvec4 = 128 / bits;
+    if (p_.quant.on || p_.rope || p_.has_prefix() || bits < 16) return 0;
+    for (int64_t x : {p_.D / 8, p_.Dv / 8, ks.batch, ks.token, ks.head, vs.batch, vs.token, vs.head})
+      if (x % per_uvec4 != 0) return 0;
+    return 1;  // paged caches: rows start at multiples of D and Dv, covered by D / 8 and Dv / 8
+  }
+
   double run_vulkan(Runtime& rt, TensorSet& io) const override {
     std::vector<int32_t> batches;  // per batch: b, S1b, S2b, first query token, first key token, band lo, hi
     for (int64_t b = 0; b < p_.B; ++b)
@@ -395,7 +407,7 @@ class FiaCase final : public OpCase {
                               {"kr_sb", krs.batch}, {"kr_st", krs.token}, {"kr_sh", krs.head}};
     const double ms = run_attention(
         rt, plan_attention(shape),
-        {.kernel = Kernel("fia_attention", {static_cast<uint32_t>(p_.D + p_.rope), static_cast<uint32_t>(p_.Dv)}),
+        {.kernel = Kernel("fia_attention", {static_cast<uint32_t>(p_.D + p_.rope), static_cast<uint32_t>(p_.Dv), plain_kv(ks, vs)}),
          .buffers = buffers,
          .params = params,
          .out = t.at("attentionOut"),
