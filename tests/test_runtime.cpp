@@ -2,10 +2,13 @@
 // SPIR-V declares) and the shaders' element addressing past 2^32 bits.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <cstring>
 #include <stdexcept>
 #include <string>
 
+#include "core/dtype.hpp"
+#include "core/float_format.hpp"
 #include "vk/runtime.hpp"
 #include "vk/spirv_reflect.hpp"
 
@@ -67,4 +70,24 @@ TEST_CASE("storage.glsl: element addressing stays exact where the bit offset pas
       CHECK(got[6 * k + 2 * b] == bit / 32);
       CHECK(got[6 * k + 2 * b + 1] == bit % 32);
     }
+}
+
+TEST_CASE("float_format.glsl: every f16 and bf16 pattern decodes exactly, subnormals included") {
+  Runtime rt;
+  auto out = rt.buffer(65536 * 4);
+  for (DType dt : {DType::f16, DType::bf16}) {
+    rt.dispatch("float_format_selftest", {{"floats", out.get()}}, {{"count", 65536}, {"dt", static_cast<uint32_t>(dt)}},
+                65536 / 64);
+    std::vector<uint32_t> got(65536);
+    out->download(std::span(reinterpret_cast<uint8_t*>(got.data()), got.size() * 4));
+    size_t wrong = 0;
+    for (uint32_t h = 0; h < 65536; ++h) {
+      const double want = dt == DType::f16 ? f16_bits_to_double(static_cast<uint16_t>(h)) : bf16_bits_to_double(static_cast<uint16_t>(h));
+      float f;
+      std::memcpy(&f, &got[h], 4);
+      const bool same = std::isnan(want) ? std::isnan(f) : (static_cast<double>(f) == want && std::signbit(f) == std::signbit(want));
+      if (!same && wrong++ < 5) FAIL_CHECK(dtype_name(dt) << " bits " << h << ": got " << f << ", want " << want);
+    }
+    CHECK(wrong == 0);
+  }
 }
