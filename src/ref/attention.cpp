@@ -72,6 +72,25 @@ Panels pack_keys(RowsView k, int64_t k0, int64_t k1, int64_t dk) {
   return P;
 }
 
+// V's keys [k0, k1) in column strips of 8: strip c, key t, lane j holds V[t][8c + j], so
+// a value tile reads 64 contiguous bytes per key. The dv % 8 last columns stay in `rows`.
+struct Strips {
+  int64_t k0 = 0, keys = 0;
+  std::vector<double> data;
+  RowsView rows;
+  const double* strip(int64_t c) const { return data.data() + c * keys * 8; }
+};
+
+Strips pack_values(RowsView v, int64_t k0, int64_t k1, int64_t dv) {
+  Strips V{.k0 = k0, .keys = k1 - k0, .rows = v};
+  const int64_t strips = dv / 8;
+  V.data.resize(static_cast<size_t>(strips * V.keys * 8));
+  for (int64_t t = k0; t < k1; ++t)
+    for (int64_t c = 0; c < strips; ++c)
+      std::copy_n(v.row(t) + c * 8, 8, V.data.data() + (c * V.keys + t - k0) * 8);
+  return V;
+}
+
 // s[r][0, kPanel) = q[r] . (keys of one panel): per lane 0 + q[0]k[0] + q[1]k[1] + ... in
 // ascending d, each product rounded then added.
 KVB_INLINE void score_tile(const double* const* q, const double* panel, int64_t dk, double* const* s) {
@@ -93,7 +112,7 @@ KVB_INLINE void score_tile(const double* const* q, const double* panel, int64_t 
 // out[r][c] += p[r][t - origin] * v[t][c] for t in [t0, t1) in ascending order, for R rows
 // and the columns [0, dv): eight at a time in vectors, the rest one by one.
 template <int R>
-KVB_INLINE void value_tile(const double* const* p, int64_t origin, RowsView v, int64_t t0, int64_t t1, int64_t dv,
+KVB_INLINE void value_tile(const double* const* p, int64_t origin, const Strips& V, int64_t t0, int64_t t1, int64_t dv,
                            double* const* out) {
   int64_t c = 0;
   for (; c + 8 <= dv; c += 8) {
@@ -102,8 +121,8 @@ KVB_INLINE void value_tile(const double* const* p, int64_t origin, RowsView v, i
       a0[r] = load4(out[r] + c);
       a1[r] = load4(out[r] + c + 4);
     }
-    for (int64_t t = t0; t < t1; ++t) {
-      const double* vt = v.row(t) + c;
+    const double* vt = V.strip(c / 8) + (t0 - V.k0) * 8;
+    for (int64_t t = t0; t < t1; ++t, vt += 8) {
       const V4 v0 = load4(vt), v1 = load4(vt + 4);
       for (int r = 0; r < R; ++r) {
         const double x = p[r][t - origin];
@@ -119,16 +138,24 @@ KVB_INLINE void value_tile(const double* const* p, int64_t origin, RowsView v, i
   for (; c < dv; ++c)
     for (int r = 0; r < R; ++r) {
       double acc = out[r][c];
-      for (int64_t t = t0; t < t1; ++t) acc += p[r][t - origin] * v.row(t)[c];
+      for (int64_t t = t0; t < t1; ++t) acc += p[r][t - origin] * V.rows.row(t)[c];
       out[r][c] = acc;
     }
+}
+
+// The largest score (NaN ignored), in a function of its own so the running max stays in a
+// register (inline, GCC kept it in memory across the exp calls that follow).
+__attribute__((noinline)) double row_max(const double* s, int64_t n) {
+  double m = -kInf;
+  for (int64_t t = 0; t < n; ++t) m = std::max(m, s[t]);
+  return m;
 }
 
 struct Job {
   const AttentionBlock& a;
   std::span<const QueryRow> rows;
   const Panels& keys;
-  RowsView v;
+  const Strips& values;
   double* lse;
 };
 
@@ -198,8 +225,7 @@ KVB_CLONES void attend_block(const Job& job, int64_t r0, int64_t r1) {
     const int64_t len = row.end - row.begin;
     for (int64_t t = 0; t < len; ++t) s[t] = a.divide_by_scale ? s[t] / a.scale : s[t] * a.scale;
     if (a.bias) a.bias(r, row.begin, row.end, s);
-    double m = -kInf;
-    for (int64_t t = 0; t < len; ++t) m = std::max(m, s[t]);
+    const double m = row_max(s, len);
     if (m == -kInf) {  // nothing to attend to
       empty_row(job, r);
       continue;
@@ -234,7 +260,7 @@ KVB_CLONES void attend_block(const Job& job, int64_t r0, int64_t r1) {
       auto alone = [&](size_t i, int64_t t0, int64_t t1) {
         t0 = std::max(t0, vt);
         t1 = std::min(t1, vt1);
-        if (t0 < t1) value_tile<1>(&p[i], origin, job.v, t0, t1, a.dv, &out[i]);
+        if (t0 < t1) value_tile<1>(&p[i], origin, job.values, t0, t1, a.dv, &out[i]);
       };
       if (count < kMr || cb >= ce) {
         for (size_t i = 0; i < count; ++i) {
@@ -245,7 +271,7 @@ KVB_CLONES void attend_block(const Job& job, int64_t r0, int64_t r1) {
       }
       for (size_t i = 0; i < count; ++i) alone(i, job.rows[live[g + i]].begin, cb);
       const int64_t t0 = std::max(cb, vt), t1 = std::min(ce, vt1);
-      if (t0 < t1) value_tile<kMr>(p, origin, job.v, t0, t1, a.dv, out);
+      if (t0 < t1) value_tile<kMr>(p, origin, job.values, t0, t1, a.dv, out);
       for (size_t i = 0; i < count; ++i) alone(i, ce, job.rows[live[g + i]].end);
     }
   }
@@ -263,7 +289,8 @@ void attend(const AttentionBlock& a, std::span<const QueryRow> rows, RowsView k,
       work += static_cast<double>(r.end - r.begin);
     }
   const Panels keys = k0 < k1 ? pack_keys(k, k0, k1, a.dk) : Panels{};
-  const Job job{a, rows, keys, v, lse};
+  const Strips values = k0 < k1 ? pack_values(v, k0, k1, a.dv) : Strips{};
+  const Job job{a, rows, keys, values, lse};
   const auto n = static_cast<int64_t>(rows.size());
   const int64_t tasks = (n + kRowBlock - 1) / kRowBlock;
   // Threads only where the work outweighs starting them (about a millisecond of it).
