@@ -15,6 +15,7 @@
 #include "core/parallel.hpp"
 #include "core/rng.hpp"
 #include "ref/attention.hpp"
+#include "ref/det_math.hpp"
 #include "ref/quant.hpp"
 
 using namespace kvbench;
@@ -67,7 +68,8 @@ Problem make_problem(Shape s, uint64_t seed, int64_t full_mask = 0) {
   return p;
 }
 
-// The naive loop: one row at a time over every key, -inf outside [begin, end).
+// The naive loop: one row at a time over every key, -inf outside [begin, end); exp and log
+// are kvbench's deterministic ones, as in the reference.
 void naive(const Problem& p, const AttentionBlock& a, bool use_bias, std::vector<double>& out, std::vector<double>& lse) {
   const Shape s = p.shape;
   out.assign(static_cast<size_t>(s.rows * s.dv), 0.0);
@@ -91,14 +93,14 @@ void naive(const Problem& p, const AttentionBlock& a, bool use_bias, std::vector
       continue;
     }
     double sum = 0;
-    for (double& x : sc) sum += (x = std::exp(x - m));
+    for (double& x : sc) sum += (x = det_exp(x - m));
     for (double& x : sc) {
       x /= sum;
       if (a.round_p) x = round_to(*a.round_p, x);
     }
     for (int64_t t = 0; t < s.keys; ++t)
       for (int64_t d = 0; d < s.dv; ++d) o[d] += sc[t] * p.v[t * s.dv + d];
-    lse[r] = m + std::log(sum);
+    lse[r] = m + det_log(sum);
   }
 }
 

@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "core/parallel.hpp"
+#include "ref/det_math.hpp"
 #include "ref/quant.hpp"
 
 namespace kvbench {
@@ -230,13 +231,15 @@ KVB_CLONES void attend_block(const Job& job, int64_t r0, int64_t r1) {
       empty_row(job, r);
       continue;
     }
+    for (int64_t t = 0; t < len; ++t) s[t] = s[t] - m;
+    det_exp_inplace(s, len);  // not std::exp: the same bits on every machine (ref/det_math.hpp)
     double sum = 0;
-    for (int64_t t = 0; t < len; ++t) sum += (s[t] = std::exp(s[t] - m));
+    for (int64_t t = 0; t < len; ++t) sum += s[t];
     for (int64_t t = 0; t < len; ++t) {
       s[t] /= sum;
       if (a.round_p) s[t] = round_to(*a.round_p, s[t]);
     }
-    if (job.lse) job.lse[r] = m + std::log(sum);
+    if (job.lse) job.lse[r] = m + det_log(sum);
     std::fill(row.out, row.out + a.dv, 0.0);
     live.push_back(r);
   }
