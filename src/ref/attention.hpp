@@ -52,7 +52,8 @@ struct AttentionBlock {
 
 // For every row r: rows[r].out[0, dv) = softmax(scores) @ V and, when lse is not null,
 // lse[r] = the log-sum-exp of the final scores (max + log(sum exp(s - max))), +inf for a
-// row that sees no key or whose every score is -inf.
+// row that sees no key or whose every score is -inf. exp and log are det_exp and det_log
+// (ref/det_math.hpp), whose bits do not depend on the machine.
 //
 // Each output element has one fixed evaluation order, whatever the tiling, vector width
 // or thread count: q . k sums q[d] * k[d] over ascending d starting from 0; the softmax
@@ -61,7 +62,8 @@ struct AttentionBlock {
 // product is rounded before its addition (no FMA). The work is split over
 // reference_threads() threads by blocks of rows, each output written by one task, so the
 // bytes do not depend on the thread count (tests/test_attention_ref.cpp). Memory beyond
-// the inputs: K transposed once, and a score tile of a few dozen rows per thread.
+// the inputs: K transposed and V copied in strips once, and a score tile of 32 rows (by
+// the keys they see) per thread.
 void attend(const AttentionBlock& a, std::span<const QueryRow> rows, RowsView k, RowsView v, double* lse);
 
 // The FLOPs attention counts for `pairs` visible (query row, key, head) triples: the
