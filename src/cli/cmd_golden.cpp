@@ -1,5 +1,6 @@
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <filesystem>
 #include <iostream>
@@ -8,6 +9,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/selection_flags.hpp"
+#include "core/parallel.hpp"
 #include "golden/golden_case.hpp"
 
 namespace kvbench {
@@ -19,11 +21,16 @@ void add_golden_command(CLI::App& app, int& exit_code) {
   static SelectionFlags selection;
   static std::string out_dir;
   static unsigned jobs = 1;
+  static unsigned threads = 0;
   cmd->add_option("paths", paths, "Case files or folders (searched recursively for *.json)")->required();
   cmd->add_option("-o,--output", out_dir, "Folder for the golden files (created if missing)")->required();
   selection.add_to(cmd);
   cmd->add_option("--jobs", jobs, "Cases computed in parallel (the files are byte-identical for any value)")
       ->check(CLI::Range(1u, 64u));
+  cmd->add_option("--threads", threads,
+                  "Threads each case's reference uses (default: hardware threads / --jobs, at least 1; the files are "
+                  "byte-identical for any value)")
+      ->check(CLI::Range(1u, 256u));
   cmd->footer(
       "Per case: <stem>.safetensors (inputs, in-place tensors' initial contents, expected.<out> in the output\n"
       "dtype, expected_f64.<out>, alternate.<out>, touched.<out>) and <stem>.json (the manifest).\n"
@@ -35,6 +42,8 @@ void add_golden_command(CLI::App& app, int& exit_code) {
       return;
     }
     Selection& sel = *selected;
+    // --jobs cases at once, each with its share of the cores unless --threads says otherwise.
+    set_reference_threads(threads ? threads : std::max(1u, std::thread::hardware_concurrency() / jobs));
     for (const auto& e : sel.errors) std::cerr << "invalid case: " << e.to_string() << "\n";
     // The error_code forms: a folder that cannot be made or searched is a message, not an abort.
     std::error_code made, checked;

@@ -3,6 +3,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/selection_flags.hpp"
+#include "core/parallel.hpp"
 #include "report/run_reporter.hpp"
 #include "runner/interrupt.hpp"
 #include "runner/run_case.hpp"
@@ -23,6 +24,7 @@ void add_run_command(CLI::App& app, int& exit_code) {
   static int device = -1;
   static bool fail_fast = false;
   static std::string save_actual;
+  static unsigned threads = 0;
   cmd->add_option("paths", paths, "Case files or folders (searched recursively for *.json)")->required();
   selection.add_to(cmd);
   cmd->add_option("--device", device, "Vulkan device index (see `kvbench devices`; default: first GPU, else lavapipe)")
@@ -31,6 +33,10 @@ void add_run_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--save-actual", save_actual,
                   "Also write each case's device outputs to DIR/<stem>.safetensors in the golden file format "
                   "(for `kvbench check`, numpy, tools/plot.py)");
+  cmd->add_option("--threads", threads,
+                  "Threads of each case's double-precision reference (default: hardware threads; the golden is "
+                  "byte-identical for any value)")
+      ->check(CLI::Range(1u, 256u));
   cmd->add_option("--json", files.json, "Also write the full report as JSON to this file");
   cmd->add_option("--junit", files.junit, "Also write a JUnit XML report (one testcase per case) to this file");
   cmd->footer(
@@ -47,6 +53,7 @@ void add_run_command(CLI::App& app, int& exit_code) {
       return;
     }
     Selection& sel = *selected;
+    set_reference_threads(threads);
     if (!save_actual.empty()) {
       std::error_code ec;
       std::filesystem::create_directories(save_actual, ec);

@@ -4,7 +4,10 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <memory>
 
+#include "core/parallel.hpp"
+#include "ref/det_math.hpp"
 #include "ref/quant.hpp"
 
 namespace kvbench {
@@ -19,35 +22,284 @@ std::vector<double> alibi_slopes(int64_t n) {
   return s;
 }
 
-double attend_row(const AttentionRow& a, const double* q, RowsView k, RowsView v, double* out) {
-  constexpr double kInf = std::numeric_limits<double>::infinity();
-  std::vector<double> p(static_cast<size_t>(a.kv_len));
-  double m = -kInf;
-  for (int64_t t = 0; t < a.kv_len; ++t) {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// Four doubles in one vector (GCC/Clang vector extensions): every lane is an independent
+// IEEE operation, so the width changes the speed, never a result. Loads and stores of
+// unaligned data go through the may_alias, 8-byte aligned type.
+typedef double V4 __attribute__((vector_size(32)));
+typedef double V4u __attribute__((vector_size(32), aligned(8), may_alias));
+
+#define KVB_INLINE inline __attribute__((always_inline))
+
+// Macros, not functions: a function taking or returning a 32-byte vector would have a
+// different ABI in the AVX2 clone (-Wpsabi).
+#define load4(p) (*reinterpret_cast<const V4u*>(p))
+#define store4(p, x) (*reinterpret_cast<V4u*>(p) = (x))
+
+// The hot loops have an AVX2 clone picked at run time on CPUs that have it (no FMA: every
+// product is rounded before its addition, as -ffp-contract=off asks of the scalar code).
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define KVB_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define KVB_CLONES
+#endif
+
+constexpr int64_t kPanel = 8;      // keys per panel of the transposed K (two vectors)
+constexpr int kMr = 4;             // query rows per microkernel
+constexpr int64_t kRowBlock = 32;  // query rows per task
+constexpr int64_t kKeyTile = 16;   // panels per tile of the q . k loop (128 keys)
+constexpr int64_t kValueTile = 128;  // keys per tile of the p . V loop
+
+// K's keys [k0, k1) transposed into panels of kPanel keys: panel p, channel d, lane j
+// holds K[k0 + p * kPanel + j][d] (0 past k1). A score tile reads one panel contiguously.
+struct Panels {
+  int64_t k0 = 0, count = 0;
+  std::vector<double> data;
+  const double* panel(int64_t p, int64_t dk) const { return data.data() + p * dk * kPanel; }
+};
+
+Panels pack_keys(RowsView k, int64_t k0, int64_t k1, int64_t dk) {
+  Panels P{.k0 = k0, .count = (k1 - k0 + kPanel - 1) / kPanel};
+  P.data.assign(static_cast<size_t>(P.count * dk * kPanel), 0.0);
+  for (int64_t t = k0; t < k1; ++t) {
+    const int64_t p = (t - k0) / kPanel, j = (t - k0) % kPanel;
     const double* kt = k.row(t);
-    double dot = 0;
-    for (int64_t d = 0; d < a.dk; ++d) dot += q[d] * kt[d];
-    double s = a.divide_by_scale ? dot / a.scale : dot * a.scale;
-    if (a.bias) s = a.bias(t, s);
-    p[t] = s;
-    m = std::max(m, s);
+    double* dst = P.data.data() + p * dk * kPanel + j;
+    for (int64_t d = 0; d < dk; ++d) dst[d * kPanel] = kt[d];
   }
-  if (m == -kInf) {  // nothing to attend to
-    std::fill(out, out + a.dv, a.empty == EmptyRow::nan ? std::numeric_limits<double>::quiet_NaN() : 0.0);
-    return kInf;
+  return P;
+}
+
+// V's keys [k0, k1) in column strips of 8: strip c, key t, lane j holds V[t][8c + j], so
+// a value tile reads 64 contiguous bytes per key. The dv % 8 last columns stay in `rows`.
+struct Strips {
+  int64_t k0 = 0, keys = 0;
+  std::vector<double> data;
+  RowsView rows;
+  const double* strip(int64_t c) const { return data.data() + c * keys * 8; }
+};
+
+Strips pack_values(RowsView v, int64_t k0, int64_t k1, int64_t dv) {
+  Strips V{.k0 = k0, .keys = k1 - k0, .rows = v};
+  const int64_t strips = dv / 8;
+  V.data.resize(static_cast<size_t>(strips * V.keys * 8));
+  for (int64_t t = k0; t < k1; ++t)
+    for (int64_t c = 0; c < strips; ++c)
+      std::copy_n(v.row(t) + c * 8, 8, V.data.data() + (c * V.keys + t - k0) * 8);
+  return V;
+}
+
+// s[r][0, kPanel) = q[r] . (keys of one panel): per lane 0 + q[0]k[0] + q[1]k[1] + ... in
+// ascending d, each product rounded then added.
+KVB_INLINE void score_tile(const double* const* q, const double* panel, int64_t dk, double* const* s) {
+  V4 a0[kMr] = {}, a1[kMr] = {};
+  for (int64_t d = 0; d < dk; ++d) {
+    const V4 k0 = load4(panel + d * kPanel), k1 = load4(panel + d * kPanel + 4);
+    for (int r = 0; r < kMr; ++r) {
+      const double x = q[r][d];
+      a0[r] = a0[r] + x * k0;
+      a1[r] = a1[r] + x * k1;
+    }
   }
-  double sum = 0;
-  for (double& x : p) sum += (x = std::exp(x - m));
-  for (double& x : p) {
-    x /= sum;
-    if (a.round_p) x = round_to(*a.round_p, x);
+  for (int r = 0; r < kMr; ++r) {
+    store4(s[r], a0[r]);
+    store4(s[r] + 4, a1[r]);
   }
-  std::fill(out, out + a.dv, 0.0);
-  for (int64_t t = 0; t < a.kv_len; ++t) {
-    const double* vt = v.row(t);
-    for (int64_t d = 0; d < a.dv; ++d) out[d] += p[t] * vt[d];
+}
+
+// out[r][c] += p[r][t - origin] * v[t][c] for t in [t0, t1) in ascending order, for R rows
+// and the columns [0, dv): eight at a time in vectors, the rest one by one.
+template <int R>
+KVB_INLINE void value_tile(const double* const* p, int64_t origin, const Strips& V, int64_t t0, int64_t t1, int64_t dv,
+                           double* const* out) {
+  int64_t c = 0;
+  for (; c + 8 <= dv; c += 8) {
+    V4 a0[R], a1[R];
+    for (int r = 0; r < R; ++r) {
+      a0[r] = load4(out[r] + c);
+      a1[r] = load4(out[r] + c + 4);
+    }
+    const double* vt = V.strip(c / 8) + (t0 - V.k0) * 8;
+    for (int64_t t = t0; t < t1; ++t, vt += 8) {
+      const V4 v0 = load4(vt), v1 = load4(vt + 4);
+      for (int r = 0; r < R; ++r) {
+        const double x = p[r][t - origin];
+        a0[r] = a0[r] + x * v0;
+        a1[r] = a1[r] + x * v1;
+      }
+    }
+    for (int r = 0; r < R; ++r) {
+      store4(out[r] + c, a0[r]);
+      store4(out[r] + c + 4, a1[r]);
+    }
   }
-  return m + std::log(sum);
+  for (; c < dv; ++c)
+    for (int r = 0; r < R; ++r) {
+      double acc = out[r][c];
+      for (int64_t t = t0; t < t1; ++t) acc += p[r][t - origin] * V.rows.row(t)[c];
+      out[r][c] = acc;
+    }
+}
+
+// The largest score (NaN ignored), in a function of its own so the running max stays in a
+// register (inline, GCC kept it in memory across the exp calls that follow).
+__attribute__((noinline)) double row_max(const double* s, int64_t n) {
+  double m = -kInf;
+  for (int64_t t = 0; t < n; ++t) m = std::max(m, s[t]);
+  return m;
+}
+
+struct Job {
+  const AttentionBlock& a;
+  std::span<const QueryRow> rows;
+  const Panels& keys;
+  const Strips& values;
+  double* lse;
+};
+
+void empty_row(const Job& job, int64_t r) {
+  const QueryRow& row = job.rows[r];
+  std::fill(row.out, row.out + job.a.dv, job.a.empty == EmptyRow::nan ? std::numeric_limits<double>::quiet_NaN() : 0.0);
+  if (job.lse) job.lse[r] = kInf;
+}
+
+// Rows [r0, r1): scores of the keys each group of kMr rows may see (tiled over keys so a
+// tile of panels stays in cache), softmax row by row, then P @ V (tiled over keys; each
+// output's running sum is kept in `out` between tiles, so its order is still ascending t).
+KVB_CLONES void attend_block(const Job& job, int64_t r0, int64_t r1) {
+  const AttentionBlock& a = job.a;
+  const Panels& K = job.keys;
+  const int64_t n = r1 - r0;
+  int64_t kb = std::numeric_limits<int64_t>::max(), ke = std::numeric_limits<int64_t>::min();
+  for (int64_t r = r0; r < r1; ++r)
+    if (job.rows[r].begin < job.rows[r].end) {
+      kb = std::min(kb, job.rows[r].begin);
+      ke = std::max(ke, job.rows[r].end);
+    }
+  if (kb >= ke) {
+    for (int64_t r = r0; r < r1; ++r) empty_row(job, r);
+    return;
+  }
+  // Scores of row r at key t live at S[r * W + t - origin]; the buffer spans whole panels.
+  const int64_t pb = (kb - K.k0) / kPanel, pe = (ke - K.k0 + kPanel - 1) / kPanel;
+  const int64_t W = (pe - pb) * kPanel, origin = K.k0 + pb * kPanel;
+  std::unique_ptr<double[]> S(new double[static_cast<size_t>((n + 1) * W)]);
+  double* scratch = S.get() + n * W;  // the score row of a group's padding rows
+  auto visible = [&](int64_t r) { return job.rows[r].begin < job.rows[r].end; };
+
+  // 1. q . k for each group of kMr rows over the panels its rows see.
+  for (int64_t pt = pb; pt < pe; pt += kKeyTile)
+    for (int64_t g = r0; g < r1; g += kMr) {
+      const double* q[kMr];
+      double* s[kMr];
+      int64_t gb = std::numeric_limits<int64_t>::max(), ge = std::numeric_limits<int64_t>::min();
+      for (int i = 0; i < kMr; ++i) {
+        const int64_t r = std::min(g + i, r1 - 1);
+        q[i] = job.rows[r].q;
+        if (visible(r)) {
+          gb = std::min(gb, job.rows[r].begin);
+          ge = std::max(ge, job.rows[r].end);
+        }
+      }
+      if (gb >= ge) continue;
+      const int64_t p0 = std::max(pt, (gb - K.k0) / kPanel);
+      const int64_t p1 = std::min({pt + kKeyTile, pe, (ge - K.k0 + kPanel - 1) / kPanel});
+      for (int64_t p = p0; p < p1; ++p) {
+        for (int i = 0; i < kMr; ++i)
+          s[i] = (g + i < r1 ? S.get() + (g + i - r0) * W : scratch) + (p - pb) * kPanel;
+        score_tile(q, K.panel(p, a.dk), a.dk, s);
+      }
+    }
+
+  // 2. Softmax of each row over its keys [begin, end), in ascending key order.
+  std::vector<int64_t> live;  // rows with a key left after the bias
+  for (int64_t r = r0; r < r1; ++r) {
+    const QueryRow& row = job.rows[r];
+    if (!visible(r)) {
+      empty_row(job, r);
+      continue;
+    }
+    double* s = S.get() + (r - r0) * W + (row.begin - origin);
+    const int64_t len = row.end - row.begin;
+    for (int64_t t = 0; t < len; ++t) s[t] = a.divide_by_scale ? s[t] / a.scale : s[t] * a.scale;
+    if (a.bias) a.bias(r, row.begin, row.end, s);
+    const double m = row_max(s, len);
+    if (m == -kInf) {  // nothing to attend to
+      empty_row(job, r);
+      continue;
+    }
+    for (int64_t t = 0; t < len; ++t) s[t] = s[t] - m;
+    det_exp_inplace(s, len);  // not std::exp: the same bits on every machine (ref/det_math.hpp)
+    double sum = 0;
+    for (int64_t t = 0; t < len; ++t) sum += s[t];
+    for (int64_t t = 0; t < len; ++t) {
+      s[t] /= sum;
+      if (a.round_p) s[t] = round_to(*a.round_p, s[t]);
+    }
+    if (job.lse) job.lse[r] = m + det_log(sum);
+    std::fill(row.out, row.out + a.dv, 0.0);
+    live.push_back(r);
+  }
+
+  // 3. P @ V. A group's keys seen by all its rows go through the kMr-row kernel; the keys
+  // only some rows see (before and after that common range) row by row, in key order.
+  for (int64_t vt = kb; vt < ke; vt += kValueTile) {
+    const int64_t vt1 = std::min(ke, vt + kValueTile);
+    for (size_t g = 0; g < live.size(); g += kMr) {
+      const size_t count = std::min<size_t>(kMr, live.size() - g);
+      const double* p[kMr];
+      double* out[kMr];
+      int64_t cb = std::numeric_limits<int64_t>::min(), ce = std::numeric_limits<int64_t>::max();
+      for (size_t i = 0; i < count; ++i) {
+        const QueryRow& row = job.rows[live[g + i]];
+        p[i] = S.get() + (live[g + i] - r0) * W;
+        out[i] = row.out;
+        cb = std::max(cb, row.begin);
+        ce = std::min(ce, row.end);
+      }
+      auto alone = [&](size_t i, int64_t t0, int64_t t1) {
+        t0 = std::max(t0, vt);
+        t1 = std::min(t1, vt1);
+        if (t0 < t1) value_tile<1>(&p[i], origin, job.values, t0, t1, a.dv, &out[i]);
+      };
+      if (count < kMr || cb >= ce) {
+        for (size_t i = 0; i < count; ++i) {
+          const QueryRow& row = job.rows[live[g + i]];
+          alone(i, row.begin, row.end);
+        }
+        continue;
+      }
+      for (size_t i = 0; i < count; ++i) alone(i, job.rows[live[g + i]].begin, cb);
+      const int64_t t0 = std::max(cb, vt), t1 = std::min(ce, vt1);
+      if (t0 < t1) value_tile<kMr>(p, origin, job.values, t0, t1, a.dv, out);
+      for (size_t i = 0; i < count; ++i) alone(i, ce, job.rows[live[g + i]].end);
+    }
+  }
+}
+
+}  // namespace
+
+void attend(const AttentionBlock& a, std::span<const QueryRow> rows, RowsView k, RowsView v, double* lse) {
+  int64_t k0 = std::numeric_limits<int64_t>::max(), k1 = std::numeric_limits<int64_t>::min();
+  double work = 0;
+  for (const QueryRow& r : rows)
+    if (r.begin < r.end) {
+      k0 = std::min(k0, r.begin);
+      k1 = std::max(k1, r.end);
+      work += static_cast<double>(r.end - r.begin);
+    }
+  const Panels keys = k0 < k1 ? pack_keys(k, k0, k1, a.dk) : Panels{};
+  const Strips values = k0 < k1 ? pack_values(v, k0, k1, a.dv) : Strips{};
+  const Job job{a, rows, keys, values, lse};
+  const auto n = static_cast<int64_t>(rows.size());
+  const int64_t tasks = (n + kRowBlock - 1) / kRowBlock;
+  // Threads only where the work outweighs starting them (about a millisecond of it).
+  const double flops = attention_flops(work, a.dk, a.dv);
+  const unsigned threads = flops < 4e6 ? 1 : reference_threads();
+  parallel_for(tasks, threads, [&](int64_t i) { attend_block(job, i * kRowBlock, std::min(n, (i + 1) * kRowBlock)); });
 }
 
 std::string quant_error_text(const std::vector<double>& quantized, const std::vector<double>& unquantized) {

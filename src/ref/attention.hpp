@@ -1,9 +1,10 @@
 #pragma once
-// The double-precision attention reference every attention operator uses (MHCA, SDPA, and
-// FIA next): one query row against kv_len key/value rows.
+// The double-precision attention reference every attention operator uses (MHCA, SDPA and
+// FIA): many query rows against the same key/value rows, blocked and multi-threaded.
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -28,21 +29,42 @@ enum class EmptyRow {
   zeros,  // zeros and log-sum-exp +inf (oneDNN's inf_as_zero, Ascend's innerPrecise row fix)
 };
 
-struct AttentionRow {
-  int64_t kv_len = 0, dk = 0, dv = 0;
-  double scale = 1;              // s = (q . k) * scale, or (q . k) / scale
+// One query row: its query vector, the keys it sees, where its output goes.
+struct QueryRow {
+  const double* q = nullptr;   // dk values
+  int64_t begin = 0, end = 0;  // it sees keys [begin, end); every other key scores -inf and is
+                               // not computed at all (bit-identical: it would add exp(-inf) = +0)
+  double* out = nullptr;       // dv values
+};
+
+// What the query rows of one attend() call share: they attend over the same K and V.
+struct AttentionBlock {
+  int64_t dk = 0, dv = 0;
+  double scale = 1;  // s = (q . k) * scale, or (q . k) / scale
   bool divide_by_scale = false;
-  // Applied to each scaled score: masks, causal limits, ALiBi, pse. Returns the final
-  // score (-inf removes the key). Empty: no bias.
-  std::function<double(int64_t t, double score)> bias;
+  // Applied in place to row r's scaled scores s[0, end - begin) of keys [begin, end):
+  // masks, ALiBi, pse (-inf removes a key). Called from several threads at once for
+  // different rows: it must only read shared state. Empty: no bias.
+  std::function<void(int64_t r, int64_t begin, int64_t end, double* s)> bias;
   std::optional<DType> round_p;  // P rounded to this dtype before P @ V (PMX, SDPA)
   EmptyRow empty = EmptyRow::zeros;
 };
 
-// out[0, dv) = softmax(scores) @ V, summing over t in ascending order with a fixed
-// evaluation order (bit-identical everywhere). Returns the log-sum-exp of the final scores
-// (max + log(sum exp(s - max))), +inf for an empty row.
-double attend_row(const AttentionRow& a, const double* q, RowsView k, RowsView v, double* out);
+// For every row r: rows[r].out[0, dv) = softmax(scores) @ V and, when lse is not null,
+// lse[r] = the log-sum-exp of the final scores (max + log(sum exp(s - max))), +inf for a
+// row that sees no key or whose every score is -inf. exp and log are det_exp and det_log
+// (ref/det_math.hpp), whose bits do not depend on the machine.
+//
+// Each output element has one fixed evaluation order, whatever the tiling, vector width
+// or thread count: q . k sums q[d] * k[d] over ascending d starting from 0; the softmax
+// takes the max, exp(s - max) and their sum over ascending keys, then divides (and rounds
+// to round_p); out[d] sums p[t] * v[t][d] over ascending t starting from 0; every
+// product is rounded before its addition (no FMA). The work is split over
+// reference_threads() threads by blocks of rows, each output written by one task, so the
+// bytes do not depend on the thread count (tests/test_attention_ref.cpp). Memory beyond
+// the inputs: K transposed and V copied in strips once, and a score tile of 32 rows (by
+// the keys they see) per thread.
+void attend(const AttentionBlock& a, std::span<const QueryRow> rows, RowsView k, RowsView v, double* lse);
 
 // The FLOPs attention counts for `pairs` visible (query row, key, head) triples: the
 // multiply-adds of q.k over dk and of p.v over dv (what `kvbench bench` reports as GFLOPS).

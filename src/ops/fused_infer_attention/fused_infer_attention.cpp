@@ -193,7 +193,6 @@ class FiaCase final : public OpCase {
     const Tensor* k_rope = p_.rope ? &in.at("keyRope") : nullptr;
     const int64_t DK = p_.D + p_.rope;  // MLA: the rope channels extend the contraction
     std::vector<double> out(shape_numel(p_.out_shape()), 0.0), lse(static_cast<size_t>(p_.T() * p_.N), kInf);
-    std::vector<double> q(static_cast<size_t>(DK));
     for (int64_t b = 0; b < p_.B; ++b) {
       const int64_t S1b = p_.s1b[b], S2b = p_.keys(b), Lp = p_.prefix_len;
       const Band band = p_.band[b];
@@ -210,26 +209,38 @@ class FiaCase final : public OpCase {
             V[t * p_.Dv + d] = t < Lp ? prefix->at(1)[pvs.at(0, t, hk, d)]
                                       : vx[fia_kv_index(p_, table, b, t - Lp, hk, d, p_.Dv)];
         }
-        for (int64_t h = hk * G; h < (hk + 1) * G; ++h)
-          for (int64_t i = 0; i < S1b; ++i) {
+        // Rows (i, h) of the kv head's G query heads, position-major. Row i sees the keys
+        // j of its band, band.lo <= j - i <= band.hi; the mask and pse act in the bias.
+        std::vector<double> qv(static_cast<size_t>(S1b * G * DK));
+        std::vector<QueryRow> rows;
+        for (int64_t i = 0; i < S1b; ++i)
+          for (int64_t h = hk * G; h < (hk + 1) * G; ++h) {
+            double* q = &qv[rows.size() * DK];
             for (int64_t d = 0; d < p_.D; ++d) q[d] = query.get(static_cast<size_t>(qs.at(b, p_.query_row(b, i), h, d)));
             for (int64_t d = 0; d < p_.rope; ++d)
               q[p_.D + d] = q_rope->get(static_cast<size_t>(qrs.at(b, p_.query_row(b, i), h, d)));
-            bool band_has_keys = false;
-            AttentionRow row{.kv_len = S2b, .dk = DK, .dv = p_.Dv, .scale = p_.scale, .empty = EmptyRow::zeros};
-            row.bias = [&](int64_t j, double s) {
-              if (j - i < band.lo || j - i > band.hi) return -kInf;
-              band_has_keys = true;
-              if (masked(mask, b, i, j)) return -kInf;
-              if (pse) s += pse->get(static_cast<size_t>(ps.at(b, p_.q_start[b] + i, h, p_.kv_start[b] + j)));
-              return s;
-            };
-            const double l = attend_row(row, q.data(), {K.data(), DK}, {V.data(), p_.Dv}, &out[p_.out_vector(b, i, h) * p_.Dv]);
-            if (std::isinf(l) && band_has_keys && p_.inner_precise < 2)
-              throw std::logic_error("row " + std::to_string(i) + " of batch " + std::to_string(b) +
-                                     " has every key masked without innerPrecise 2/3 (the generator must not make one)");
-            lse[p_.lse_index(b, i, h)] = l;
+            const int64_t begin = std::clamp<int64_t>(i + band.lo, 0, S2b), end = std::clamp<int64_t>(i + band.hi + 1, 0, S2b);
+            rows.push_back({.q = q, .begin = begin, .end = std::max(begin, end),
+                            .out = &out[p_.out_vector(b, i, h) * p_.Dv]});
           }
+        AttentionBlock a{.dk = DK, .dv = p_.Dv, .scale = p_.scale, .empty = EmptyRow::zeros};
+        if ((mask && p_.mask_applies()) || pse)
+          a.bias = [&](int64_t r, int64_t begin, int64_t end, double* s) {
+            const int64_t i = r / G, h = hk * G + r % G;
+            for (int64_t j = begin; j < end; ++j) {
+              if (masked(mask, b, i, j)) s[j - begin] = -kInf;
+              else if (pse) s[j - begin] += pse->get(static_cast<size_t>(ps.at(b, p_.q_start[b] + i, h, p_.kv_start[b] + j)));
+            }
+          };
+        std::vector<double> row_lse(rows.size());
+        attend(a, rows, {K.data(), DK}, {V.data(), p_.Dv}, row_lse.data());
+        for (size_t r = 0; r < rows.size(); ++r) {
+          const int64_t i = static_cast<int64_t>(r) / G, h = hk * G + static_cast<int64_t>(r) % G;
+          if (std::isinf(row_lse[r]) && rows[r].begin < rows[r].end && p_.inner_precise < 2)
+            throw std::logic_error("row " + std::to_string(i) + " of batch " + std::to_string(b) +
+                                   " has every key masked without innerPrecise 2/3 (the generator must not make one)");
+          lse[p_.lse_index(b, i, h)] = row_lse[r];
+        }
       }
     }
     return {std::move(out), std::move(lse)};

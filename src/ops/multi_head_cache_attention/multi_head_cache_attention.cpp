@@ -187,16 +187,26 @@ class MhcaCase final : public OpCase {
           }
       }
       const bool causal = p_.is_causal && seqlen > 1 && b >= p_.decoding_batches;
-      for (int64_t i = 0; i < seqlen; ++i)
-        for (int64_t h = 0; h < H; ++h) {
-          const int64_t n = p_.seqstarts[b] + i, hk = h / G;
-          std::vector<double> q(static_cast<size_t>(D));
-          for (int64_t d = 0; d < D; ++d) q[d] = query.get(query.offset({n, h, d}));
-          AttentionRow row{.kv_len = kvlen, .dk = D, .dv = D, .scale = 1.0 / std::sqrt(static_cast<double>(D)),
-                           .round_p = p_.t1,  // P is cast to V's dtype (T1) before P @ V, as PMX does
-                           .empty = EmptyRow::nan};
-          row.bias = [&](int64_t t, double s) {
-            if (causal && t > i + offset) s = -kInf;
+      const AttentionBlock block{.dk = D, .dv = D, .scale = 1.0 / std::sqrt(static_cast<double>(D)),
+                                 .round_p = p_.t1,  // P is cast to V's dtype (T1) before P @ V, as PMX does
+                                 .empty = EmptyRow::nan};
+      for (int64_t hk = 0; hk < Hk; ++hk) {
+        // Rows (i, h) of the kv head's G query heads, position-major: a group of rows
+        // shares its causal key range. Causal rows see keys [0, i + offset].
+        std::vector<double> q(static_cast<size_t>(seqlen * G * D));
+        std::vector<QueryRow> rows;
+        for (int64_t i = 0; i < seqlen; ++i)
+          for (int64_t h = hk * G; h < (hk + 1) * G; ++h) {
+            const int64_t n = p_.seqstarts[b] + i;
+            double* qr = &q[rows.size() * D];
+            for (int64_t d = 0; d < D; ++d) qr[d] = query.get(query.offset({n, h, d}));
+            rows.push_back({.q = qr, .begin = 0, .end = causal ? std::min(kvlen, i + offset + 1) : kvlen,
+                            .out = &out.exact[static_cast<size_t>((n * H + h) * D)]});
+          }
+        AttentionBlock a = block;
+        a.bias = [&](int64_t r, int64_t begin, int64_t end, double* s) {
+          const int64_t i = r / G, h = hk * G + r % G, n = p_.seqstarts[b] + i;
+          for (int64_t t = begin; t < end; ++t) {
             bool has_add = false;
             double add = 0;
             if (p_.is_alibi) {
@@ -211,13 +221,13 @@ class MhcaCase final : public OpCase {
               const double mv = mask->get(static_cast<size_t>(mrow * p_.mask_cols() + p_.kvstarts[b] + t));
               add = has_add ? round_to(p_.t1, add + mv) : mv;
             }
-            return s + add;
-          };
-          const size_t o = static_cast<size_t>((n * H + h) * D);
-          attend_row(row, q.data(), {&kv[0][hk * D], Hk * D}, {&kv[1][hk * D], Hk * D}, &out.exact[o]);
-          for (int64_t d = 0; d < D; ++d) out.value[o + d] = round_to(p_.t1, out.exact[o + d]);
-        }
+            s[t - begin] += add;
+          }
+        };
+        attend(a, rows, {&kv[0][hk * D], Hk * D}, {&kv[1][hk * D], Hk * D}, nullptr);
+      }
     }
+    for (size_t e = 0; e < out.exact.size(); ++e) out.value[e] = round_to(p_.t1, out.exact[e]);
     std::vector<Expected> result{std::move(out), std::move(cache)};
     if (quant) result.push_back(std::move(scale));
     return result;

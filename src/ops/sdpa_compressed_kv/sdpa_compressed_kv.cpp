@@ -191,24 +191,32 @@ class SdpaCase final : public OpCase {
     const Tensor* mask = p_.has_mask() ? &in.at("attn_mask") : nullptr;
     const int64_t Gq = p_.H / p_.H_kv;
     std::vector<double> out(static_cast<size_t>(p_.N * p_.H * p_.S_q * p_.D), 0.0);
-    std::vector<double> q(static_cast<size_t>(p_.D));
+    std::vector<double> q(static_cast<size_t>(p_.S_q * Gq * p_.D));
+    AttentionBlock a{.dk = p_.D, .dv = p_.D, .scale = p_.scale, .divide_by_scale = p_.divide,
+                     .round_p = round_p ? std::optional<DType>(p_.q) : std::nullopt,
+                     .empty = EmptyRow::zeros};  // no visible key: zeros (inf_as_zero)
     for (int64_t n = 0; n < p_.N; ++n)
-      for (int64_t h = 0; h < p_.H; ++h)
-        for (int64_t r = 0; r < p_.S_q; ++r) {
-          const int64_t kvb = (n * p_.H_kv + h / Gq) * p_.S_kv;
-          for (int64_t d = 0; d < p_.D; ++d) q[d] = query.get(query.offset({n, h, r, d}));
-          AttentionRow row{.kv_len = p_.S_kv, .dk = p_.D, .dv = p_.D, .scale = p_.scale, .divide_by_scale = p_.divide,
-                           .round_p = round_p ? std::optional<DType>(p_.q) : std::nullopt,
-                           .empty = EmptyRow::zeros};  // no visible key: zeros (inf_as_zero)
-          const int64_t limit = p_.causal == 1 ? r : r + p_.S_kv - p_.S_q;
-          row.bias = [&](int64_t c, double s) {
-            if (p_.causal && c > limit) s = -kInf;
-            if (mask) s += mask->get(static_cast<size_t>(n * p_.mask_stride(0) + h * p_.mask_stride(1) + r * p_.mask_stride(2) + c));
-            return s;
+      for (int64_t hk = 0; hk < p_.H_kv; ++hk) {
+        // Rows (r, h) of the kv head's Gq query heads, position-major. A causal row r sees
+        // keys [0, limit]: limit = r (top-left) or r + S_kv - S_q (bottom-right).
+        std::vector<QueryRow> rows;
+        for (int64_t r = 0; r < p_.S_q; ++r)
+          for (int64_t h = hk * Gq; h < (hk + 1) * Gq; ++h) {
+            double* qr = &q[rows.size() * p_.D];
+            for (int64_t d = 0; d < p_.D; ++d) qr[d] = query.get(query.offset({n, h, r, d}));
+            const int64_t limit = p_.causal == 1 ? r : r + p_.S_kv - p_.S_q;
+            rows.push_back({.q = qr, .begin = 0, .end = p_.causal ? std::clamp<int64_t>(limit + 1, 0, p_.S_kv) : p_.S_kv,
+                            .out = &out[static_cast<size_t>(((n * p_.H + h) * p_.S_q + r) * p_.D)]});
+          }
+        if (mask)
+          a.bias = [&](int64_t row, int64_t begin, int64_t end, double* s) {
+            const int64_t r = row / Gq, h = hk * Gq + row % Gq;
+            const int64_t m0 = n * p_.mask_stride(0) + h * p_.mask_stride(1) + r * p_.mask_stride(2);
+            for (int64_t c = begin; c < end; ++c) s[c - begin] += mask->get(static_cast<size_t>(m0 + c));
           };
-          const size_t o = static_cast<size_t>(((n * p_.H + h) * p_.S_q + r) * p_.D);
-          attend_row(row, q.data(), {&K[kvb * p_.D], p_.D}, {&V[kvb * p_.D], p_.D}, &out[o]);
-        }
+        const int64_t kvb = (n * p_.H_kv + hk) * p_.S_kv;
+        attend(a, rows, {&K[kvb * p_.D], p_.D}, {&V[kvb * p_.D], p_.D}, nullptr);
+      }
     return out;
   }
 
