@@ -221,14 +221,20 @@ std::string cache_file_name(const vk::PhysicalDeviceProperties& p) {
 std::optional<std::vector<uint8_t>> read_file(const std::string& path, std::string& error) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) return std::nullopt;
-  std::ifstream in(path, std::ios::binary);
-  std::vector<uint8_t> bytes;
-  if (in) bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  if (!in && !in.eof()) {
-    error = "cannot read it";
+  if (!std::filesystem::is_regular_file(path, ec)) {
+    error = "not a regular file";
     return std::nullopt;
   }
-  return bytes;
+  try {
+    std::ifstream in(path, std::ios::binary);
+    std::vector<uint8_t> bytes;
+    if (in) bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    if (!in && !in.eof()) throw std::runtime_error("read error");
+    return bytes;
+  } catch (const std::exception& e) {
+    error = std::string("cannot read it (") + e.what() + ")";
+    return std::nullopt;
+  }
 }
 
 uint32_t word(const uint8_t* p) {
