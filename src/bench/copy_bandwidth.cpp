@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <cstring>
 #include <stdexcept>
+#include <vector>
 
 #include "vk/runtime.hpp"
 
@@ -24,8 +24,10 @@ CopyBandwidth measure_copy_bandwidth(Runtime& rt, const Repetitions& reps) {
   auto source = rt.buffer(bytes);
   auto destination = rt.buffer(bytes);
   // Writing both buffers first maps their pages, which the first timed copy would pay for.
-  for (size_t i = 0; i < bytes; ++i) source->data()[i] = static_cast<uint8_t>(i * 131 + 7);
-  std::memset(destination->data(), 0, bytes);
+  std::vector<uint8_t> pattern(bytes);
+  for (size_t i = 0; i < bytes; ++i) pattern[i] = static_cast<uint8_t>(i * 131 + 7);
+  source->upload(pattern);
+  destination->upload(std::vector<uint8_t>(bytes, 0));
 
   const auto count = static_cast<uint32_t>(bytes / 16);  // uvec4 elements
   const uint32_t per_group = kLocalSize * kElementsPerInvocation;
@@ -35,7 +37,9 @@ CopyBandwidth measure_copy_bandwidth(Runtime& rt, const Repetitions& reps) {
   r.time = time_repeatedly(reps, [&] {
     return rt.dispatch("copy_bandwidth", {{"source", source.get()}, {"destination", destination.get()}}, {{"count", count}}, groups);
   });
-  if (std::memcmp(source->data(), destination->data(), bytes) != 0)
+  std::vector<uint8_t> copied(bytes);
+  destination->download(copied);
+  if (copied != pattern)
     throw std::runtime_error("the copy-bandwidth kernel did not copy its buffer on " + rt.info().name);
   r.gbps = r.time.median_ms > 0 ? 2.0 * static_cast<double>(bytes) / (r.time.median_ms * 1e6) : 0;
   return r;

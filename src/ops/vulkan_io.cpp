@@ -4,10 +4,10 @@
 
 namespace kvbench {
 
-DeviceTensors::DeviceTensors(Runtime& rt, const TensorSet& io, const Signature& sig) {
+DeviceTensors::DeviceTensors(Batch& batch, const TensorSet& io, const Signature& sig) : batch_(batch) {
   for (const auto& t : io.tensors) {
-    auto b = rt.buffer(t.bytes().size());
-    b->upload(t.bytes());
+    auto b = batch.runtime().buffer(t.bytes().size());
+    batch.upload(*b, t.bytes());
     buffers_[t.name()] = std::move(b);
   }
   for (const auto& d : sig.tensors)
@@ -29,7 +29,7 @@ KernelBuffers DeviceTensors::bindings() const {
 
 void DeviceTensors::download(TensorSet& io) const {
   for (auto& t : io.tensors)
-    if (t.role() != Role::input) buffers_.at(t.name())->download(t.bytes());
+    if (t.role() != Role::input) batch_.download(*buffers_.at(t.name()), t.bytes());
 }
 
 }  // namespace kvbench

@@ -1,7 +1,9 @@
 #pragma once
-// The Vulkan runtime: device choice and feature report, host-visible storage buffers,
-// compute pipelines built once per run from the embedded SPIR-V, and synchronous
-// dispatches timed with timestamp queries.
+// The Vulkan runtime: device choice and feature report, storage buffers (mapped on
+// integrated/CPU devices, device-local with staging copies on discrete GPUs), compute
+// pipelines built once per run from the embedded SPIR-V through a VkPipelineCache kept on
+// disk, and batches: the uploads, dispatches and downloads of one case in one command
+// buffer, one submit, device times from timestamp queries. specs/runtime.md has the design.
 #include <array>
 #include <cstdint>
 #include <map>
@@ -33,6 +35,14 @@ struct DeviceInfo {
   uint64_t max_storage_buffer_range = 0;
   std::array<uint32_t, 3> max_workgroup_count{};  // maxComputeWorkGroupCount
   bool timestamps = false;
+  // A memory type is device-local, host-visible and coherent at once (lavapipe, integrated
+  // GPUs, resizable BAR): with a non-discrete device, the runtime's zero-copy mode.
+  bool host_shared_memory = false;
+  // The memory mode a Runtime takes by default (KVBENCH_STAGING aside): "staging" on a
+  // discrete GPU or without shared memory, else "zero-copy".
+  std::string default_memory_mode() const {
+    return type == "discrete-gpu" || !host_shared_memory ? "staging" : "zero-copy";
+  }
 };
 
 // Every Vulkan physical device, in the loader's order.
@@ -51,7 +61,8 @@ struct ValidationMessages {
 };
 
 // A shader and the values of its specialization constants (constant_id 0, 1, ...).
-// Each distinct pair is one pipeline, JIT-compiled once per run: keep the variants few.
+// Each distinct pair is one pipeline, built once per run (from the on-disk pipeline cache
+// where the driver stores one): keep the variants few.
 struct Kernel {
   std::string shader;
   std::vector<uint32_t> constants;
@@ -76,26 +87,55 @@ struct ParamValue {
 // every member must be given, and nothing else (checked at dispatch, from the SPIR-V).
 using KernelParams = std::map<std::string, ParamValue>;
 
+// How the runtime is set up; from_env() reads the environment (see specs/runtime.md).
+struct RuntimeOptions {
+  // Memory mode: unset chooses by device (zero-copy on an integrated GPU or CPU device with
+  // device-local host-visible memory, else staging); true forces staging (KVBENCH_STAGING=1,
+  // the discrete-GPU path on any device); false forces zero-copy (KVBENCH_STAGING=0).
+  std::optional<bool> staging;
+  // The VkPipelineCache stored on disk (KVBENCH_PIPELINE_CACHE=0 turns it off).
+  bool pipeline_cache = true;
+  // Where it is stored; empty: default_cache_dir().
+  std::string cache_dir;
+  static RuntimeOptions from_env();
+};
+
+// $KVBENCH_CACHE_DIR, else $XDG_CACHE_HOME/kvbench, else $HOME/.cache/kvbench ("" when none
+// of these is set). Clearing the cache is `rm -r` of this directory.
+std::string default_cache_dir();
+
+// What became of the on-disk pipeline cache when the runtime was made.
+struct PipelineCacheStatus {
+  bool enabled = false;
+  std::string path;          // the device's file (empty when disabled)
+  size_t loaded_bytes = 0;   // the driver data taken from the file (0: none, or ignored)
+  std::string ignored;       // why an existing file was not used ("" when it was, or there was none)
+};
+
+class Batch;
+
 class Runtime {
  public:
   // Opens device `index`, or the default device. Throws std::runtime_error with a clear
   // message when there is no Vulkan device or the index is out of range.
-  explicit Runtime(std::optional<int> index = std::nullopt);
+  explicit Runtime(std::optional<int> index = std::nullopt, RuntimeOptions options = RuntimeOptions::from_env());
+  // Writes the pipeline cache back when it changed (never throws; a failure is reported once on stderr).
   ~Runtime();
   const DeviceInfo& info() const { return info_; }
+  // true: storage buffers are device-local and data moves through host-visible staging
+  // buffers with copy commands; false: storage buffers are mapped (zero-copy).
+  bool staging() const { return staging_; }
+  const PipelineCacheStatus& pipeline_cache_status() const { return cache_status_; }
 
-  // A host-visible, coherent storage buffer of at least `bytes` (rounded up to 4 bytes).
-  // Throws SkipCase when it exceeds maxStorageBufferRange.
+  // A storage buffer of at least `bytes` (rounded up to 4 bytes): device-local in the staging
+  // mode, mapped in the zero-copy mode. Throws SkipCase when it exceeds maxStorageBufferRange.
   std::unique_ptr<Buffer> buffer(size_t bytes);
-  // A buffer holding `values` (plans, tables and other host-built side inputs).
+  // A buffer holding `values` (uploaded at once).
   template <typename T>
   std::unique_ptr<Buffer> buffer_with(const std::vector<T>& values);
 
-  // Binds `buffers` and `params` by the names the shader's SPIR-V declares (see above),
-  // dispatches `groups` workgroups and waits. Returns the device time in ms (0 when the
-  // queue has no timestamps). A binding left unsupplied, a parameter missing, unknown or
-  // out of range, or a group count over maxComputeWorkGroupCount is a std::logic_error
-  // naming it.
+  // One dispatch in a batch of its own (Batch::dispatch), submitted at once; returns its
+  // device time in ms (0 when the queue has no timestamps).
   double dispatch(const Kernel& kernel, const KernelBuffers& buffers, const KernelParams& params, uint32_t groups_x,
                   uint32_t groups_y = 1, uint32_t groups_z = 1);
 
@@ -107,7 +147,12 @@ class Runtime {
 
  private:
   struct Pipeline;
+  struct PipelineCache;
   Pipeline& pipeline(const Kernel& kernel);
+  // A mapped host-visible buffer (staging, parameters); `readback` prefers cached memory.
+  std::unique_ptr<Buffer> host_buffer(size_t bytes, bool readback);
+  void open_pipeline_cache(const RuntimeOptions& options);
+  void save_pipeline_cache() noexcept;
 
   DeviceInfo info_;
   vk::raii::Context context_;
@@ -122,35 +167,98 @@ class Runtime {
   vk::raii::Queue queue_{nullptr};
   uint32_t queue_family_ = 0;
   vk::raii::CommandPool command_pool_{nullptr};
-  vk::raii::QueryPool query_pool_{nullptr};
   vk::raii::Fence fence_{nullptr};
   double timestamp_period_ns_ = 0;
+  uint64_t uniform_alignment_ = 256;
+  bool staging_ = false;
+  uint32_t device_memory_type_ = 0;               // storage buffers
+  uint32_t upload_memory_type_ = 0;               // mapped: zero-copy buffers, uploads, parameters
+  uint32_t readback_memory_type_ = 0;             // mapped, cached where the device has it: downloads
+  PipelineCacheStatus cache_status_;
+  std::vector<uint8_t> cache_on_disk_;            // the driver data as read (unchanged: not written back)
+  vk::raii::PipelineCache pipeline_cache_{nullptr};
   std::map<std::string, std::unique_ptr<Pipeline>> pipelines_;
-  std::unique_ptr<Buffer> placeholder_, params_;
+  std::unique_ptr<Buffer> placeholder_;
   friend class Buffer;
+  friend class Batch;
 };
 
 class Buffer {
  public:
-  Buffer(const vk::raii::Device& device, const vk::raii::PhysicalDevice& physical, size_t bytes);
+  // Made by Runtime::buffer (and the runtime's staging and parameter buffers).
+  Buffer(Runtime& rt, size_t bytes, uint32_t memory_type, bool mapped);
   ~Buffer();
   size_t size() const { return size_; }
-  uint8_t* data() { return mapped_; }
   const vk::raii::Buffer& handle() const { return buffer_; }
+  // Synchronous copies from and to the host, correct in both memory modes (a staged copy
+  // is a batch of its own). Inside a case, prefer Batch::upload/download.
   void upload(std::span<const uint8_t> bytes);
   void download(std::span<uint8_t> bytes) const;
 
  private:
+  friend class Runtime;
+  friend class Batch;
+  Runtime* rt_;
   size_t size_;
   vk::raii::Buffer buffer_{nullptr};
   vk::raii::DeviceMemory memory_{nullptr};
-  uint8_t* mapped_ = nullptr;
+  uint8_t* mapped_ = nullptr;  // null for device-local buffers in the staging mode
+};
+
+// The work of one case in one command buffer: uploads, dispatches and downloads are recorded
+// in call order with the barriers between them (transfer -> compute, compute -> compute,
+// compute -> transfer, then -> host), and submit() runs them with one submit and one fence
+// wait. Each dispatch has its own descriptor set, parameter slice and timestamp pair, so
+// recording never overwrites what an earlier dispatch of the batch reads.
+//
+// Buffers bound or copied must live until submit() returns (Batch::buffer's do). A batch
+// destroyed without submit() discards its work. One batch at a time per runtime is not
+// required, but a buffer must not be used by two open batches.
+class Batch {
+ public:
+  explicit Batch(Runtime& rt);
+  ~Batch();
+  Batch(Batch&&) noexcept;
+  Batch& operator=(Batch&&) = delete;
+  Runtime& runtime() const;
+
+  // A storage buffer that lives as long as the batch (plan tables, scratch space).
+  Buffer* buffer(size_t bytes);
+  // A batch buffer holding `values` (the upload is recorded in the batch).
+  template <typename T>
+  Buffer* buffer_with(const std::vector<T>& values);
+
+  // `bytes` are copied at once (into the buffer when nothing is recorded yet and it is
+  // mapped, else into a staging buffer copied on the device in order).
+  void upload(Buffer& dst, std::span<const uint8_t> bytes);
+  // See Runtime: buffers and parameters by name, checked against the SPIR-V, group counts
+  // against the device's limits (std::logic_error naming what is wrong).
+  void dispatch(const Kernel& kernel, const KernelBuffers& buffers, const KernelParams& params, uint32_t groups_x,
+                uint32_t groups_y = 1, uint32_t groups_z = 1);
+  // `dst` is filled by submit(), with the buffer's contents at this point of the batch.
+  void download(const Buffer& src, std::span<uint8_t> dst);
+
+  // Runs what was recorded, waits, fills the downloads. Returns the device time of the
+  // dispatches in ms, summed (dispatch_ms() has each). The batch is empty again afterwards.
+  double submit();
+  const std::vector<double>& dispatch_ms() const;
+
+ private:
+  struct State;
+  std::unique_ptr<State> s_;
 };
 
 template <typename T>
 std::unique_ptr<Buffer> Runtime::buffer_with(const std::vector<T>& values) {
   auto b = buffer(values.size() * sizeof(T));
   b->upload(std::span(reinterpret_cast<const uint8_t*>(values.data()), values.size() * sizeof(T)));
+  return b;
+}
+
+template <typename T>
+Buffer* Batch::buffer_with(const std::vector<T>& values) {
+  Buffer* b = buffer(values.size() * sizeof(T));
+  upload(*b, std::span(reinterpret_cast<const uint8_t*>(values.data()), values.size() * sizeof(T)));
   return b;
 }
 

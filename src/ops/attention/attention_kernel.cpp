@@ -27,38 +27,37 @@ void check_attention_device(const DeviceInfo& dev, int64_t key_dim, int64_t valu
       throw SkipCase("the attention kernel needs head sizes that are multiples of 8, at most 256 (" + std::to_string(d) + ")");
 }
 
-double run_attention(Runtime& rt, const AttentionPlan& plan, AttentionLaunch launch) {
-  auto batch_plan = rt.buffer_with(plan.batch_plan);
-  auto items = rt.buffer_with(plan.items);
-  auto merge = rt.buffer_with(plan.merge);
-  auto partials = rt.buffer(static_cast<size_t>(plan.slots) * static_cast<size_t>(launch.head_dim + 2) * 4);
-  launch.buffers["batch_plan"] = batch_plan.get();
-  launch.buffers["items"] = items.get();
-  launch.buffers["partials"] = partials.get();
+void run_attention(Batch& batch, const AttentionPlan& plan, AttentionLaunch launch) {
+  Buffer* batch_plan = batch.buffer_with(plan.batch_plan);
+  Buffer* items = batch.buffer_with(plan.items);
+  Buffer* merge = batch.buffer_with(plan.merge);
+  Buffer* partials = batch.buffer(static_cast<size_t>(plan.slots) * static_cast<size_t>(launch.head_dim + 2) * 4);
+  launch.buffers["batch_plan"] = batch_plan;
+  launch.buffers["items"] = items;
+  launch.buffers["partials"] = partials;
   launch.params.emplace("num_items", plan.num_items);
   const auto [ax, ay] = grid((uint64_t{plan.num_items} * 8 + 63) / 64);
-  double ms = rt.dispatch(launch.kernel, launch.buffers, launch.params, ax, ay);
+  batch.dispatch(launch.kernel, launch.buffers, launch.params, ax, ay);
   const uint64_t elements = plan.merge.size() / 4 * static_cast<uint64_t>(launch.head_dim);
   const auto& pq = launch.post_quant;
   const uint64_t words = elements * dtype_bits(launch.out_dtype) / 32;
   const auto [mx, my] = grid((words + 63) / 64);
-  ms += rt.dispatch("attention_merge",
-                    {{"partials", partials.get()},
-                     {"merge", merge.get()},
-                     {"out", launch.out},
-                     {"lse", launch.lse},
-                     {"quantScale2", pq.scale},
-                     {"quantOffset2", pq.offset}},
-                    {{"elements", elements},
-                     {"head_dim", launch.head_dim},
-                     {"out_dtype", static_cast<uint32_t>(launch.out_dtype)},
-                     {"empty_zeros", launch.empty == EmptyRow::zeros},
-                     {"has_lse", launch.lse != nullptr},
-                     {"pq_per_channel", pq.per_channel},
-                     {"pq_offset", pq.offset != nullptr},
-                     {"pq_dtype", static_cast<uint32_t>(pq.dtype)}},
-                    mx, my);
-  return ms;
+  batch.dispatch("attention_merge",
+                 {{"partials", partials},
+                  {"merge", merge},
+                  {"out", launch.out},
+                  {"lse", launch.lse},
+                  {"quantScale2", pq.scale},
+                  {"quantOffset2", pq.offset}},
+                 {{"elements", elements},
+                  {"head_dim", launch.head_dim},
+                  {"out_dtype", static_cast<uint32_t>(launch.out_dtype)},
+                  {"empty_zeros", launch.empty == EmptyRow::zeros},
+                  {"has_lse", launch.lse != nullptr},
+                  {"pq_per_channel", pq.per_channel},
+                  {"pq_offset", pq.offset != nullptr},
+                  {"pq_dtype", static_cast<uint32_t>(pq.dtype)}},
+                 mx, my);
 }
 
 }  // namespace kvbench

@@ -32,7 +32,7 @@ struct AttentionLaunch {
 // on lavapipe, measured at 512).
 void check_attention_device(const DeviceInfo& dev, int64_t key_dim, int64_t value_dim);
 
-// Returns the device time of both dispatches in ms.
-double run_attention(Runtime& rt, const AttentionPlan& plan, AttentionLaunch launch);
+// Records both dispatches (attention, then merge) and the plan's uploads in `batch`.
+void run_attention(Batch& batch, const AttentionPlan& plan, AttentionLaunch launch);
 
 }  // namespace kvbench

@@ -365,10 +365,11 @@ class FiaCase final : public OpCase {
     for (int64_t b = 0; b < p_.B; ++b) shape.q_rows.push_back(p_.tnd ? p_.s1b[b] : p_.S1);  // padding rows leave as zeros
     shape.out_vector = [&](int64_t b, int64_t i, int64_t h) { return p_.out_vector(b, i, h); };
     if (p_.lse) shape.lse_index = [&](int64_t b, int64_t i, int64_t h) { return p_.lse_index(b, i, h); };
-    DeviceTensors t(rt, io, args().signature());
-    auto batch_table = rt.buffer_with(batches);
+    Batch batch(rt);
+    DeviceTensors t(batch, io, args().signature());
+    Buffer* batch_table = batch.buffer_with(batches);
     KernelBuffers buffers = t.bindings();
-    buffers["batches"] = batch_table.get();
+    buffers["batches"] = batch_table;
     if (p_.quant.combined) {  // both sides read the one combined tensor, the value's half at its base
       buffers["keyAntiquantScale"] = buffers["valueAntiquantScale"] = t.at("antiquantScale");
       if (p_.quant.offset) buffers["keyAntiquantOffset"] = buffers["valueAntiquantOffset"] = t.at("antiquantOffset");
@@ -416,8 +417,8 @@ class FiaCase final : public OpCase {
                               {"dqk", p_.D},
                               {"qr_sb", qrs.batch}, {"qr_st", qrs.token}, {"qr_sh", qrs.head},
                               {"kr_sb", krs.batch}, {"kr_st", krs.token}, {"kr_sh", krs.head}};
-    const double ms = run_attention(
-        rt, plan_attention(shape),
+    run_attention(
+        batch, plan_attention(shape),
         {.kernel = Kernel("fia_attention", {static_cast<uint32_t>(p_.D + p_.rope), static_cast<uint32_t>(p_.Dv), plain_kv(ks, vs)}),
          .buffers = buffers,
          .params = params,
@@ -431,6 +432,7 @@ class FiaCase final : public OpCase {
          .head_dim = p_.Dv,
          .empty = EmptyRow::zeros});
     t.download(io);
+    const double ms = batch.submit();
     // Without softmaxLseFlag the operator returns a [1] zero tensor: nothing to compute.
     if (!p_.lse) io.at("softmaxLse").set(0, 0.0);
     return ms;

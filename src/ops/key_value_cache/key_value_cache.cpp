@@ -171,7 +171,8 @@ class KeyValueCacheCase final : public OpCase {
   }
 
   double run_vulkan(Runtime& rt, TensorSet& io) const override {
-    DeviceTensors dev(rt, io, args().signature());
+    Batch batch(rt);
+    DeviceTensors dev(batch, io, args().signature());
     const int64_t total = p_.start_pos + p_.seqlen;
     const KernelParams params{{"batch", p_.batch},
                               {"seqlen", p_.seqlen},
@@ -190,13 +191,13 @@ class KeyValueCacheCase final : public OpCase {
                               {"scale_dtype", static_cast<uint32_t>(p_.scale)},
                               {"cache_dtype", static_cast<uint32_t>(p_.cache)}};
     const auto rows = static_cast<uint32_t>(p_.batch * p_.seqlen * p_.num_heads * 2);
-    double ms = rt.dispatch("kv_cache_store", dev.bindings(), params, (rows + 63) / 64);
+    batch.dispatch("kv_cache_store", dev.bindings(), params, (rows + 63) / 64);
     const auto outputs = static_cast<uint64_t>(p_.batch * total * p_.num_heads * p_.num_repeat * p_.head_dim);
     // The shader strides over the outputs: as many groups as the device allows (65535 on lavapipe).
     const uint64_t fetch_groups = std::min<uint64_t>((outputs + 63) / 64, rt.info().max_workgroup_count[0]);
-    ms += rt.dispatch("kv_cache_fetch", dev.bindings(), params, static_cast<uint32_t>(fetch_groups), 2);
+    batch.dispatch("kv_cache_fetch", dev.bindings(), params, static_cast<uint32_t>(fetch_groups), 2);
     dev.download(io);
-    return ms;
+    return batch.submit();
   }
 
  private:

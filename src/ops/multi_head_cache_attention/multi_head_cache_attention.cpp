@@ -256,12 +256,13 @@ class MhcaCase final : public OpCase {
     }
     shape.out_vector = [&](int64_t b, int64_t i, int64_t h) { return (p_.seqstarts[b] + i) * p_.num_heads + h; };
     const AttentionPlan plan = plan_attention(shape);
-    DeviceTensors t(rt, io, args().signature());
+    Batch batch(rt);
+    DeviceTensors t(batch, io, args().signature());
     std::vector<float> slopes_t1;
     for (double s : alibi_slopes(p_.num_heads)) slopes_t1.push_back(static_cast<float>(round_to(p_.t1, s)));
-    auto slopes = rt.buffer_with(slopes_t1);
+    Buffer* slopes = batch.buffer_with(slopes_t1);
     KernelBuffers buffers = t.bindings();
-    buffers["slopes"] = slopes.get();
+    buffers["slopes"] = slopes;
     const KernelParams params{{"num_heads", p_.num_heads},
                               {"num_kv_heads", p_.num_kv_heads},
                               {"head_dim", p_.head_dim},
@@ -287,19 +288,19 @@ class MhcaCase final : public OpCase {
     KernelParams store = params;
     store.emplace("num_items", 0);  // the store kernel shares the Params block; it plans no items
     const auto store_rows = static_cast<uint32_t>(p_.total_rows() * p_.num_kv_heads * 2);
-    double ms = rt.dispatch("mhca_store", buffers, store, (store_rows + 63) / 64);
+    batch.dispatch("mhca_store", buffers, store, (store_rows + 63) / 64);
     // head_dim, the cache's bits and quant_group are specialization constants (see the shader).
-    ms += run_attention(rt, plan,
-                        {.kernel = Kernel("mhca_attention", {static_cast<uint32_t>(p_.head_dim), static_cast<uint32_t>(bits),
-                                                             static_cast<uint32_t>(p_.quant_bit ? p_.quant_group : 1)}),
-                         .buffers = buffers,
-                         .params = params,
-                         .out = t.at("attn_output"),
-                         .out_dtype = p_.t1,
-                         .head_dim = p_.head_dim,
-                         .empty = EmptyRow::nan});
+    run_attention(batch, plan,
+                  {.kernel = Kernel("mhca_attention", {static_cast<uint32_t>(p_.head_dim), static_cast<uint32_t>(bits),
+                                                       static_cast<uint32_t>(p_.quant_bit ? p_.quant_group : 1)}),
+                   .buffers = buffers,
+                   .params = params,
+                   .out = t.at("attn_output"),
+                   .out_dtype = p_.t1,
+                   .head_dim = p_.head_dim,
+                   .empty = EmptyRow::nan});
     t.download(io);
-    return ms;
+    return batch.submit();
   }
 
   // K/V (and scales) of every referenced row read once per kv head, query read, output

@@ -81,7 +81,8 @@ class DequantizeGroupCase final : public OpCase {
   }
 
   double run_vulkan(Runtime& rt, TensorSet& io) const override {
-    DeviceTensors dev(rt, io, args().signature());
+    Batch batch(rt);
+    DeviceTensors dev(batch, io, args().signature());
     KernelBuffers buffers = dev.bindings();
     buffers["shift"] = has_shift() ? dev.at(shift_name()) : nullptr;  // zero_point or offset
     const KernelParams params{{"rows", p_.rows},
@@ -95,9 +96,9 @@ class DequantizeGroupCase final : public OpCase {
                               {"formula", static_cast<uint32_t>(formula_)},
                               {"has_shift", has_shift()}};
     const auto n = static_cast<uint32_t>(p_.rows * p_.length);
-    const double ms = rt.dispatch("dequantize_group", buffers, params, (n + 63) / 64);
+    batch.dispatch("dequantize_group", buffers, params, (n + 63) / 64);
     dev.download(io);
-    return ms;
+    return batch.submit();
   }
 
  private:

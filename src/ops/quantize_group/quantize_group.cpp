@@ -58,7 +58,8 @@ class QuantizeGroupCase final : public OpCase {
   }
 
   double run_vulkan(Runtime& rt, TensorSet& io) const override {
-    DeviceTensors dev(rt, io, args().signature());
+    Batch batch(rt);
+    DeviceTensors dev(batch, io, args().signature());
     const KernelParams params{{"rows", p_.rows},
                               {"row_length", p_.length},
                               {"group_size", p_.group_size},
@@ -70,9 +71,9 @@ class QuantizeGroupCase final : public OpCase {
                               {"qmin", p_.zero_point ? p_.qmin() : -p_.qmax()},
                               {"qmax", p_.qmax()}};
     const auto invocations = static_cast<uint32_t>(p_.rows * p_.groups());
-    const double ms = rt.dispatch("quantize_group", dev.bindings(), params, (invocations + 63) / 64);
+    batch.dispatch("quantize_group", dev.bindings(), params, (invocations + 63) / 64);
     dev.download(io);
-    return ms;
+    return batch.submit();
   }
 
  private:

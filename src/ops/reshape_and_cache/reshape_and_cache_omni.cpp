@@ -179,20 +179,21 @@ class OmniCase final : public CacheCopyCase {
   }
 
   double run_vulkan(Runtime& rt, TensorSet& io) const override {
-    DeviceTensors t(rt, io, args().signature());
+    Batch batch(rt);
+    DeviceTensors t(batch, io, args().signature());
     std::vector<uint32_t> starts{0};
     for (int64_t s : p_.seq_len) starts.push_back(starts.back() + static_cast<uint32_t>(s));
-    auto token_starts = rt.buffer_with(starts);
+    Buffer* token_starts = batch.buffer_with(starts);
     KernelBuffers buffers = t.bindings();
-    buffers["token_starts"] = token_starts.get();
+    buffers["token_starts"] = token_starts;
     const KernelParams params{{"num_tokens", p_.num_tokens()},
                               {"num_head", p_.num_head},
                               {"batches", p_.batches()},
                               {"row_words", p_.head_size * dtype_bits(p_.dtype) / 32}};
     const auto n = static_cast<uint32_t>(p_.num_tokens() * p_.num_head);
-    const double ms = rt.dispatch("reshape_and_cache_omni", buffers, params, (n + 63) / 64);
+    batch.dispatch("reshape_and_cache_omni", buffers, params, (n + 63) / 64);
     t.download(io);
-    return ms;
+    return batch.submit();
   }
 
   CaseFigures figures() const override {

@@ -127,14 +127,15 @@ class PlainCase final : public CacheCopyCase {
   }
 
   double run_vulkan(Runtime& rt, TensorSet& io) const override {
-    DeviceTensors t(rt, io, args().signature());
+    Batch batch(rt);
+    DeviceTensors t(batch, io, args().signature());
     const KernelParams params{{"num_tokens", p_.num_tokens},
                               {"num_heads", p_.num_heads},
                               {"row_words", p_.head_size * dtype_bits(p_.dtype) / 32}};
     const auto n = static_cast<uint32_t>(p_.num_tokens * p_.num_heads);
-    const double ms = rt.dispatch("reshape_and_cache", t.bindings(), params, (n + 63) / 64);
+    batch.dispatch("reshape_and_cache", t.bindings(), params, (n + 63) / 64);
     t.download(io);
-    return ms;
+    return batch.submit();
   }
 
   CaseFigures figures() const override {

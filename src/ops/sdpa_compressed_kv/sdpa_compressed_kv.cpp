@@ -258,7 +258,8 @@ class SdpaCase final : public OpCase {
     AttentionShape shape{.num_heads = p_.H, .num_kv_heads = p_.H_kv, .q_rows = std::vector<int64_t>(p_.N, p_.S_q),
                          .kv_len = std::vector<int64_t>(p_.N, p_.S_kv)};
     shape.out_vector = [&](int64_t n, int64_t r, int64_t h) { return (n * p_.H + h) * p_.S_q + r; };
-    DeviceTensors t(rt, io, args().signature());
+    Batch batch(rt);
+    DeviceTensors t(batch, io, args().signature());
     const KernelParams params{{"N", p_.N},
                               {"num_heads", p_.H},
                               {"num_kv_heads", p_.H_kv},
@@ -283,16 +284,16 @@ class SdpaCase final : public OpCase {
                               {"mask_n_stride", p_.has_mask() ? p_.mask_stride(0) : 0},
                               {"mask_h_stride", p_.has_mask() ? p_.mask_stride(1) : 0},
                               {"mask_q_stride", p_.has_mask() ? p_.mask_stride(2) : 0}};
-    const double ms = run_attention(rt, plan_attention(shape),
-                                    {.kernel = Kernel("sdpa_attention", {static_cast<uint32_t>(p_.D)}),
-                                     .buffers = t.bindings(),
-                                     .params = params,
-                                     .out = t.at("output"),
-                                     .out_dtype = p_.q,
-                                     .head_dim = p_.D,
-                                     .empty = EmptyRow::zeros});  // inf_as_zero
+    run_attention(batch, plan_attention(shape),
+                  {.kernel = Kernel("sdpa_attention", {static_cast<uint32_t>(p_.D)}),
+                   .buffers = t.bindings(),
+                   .params = params,
+                   .out = t.at("output"),
+                   .out_dtype = p_.q,
+                   .head_dim = p_.D,
+                   .empty = EmptyRow::zeros});  // inf_as_zero
     t.download(io);
-    return ms;
+    return batch.submit();
   }
 
  private:
