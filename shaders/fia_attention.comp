@@ -7,7 +7,6 @@
 // mask shape and dtype (bytes, 1 = masked), pse, and both page-attention caches. Q/K head
 // size D is specialization constant 0, V's Dv constant 1 (specs/fused_infer_attention_score.md).
 #include "quant.glsl"
-#include "lane_sum.glsl"
 
 layout(constant_id = 1) const uint FIA_DV = 128u;
 const uint FIA_DPLV = FIA_DV / 8u;

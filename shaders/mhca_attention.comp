@@ -7,7 +7,6 @@
 // lane and online-softmax structure is the shared attention_core.glsl; this file gives
 // its hooks.
 #include "quant.glsl"
-#include "lane_sum.glsl"
 #include "mhca_common.glsl"
 
 struct Batch {

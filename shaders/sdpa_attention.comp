@@ -6,7 +6,6 @@
 // through the generic element access, so that any layout, integer type and zero-point
 // type dequantizes in the shader: (q - zp) * scale in f32.
 #include "quant.glsl"
-#include "lane_sum.glsl"
 #include "sdpa_common.glsl"
 
 struct Batch {
