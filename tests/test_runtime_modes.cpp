@@ -234,7 +234,11 @@ TEST_CASE("Pipeline cache: a corrupt, truncated, foreign or unreadable file is i
       {corrupt, "checksum"},
       {foreign, "another device or driver"},
   };
-  for (const auto& [bytes, why] : bad) {
+  for (const auto& entry : bad) {
+    // Named copies, not a structured binding: clang 14 cannot capture a binding in
+    // CAPTURE's lambda (C++20 allows it; the CI's ASan build is clang).
+    const std::vector<uint8_t>& bytes = entry.first;
+    const std::string& why = entry.second;
     CAPTURE(why);
     write_all(path, bytes);
     {
