@@ -36,9 +36,12 @@ uint dtype_bits(uint dt) {
 #define WORD_OF(i, n) ((i) >> (5u - uint(findMSB(n))))
 #define SHIFT_OF(i, n) (((i) * (n)) & 31u)
 
-// Raw bits of element i (n bits wide) of word buffer `buf`.
-#define LOAD_BITS(buf, i, n) \
-  ((n) == 32u ? buf[(i)] : ((buf[WORD_OF((i), (n))] >> SHIFT_OF((i), (n))) & ((1u << (n)) - 1u)))
+// Raw bits of element i (n bits wide) of word buffer `buf`: one word load for every n,
+// 32 included (the mask 0xffffffff >> (32 - n) is all ones there, and 1u << 32 is never
+// formed). Not `n == 32 ? buf[i] : ...`: with n a run-time value lavapipe performs the
+// loads of both sides, and each per-lane load is a gather that LLVM compiles separately;
+// the two-sided form doubled the compile time of the attention kernels.
+#define LOAD_BITS(buf, i, n) ((buf[WORD_OF((i), (n))] >> SHIFT_OF((i), (n))) & (0xffffffffu >> (32u - (n))))
 
 // Writes the low n bits of v as element i, leaving every other bit of the word intact.
 #define STORE_BITS(buf, i, n, v)                           \
