@@ -15,6 +15,10 @@ const uint FIA_DPLV = FIA_DV / 8u;
 // strides). lavapipe runs both sides of every branch whose condition varies by lane, so
 // only a constant removes the general path's per-element loads from this kernel.
 layout(constant_id = 2) const bool PLAIN_KV = false;
+// Specialization constant 3: channels [0, DQK) of q and k come from query and key, the
+// rest (MLA) from queryRope and keyRope. A constant, so that a kernel without rope has no
+// second load per element: each is a gather, and lavapipe compiles both sides of a branch.
+layout(constant_id = 3) const uint DQK = 128u;
 #define DV FIA_DV
 #define DPLV FIA_DPLV
 
@@ -29,7 +33,7 @@ layout(std140, binding = 31) uniform Params {  // kernel parameters, set by name
   uint v_mode, per_tensor, has_offset, ks_dtype;
   uint vs_dtype, kv_tokens, q_rows;  // q_rows: S1 (rows wrap around a batch's, see FiaParams::query_row), 0 for TND
   uint prefix_len, p_st, p_sh, pv_st;  // shared prefix: its first prefix_len tokens come before every batch's keys
-  uint pv_sh, dqk, qr_sb, qr_st;  // MLA: channels [dqk, D) of q and k are queryRope/keyRope
+  uint pv_sh, qr_sb, qr_st;  // MLA: queryRope/keyRope strides
   uint qr_sh, kr_sb, kr_st, kr_sh;
   uint ks_base, vs_base;  // the legacy combined antiquantScale: the value's scales start at vs_base
   float scale;
@@ -71,8 +75,8 @@ int last_key(Batch bt, uint row) { return row >= bt.s1 ? -1 : min(int(bt.s2) - 1
 
 float query_at(Batch bt, uint row, uint head, uint d) {
   const uint qrow = pc.q_rows == 0u ? bt.q0 + row : (bt.q0 + row) % pc.q_rows;
-  if (d >= pc.dqk) {
-    const uint r = bt.b * pc.qr_sb + qrow * pc.qr_st + head * pc.qr_sh + d - pc.dqk;
+  if (d >= DQK) {
+    const uint r = bt.b * pc.qr_sb + qrow * pc.qr_st + head * pc.qr_sh + d - DQK;
     return decode_float(LOAD_BITS(queryRope, r, dtype_bits(pc.dtype)), pc.dtype);
   }
   const uint i = bt.b * pc.q_sb + qrow * pc.q_st + head * pc.q_sh + d;
@@ -149,12 +153,12 @@ void load_key(Batch bt, uint hk, uint t, uint lane, out float k[DPL]) {
     return;
   }
   t -= pc.prefix_len;
-  const uint base = row_base(bt, hk, t, pc.dqk, pc.k_sb, pc.k_st, pc.k_sh);
-  const uint rope_base = row_base(bt, hk, t, D - pc.dqk, pc.kr_sb, pc.kr_st, pc.kr_sh);
+  const uint base = row_base(bt, hk, t, DQK, pc.k_sb, pc.k_st, pc.k_sh);
+  const uint rope_base = row_base(bt, hk, t, D - DQK, pc.kr_sb, pc.kr_st, pc.kr_sh);
   for (uint j = 0u; j < DPL; ++j) {
     const uint d = lane * DPL + j;
-    if (d >= pc.dqk) {  // MLA: keyRope continues the contraction
-      k[j] = decode_float(LOAD_BITS(keyRope, rope_base + d - pc.dqk, bits), pc.kv_dtype);
+    if (d >= DQK) {  // MLA: keyRope continues the contraction
+      k[j] = decode_float(LOAD_BITS(keyRope, rope_base + d - DQK, bits), pc.kv_dtype);
       continue;
     }
     const uint raw = LOAD_BITS(key, base + d, bits);
@@ -162,7 +166,7 @@ void load_key(Batch bt, uint hk, uint t, uint lane, out float k[DPL]) {
       k[j] = decode_float(raw, pc.kv_dtype);
       continue;
     }
-    const uint si = pc.ks_base + antiquant_index(pc.k_mode, pc.dqk, bt, t, hk, d);
+    const uint si = pc.ks_base + antiquant_index(pc.k_mode, DQK, bt, t, hk, d);
     const uint sbits = dtype_bits(pc.ks_dtype);
     const float off = pc.has_offset != 0u ? decode_float(LOAD_BITS(keyAntiquantOffset, si, sbits), pc.ks_dtype) : 0.0;
     k[j] = antiquant(decode_int(raw, pc.kv_dtype), off, decode_float(LOAD_BITS(keyAntiquantScale, si, sbits), pc.ks_dtype));

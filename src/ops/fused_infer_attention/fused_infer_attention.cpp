@@ -414,12 +414,12 @@ class FiaCase final : public OpCase {
                               {"p_sh", p_.has_prefix() ? p_.prefix_strides(p_.D).head : 0},
                               {"pv_st", p_.has_prefix() ? p_.prefix_strides(p_.Dv).token : 0},
                               {"pv_sh", p_.has_prefix() ? p_.prefix_strides(p_.Dv).head : 0},
-                              {"dqk", p_.D},
                               {"qr_sb", qrs.batch}, {"qr_st", qrs.token}, {"qr_sh", qrs.head},
                               {"kr_sb", krs.batch}, {"kr_st", krs.token}, {"kr_sh", krs.head}};
     run_attention(
         batch, plan_attention(shape),
-        {.kernel = Kernel("fia_attention", {static_cast<uint32_t>(p_.D + p_.rope), static_cast<uint32_t>(p_.Dv), plain_kv(ks, vs)}),
+        {.kernel = Kernel("fia_attention", {static_cast<uint32_t>(p_.D + p_.rope), static_cast<uint32_t>(p_.Dv), plain_kv(ks, vs),
+                                           static_cast<uint32_t>(p_.D)}),
          .buffers = buffers,
          .params = params,
          .out = t.at("attentionOut"),
