@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <map>
 #include <stdexcept>
 #include <string>
 
@@ -58,8 +59,9 @@ TEST_CASE("storage.glsl: element addressing stays exact where the bit offset pas
   const std::vector<uint32_t> indices{5, (1u << 29) + 7, (1u << 30) + 3, 0x9abcdef1u, 0xffffffffu};
   auto in = rt.buffer_with(indices);
   auto out = rt.buffer(indices.size() * 6 * 4);
-  rt.dispatch("storage_selftest", {{"indices", in.get()}, {"words", out.get()}},
-              {{"count", indices.size()}}, 1);
+  auto unused = rt.buffer(4);
+  rt.dispatch("storage_selftest", {{"indices", in.get()}, {"words", out.get()}, {"source", unused.get()}, {"loaded", unused.get()}},
+              {{"count", indices.size()}, {"loads", 0}, {"width", 32}}, 1);
   std::vector<uint32_t> got(indices.size() * 6);
   out->download(std::span(reinterpret_cast<uint8_t*>(got.data()), got.size() * 4));
   for (size_t k = 0; k < indices.size(); ++k)
@@ -70,6 +72,29 @@ TEST_CASE("storage.glsl: element addressing stays exact where the bit offset pas
       CHECK(got[6 * k + 2 * b] == bit / 32);
       CHECK(got[6 * k + 2 * b + 1] == bit % 32);
     }
+}
+
+TEST_CASE("storage.glsl: LOAD_BITS reads each element of a run-time width 4, 8, 16 or 32 whole and alone") {
+  Runtime rt;
+  // Two words whose every nibble differs, and a third with the top bit set (a mask built
+  // as 1 << 32 or a sign-extending shift would show there).
+  const std::vector<uint32_t> words{0x76543210u, 0xfedcba98u, 0x80000001u};
+  auto source = rt.buffer_with(words);
+  auto loaded = rt.buffer(24 * 4);
+  auto unused = rt.buffer(4);
+  const std::map<uint32_t, std::vector<uint32_t>> want{
+      {4, {0x0, 0x1, 0x2, 0x3, 0x4, 0x5, 0x6, 0x7, 0x8, 0x9, 0xa, 0xb, 0xc, 0xd, 0xe, 0xf, 0x1, 0x0, 0x0, 0x0, 0x0, 0x0, 0x0, 0x8}},
+      {8, {0x10, 0x32, 0x54, 0x76, 0x98, 0xba, 0xdc, 0xfe, 0x01, 0x00, 0x00, 0x80}},
+      {16, {0x3210, 0x7654, 0xba98, 0xfedc, 0x0001, 0x8000}},
+      {32, {0x76543210u, 0xfedcba98u, 0x80000001u}}};
+  for (const auto& [width, expected] : want) {
+    rt.dispatch("storage_selftest", {{"indices", unused.get()}, {"words", unused.get()}, {"source", source.get()}, {"loaded", loaded.get()}},
+                {{"count", 0}, {"loads", expected.size()}, {"width", width}}, 1);
+    std::vector<uint32_t> got(expected.size());
+    loaded->download(std::span(reinterpret_cast<uint8_t*>(got.data()), got.size() * 4));
+    CAPTURE(width);
+    CHECK(got == expected);
+  }
 }
 
 TEST_CASE("float_format.glsl: every f16 and bf16 pattern decodes exactly, subnormals included") {
