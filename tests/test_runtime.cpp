@@ -87,7 +87,9 @@ TEST_CASE("storage.glsl: LOAD_BITS reads each element of a run-time width 4, 8, 
       {8, {0x10, 0x32, 0x54, 0x76, 0x98, 0xba, 0xdc, 0xfe, 0x01, 0x00, 0x00, 0x80}},
       {16, {0x3210, 0x7654, 0xba98, 0xfedc, 0x0001, 0x8000}},
       {32, {0x76543210u, 0xfedcba98u, 0x80000001u}}};
-  for (const auto& [width, expected] : want) {
+  for (const auto& entry : want) {  // not a structured binding: clang 14 cannot capture one in CAPTURE
+    const uint32_t width = entry.first;
+    const std::vector<uint32_t>& expected = entry.second;
     rt.dispatch("storage_selftest", {{"indices", unused.get()}, {"words", unused.get()}, {"source", source.get()}, {"loaded", loaded.get()}},
                 {{"count", 0}, {"loads", expected.size()}, {"width", width}}, 1);
     std::vector<uint32_t> got(expected.size());
