@@ -9,7 +9,6 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <mutex>
 
 #include "vk/runtime_internal.hpp"
 

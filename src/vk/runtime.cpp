@@ -1,19 +1,10 @@
 #include "vk/runtime.hpp"
 
-#include <unistd.h>
-
 #include <algorithm>
-#include <atomic>
 #include <chrono>
-#include <cmath>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
-#include <iostream>
 #include <mutex>
-#include <set>
 #include <stdexcept>
 #include <utility>
 
@@ -24,10 +15,7 @@
 namespace kvbench {
 namespace {
 
-bool validation_requested() {
-  const char* v = std::getenv("KVBENCH_VALIDATION");
-  return v && std::string(v) == "1";
-}
+bool validation_requested() { return env_value("KVBENCH_VALIDATION") == "1"; }
 
 // KVBENCH_VALIDATION=1 turns on the Khronos validation layer (CI runs a shard with it).
 // `messenger` (may be null) is chained in, so instance creation and destruction report too.
