@@ -22,6 +22,9 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <cstring>
+#include <utility>
+#include <vector>
 
 #include "core/float_format.hpp"
 
@@ -99,4 +102,81 @@ TEST_CASE("bf16: one, ties to even, overflow, subnormal") {
 TEST_CASE("f16_ulp: 2^-10 at 1.0, 2^-4 in [64, 128)") {
   CHECK(f16_ulp(1.0) == std::ldexp(1.0, -10));
   CHECK(f16_ulp(100.0) == 0.0625);
+}
+
+// An independent oracle for the conversions: the generic frexp/ldexp rounding kvbench used
+// before the bit-level one, per format (ebits exponent bits, mbits mantissa bits).
+namespace {
+
+uint32_t oracle_narrow(double x, int ebits, int mbits) {
+  const uint32_t sign = std::signbit(x) ? (1u << (ebits + mbits)) : 0u;
+  const uint32_t exp_all_ones = ((1u << ebits) - 1u) << mbits;
+  if (std::isnan(x)) return sign | exp_all_ones | (1u << (mbits - 1));
+  const double a = std::fabs(x);
+  const int bias = (1 << (ebits - 1)) - 1, emin = 1 - bias;
+  if (a >= std::ldexp(2.0 - std::ldexp(1.0, -(mbits + 1)), bias)) return sign | exp_all_ones;
+  if (a < std::ldexp(1.0, emin)) return sign | static_cast<uint32_t>(std::nearbyint(std::ldexp(a, mbits - emin)));
+  int e = 0;
+  std::frexp(a, &e);
+  const double scaled = std::nearbyint(std::ldexp(a, mbits - (e - 1)));
+  return sign + (static_cast<uint32_t>(e - 1 + bias) << mbits) + (static_cast<uint32_t>(scaled) - (1u << mbits));
+}
+
+double oracle_widen(uint32_t bits, int ebits, int mbits) {
+  const bool negative = (bits >> (ebits + mbits)) & 1u;
+  const uint32_t exp_field = (bits >> mbits) & ((1u << ebits) - 1u), mant = bits & ((1u << mbits) - 1u);
+  const int bias = (1 << (ebits - 1)) - 1;
+  double v = exp_field == (1u << ebits) - 1u ? (mant ? NAN : INFINITY)
+             : exp_field == 0                ? std::ldexp(static_cast<double>(mant), 1 - bias - mbits)
+                                             : std::ldexp(static_cast<double>(mant | (1u << mbits)),
+                                                          static_cast<int>(exp_field) - bias - mbits);
+  return negative ? -v : v;
+}
+
+uint64_t bits_of(double x) {
+  uint64_t u;
+  std::memcpy(&u, &x, 8);
+  return u;
+}
+
+}  // namespace
+
+TEST_CASE("f16/bf16 widening: every bit pattern equals the oracle's value, bit for bit") {
+  for (uint32_t b = 0; b < 65536; ++b) {
+    const double f = f16_bits_to_double(static_cast<uint16_t>(b)), o = oracle_widen(b, 5, 10);
+    if (std::isnan(o)) REQUIRE(std::isnan(f));
+    else REQUIRE(bits_of(f) == bits_of(o));
+    const double g = bf16_bits_to_double(static_cast<uint16_t>(b)), p = oracle_widen(b, 8, 7);
+    if (std::isnan(p)) REQUIRE(std::isnan(g));
+    else REQUIRE(bits_of(g) == bits_of(p));
+  }
+}
+
+TEST_CASE("f16/bf16 narrowing equals the oracle at every pattern, its halfway points and neighbours, and random doubles") {
+  std::vector<double> xs;
+  for (uint32_t b = 0; b < 65536; ++b)
+    for (const auto& [ebits, mbits] : {std::pair{5, 10}, std::pair{8, 7}}) {
+      const double v = oracle_widen(b, ebits, mbits), w = oracle_widen(b + 1, ebits, mbits);
+      if (!std::isfinite(v)) continue;
+      xs.push_back(v);
+      xs.push_back(std::nextafter(v, INFINITY));
+      xs.push_back(std::nextafter(v, -INFINITY));
+      if (std::isfinite(w) && (b & 0x7FFF) != 0x7FFF) {
+        const double mid = v + (w - v) / 2;  // exact: one more bit than the format has
+        xs.insert(xs.end(), {mid, std::nextafter(mid, INFINITY), std::nextafter(mid, -INFINITY)});
+      }
+    }
+  uint64_t s = 12345;
+  for (int i = 0; i < 200000; ++i) {  // any double: every exponent, both signs
+    s = s * 6364136223846793005ull + 1442695040888963407ull;
+    double x;
+    std::memcpy(&x, &s, 8);
+    xs.push_back(x);
+  }
+  xs.insert(xs.end(), {0.0, -0.0, INFINITY, -INFINITY, NAN, -NAN, 5e-324, -5e-324, 1e308, 65520.0, 65519.99});
+  for (double x : xs) {
+    CAPTURE(x);
+    REQUIRE(f16_bits_from_double(x) == oracle_narrow(x, 5, 10));
+    REQUIRE(bf16_bits_from_double(x) == oracle_narrow(x, 8, 7));
+  }
 }

@@ -2,16 +2,75 @@
 // Exact conversions between double and the narrow float formats (f16, bf16, f32).
 // Every narrowing rounds to nearest, ties to even, in one step from double (no double
 // rounding), with subnormals, overflow to infinity, and NaN handled.
+// Inline: the golden path converts every generated and every read element.
+#include <bit>
+#include <cmath>
 #include <cstdint>
+#include <limits>
 
 namespace kvbench {
+namespace float_format_detail {
 
-uint16_t f16_bits_from_double(double x);
-double f16_bits_to_double(uint16_t bits);
-uint16_t bf16_bits_from_double(double x);
-double bf16_bits_to_double(uint16_t bits);
-uint32_t f32_bits_from_double(double x);
-double f32_bits_to_double(uint32_t bits);
+// Rounds x to a binary format with EBITS exponent bits and MBITS stored mantissa bits
+// (IEEE-style: bias 2^(EBITS-1)-1, subnormals, inf/NaN) and returns its bits, working on
+// the double's own bits: one rounding, to nearest with ties to even, for normal results;
+// the rare subnormal results go through nearbyint on an exactly scaled value. The golden
+// path converts every generated element through here, so it stays a few integer
+// operations (tests/test_float_format.cpp checks it against a frexp/ldexp oracle).
+template <int EBITS, int MBITS>
+[[gnu::always_inline]] inline uint32_t narrow_bits(double x) {
+  constexpr int bias = (1 << (EBITS - 1)) - 1, emin = 1 - bias, shift = 52 - MBITS;
+  constexpr uint32_t exp_all_ones = ((1u << EBITS) - 1u) << MBITS;
+  const uint64_t u = std::bit_cast<uint64_t>(x);
+  const uint32_t sign = static_cast<uint32_t>(u >> 63) << (EBITS + MBITS);
+  const uint64_t a = u & 0x7FFFFFFFFFFFFFFFull;
+  if (a > 0x7FF0000000000000ull) return sign | exp_all_ones | (1u << (MBITS - 1));  // quiet NaN
+  // Halfway between the largest finite value and 2^(bias+1): at or above it, inf (the tie
+  // goes to inf because the largest finite mantissa is odd).
+  // (2 - 2^-(MBITS+1)) * 2^bias: exponent bias, the top MBITS + 1 mantissa bits set.
+  constexpr uint64_t overflow = (static_cast<uint64_t>(bias + 1023) << 52) | (((1ull << (MBITS + 1)) - 1) << (51 - MBITS));
+  if (a >= overflow) return sign | exp_all_ones;
+  const int exponent = static_cast<int>(a >> 52) - 1023;
+  if (exponent < emin) {
+    // Subnormal range: a multiple of 2^(emin - MBITS). Scaling by a power of two is exact,
+    // and nearbyint rounds half to even in the default rounding mode. A result of 2^MBITS
+    // is the smallest normal, whose bits follow on naturally.
+    return sign | static_cast<uint32_t>(std::nearbyint(std::ldexp(std::bit_cast<double>(a), MBITS - emin)));
+  }
+  const uint64_t mant = a & 0xFFFFFFFFFFFFFull;
+  uint32_t r = (static_cast<uint32_t>(exponent + bias) << MBITS) + static_cast<uint32_t>(mant >> shift);
+  const uint64_t rest = mant & ((1ull << shift) - 1), half = 1ull << (shift - 1);
+  // A mantissa that rounds up past its field carries into the exponent, as it should.
+  if (rest > half || (rest == half && (r & 1u))) ++r;
+  return sign | r;
+}
+
+template <int EBITS, int MBITS>
+[[gnu::always_inline]] inline double widen_bits(uint32_t bits) {
+  constexpr int bias = (1 << (EBITS - 1)) - 1;
+  const bool negative = (bits >> (EBITS + MBITS)) & 1u;
+  const uint32_t exp_field = (bits >> MBITS) & ((1u << EBITS) - 1u);
+  const uint64_t mant = bits & ((1u << MBITS) - 1u);
+  double v;
+  if (exp_field == (1u << EBITS) - 1u) {
+    v = mant ? std::numeric_limits<double>::quiet_NaN() : std::numeric_limits<double>::infinity();
+  } else if (exp_field == 0) {
+    v = static_cast<double>(mant) * std::ldexp(1.0, 1 - bias - MBITS);  // exact: a small integer times 2^k
+  } else {
+    v = std::bit_cast<double>((static_cast<uint64_t>(static_cast<int>(exp_field) - bias + 1023) << 52) |
+                              (mant << (52 - MBITS)));
+  }
+  return negative ? -v : v;
+}
+
+}  // namespace float_format_detail
+
+inline uint16_t f16_bits_from_double(double x) { return static_cast<uint16_t>(float_format_detail::narrow_bits<5, 10>(x)); }
+inline double f16_bits_to_double(uint16_t bits) { return float_format_detail::widen_bits<5, 10>(bits); }
+inline uint16_t bf16_bits_from_double(double x) { return static_cast<uint16_t>(float_format_detail::narrow_bits<8, 7>(x)); }
+inline double bf16_bits_to_double(uint16_t bits) { return float_format_detail::widen_bits<8, 7>(bits); }
+inline uint32_t f32_bits_from_double(double x) { return std::bit_cast<uint32_t>(static_cast<float>(x)); }
+inline double f32_bits_to_double(uint32_t bits) { return static_cast<double>(std::bit_cast<float>(bits)); }
 
 // The value x becomes when stored as f16 / bf16 / f32.
 inline double round_f16(double x) { return f16_bits_to_double(f16_bits_from_double(x)); }

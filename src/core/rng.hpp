@@ -13,16 +13,23 @@
 namespace kvbench {
 
 uint64_t fnv1a64(std::string_view text);
-uint64_t splitmix64(uint64_t x);
+inline uint64_t splitmix64(uint64_t z) {
+  z += 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
 
 class CounterRng {
  public:
   CounterRng(uint64_t seed, std::string_view tensor_name);
-  uint64_t word(uint64_t index) const;
+  uint64_t word(uint64_t index) const {
+    return splitmix64(key_ + (index + 1) * 0x9E3779B97F4A7C15ull);
+  }
   // Uniform in [0, 1) with 53 random bits.
-  double unit(uint64_t index) const;
+  double unit(uint64_t index) const { return static_cast<double>(word(index) >> 11) * 0x1p-53; }  // exact
   // Uniform in [low, high).
-  double uniform(uint64_t index, double low, double high) const;
+  double uniform(uint64_t index, double low, double high) const { return low + (high - low) * unit(index); }
   // Uniform integer in [low, high] (inclusive).
   int64_t integer(uint64_t index, int64_t low, int64_t high) const;
 

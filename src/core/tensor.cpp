@@ -99,6 +99,77 @@ void Tensor::set(size_t i, double v) {
   set_bits(i, static_cast<uint64_t>(static_cast<int64_t>(v)));
 }
 
+namespace {
+
+template <typename Bits, typename Convert>
+void widen_range(const uint8_t* p, size_t begin, size_t n, double* out, Convert convert) {
+  for (size_t i = 0; i < n; ++i) {
+    Bits b;
+    std::memcpy(&b, p + (begin + i) * sizeof(Bits), sizeof(Bits));
+    out[i] = convert(b);
+  }
+}
+
+template <typename Bits, typename Convert>
+void narrow_range(uint8_t* p, size_t begin, size_t n, const double* in, Convert convert) {
+  for (size_t i = 0; i < n; ++i) {
+    const Bits b = convert(in[i]);
+    std::memcpy(p + (begin + i) * sizeof(Bits), &b, sizeof(Bits));
+  }
+}
+
+}  // namespace
+
+void Tensor::get_range(size_t begin, size_t n, double* out) const {
+  const uint8_t* p = bytes_.data();
+  switch (dtype_) {
+    case DType::f32: return widen_range<uint32_t>(p, begin, n, out, f32_bits_to_double);
+    case DType::f16: return widen_range<uint16_t>(p, begin, n, out, f16_bits_to_double);
+    case DType::bf16: return widen_range<uint16_t>(p, begin, n, out, bf16_bits_to_double);
+    case DType::i8:
+      for (size_t i = 0; i < n; ++i) out[i] = static_cast<int8_t>(p[begin + i]);
+      return;
+    case DType::u8: case DType::boolean:
+      for (size_t i = 0; i < n; ++i) out[i] = p[begin + i];
+      return;
+    case DType::s4: case DType::u4:
+      for (size_t i = 0; i < n; ++i) {
+        const unsigned nibble = (p[(begin + i) / 2] >> ((begin + i) % 2 * 4)) & 0xFu;
+        out[i] = dtype_ == DType::s4 && (nibble & 8u) ? static_cast<double>(nibble) - 16.0 : static_cast<double>(nibble);
+      }
+      return;
+    default:
+      for (size_t i = 0; i < n; ++i) out[i] = get(begin + i);
+  }
+}
+
+void Tensor::set_range(size_t begin, size_t n, const double* in) {
+  uint8_t* p = bytes_.data();
+  switch (dtype_) {
+    case DType::f32: return narrow_range<uint32_t>(p, begin, n, in, f32_bits_from_double);
+    case DType::f16: return narrow_range<uint16_t>(p, begin, n, in, f16_bits_from_double);
+    case DType::bf16: return narrow_range<uint16_t>(p, begin, n, in, bf16_bits_from_double);
+    case DType::i8: case DType::u8: case DType::s4: case DType::u4: {
+      // The integer codes: in range and integral, or set() names the bad value.
+      const auto lo = static_cast<double>(dtype_int_min(dtype_)), hi = static_cast<double>(dtype_int_max(dtype_));
+      for (size_t i = 0; i < n; ++i) {
+        const double v = in[i];
+        if (!(v >= lo && v <= hi && v == std::trunc(v))) set(begin + i, v);  // throws
+        const auto bits = static_cast<uint8_t>(static_cast<int64_t>(v));
+        if (dtype_bits(dtype_) == 8) {
+          p[begin + i] = bits;
+        } else {
+          const size_t at = (begin + i) / 2, shift = (begin + i) % 2 * 4;
+          p[at] = static_cast<uint8_t>((p[at] & ~(0xFu << shift)) | ((bits & 0xFu) << shift));
+        }
+      }
+      return;
+    }
+    default:
+      for (size_t i = 0; i < n; ++i) set(begin + i, in[i]);
+  }
+}
+
 size_t Tensor::offset(std::initializer_list<int64_t> index) const {
   if (index.size() != shape_.size()) throw std::logic_error("rank mismatch indexing " + name_);
   size_t off = 0;

@@ -37,6 +37,11 @@ class Tensor {
   // Stores v, rounding to nearest-even for float dtypes. Integer dtypes require v to be an
   // integer within the dtype's range (anything else is a bug in the caller: it throws).
   void set(size_t i, double v);
+  // Elements [begin, begin + n) read into / stored from doubles as get()/set() would, with
+  // one dtype dispatch for the range (the golden path's bulk access). Packed s4/u4 ranges
+  // must start at an even element when several threads store disjoint ranges at once.
+  void get_range(size_t begin, size_t n, double* out) const;
+  void set_range(size_t begin, size_t n, const double* in);
   // The element's raw bits (zero-extended), for bit-exact comparison.
   uint64_t bits(size_t i) const;
   void set_bits(size_t i, uint64_t bits);
