@@ -149,5 +149,63 @@ for limit in 1 2; do
   fi
 done
 
+# Golden format 2 (specs/golden-format.md "Format versions"): a golden written now, with an
+# in-place cache, its touched bits and sparse alternates, checked against its own expected
+# outputs (the control), then broken one way at a time.
+. "$src/tests/find_python.sh"
+find_python numpy
+if [ -n "$python" ]; then
+  f2="$work/format2"
+  run "$f2.log" golden "$src/cases/pmx.KeyValueCache/quantized.json" -o "$f2/golden" \
+    --filter '^kvc_quant\[cache_layout=0,current_key=f16,layer_idx=0,num_repeat=1,quant_bit=8,quant_group=8,start_pos=7\]$'
+  [ "$status" -eq 0 ] || fail "format2: golden exit $status"
+  # $1: the problem; $2: python that edits `m` (the manifest) and `t` (the tensors); $3: exit; $4: message.
+  format2_problem() {
+    local dir="$f2/$1"
+    rm -rf "$dir" && cp -r "$f2/golden" "$dir" && mkdir -p "$dir.actual"
+    "$python" - "$dir" "$dir.actual" "$src/tools" <<PY
+import glob, json, os, sys
+sys.path.insert(0, sys.argv[3])
+import kvbench_golden as kg
+folder, actual = sys.argv[1], sys.argv[2]
+manifest = glob.glob(os.path.join(folder, "*.json"))[0]
+case = kg.load_case(manifest)
+kg.save_actual(os.path.join(actual, case.stem + ".safetensors"), dict(case.expected), case)
+m = json.load(open(manifest))
+data = os.path.join(folder, m["safetensors"])
+t, meta = kg.read_safetensors(data)
+assert "alternate_index.cache" in t and "touched.cache" in t and m["format"] == 2
+$2
+json.dump(m, open(manifest, "w"))
+kg.write_safetensors(data, t, meta)
+PY
+    run "$dir.log" check --golden "$dir" --actual "$dir.actual"
+    no_crash "format2_$1" "$dir.log" || return 0
+    [ "$status" -eq "$3" ] && grep -qF -- "$4" "$dir.log" || fail "format2_$1: exit $status, $(tail -3 "$dir.log")"
+  }
+  format2_problem control "pass" 0 "1 passed, 0 failed"
+  format2_problem format_3 'm["format"] = 3' 2 "golden format 3 is not one this kvbench reads (1 to 2)"
+  format2_problem alternate_without_index 'del m["outputs"][2]["alternate_index"]' 2 \
+    "must name both alternate and alternate_index, or neither"
+  format2_problem touched_short 'd, s, r = t["touched.cache"]
+t["touched.cache"] = (d, (s[0] - 1,), r[:-1])' 1 "has shape"
+  format2_problem alternate_index_negative \
+    'import struct
+d, s, r = t["alternate_index.cache"]
+idx = list(struct.unpack("<%dq" % s[0], r)); idx[0] = -1
+t["alternate_index.cache"] = (d, s, struct.pack("<%dq" % s[0], *idx))' 1 "indices must ascend within [0,"
+  format2_problem alternate_index_outside \
+    'import struct
+d, s, r = t["alternate_index.cache"]
+idx = list(struct.unpack("<%dq" % s[0], r)); idx[-1] = 1 << 40
+t["alternate_index.cache"] = (d, s, struct.pack("<%dq" % s[0], *idx))' 1 "indices must ascend within [0,"
+  format2_problem touched_f64_short \
+    'd, s, r = t["expected_f64.cache"]
+t["expected_f64.cache"] = (d, (s[0] - 1,), r[:-8])' 1 "has shape"
+  echo "ok: golden format 2 problems checked"
+else
+  fail "no python3 with numpy for the golden format 2 problems (tools/setup.sh installs python3-numpy)"
+fi
+
 echo "ok: generated problems checked (FIFO, sparse 16 GB, symlink loop, unmakeable folder, failed writes)"
 [ "$failures" -eq 0 ] || { echo "$failures failures"; exit 1; }

@@ -11,7 +11,9 @@ This module needs neither kvbench nor the safetensors package:
     case.tolerance["key"]             # {"atol": ..., "rtol": ...}
     kg.save_actual("actual/<stem>.safetensors", {"key": my_key, ...}, case)
 
-Every array is writable and owns its memory. bf16 arrays are returned as float32 (exact);
+Every array is writable and owns its memory. Golden formats 1 and 2 are read (format 2
+stores alternates sparsely, an in-place output's expected_f64 at its touched elements only
+and touched as one bit per element); every array comes back dense either way. bf16 arrays are returned as float32 (exact);
 s4/u4 as int8/uint8 unpacked from their two-per-byte packing (even flat index in the low
 nibble). save_actual converts back.
 See specs/golden-format.md.
@@ -108,10 +110,16 @@ def from_array(array, dtype):
     return st, a.shape, np.ascontiguousarray(a, dtype=npt).tobytes()
 
 
+READABLE_FORMATS = (1, 2)
+
+
 class GoldenCase:
     def __init__(self, manifest_path):
         with open(manifest_path) as f:
             self.manifest = json.load(f)
+        self.format = self.manifest.get("format", 1)
+        if self.format not in READABLE_FORMATS:
+            raise ValueError("%s: golden format %r is not one this reader knows %r" % (manifest_path, self.format, READABLE_FORMATS))
         self.stem = os.path.splitext(os.path.basename(manifest_path))[0]
         folder = os.path.dirname(manifest_path)
         stored, _ = read_safetensors(os.path.join(folder, self.manifest["safetensors"]))
@@ -121,14 +129,30 @@ class GoldenCase:
             if t["role"] != "output":
                 self.inputs[t["name"]] = to_array(stored[t["name"]], t["dtype"], t["shape"])
         for o in self.manifest["outputs"]:
-            t = self.tensors[o["name"]]
-            self.expected[o["name"]] = to_array(stored[o["expected"]], t["dtype"], t["shape"])
-            self.expected_f64[o["name"]] = to_array(stored[o["expected_f64"]], "f64", t["shape"])
-            if "alternate" in o:
-                self.alternate[o["name"]] = to_array(stored[o["alternate"]], "f64", t["shape"])
+            name, t = o["name"], self.tensors[o["name"]]
+            shape, count = t["shape"], int(np.prod(t["shape"], dtype=np.int64))
+            self.expected[name] = to_array(stored[o["expected"]], t["dtype"], shape)
             if "touched" in o:
-                self.touched[o["name"]] = to_array(stored[o["touched"]], "u8", t["shape"])
-            self.tolerance[o["name"]] = o["tolerance"]
+                if self.format >= 2:  # one bit per element, little-endian within a byte
+                    bits = np.frombuffer(stored[o["touched"]][2], dtype=np.uint8)
+                    self.touched[name] = np.unpackbits(bits, bitorder="little")[:count].reshape(shape).copy()
+                else:
+                    self.touched[name] = to_array(stored[o["touched"]], "u8", shape)
+            f64 = to_array(stored[o["expected_f64"]], "f64", stored[o["expected_f64"]][1])
+            if self.format >= 2 and "touched" in o:  # the touched elements only; the rest keep their value
+                dense = self.inputs[name].astype(np.float64)
+                dense[self.touched[name].astype(bool)] = f64
+                f64 = dense
+            self.expected_f64[name] = f64.reshape(shape)
+            if "alternate" in o:
+                values = to_array(stored[o["alternate"]], "f64", stored[o["alternate"]][1])
+                if self.format >= 2:  # values at ascending flat indices
+                    index = to_array(stored[o["alternate_index"]], "i64", stored[o["alternate_index"]][1])
+                    dense = np.full(count, np.nan)
+                    dense[index] = values
+                    values = dense
+                self.alternate[name] = values.reshape(shape)
+            self.tolerance[name] = o["tolerance"]
 
     @property
     def outputs(self):

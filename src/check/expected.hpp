@@ -1,5 +1,6 @@
 #pragma once
 // What the reference says one output tensor must hold.
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -19,7 +20,7 @@ struct Expected {
   // (specs/golden-format.md "expected_f64").
   std::vector<double> value;
   std::vector<double> exact;
-  // NaN where there is none; otherwise a second value accepted for that element because
+  // Empty when no element has one; else NaN where there is none, otherwise a second value accepted for that element because
   // the golden's pre-rounding value lies within the spec's epsilon of a rounding boundary
   // (an int code one step away, or the dequantized value of that code). Counted apart.
   std::vector<double> alternate;
@@ -30,7 +31,24 @@ struct Expected {
 
   static constexpr double none = std::numeric_limits<double>::quiet_NaN();
   bool is_touched(size_t i) const { return touched.empty() || touched[i]; }
+  bool has_alternate(size_t i) const { return !alternate.empty() && !std::isnan(alternate[i]); }
+  // Records a (non-NaN) alternate of element i, allocating the array on first use.
+  void set_alternate(size_t i, double v) {
+    if (std::isnan(v)) return;
+    if (alternate.empty()) alternate.assign(value.size(), none);
+    alternate[i] = v;
+  }
 };
+
+// The goldens of a reference, moved into a vector (a braced list would copy them whole:
+// the elements of an initializer_list are const).
+template <typename... E>
+std::vector<Expected> expected_list(E&&... e) {
+  std::vector<Expected> v;
+  v.reserve(sizeof...(e));
+  (v.push_back(std::move(e)), ...);
+  return v;
+}
 
 // The starting point of an in-place tensor's golden: its initial contents, nothing
 // touched yet. The reference then overwrites (and marks) what the operator writes.

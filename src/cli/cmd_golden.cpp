@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <condition_variable>
 #include <filesystem>
 #include <iostream>
 #include <mutex>
@@ -13,6 +14,42 @@
 #include "golden/golden_case.hpp"
 
 namespace kvbench {
+namespace {
+
+// Admits cases while the memory they may take together stays within the budget; a case
+// alone is always admitted (instantiate_case checked it fits the budget by itself).
+class MemoryGate {
+ public:
+  explicit MemoryGate(uint64_t budget) : budget_(budget) {}
+  class Hold {
+   public:
+    Hold(MemoryGate& gate, uint64_t bytes) : gate_(gate), bytes_(bytes) {
+      std::unique_lock lock(gate_.mutex_);
+      gate_.freed_.wait(lock, [&] { return gate_.in_use_ == 0 || gate_.in_use_ + bytes_ <= gate_.budget_; });
+      gate_.in_use_ += bytes_;
+    }
+    ~Hold() {
+      {
+        std::lock_guard lock(gate_.mutex_);
+        gate_.in_use_ -= bytes_;
+      }
+      gate_.freed_.notify_all();
+    }
+    Hold(const Hold&) = delete;
+    Hold& operator=(const Hold&) = delete;
+
+   private:
+    MemoryGate& gate_;
+    uint64_t bytes_;
+  };
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable freed_;
+  uint64_t budget_, in_use_ = 0;
+};
+
+}  // namespace
 
 void add_golden_command(CLI::App& app, int& exit_code) {
   auto* cmd = app.add_subcommand(
@@ -20,12 +57,14 @@ void add_golden_command(CLI::App& app, int& exit_code) {
   static std::vector<std::string> paths;
   static SelectionFlags selection;
   static std::string out_dir;
-  static unsigned jobs = 1;
+  static unsigned jobs = 0;
   static unsigned threads = 0;
   cmd->add_option("paths", paths, "Case files or folders (searched recursively for *.json)")->required();
   cmd->add_option("-o,--output", out_dir, "Folder for the golden files (created if missing)")->required();
   selection.add_to(cmd);
-  cmd->add_option("--jobs", jobs, "Cases computed in parallel (the files are byte-identical for any value)")
+  cmd->add_option("--jobs", jobs,
+                  "Cases computed in parallel (default: the hardware threads; cases start only while the memory they may "
+                  "take together stays within --memory-budget; the files are byte-identical for any value)")
       ->check(CLI::Range(1u, 64u));
   cmd->add_option("--threads", threads,
                   "Threads each case's reference uses (default: hardware threads / --jobs, at least 1; the files are "
@@ -42,8 +81,11 @@ void add_golden_command(CLI::App& app, int& exit_code) {
       return;
     }
     Selection& sel = *selected;
-    // --jobs cases at once, each with its share of the cores unless --threads says otherwise.
-    set_reference_threads(threads ? threads : std::max(1u, std::thread::hardware_concurrency() / jobs));
+    // --jobs cases at once (no more than there are), each with its share of the cores
+    // unless --threads says otherwise.
+    const unsigned hardware = std::max(1u, std::thread::hardware_concurrency());
+    const unsigned workers = static_cast<unsigned>(std::clamp<size_t>(sel.cases.size(), 1, jobs ? jobs : hardware));
+    set_reference_threads(threads ? threads : std::max(1u, hardware / workers));
     for (const auto& e : sel.errors) std::cerr << "invalid case: " << e.to_string() << "\n";
     // The error_code forms: a folder that cannot be made or searched is a message, not an abort.
     std::error_code made, checked;
@@ -71,10 +113,12 @@ void add_golden_command(CLI::App& app, int& exit_code) {
     std::atomic<size_t> next{0}, done{0}, bytes{0};
     std::mutex io;
     std::vector<std::string> failures;
+    MemoryGate gate(memory_budget());
     auto worker = [&] {
       for (size_t i; (i = next++) < sel.cases.size();) {
         const auto& c = sel.cases[i];
         try {
+          const MemoryGate::Hold hold(gate, host_bytes(*c.op));
           bytes += write_golden_case(c.def, *c.op, out_dir);
         } catch (const std::exception& e) {
           std::lock_guard lock(io);
@@ -87,7 +131,7 @@ void add_golden_command(CLI::App& app, int& exit_code) {
       }
     };
     std::vector<std::thread> threads;
-    for (unsigned t = 1; t < jobs; ++t) threads.emplace_back(worker);
+    for (unsigned t = 1; t < workers; ++t) threads.emplace_back(worker);
     worker();
     for (auto& t : threads) t.join();
     if (tty) std::cout << "\r\x1b[K";

@@ -45,10 +45,22 @@ Tensor expected_tensor(const Expected& e, const Tensor& initial) {
   return t;
 }
 
-bool has_alternates(const Expected& e) {
-  for (double a : e.alternate)
-    if (!std::isnan(a)) return true;
-  return false;
+// The elements of `values` that `keep` selects, in ascending index order, as F64.
+template <typename Keep>
+StoredTensor f64_where(const std::vector<double>& values, Keep keep) {
+  std::vector<double> kept;
+  for (size_t i = 0; i < values.size(); ++i)
+    if (keep(i)) kept.push_back(values[i]);
+  return f64_stored(kept, {static_cast<int64_t>(kept.size())});
+}
+
+// One bit per element, element i at bit i % 8 of byte i / 8 (numpy:
+// unpackbits(bitorder="little")).
+StoredTensor bitmask(const std::vector<uint8_t>& flags) {
+  StoredTensor s{"U8", {static_cast<int64_t>((flags.size() + 7) / 8)}, std::vector<uint8_t>((flags.size() + 7) / 8, 0)};
+  for (size_t i = 0; i < flags.size(); ++i)
+    if (flags[i]) s.bytes[i / 8] |= static_cast<uint8_t>(1u << (i % 8));
+  return s;
 }
 
 nlohmann::json section(const nlohmann::json& doc, const char* name) {
@@ -64,6 +76,7 @@ size_t write_golden_case(const CaseDef& def, const OpCase& op, const std::string
   const std::string stem = case_file_stem(def.name);
   SafetensorsFile st;
   nlohmann::json manifest{{"kvbench_version", KVBENCH_VERSION},
+                          {"format", kGoldenFormat},
                           {"case", def.name},
                           {"op", def.op},
                           {"source", def.file},
@@ -76,8 +89,9 @@ size_t write_golden_case(const CaseDef& def, const OpCase& op, const std::string
                           {"dtypes", section(resolved, "dtypes")},
                           {"safetensors", stem + ".safetensors"},
                           {"describe", op.describe()}};
+  if (op.flops() > 0) manifest["flops"] = op.flops();
   for (const auto& t : tensors.tensors) {
-    const StoredTensor stored = to_stored(t);
+    const StoredTensor stored = stored_view(t);
     manifest["tensors"].push_back({{"name", t.name()},
                                    {"role", role_name(t.role())},
                                    {"dtype", dtype_name(t.dtype())},
@@ -87,6 +101,8 @@ size_t write_golden_case(const CaseDef& def, const OpCase& op, const std::string
                                    {"stored_shape", stored.shape}});
     if (t.role() != Role::output) st.tensors[t.name()] = stored;
   }
+  std::vector<Tensor> expected_tensors;  // kept alive until the file is written
+  expected_tensors.reserve(expected.size());
   for (const auto& e : expected) {
     const Tensor& initial = tensors.at(e.tensor);
     nlohmann::json out{{"name", e.tensor},
@@ -94,14 +110,26 @@ size_t write_golden_case(const CaseDef& def, const OpCase& op, const std::string
                        {"expected_f64", "expected_f64." + e.tensor},
                        {"tolerance", {{"atol", e.tolerance.atol}, {"rtol", e.tolerance.rtol}}}};
     if (!e.tolerance.reason.empty()) out["tolerance"]["reason"] = e.tolerance.reason;
-    st.tensors["expected." + e.tensor] = to_stored(expected_tensor(e, initial));
-    st.tensors["expected_f64." + e.tensor] = f64_stored(e.exact, initial.shape());
-    if (has_alternates(e)) {
-      st.tensors["alternate." + e.tensor] = f64_stored(e.alternate, initial.shape());
+    expected_tensors.push_back(expected_tensor(e, initial));
+    st.tensors["expected." + e.tensor] = stored_view(expected_tensors.back());
+    // An in-place output's untouched elements hold their initial value, which the input
+    // tensor has: expected_f64 lists the touched elements only.
+    st.tensors["expected_f64." + e.tensor] =
+        e.touched.empty() ? f64_stored(e.exact, initial.shape()) : f64_where(e.exact, [&](size_t i) { return e.touched[i] != 0; });
+    // Alternates are rare (rounding boundaries): their indices and values only.
+    std::vector<int64_t> alternates;
+    for (size_t i = 0; i < e.alternate.size(); ++i)
+      if (!std::isnan(e.alternate[i])) alternates.push_back(static_cast<int64_t>(i));
+    if (!alternates.empty()) {
+      st.tensors["alternate." + e.tensor] = f64_where(e.alternate, [&](size_t i) { return !std::isnan(e.alternate[i]); });
+      StoredTensor index{"I64", {static_cast<int64_t>(alternates.size())}, std::vector<uint8_t>(alternates.size() * 8)};
+      std::memcpy(index.bytes.data(), alternates.data(), index.bytes.size());
+      st.tensors["alternate_index." + e.tensor] = std::move(index);
       out["alternate"] = "alternate." + e.tensor;
+      out["alternate_index"] = "alternate_index." + e.tensor;
     }
     if (!e.touched.empty()) {
-      st.tensors["touched." + e.tensor] = StoredTensor{"U8", initial.shape(), e.touched};
+      st.tensors["touched." + e.tensor] = bitmask(e.touched);
       out["touched"] = "touched." + e.tensor;
     }
     manifest["outputs"].push_back(out);
@@ -120,7 +148,7 @@ size_t write_golden_case(const CaseDef& def, const OpCase& op, const std::string
     throw;
   }
   size_t bytes = text.size();
-  for (const auto& [name, t] : st.tensors) bytes += t.bytes.size();
+  for (const auto& [name, t] : st.tensors) bytes += t.data().size();
   return bytes;
 }
 
@@ -158,14 +186,57 @@ std::vector<double> load_f64(const SafetensorsReader& file, const std::string& k
   return v;
 }
 
-// 1 where the operator writes, 0 where the initial bits must stay: one byte per element.
-std::vector<uint8_t> load_touched(const SafetensorsReader& file, const std::string& key, const Shape& shape) {
+// 1 where the operator writes, 0 where the initial bits must stay: one byte per element
+// (format 1), or one bit per element, little-endian within each byte (format 2).
+std::vector<uint8_t> load_touched(const SafetensorsReader& file, const std::string& key, const Shape& shape, int format) {
+  const size_t n = shape_numel(shape);
+  if (format >= 2) {
+    const std::vector<uint8_t> bits = read_checked(file, key, "U8", {static_cast<int64_t>((n + 7) / 8)}, " (one bit per element)");
+    std::vector<uint8_t> t(n);
+    for (size_t i = 0; i < n; ++i) t[i] = (bits[i / 8] >> (i % 8)) & 1u;
+    if (n % 8 && bits.back() >> (n % 8))
+      throw std::runtime_error(file.path() + ": tensor '" + key + "' has bits set past its " + std::to_string(n) + " elements");
+    return t;
+  }
   std::vector<uint8_t> t = read_checked(file, key, "U8", shape);
   for (size_t i = 0; i < t.size(); ++i)
     if (t[i] > 1)
       throw std::runtime_error(file.path() + ": tensor '" + key + "' holds " + std::to_string(t[i]) + " at " +
                                index_string(shape, static_cast<int64_t>(i)) + " (must be 0 or 1)");
   return t;
+}
+
+// Format 2's sparse alternates: values at ascending, distinct flat indices inside the tensor.
+std::vector<double> load_sparse_alternates(const SafetensorsReader& file, const ManifestOutput& o, size_t n) {
+  const TensorEntry* e = file.find(o.alternate_index);
+  if (!e) throw std::runtime_error(file.path() + " has no tensor '" + o.alternate_index + "'");
+  if (e->shape.size() != 1) throw std::runtime_error(file.path() + ": tensor '" + o.alternate_index + "' must be one-dimensional");
+  const std::vector<double> values = load_f64(file, o.alternate, e->shape);
+  const std::vector<uint8_t> raw = read_checked(file, o.alternate_index, "I64", e->shape);
+  std::vector<double> dense(n, Expected::none);
+  int64_t previous = -1;
+  for (size_t k = 0; k < values.size(); ++k) {
+    int64_t i;
+    std::memcpy(&i, raw.data() + 8 * k, 8);
+    if (i <= previous || i >= static_cast<int64_t>(n))
+      throw std::runtime_error(file.path() + ": tensor '" + o.alternate_index + "' holds " + std::to_string(i) + " at " +
+                               std::to_string(k) + ": indices must ascend within [0, " + std::to_string(n) + ")");
+    dense[static_cast<size_t>(i)] = values[k];
+    previous = i;
+  }
+  return dense;
+}
+
+// Format 2's expected_f64 of an in-place output: the touched elements in ascending order;
+// the others hold their initial value.
+std::vector<double> load_touched_f64(const SafetensorsReader& file, const ManifestOutput& o, const std::vector<uint8_t>& touched,
+                                     const Tensor& before) {
+  size_t count = 0;
+  for (uint8_t t : touched) count += t;
+  const std::vector<double> values = load_f64(file, o.expected_f64, {static_cast<int64_t>(count)});
+  std::vector<double> dense(touched.size());
+  for (size_t i = 0, k = 0; i < dense.size(); ++i) dense[i] = touched[i] ? values[k++] : before.get(i);
+  return dense;
 }
 
 }  // namespace
@@ -185,10 +256,12 @@ CaseResult check_golden_case(const GoldenManifest& m, const std::string& actual_
       Expected e{.tensor = out.name};
       e.value.resize(expected.numel());
       for (size_t i = 0; i < expected.numel(); ++i) e.value[i] = expected.get(i);
-      e.exact = load_f64(golden, out.expected_f64, out.shape);
+      if (!out.touched.empty()) e.touched = load_touched(golden, out.touched, out.shape, m.format);
+      e.exact = m.format >= 2 && !e.touched.empty() ? load_touched_f64(golden, out, e.touched, before)
+                                                    : load_f64(golden, out.expected_f64, out.shape);
       e.alternate = out.alternate.empty() ? std::vector<double>(expected.numel(), Expected::none)
+                    : m.format >= 2       ? load_sparse_alternates(golden, out, expected.numel())
                                           : load_f64(golden, out.alternate, out.shape);
-      if (!out.touched.empty()) e.touched = load_touched(golden, out.touched, out.shape);
       e.tolerance = out.tolerance;
       r.outputs.push_back({compare_output(e, got, before), e.tolerance, out.shape});
     }

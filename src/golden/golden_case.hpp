@@ -11,6 +11,11 @@
 
 namespace kvbench {
 
+// The golden format kvbench writes (the manifest's "format"; specs/golden-format.md). A
+// manifest without one is format 1 (dense alternates, whole expected_f64 and byte-per-
+// element touched of in-place outputs), which `check` still reads.
+inline constexpr int kGoldenFormat = 2;
+
 // The file name (without extension) of a case's golden files: the case name with
 // "[" -> ".", "=" -> "-", "," -> ".", "]" dropped, any other unsafe character -> "_".
 std::string case_file_stem(const std::string& case_name);

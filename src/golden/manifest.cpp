@@ -82,6 +82,13 @@ GoldenManifest parse_manifest(const json& doc, const std::string& path) {
   if (!doc.is_object()) throw ManifestError("", "a manifest must be a JSON object");
   GoldenManifest m;
   m.path = path;
+  if (doc.contains("format")) {
+    const json& f = doc["format"];
+    if (!f.is_number_integer() || f.get<int64_t>() < 1 || f.get<int64_t>() > kReadableGoldenFormat)
+      throw ManifestError("/format", "golden format " + f.dump() + " is not one this kvbench reads (1 to " +
+                                         std::to_string(kReadableGoldenFormat) + "): write the golden again with this kvbench, or use the kvbench that wrote it");
+    m.format = static_cast<int>(f.get<int64_t>());
+  }
   m.name = text(doc, "", "case");
   m.op = text(doc, "", "op");
   m.source = doc.contains("source") ? text(doc, "", "source") : path;
@@ -108,6 +115,9 @@ GoldenManifest parse_manifest(const json& doc, const std::string& path) {
     o.expected_f64 = text(out, at, "expected_f64");
     o.alternate = optional_text(out, at, "alternate");
     o.touched = optional_text(out, at, "touched");
+    o.alternate_index = optional_text(out, at, "alternate_index");
+    if (m.format >= 2 && o.alternate.empty() != o.alternate_index.empty())
+      throw ManifestError(at, "output '" + o.name + "' must name both alternate and alternate_index, or neither");
     const json& tol = require(out, at, "tolerance");
     if (!tol.is_object()) throw ManifestError(at + "/tolerance", "must be an object");
     o.tolerance.atol = tolerance_value(tol, at + "/tolerance", "atol");

@@ -20,6 +20,9 @@ inline constexpr int kMaxManifestDepth = 32;
 // Largest element count of a golden tensor (also keeps every byte count below 2^64).
 inline constexpr uint64_t kMaxGoldenElements = uint64_t{1} << 48;
 
+// The newest golden format `check` reads (src/golden/golden_case.hpp kGoldenFormat).
+inline constexpr int kReadableGoldenFormat = 2;
+
 // A manifest that cannot be used; `pointer` is the JSON pointer of the field at fault.
 class ManifestError : public std::runtime_error {
  public:
@@ -38,11 +41,13 @@ struct ManifestOutput {
   Role role = Role::output;
   std::string expected, expected_f64;
   std::string alternate, touched;  // "" when the manifest has none
+  std::string alternate_index;     // format 2: the alternates' flat indices
   Tolerance tolerance;
 };
 
 struct GoldenManifest {
   std::string path;         // the manifest file
+  int format = 1;           // the golden format (1: no "format" field)
   std::string name, op, source;
   std::string safetensors;  // the golden data file, beside the manifest
   std::vector<ManifestOutput> outputs;

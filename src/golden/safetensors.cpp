@@ -44,6 +44,10 @@ StoredTensor to_stored(const Tensor& t) {
   return StoredTensor{safetensors_dtype(t.dtype()), stored_shape(t.dtype(), t.shape()), t.bytes()};
 }
 
+StoredTensor stored_view(const Tensor& t) {
+  return StoredTensor{.dtype = safetensors_dtype(t.dtype()), .shape = stored_shape(t.dtype(), t.shape()), .borrowed = t.bytes()};
+}
+
 StoredTensor f64_stored(const std::vector<double>& values, const Shape& shape) {
   StoredTensor s{"F64", shape, std::vector<uint8_t>(values.size() * 8)};
   if (!values.empty()) std::memcpy(s.bytes.data(), values.data(), s.bytes.size());
@@ -54,8 +58,8 @@ void write_safetensors(const std::string& path, const SafetensorsFile& file) {
   nlohmann::json header = nlohmann::json::object();
   uint64_t offset = 0;
   for (const auto& [name, t] : file.tensors) {  // std::map: name order
-    header[name] = {{"dtype", t.dtype}, {"shape", t.shape}, {"data_offsets", {offset, offset + t.bytes.size()}}};
-    offset += t.bytes.size();
+    header[name] = {{"dtype", t.dtype}, {"shape", t.shape}, {"data_offsets", {offset, offset + t.data().size()}}};
+    offset += t.data().size();
   }
   if (!file.metadata.empty()) header["__metadata__"] = file.metadata;
   std::string text = header.dump();
@@ -64,7 +68,7 @@ void write_safetensors(const std::string& path, const SafetensorsFile& file) {
   for (int i = 0; i < 8; ++i) len[i] = static_cast<uint8_t>(static_cast<uint64_t>(text.size()) >> (8 * i));
   std::vector<std::span<const uint8_t>> parts{std::span<const uint8_t>(len, 8),
                                               std::span(reinterpret_cast<const uint8_t*>(text.data()), text.size())};
-  for (const auto& [name, t] : file.tensors) parts.emplace_back(t.bytes);
+  for (const auto& [name, t] : file.tensors) parts.emplace_back(t.data());
   write_file_atomically(path, parts);
 }
 

@@ -30,6 +30,10 @@ struct StoredTensor {
   std::string dtype;  // safetensors dtype: F64, F32, F16, BF16, I64, I32, I8, U8
   std::vector<int64_t> shape;
   std::vector<uint8_t> bytes;
+  // For writing only: when set, the data is these bytes (owned by a Tensor that outlives
+  // the write), not `bytes`, so a golden's large inputs are written without a copy.
+  std::span<const uint8_t> borrowed;
+  std::span<const uint8_t> data() const { return borrowed.data() ? borrowed : std::span<const uint8_t>(bytes); }
 };
 
 struct SafetensorsFile {
@@ -90,6 +94,8 @@ uint64_t safetensors_element_bytes(std::string_view dtype);
 // The safetensors form of a kvbench tensor. s4/u4 have no safetensors dtype: they are
 // stored packed as U8 of shape [ceil(numel / 2)] (packing in src/core/dtype.hpp).
 StoredTensor to_stored(const Tensor& t);
+// The same, borrowing t's bytes (t must outlive the StoredTensor).
+StoredTensor stored_view(const Tensor& t);
 StoredTensor f64_stored(const std::vector<double>& values, const Shape& shape);
 const char* safetensors_dtype(DType t);
 // The stored shape of a tensor of `dtype` and logical `shape` (packed for s4/u4).

@@ -1,10 +1,12 @@
 // The generic phases of every case, driven by the operator's declaration.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <stdexcept>
 
 #include "cases/schema.hpp"
 #include "core/error.hpp"
+#include "core/parallel.hpp"
 #include "core/rng.hpp"
 #include "ops/operator.hpp"
 #include "vk/runtime.hpp"
@@ -37,9 +39,22 @@ Role OpCase::role(const std::string& tensor) const {
   return d->role;
 }
 
+void OpCase::fill_with(Tensor& t, const std::function<double(size_t)>& value) {
+  // Chunks of an even number of elements (whole bytes of packed s4/u4), each made into a
+  // small buffer and stored in one pass.
+  constexpr size_t kChunk = size_t{1} << 15;
+  const size_t n = t.numel(), chunks = (n + kChunk - 1) / kChunk;
+  parallel_for(static_cast<int64_t>(chunks), chunks > 1 ? reference_threads() : 1, [&](int64_t c) {
+    const size_t begin = static_cast<size_t>(c) * kChunk, count = std::min(kChunk, n - begin);
+    std::vector<double> x(count);
+    for (size_t i = 0; i < count; ++i) x[i] = value(begin + i);
+    t.set_range(begin, count, x.data());
+  });
+}
+
 void OpCase::fill_uniform(Tensor& t, std::pair<double, double> range) const {
   const CounterRng rng(args_.seed(), t.name());
-  for (size_t i = 0; i < t.numel(); ++i) t.set(i, rng.uniform(i, range.first, range.second));
+  fill_with(t, [&](size_t i) { return rng.uniform(i, range.first, range.second); });
 }
 
 void OpCase::fill_values(Tensor& t, const std::vector<int64_t>& values) {
@@ -122,6 +137,13 @@ std::string bytes_text(long double bytes) {
   return buf;
 }
 
+// Initial and working copies of the tensor, and for outputs the golden's value, exact and
+// alternate doubles per element (src/check/expected.hpp).
+long double tensor_host_bytes(size_t n, DType dtype, Role role) {
+  const long double bytes = static_cast<long double>(n) * dtype_bits(dtype) / 8;
+  return 2 * bytes + (role == Role::input ? 0 : 25.0L * n);
+}
+
 void check_sizes(const OpCase& c, const CaseDef& def) {
   uint64_t host = 0;
   for (const auto& spec : c.tensor_specs()) {
@@ -132,10 +154,7 @@ void check_sizes(const OpCase& c, const CaseDef& def) {
       throw CaseError(size_pointer(def), "tensor " + spec.name + " " + shape_string(spec.shape) +
                                              " has more elements than 2^64");
     }
-    // Initial and working copies of the tensor, and for outputs the golden's value,
-    // exact and alternate doubles per element (src/check/expected.hpp).
-    const long double bytes = static_cast<long double>(n) * dtype_bits(spec.dtype) / 8;
-    const long double need = 2 * bytes + (c.role(spec.name) == Role::input ? 0 : 25.0L * n);
+    const long double need = tensor_host_bytes(n, spec.dtype, c.role(spec.name));
     const long double total = static_cast<long double>(host) + need;
     if (total > static_cast<long double>(memory_budget()))
       throw CaseError(size_pointer(def), "tensor " + spec.name + " " + shape_string(spec.shape) + " brings the case to " +
@@ -156,6 +175,12 @@ void check_sizes(const OpCase& c, const CaseDef& def) {
 }
 
 }  // namespace
+
+uint64_t host_bytes(const OpCase& c) {
+  long double total = 0;
+  for (const auto& spec : c.tensor_specs()) total += tensor_host_bytes(shape_numel(spec.shape), spec.dtype, c.role(spec.name));
+  return static_cast<uint64_t>(total);  // within the budget: instantiate_case checked it
+}
 
 std::unique_ptr<OpCase> instantiate_case(const Operator& op, const CaseDef& def) {
   try {

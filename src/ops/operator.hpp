@@ -8,6 +8,7 @@
 // make_tensors() allocates and fills them, golden() attaches tolerances. An operator keeps
 // only what is its own: constraints (instantiate), special inputs (fill), the reference
 // and the kernel plan.
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -92,6 +93,9 @@ class OpCase {
  protected:
   // For fill(): a uniform tensor over `range`, keyed by (seed, tensor name, index).
   void fill_uniform(Tensor& t, std::pair<double, double> range) const;
+  // Elements [0, numel) as value(i), made in chunks on the reference threads (value must
+  // depend on i alone, so the bytes do not depend on the threads).
+  static void fill_with(Tensor& t, const std::function<double(size_t)>& value);
   // An index tensor holding `values`.
   static void fill_values(Tensor& t, const std::vector<int64_t>& values);
 
@@ -113,6 +117,11 @@ class Operator {
 // (a CaseError, or any other exception) comes back as a CaseError naming the field, or
 // the whole document ("") when no field is known.
 std::unique_ptr<OpCase> instantiate_case(const Operator& op, const CaseDef& def);
+
+// The host memory a case may take (its tensors twice, and the golden's doubles of each
+// output), as instantiate_case checked it against --memory-budget: what `golden --jobs`
+// schedules by.
+uint64_t host_bytes(const OpCase& c);
 
 const Operator* find_operator(const std::string& id);
 std::vector<std::string> operator_ids();

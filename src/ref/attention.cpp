@@ -53,42 +53,58 @@ constexpr int64_t kRowBlock = 32;  // query rows per task
 constexpr int64_t kKeyTile = 16;   // panels per tile of the q . k loop (128 keys)
 constexpr int64_t kValueTile = 128;  // keys per tile of the p . V loop
 
+// Rows [k0, k1) made in chunks on reference_threads() threads when there are enough of
+// them to pay for starting threads; make(t0, t1) writes rows [t0, t1) only.
+void for_key_chunks(int64_t k0, int64_t k1, int64_t width, const std::function<void(int64_t, int64_t)>& make) {
+  constexpr int64_t kChunk = 256;  // keys per task (a multiple of kPanel)
+  const int64_t chunks = (k1 - k0 + kChunk - 1) / kChunk;
+  const unsigned threads = (k1 - k0) * width < (int64_t{1} << 16) ? 1 : reference_threads();
+  parallel_for(chunks, threads, [&](int64_t c) { make(k0 + c * kChunk, std::min(k1, k0 + (c + 1) * kChunk)); });
+}
+
 // K's keys [k0, k1) transposed into panels of kPanel keys: panel p, channel d, lane j
 // holds K[k0 + p * kPanel + j][d] (0 past k1). A score tile reads one panel contiguously.
 struct Panels {
   int64_t k0 = 0, count = 0;
-  std::vector<double> data;
-  const double* panel(int64_t p, int64_t dk) const { return data.data() + p * dk * kPanel; }
+  std::unique_ptr<double[]> data;
+  const double* panel(int64_t p, int64_t dk) const { return data.get() + p * dk * kPanel; }
 };
 
-Panels pack_keys(RowsView k, int64_t k0, int64_t k1, int64_t dk) {
+Panels pack_keys(const RowSource& k, int64_t k0, int64_t k1, int64_t dk) {
   Panels P{.k0 = k0, .count = (k1 - k0 + kPanel - 1) / kPanel};
-  P.data.assign(static_cast<size_t>(P.count * dk * kPanel), 0.0);
-  for (int64_t t = k0; t < k1; ++t) {
-    const int64_t p = (t - k0) / kPanel, j = (t - k0) % kPanel;
-    const double* kt = k.row(t);
-    double* dst = P.data.data() + p * dk * kPanel + j;
-    for (int64_t d = 0; d < dk; ++d) dst[d * kPanel] = kt[d];
-  }
+  P.data.reset(new double[static_cast<size_t>(P.count * dk * kPanel)]);  // every element written below
+  for_key_chunks(k0, k1, dk, [&](int64_t t0, int64_t t1) {
+    for (int64_t t = t0; t < t1; ++t)
+      k(t, P.data.get() + (t - k0) / kPanel * dk * kPanel + (t - k0) % kPanel, kPanel);
+  });
+  for (int64_t t = k1; t < k0 + P.count * kPanel; ++t)  // the last panel's lanes past k1
+    for (int64_t d = 0; d < dk; ++d) P.data[static_cast<size_t>((t - k0) / kPanel * dk * kPanel + d * kPanel + (t - k0) % kPanel)] = 0;
   return P;
 }
 
 // V's keys [k0, k1) in column strips of 8: strip c, key t, lane j holds V[t][8c + j], so
-// a value tile reads 64 contiguous bytes per key. The dv % 8 last columns stay in `rows`.
+// a value tile reads 64 contiguous bytes per key; the dv % 8 last columns of key t are in
+// `tail` at (t - k0) * (dv % 8).
 struct Strips {
-  int64_t k0 = 0, keys = 0;
-  std::vector<double> data;
-  RowsView rows;
-  const double* strip(int64_t c) const { return data.data() + c * keys * 8; }
+  int64_t k0 = 0, keys = 0, tail_width = 0;
+  std::unique_ptr<double[]> data, tail;
+  const double* strip(int64_t c) const { return data.get() + c * keys * 8; }
+  double tail_at(int64_t t, int64_t j) const { return tail[static_cast<size_t>((t - k0) * tail_width + j)]; }
 };
 
-Strips pack_values(RowsView v, int64_t k0, int64_t k1, int64_t dv) {
-  Strips V{.k0 = k0, .keys = k1 - k0, .rows = v};
+Strips pack_values(const RowSource& v, int64_t k0, int64_t k1, int64_t dv) {
   const int64_t strips = dv / 8;
-  V.data.resize(static_cast<size_t>(strips * V.keys * 8));
-  for (int64_t t = k0; t < k1; ++t)
-    for (int64_t c = 0; c < strips; ++c)
-      std::copy_n(v.row(t) + c * 8, 8, V.data.data() + (c * V.keys + t - k0) * 8);
+  Strips V{.k0 = k0, .keys = k1 - k0, .tail_width = dv % 8};
+  V.data.reset(new double[static_cast<size_t>(strips * V.keys * 8)]);
+  V.tail.reset(new double[static_cast<size_t>(V.keys * V.tail_width)]);
+  for_key_chunks(k0, k1, dv, [&](int64_t t0, int64_t t1) {
+    std::vector<double> row(static_cast<size_t>(dv));
+    for (int64_t t = t0; t < t1; ++t) {
+      v(t, row.data(), 1);
+      for (int64_t c = 0; c < strips; ++c) std::copy_n(row.data() + c * 8, 8, V.data.get() + (c * V.keys + t - k0) * 8);
+      std::copy_n(row.data() + strips * 8, V.tail_width, V.tail.get() + (t - k0) * V.tail_width);
+    }
+  });
   return V;
 }
 
@@ -139,7 +155,7 @@ KVB_INLINE void value_tile(const double* const* p, int64_t origin, const Strips&
   for (; c < dv; ++c)
     for (int r = 0; r < R; ++r) {
       double acc = out[r][c];
-      for (int64_t t = t0; t < t1; ++t) acc += p[r][t - origin] * V.rows.row(t)[c];
+      for (int64_t t = t0; t < t1; ++t) acc += p[r][t - origin] * V.tail_at(t, c - dv / 8 * 8);
       out[r][c] = acc;
     }
 }
@@ -282,7 +298,7 @@ KVB_CLONES void attend_block(const Job& job, int64_t r0, int64_t r1) {
 
 }  // namespace
 
-void attend(const AttentionBlock& a, std::span<const QueryRow> rows, RowsView k, RowsView v, double* lse) {
+void attend(const AttentionBlock& a, std::span<const QueryRow> rows, const RowSource& k, const RowSource& v, double* lse) {
   int64_t k0 = std::numeric_limits<int64_t>::max(), k1 = std::numeric_limits<int64_t>::min();
   double work = 0;
   for (const QueryRow& r : rows)
@@ -300,6 +316,16 @@ void attend(const AttentionBlock& a, std::span<const QueryRow> rows, RowsView k,
   const double flops = attention_flops(work, a.dk, a.dv);
   const unsigned threads = flops < 4e6 ? 1 : reference_threads();
   parallel_for(tasks, threads, [&](int64_t i) { attend_block(job, i * kRowBlock, std::min(n, (i + 1) * kRowBlock)); });
+}
+
+void attend(const AttentionBlock& a, std::span<const QueryRow> rows, RowsView k, RowsView v, double* lse) {
+  const auto copy_row = [](RowsView m, int64_t width) {
+    return [m, width](int64_t t, double* dst, int64_t step) {
+      const double* src = m.row(t);
+      for (int64_t d = 0; d < width; ++d) dst[d * step] = src[d];
+    };
+  };
+  attend(a, rows, copy_row(k, a.dk), copy_row(v, a.dv), lse);
 }
 
 std::string quant_error_text(const std::vector<double>& quantized, const std::vector<double>& unquantized) {

@@ -23,6 +23,11 @@ struct RowsView {
   const double* row(int64_t t) const { return data + t * stride; }
 };
 
+// K or V rows made on demand (dequantized, generated, gathered from a paged cache): fill
+// writes element d of row t to dst[d * step]. Called from several threads at once for
+// different rows, so it must only read shared state.
+using RowSource = std::function<void(int64_t t, double* dst, int64_t step)>;
+
 // What a row whose every score is -inf (nothing to attend to) produces.
 enum class EmptyRow {
   nan,    // torch.softmax: NaN probabilities, so a NaN output (PMX)
@@ -65,6 +70,10 @@ struct AttentionBlock {
 // the inputs: K transposed and V copied in strips once, and a score tile of 32 rows (by
 // the keys they see) per thread.
 void attend(const AttentionBlock& a, std::span<const QueryRow> rows, RowsView k, RowsView v, double* lse);
+// The same with K and V rows taken from sources, written straight into the transposed
+// panels and strips attend() works on: no whole K or V matrix of doubles beside them.
+// The rows are made on reference_threads() threads (the bytes do not depend on it).
+void attend(const AttentionBlock& a, std::span<const QueryRow> rows, const RowSource& k, const RowSource& v, double* lse);
 
 // The FLOPs attention counts for `pairs` visible (query row, key, head) triples: the
 // multiply-adds of q.k over dk and of p.v over dv (what `kvbench bench` reports as GFLOPS).

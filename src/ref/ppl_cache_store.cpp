@@ -25,7 +25,7 @@ void store_ppl_row(const std::vector<double>& x, int64_t quant_bit, int64_t quan
       const size_t i = cache_offset + g * G + k;
       cache.value[i] = q.code[k];
       cache.exact[i] = q.quotient[k];
-      cache.alternate[i] = q.alternate[k];
+      cache.set_alternate(i, q.alternate[k]);
       cache.touched[i] = 1;
     }
   }

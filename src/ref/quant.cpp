@@ -4,19 +4,13 @@
 #include <cmath>
 #include <limits>
 #include <stdexcept>
+#include <string>
 
 #include "core/float_format.hpp"
 
 namespace kvbench {
 
-double round_to(DType t, double x) {
-  switch (t) {
-    case DType::f16: return round_f16(x);
-    case DType::bf16: return round_bf16(x);
-    case DType::f32: return round_f32(x);
-    default: throw std::logic_error("round_to: not a float dtype");
-  }
-}
+void throw_not_float(DType t) { throw std::logic_error("round_to: " + std::string(dtype_name(t)) + " is not a float dtype"); }
 
 double ulp_of(DType t, double x) {
   switch (t) {
@@ -99,16 +93,9 @@ GroupCodes quantize_asymmetric(const double* x, size_t n, int64_t qmin, int64_t 
   return g;
 }
 
-double dequant_ppl(double q, double s, DType scale_dtype, DType out) {
-  return round_to(out, round_to(scale_dtype, q * s));
-}
-
 double dequant_zero_point(double q, double zp, double s, DType out) {
   return round_to(out, round_f32((q - zp) * s));
 }
 
-double dequant_offset(double q, double offset, double s, DType out) {
-  return round_to(out, round_f32(round_f32(q + offset) * s));
-}
 
 }  // namespace kvbench

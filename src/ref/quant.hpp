@@ -7,11 +7,20 @@
 #include <vector>
 
 #include "core/dtype.hpp"
+#include "core/float_format.hpp"
 
 namespace kvbench {
 
-// x rounded to a float dtype (f16, bf16, f32), or x itself for f64-style "no rounding".
-double round_to(DType t, double x);
+[[noreturn]] void throw_not_float(DType t);
+// x rounded to a float dtype (f16, bf16, f32).
+inline double round_to(DType t, double x) {
+  switch (t) {
+    case DType::f16: return round_f16(x);
+    case DType::bf16: return round_bf16(x);
+    case DType::f32: return round_f32(x);
+    default: throw_not_float(t);
+  }
+}
 // One unit in the last place of float dtype t at x.
 double ulp_of(DType t, double x);
 
@@ -45,8 +54,12 @@ GroupCodes quantize_asymmetric(const double* x, size_t n, int64_t qmin, int64_t 
 // PPL:    y = out(S(q * s))            the product in the scale dtype S, then to out
 // oneDNN: y = out(f32((q - zp) * s))   f32 arithmetic
 // Ascend: y = out(f32(f32(q + offset) * s))
-double dequant_ppl(double q, double s, DType scale_dtype, DType out);
+inline double dequant_ppl(double q, double s, DType scale_dtype, DType out) {
+  return round_to(out, round_to(scale_dtype, q * s));
+}
 double dequant_zero_point(double q, double zp, double s, DType out);
-double dequant_offset(double q, double offset, double s, DType out);
+inline double dequant_offset(double q, double offset, double s, DType out) {
+  return round_to(out, round_f32(round_f32(q + offset) * s));
+}
 
 }  // namespace kvbench

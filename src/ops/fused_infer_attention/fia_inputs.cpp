@@ -7,6 +7,7 @@
 #include <limits>
 #include <numeric>
 
+#include "core/parallel.hpp"
 #include "core/rng.hpp"
 #include "ref/quant.hpp"
 
@@ -50,75 +51,92 @@ FiaSide fia_side(const FiaParams& p, int side) {
   return s;
 }
 
-void fia_for_each_kv(const FiaParams& p, const std::vector<int64_t>& table, int side,
-                     const std::function<void(int64_t element, int64_t scale_index)>& f) {
-  const FiaSide s = fia_side(p, side);
-  for (int64_t b = 0; b < p.B; ++b)
-    for (int64_t t = 0; t < p.s2b[b]; ++t) {
-      const int64_t blk = p.paged() ? table[b * p.max_blocks + t / p.block_size] : 0, r = p.paged() ? t % p.block_size : 0;
-      for (int64_t hk = 0; hk < p.Nkv; ++hk)
-        for (int64_t d = 0; d < s.dim; ++d)
-          f(fia_kv_index(p, table, b, t, hk, d, s.dim), p.antiquant_index(s.mode, s.dim, b, p.kv_start[b] + t, hk, d, blk, r));
-    }
+int64_t fia_total_keys(const FiaParams& p) {
+  int64_t n = 0;
+  for (int64_t b = 0; b < p.B; ++b) n += p.s2b[b];
+  return n;
 }
 
-std::vector<double> fia_originals(const FiaParams& p, const Args& a, int side) {
-  const FiaSide s = fia_side(p, side);
-  const auto range = a.range(s.data);
-  const CounterRng rng(a.seed(), s.data + "_unquantized");
-  std::vector<double> x(shape_numel(p.kv_shape(s.dim)));
-  for (size_t i = 0; i < x.size(); ++i) x[i] = round_to(p.q, rng.uniform(i, range.first, range.second));
-  return x;
-}
-
-Tensor fia_combined_antiquant(const FiaParams& p, const Args& a, const std::string& name) {
-  Tensor t(name, p.antiquant_dtype(p.quant.key_mode), p.combined_antiquant_shape(), Role::input);
-  size_t k = 0;
-  for (int side = 0; side < 2; ++side) {
-    const Tensor part = fia_quantized(p, a, side).at(name);
-    for (size_t i = 0; i < part.numel(); ++i) t.set(k++, part.get(i));
-  }
-  return t;
-}
+FiaOriginals::FiaOriginals(const FiaParams& p, const Args& a, int side)
+    : rng_(a.seed(), fia_side(p, side).data + "_unquantized"),
+      lo_(a.range(fia_side(p, side).data).first),
+      hi_(a.range(fia_side(p, side).data).second),
+      dtype_(p.q) {}
 
 TensorSet fia_quantized(const FiaParams& p, const Args& a, int side) {
   const FiaSide s = fia_side(p, side);
   const std::vector<int64_t> table = p.paged() ? fia_block_table(p, a.seed()) : std::vector<int64_t>{};
-  const std::vector<double> x = fia_originals(p, a, side);
+  const FiaOriginals x(p, a, side);
   const Shape sshape = p.antiquant_shape(s.mode, s.dim);
   const DType sdt = p.antiquant_dtype(s.mode);
   const size_t groups = shape_numel(sshape);
-  // Each scale's range over the elements it serves.
-  std::vector<double> lo(groups, 0.0), hi(groups, 0.0);
-  std::vector<uint8_t> used(groups, 0);
-  fia_for_each_kv(p, table, side, [&](int64_t e, int64_t g) {
-    lo[g] = std::min(lo[g], x[e]);
-    hi[g] = std::max(hi[g], x[e]);
-    used[g] = 1;
+  const auto group = [&](int64_t b, int64_t t, int64_t hk, int64_t d, int64_t blk, int64_t r) {
+    return static_cast<size_t>(p.antiquant_index(s.mode, s.dim, b, p.kv_start[b] + t, hk, d, blk, r));
+  };
+  // 1. Each scale's range over the elements it serves: one span of the keys per thread,
+  // each with its own ranges, then merged (min and max are exact: the order is immaterial).
+  struct Range {
+    std::vector<double> lo, hi;
+    std::vector<uint8_t> used;
+  };
+  const int64_t keys = fia_total_keys(p), spans = std::max<int64_t>(1, std::min<int64_t>(reference_threads(), keys / 1024));
+  std::vector<Range> ranges(static_cast<size_t>(spans));
+  parallel_for(spans, reference_threads(), [&](int64_t i) {
+    Range& g = ranges[static_cast<size_t>(i)];
+    g.lo.assign(groups, 0.0);
+    g.hi.assign(groups, 0.0);
+    g.used.assign(groups, 0);
+    fia_for_each_row(p, table, s.dim, keys * i / spans, keys * (i + 1) / spans,
+                     [&](int64_t b, int64_t t, int64_t hk, int64_t e, int64_t blk, int64_t r) {
+      for (int64_t d = 0; d < s.dim; ++d) {
+        const size_t k = group(b, t, hk, d, blk, r);
+        const double v = x(e + d);
+        g.lo[k] = std::min(g.lo[k], v);
+        g.hi[k] = std::max(g.hi[k], v);
+        g.used[k] = 1;
+      }
+    });
   });
+  for (size_t b = 1; b < ranges.size(); ++b)
+    for (size_t k = 0; k < groups; ++k) {
+      ranges[0].lo[k] = std::min(ranges[0].lo[k], ranges[b].lo[k]);
+      ranges[0].hi[k] = std::max(ranges[0].hi[k], ranges[b].hi[k]);
+      ranges[0].used[k] |= ranges[b].used[k];
+    }
+  const std::vector<double> lo = std::move(ranges[0].lo), hi = std::move(ranges[0].hi);
+  const std::vector<uint8_t> used = std::move(ranges[0].used);
+  ranges.clear();
   const double qmin = static_cast<double>(dtype_int_min(p.quant.codes)), qmax = static_cast<double>(dtype_int_max(p.quant.codes));
   const double nan = std::numeric_limits<double>::quiet_NaN();
   Tensor data(s.data, p.quant.codes, p.kv_shape(s.dim), Role::input);
   Tensor scale(s.scale, sdt, sshape, Role::input), offset(s.offset, sdt, sshape, Role::input);
+  std::vector<double> sc(groups, nan), off(groups, nan);
   for (size_t g = 0; g < groups; ++g) {
     // A scale no element uses is NaN: a kernel that applies it fails.
-    if (!used[g]) {
-      scale.set(g, nan);
-      offset.set(g, nan);
-      continue;
-    }
-    double sc, off = 0;
+    if (!used[g]) continue;
     if (p.quant.offset) {  // x ~ (code + offset) * scale, codes spanning [qmin, qmax]
-      sc = std::max(round_to(sdt, (hi[g] - lo[g]) / (qmax - qmin)), round_to(sdt, 1e-4));
-      off = round_to(sdt, std::nearbyint(lo[g] / sc) - qmin);
+      sc[g] = std::max(round_to(sdt, (hi[g] - lo[g]) / (qmax - qmin)), round_to(sdt, 1e-4));
+      off[g] = round_to(sdt, std::nearbyint(lo[g] / sc[g]) - qmin);
     } else {
-      sc = std::max(round_to(sdt, std::max(hi[g], -lo[g]) / qmax), round_to(sdt, 1e-4));
+      sc[g] = std::max(round_to(sdt, std::max(hi[g], -lo[g]) / qmax), round_to(sdt, 1e-4));
+      off[g] = 0;
     }
-    scale.set(g, sc);
-    offset.set(g, off);
   }
-  fia_for_each_kv(p, table, side, [&](int64_t e, int64_t g) {
-    data.set(static_cast<size_t>(e), std::clamp(std::nearbyint(x[e] / scale.get(g)) - offset.get(g), qmin, qmax));
+  scale.set_range(0, groups, sc.data());
+  offset.set_range(0, groups, off.data());
+  // 2. The codes: every token row written by one task (rows of an even dim fill whole
+  // bytes of packed int4, so tasks never share a byte).
+  const unsigned threads = s.dim % 2 == 0 ? reference_threads() : 1;
+  constexpr int64_t kChunk = 1024;  // key tokens per task
+  parallel_for((keys + kChunk - 1) / kChunk, threads, [&](int64_t c) {
+    std::vector<double> codes(static_cast<size_t>(s.dim));
+    fia_for_each_row(p, table, s.dim, c * kChunk, std::min(keys, (c + 1) * kChunk), [&](int64_t b, int64_t t, int64_t hk, int64_t e, int64_t blk, int64_t r) {
+      for (int64_t d = 0; d < s.dim; ++d) {
+        const size_t g = group(b, t, hk, d, blk, r);
+        codes[static_cast<size_t>(d)] = std::clamp(std::nearbyint(x(e + d) / sc[g]) - off[g], qmin, qmax);
+      }
+      data.set_range(static_cast<size_t>(e), static_cast<size_t>(s.dim), codes.data());
+    });
   });
   TensorSet ts;
   ts.tensors.push_back(std::move(data));

@@ -1,12 +1,14 @@
 #pragma once
 // aclnn.FusedInferAttentionScoreV3: the quantized K/V of KV antiquant cases, made from
 // values drawn in the tensor's range (spec "Inputs").
-#include <functional>
+#include <algorithm>
 #include <string>
 #include <vector>
 
 #include "ops/fused_infer_attention/fia_params.hpp"
+#include "core/rng.hpp"
 #include "ops/operator.hpp"
+#include "ref/quant.hpp"
 
 namespace kvbench {
 
@@ -19,18 +21,41 @@ struct FiaSide {
 };
 FiaSide fia_side(const FiaParams& p, int side);
 
-// Calls f(element of K/V, element of its scale) for every key token a batch reads.
-void fia_for_each_kv(const FiaParams& p, const std::vector<int64_t>& table, int side,
-                     const std::function<void(int64_t element, int64_t scale_index)>& f);
+// Calls row(b, t, hk, e, blk, r) for every key token t (0-based in its batch) a batch
+// reads, per kv head: e is the token row's first element in K/V (its dim elements follow
+// contiguously), blk/r its page-attention block and slot (0 without page attention).
+// Only the tokens [f0, f1) of all batches' tokens in order (fia_total_keys of them), so
+// that callers can split the work.
+int64_t fia_total_keys(const FiaParams& p);
+template <typename Row>
+void fia_for_each_row(const FiaParams& p, const std::vector<int64_t>& table, int64_t dim, int64_t f0, int64_t f1, Row&& row) {
+  int64_t first = 0;  // the flat index of batch b's token 0
+  for (int64_t b = 0; b < p.B && first < f1; first += p.s2b[b], ++b)
+    for (int64_t t = std::max<int64_t>(0, f0 - first); t < p.s2b[b] && first + t < f1; ++t) {
+      const int64_t blk = p.paged() ? table[b * p.max_blocks + t / p.block_size] : 0, r = p.paged() ? t % p.block_size : 0;
+      for (int64_t hk = 0; hk < p.Nkv; ++hk) row(b, t, hk, fia_kv_index(p, table, b, t, hk, 0, dim), blk, r);
+    }
+}
 
-// The unquantized K or V in the query's dtype, one value per element of the K/V tensor.
-std::vector<double> fia_originals(const FiaParams& p, const Args& a, int side);
+// The unquantized K or V (side) of an antiquant case, element by element: the query
+// dtype's rounding of a uniform draw keyed by the element of K/V. Made on demand, never
+// stored whole: the quantizer and quant_err's attention each draw what they need.
+class FiaOriginals {
+ public:
+  FiaOriginals(const FiaParams& p, const Args& a, int side);
+  double operator()(int64_t element) const { return round_to(dtype_, rng_.uniform(static_cast<uint64_t>(element), lo_, hi_)); }
+
+ private:
+  CounterRng rng_;
+  double lo_, hi_;
+  DType dtype_;
+};
 
 // The codes, scale and offset (with antiquant_offset) of one side, quantized from the
 // originals per scale group: symmetric scale = max|x| / qmax, or asymmetric over
-// [min, max] with an integer offset, both in the scale's dtype.
+// [min, max] with an integer offset, both in the scale's dtype. Named as the separate
+// parameters (key, keyAntiquantScale, ...) or, combined, antiquantScale/antiquantOffset
+// holding this side's half only.
 TensorSet fia_quantized(const FiaParams& p, const Args& a, int side);
-// The combined antiquantScale or antiquantOffset: the key's scales, then the value's.
-Tensor fia_combined_antiquant(const FiaParams& p, const Args& a, const std::string& name);
 
 }  // namespace kvbench

@@ -8,7 +8,9 @@
 #include <array>
 #include <cmath>
 #include <limits>
+#include <mutex>
 #include <numeric>
+#include <optional>
 #include <stdexcept>
 #include <tuple>
 
@@ -89,13 +91,16 @@ class FiaCase final : public OpCase {
     if (name == "blockTable") return fill_values(t, fia_block_table(p_, args().seed()));
     if (name == "attenMask") return fill_mask(t);
     if (p_.quant.on && p_.quant.combined && (name == "antiquantScale" || name == "antiquantOffset")) {
-      t = fia_combined_antiquant(p_, args(), name);
+      // The key's scales, then the value's.
+      const Tensor key = take_quantized(0, name), value = take_quantized(1, name);
+      t.bytes() = key.bytes();
+      t.bytes().insert(t.bytes().end(), value.bytes().begin(), value.bytes().end());
       return;
     }
     for (int side = 0; side < 2 && p_.quant.on; ++side) {
       const FiaSide s = fia_side(p_, side);
       if (name == s.data || name == s.scale || name == s.offset) {
-        t = fia_quantized(p_, args(), side).at(name);
+        t = take_quantized(side, name);
         return;
       }
     }
@@ -107,6 +112,20 @@ class FiaCase final : public OpCase {
     if (p_.post.ties && name == "value")  // equal rows of multiples of 1/8: x * 4 (+ 0.5) lands on ties
       for (size_t i = 0; i < t.numel(); ++i) t.set(i, static_cast<double>(static_cast<int64_t>(i % static_cast<size_t>(p_.Dv)) % 17 - 8) / 8);
     if (p_.paged() && (name == "key" || name == "value")) poison_cache(t, name == "key" ? p_.D : p_.Dv);
+  }
+
+  // One tensor of a side's quantized K/V. The side is quantized once, when its first
+  // tensor is asked for, and each tensor handed out once (so the codes are never held
+  // twice); a second make_tensors() quantizes again.
+  Tensor take_quantized(int side, const std::string& name) const {
+    std::lock_guard lock(quantized_lock_);
+    std::optional<TensorSet>& q = quantized_[static_cast<size_t>(side)];
+    if (!q || !q->has(name)) q = fia_quantized(p_, args(), side);
+    auto it = std::find_if(q->tensors.begin(), q->tensors.end(), [&](const Tensor& x) { return x.name() == name; });
+    Tensor t = std::move(*it);
+    q->tensors.erase(it);
+    if (q->tensors.empty()) q.reset();
+    return t;
   }
 
   // NaN in every cache row no batch reads: the spare block and block tails.
@@ -157,58 +176,84 @@ class FiaCase final : public OpCase {
     return mask->get(static_cast<size_t>(b * p_.mask_batch_stride() + row + p_.kv_start[b] + j)) != 0;
   }
 
-  // Every element of K (side 0) or V as the operator sees it: the given floats, or the
-  // codes antiquantized as f32(f32(code + offset) * scale) (Ascend's formula, ref/quant.hpp).
-  std::vector<double> kv_values(const TensorSet& in, const std::vector<int64_t>& table, int side) const {
+  // Each side's antiquant scales and offsets as doubles (empty without antiquant / offset).
+  struct Antiquant {
+    std::array<std::vector<double>, 2> scale, offset;
+  };
+  Antiquant antiquant(const TensorSet& in) const {
+    Antiquant a;
+    for (size_t side = 0; side < 2 && p_.quant.on; ++side) {
+      const FiaSide s = fia_side(p_, static_cast<int>(side));
+      for (const auto& [name, values] : {std::pair{s.scale, &a.scale[side]}, std::pair{s.offset, &a.offset[side]}})
+        if (in.has(name)) {
+          values->resize(in.at(name).numel());
+          in.at(name).get_range(0, values->size(), values->data());
+        }
+    }
+    return a;
+  }
+
+  // Rows of K (side 0, with the rope channels) or V of kv head hk as batch b sees them:
+  // keys [0, Lp) from the shared prefix, then the batch's own K/V, either as given, or the
+  // codes antiquantized as f32(f32(code + offset) * scale) (Ascend's formula,
+  // ref/quant.hpp), or (`originals`) the unquantized values the codes were made from.
+  RowSource kv_rows(const TensorSet& in, const std::vector<int64_t>& table, int side, int64_t b, int64_t hk,
+                    const std::array<std::vector<double>, 2>& prefix, const Antiquant& antiquant,
+                    const FiaOriginals* originals) const {
     const FiaSide s = fia_side(p_, side);
     const Tensor& data = in.at(s.data);
-    std::vector<double> x(data.numel(), std::numeric_limits<double>::quiet_NaN());
-    if (!p_.quant.on) {
-      for (size_t i = 0; i < x.size(); ++i) x[i] = data.get(i);
-      return x;
-    }
-    const Tensor& scale = in.at(s.scale);
-    const Tensor* offset = p_.quant.offset ? &in.at(s.offset) : nullptr;
-    fia_for_each_kv(p_, table, side, [&](int64_t e, int64_t g) {
-      const auto at = static_cast<size_t>(s.base + g);
-      const double off = offset ? offset->get(at) : 0.0;
-      x[e] = dequant_offset(data.get(static_cast<size_t>(e)), off, scale.get(at), DType::f32);
-    });
-    return x;
+    const Tensor* rope = side == 0 && p_.rope ? &in.at("keyRope") : nullptr;
+    const Strides ps = p_.prefix_strides(s.dim);
+    const std::vector<double>& scale = antiquant.scale[static_cast<size_t>(side)];
+    const std::vector<double>& offset = antiquant.offset[static_cast<size_t>(side)];
+    return [=, this, &data, &table, &prefix, &scale, &offset](int64_t t, double* dst, int64_t step) {
+      const int64_t Lp = p_.prefix_len, dim = s.dim;
+      for (int64_t d = 0; rope && d < p_.rope; ++d)
+        dst[(dim + d) * step] = rope->get(static_cast<size_t>(fia_kv_index(p_, table, b, t, hk, d, p_.rope)));
+      if (t < Lp) {
+        for (int64_t d = 0; d < dim; ++d) dst[d * step] = prefix[static_cast<size_t>(side)][ps.at(0, t, hk, d)];
+        return;
+      }
+      const int64_t tt = t - Lp, e = fia_kv_index(p_, table, b, tt, hk, 0, dim);
+      if (originals) {
+        for (int64_t d = 0; d < dim; ++d) dst[d * step] = (*originals)(e + d);
+        return;
+      }
+      thread_local std::vector<double> row;
+      row.resize(static_cast<size_t>(dim));
+      data.get_range(static_cast<size_t>(e), static_cast<size_t>(dim), row.data());
+      if (scale.empty()) {
+        for (int64_t d = 0; d < dim; ++d) dst[d * step] = row[static_cast<size_t>(d)];
+        return;
+      }
+      const int64_t blk = p_.paged() ? table[b * p_.max_blocks + tt / p_.block_size] : 0, r = p_.paged() ? tt % p_.block_size : 0;
+      for (int64_t d = 0; d < dim; ++d) {
+        const auto g = static_cast<size_t>(s.base + p_.antiquant_index(s.mode, dim, b, p_.kv_start[b] + tt, hk, d, blk, r));
+        dst[d * step] = dequant_offset(row[static_cast<size_t>(d)], offset.empty() ? 0.0 : offset[g], scale[g], DType::f32);
+      }
+    };
   }
 
   // attentionOut (in double, before any output rounding) and the log-sum-exp of every row
   // at its softmaxLse index (+inf: no visible key or not computed), over the K/V values.
+  // With `originals`, over the unquantized K/V instead (quant_err).
   std::pair<std::vector<double>, std::vector<double>> attention(const TensorSet& in, const std::vector<int64_t>& table,
-                                                                const std::vector<double>& kx,
-                                                                const std::vector<double>& vx,
-                                                                const std::array<std::vector<double>, 2>* prefix) const {
+                                                                const std::array<std::vector<double>, 2>& prefix,
+                                                                const std::array<FiaOriginals, 2>* originals) const {
     const Tensor& query = in.at("query");
     const Tensor* mask = in.has("attenMask") ? &in.at("attenMask") : nullptr;
     const Tensor* pse = in.has("pseShift") ? &in.at("pseShift") : nullptr;
     const int64_t G = p_.N / p_.Nkv;
     const Strides qs = p_.query_strides(), qrs = p_.query_strides(p_.rope), ps = p_.pse_strides();
-    const Strides pks = p_.prefix_strides(p_.D), pvs = p_.prefix_strides(p_.Dv);
     const Tensor* q_rope = p_.rope ? &in.at("queryRope") : nullptr;
-    const Tensor* k_rope = p_.rope ? &in.at("keyRope") : nullptr;
     const int64_t DK = p_.D + p_.rope;  // MLA: the rope channels extend the contraction
+    const Antiquant scales = antiquant(in);
     std::vector<double> out(shape_numel(p_.out_shape()), 0.0), lse(static_cast<size_t>(p_.T() * p_.N), kInf);
     for (int64_t b = 0; b < p_.B; ++b) {
-      const int64_t S1b = p_.s1b[b], S2b = p_.keys(b), Lp = p_.prefix_len;
+      const int64_t S1b = p_.s1b[b];
       const Band band = p_.band[b];
       for (int64_t hk = 0; hk < p_.Nkv; ++hk) {
-        std::vector<double> K(static_cast<size_t>(S2b * DK)), V(static_cast<size_t>(S2b * p_.Dv));
-        for (int64_t t = 0; t < S2b; ++t) {
-          // Keys [0, Lp) come from the shared prefix, the rest from the batch's own K/V.
-          for (int64_t d = 0; d < p_.D; ++d)
-            K[t * DK + d] = t < Lp ? prefix->at(0)[pks.at(0, t, hk, d)]
-                                   : kx[fia_kv_index(p_, table, b, t - Lp, hk, d, p_.D)];
-          for (int64_t d = 0; d < p_.rope; ++d)
-            K[t * DK + p_.D + d] = k_rope->get(static_cast<size_t>(fia_kv_index(p_, table, b, t, hk, d, p_.rope)));
-          for (int64_t d = 0; d < p_.Dv; ++d)
-            V[t * p_.Dv + d] = t < Lp ? prefix->at(1)[pvs.at(0, t, hk, d)]
-                                      : vx[fia_kv_index(p_, table, b, t - Lp, hk, d, p_.Dv)];
-        }
+        const int64_t S2b = p_.keys(b);
         // Rows (i, h) of the kv head's G query heads, position-major. Row i sees the keys
         // j of its band, band.lo <= j - i <= band.hi; the mask and pse act in the bias.
         std::vector<double> qv(static_cast<size_t>(S1b * G * DK));
@@ -233,7 +278,8 @@ class FiaCase final : public OpCase {
             }
           };
         std::vector<double> row_lse(rows.size());
-        attend(a, rows, {K.data(), DK}, {V.data(), p_.Dv}, row_lse.data());
+        attend(a, rows, kv_rows(in, table, 0, b, hk, prefix, scales, originals ? &(*originals)[0] : nullptr),
+               kv_rows(in, table, 1, b, hk, prefix, scales, originals ? &(*originals)[1] : nullptr), row_lse.data());
         for (size_t r = 0; r < rows.size(); ++r) {
           const int64_t i = static_cast<int64_t>(r) / G, h = hk * G + static_cast<int64_t>(r) % G;
           if (std::isinf(row_lse[r]) && rows[r].begin < rows[r].end && p_.inner_precise < 2)
@@ -257,10 +303,11 @@ class FiaCase final : public OpCase {
       const Tensor& t = in.at(side == 0 ? "keySharedPrefix" : "valueSharedPrefix");
       for (size_t i = 0; i < t.numel(); ++i) prefix[side].push_back(t.get(i));
     }
-    std::tie(out.exact, row_lse) = attention(in, table, kv_values(in, table, 0), kv_values(in, table, 1), &prefix);
+    std::tie(out.exact, row_lse) = attention(in, table, prefix, nullptr);
     // Accuracy attribution: the same attention on the unquantized K/V.
     if (p_.quant.on) {
-      const auto plain = attention(in, table, fia_originals(p_, args(), 0), fia_originals(p_, args(), 1), &prefix);
+      const std::array<FiaOriginals, 2> originals{FiaOriginals(p_, args(), 0), FiaOriginals(p_, args(), 1)};
+      const auto plain = attention(in, table, prefix, &originals);
       figures_ = {{"quant_err", quant_error_text(out.exact, plain.first)}};
     }
     if (p_.post.on) post_quantize(in, row_lse, out);
@@ -268,7 +315,7 @@ class FiaCase final : public OpCase {
       for (double x : out.exact) out.value.push_back(round_to(p_.q, x));
     lse.exact = p_.lse ? row_lse : std::vector<double>{0.0};
     for (double x : lse.exact) lse.value.push_back(round_f32(x));
-    return {std::move(out), std::move(lse)};
+    return expected_list(out, lse);
   }
 
   // attentionOut as int8 codes: sat(roundEven(x * scale + offset)), code 0 in rows with no
@@ -441,6 +488,8 @@ class FiaCase final : public OpCase {
  private:
   FiaParams p_;
   mutable CaseFigures figures_;  // the accuracy attribution, set by reference()
+  mutable std::mutex quantized_lock_;
+  mutable std::array<std::optional<TensorSet>, 2> quantized_;  // see take_quantized
 };
 
 class FiaOperator final : public Operator {

@@ -107,8 +107,7 @@ class KeyValueCacheCase final : public OpCase {
     if (t.name() == "start_pos") {
       fill_values(t, {p_.start_pos});
     } else if (t.name() == "cache") {
-      for (size_t i = 0; i < t.numel(); ++i)
-        t.set(i, p_.quant_bit ? static_cast<double>(rng.integer(i, -qmax, qmax)) : rng.uniform(i, -1, 1));
+      fill_with(t, [&](size_t i) { return p_.quant_bit ? static_cast<double>(rng.integer(i, -qmax, qmax)) : rng.uniform(i, -1, 1); });
     } else if (t.name() == "scale") {
       fill_uniform(t, {1.0 / 1024, 1.0 / 64});
     } else {
@@ -146,7 +145,6 @@ class KeyValueCacheCase final : public OpCase {
       const size_t n = static_cast<size_t>(p_.batch * total * OH * D);
       e.value.resize(n);
       e.exact.resize(n);
-      e.alternate.assign(n, Expected::none);
       size_t i = 0;
       for (int64_t b = 0; b < p_.batch; ++b)
         for (int64_t t = 0; t < total; ++t)
@@ -161,7 +159,7 @@ class KeyValueCacheCase final : public OpCase {
               const double s = scale.value[row(b, kv, t, o / R, ng) + d / G];
               e.exact[i] = round_to(p_.scale, cache.value[c] * s);
               e.value[i] = dequant_ppl(cache.value[c], s, p_.scale, p_.input);
-              if (!std::isnan(cache.alternate[c])) e.alternate[i] = dequant_ppl(cache.alternate[c], s, p_.scale, p_.input);
+              if (cache.has_alternate(c)) e.set_alternate(i, dequant_ppl(cache.alternate[c], s, p_.scale, p_.input));
             }
       out.push_back(std::move(e));
     }

@@ -96,8 +96,7 @@ class MhcaCase final : public OpCase {
     const auto referenced = referenced_rows();
     const CounterRng crng(args().seed(), "cache");
     const int64_t qmax = p_.quant_bit == 8 ? 127 : 7, D = p_.head_dim;
-    for (size_t i = 0; i < cache.numel(); ++i)
-      cache.set(i, p_.quant_bit ? static_cast<double>(crng.integer(i, -qmax, qmax)) : kNaN);
+    fill_with(cache, [&](size_t i) { return p_.quant_bit ? static_cast<double>(crng.integer(i, -qmax, qmax)) : kNaN; });
     if (p_.quant_bit) return;
     for (int64_t T = 0; T < p_.max_t; ++T)
       if (referenced[T])
@@ -110,7 +109,7 @@ class MhcaCase final : public OpCase {
 
   void fill_scale(Tensor& scale) const {
     const auto referenced = referenced_rows();
-    for (size_t i = 0; i < scale.numel(); ++i) scale.set(i, kNaN);
+    fill_with(scale, [](size_t) { return kNaN; });
     const CounterRng srng(args().seed(), "scale");
     for (int64_t T = 0; T < p_.max_t; ++T)
       if (referenced[T])
@@ -228,7 +227,7 @@ class MhcaCase final : public OpCase {
       }
     }
     for (size_t e = 0; e < out.exact.size(); ++e) out.value[e] = round_to(p_.t1, out.exact[e]);
-    std::vector<Expected> result{std::move(out), std::move(cache)};
+    std::vector<Expected> result = expected_list(out, cache);
     if (quant) result.push_back(std::move(scale));
     return result;
   }

@@ -77,7 +77,7 @@ class DequantizeGroupCase final : public OpCase {
         y.value.push_back(round_to(y_, exact));
         y.exact.push_back(exact);
       }
-    return {std::move(y)};
+    return expected_list(y);
   }
 
   double run_vulkan(Runtime& rt, TensorSet& io) const override {

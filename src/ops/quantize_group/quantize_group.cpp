@@ -52,7 +52,7 @@ class QuantizeGroupCase final : public OpCase {
         }
       }
     }
-    std::vector<Expected> out{std::move(y), std::move(scale)};
+    std::vector<Expected> out = expected_list(y, scale);
     if (p_.zero_point) out.push_back(std::move(zp));
     return out;
   }

@@ -1,0 +1,90 @@
+#!/usr/bin/env python3
+"""What a golden costs, against what its bytes cost: for each case file, the wall time and
+peak RSS of `kvbench golden` on it, the bytes it wrote, the time `cp -r` takes to copy
+them (same run, so the ratio is fair on a noisy machine), and the reference's GFLOPS
+(the manifest's `flops` over the golden time). With --run, also the wall time of
+`kvbench run` on the case and the device time `kvbench bench --reps 1` reports, for the
+ratio run / (golden + device).
+
+    tools/golden_bench.py CASE.json... [--kvbench build/kvbench] [--run] [--threads N]
+
+Standard library only (no numpy): it runs anywhere kvbench does.
+"""
+import argparse
+import json
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+
+def timed(cmd):
+    """(seconds, peak RSS in bytes, exit status) of one child process."""
+    start = time.monotonic()
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(proc.pid, 0)
+    seconds = time.monotonic() - start
+    err = proc.stderr.read().decode(errors="replace")
+    proc.stderr.close()
+    code = os.waitstatus_to_exitcode(status)
+    if code not in (0, 1):  # 1: a failing case, still a measurement
+        sys.exit("%s exited %d:\n%s" % (" ".join(cmd), code, err))
+    return seconds, usage.ru_maxrss * 1024, code
+
+
+def folder_bytes(folder):
+    return sum(os.path.getsize(os.path.join(folder, f)) for f in os.listdir(folder))
+
+
+def flops_of(folder):
+    total = 0
+    for name in os.listdir(folder):
+        if name.endswith(".json"):
+            with open(os.path.join(folder, name)) as f:
+                total += json.load(f).get("flops", 0)
+    return total
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("cases", nargs="+", help="case files (each measured on its own)")
+    ap.add_argument("--kvbench", default="build/kvbench")
+    ap.add_argument("--run", action="store_true", help="also time `kvbench run` and `kvbench bench --reps 1`")
+    ap.add_argument("--threads", type=int, help="passed to kvbench golden/run --threads")
+    ap.add_argument("--tmp", help="scratch folder (default: a new one under $TMPDIR, removed after)")
+    args = ap.parse_args()
+    threads = ["--threads", str(args.threads)] if args.threads else []
+    print("%-28s %9s %9s %8s %7s %9s %7s %8s" % ("case file", "golden s", "MiB", "cp s", "g/cp", "RSS MiB", "RSS/B", "GFLOPS")
+          + ("  %7s %9s %7s" % ("run s", "device s", "run/(g+d)") if args.run else ""))
+    for case in args.cases:
+        scratch = tempfile.mkdtemp(dir=args.tmp)
+        try:
+            out, copy = os.path.join(scratch, "golden"), os.path.join(scratch, "copy")
+            g_s, rss, _ = timed([args.kvbench, "golden", case, "-o", out] + threads)
+            written = folder_bytes(out)
+            start = time.monotonic()
+            subprocess.run(["cp", "-r", out, copy], check=True)
+            subprocess.run(["sync", "-f", copy], check=False)
+            cp_s = time.monotonic() - start
+            flops = flops_of(out)
+            line = "%-28s %9.2f %9.1f %8.2f %7.1f %9.1f %7.2f %8.2f" % (
+                os.path.basename(case)[:28], g_s, written / 2**20, cp_s, g_s / cp_s, rss / 2**20, rss / written,
+                flops / g_s / 1e9)
+            if args.run:
+                run_s, _, _ = timed([args.kvbench, "run", case] + threads)
+                report = os.path.join(scratch, "bench.json")
+                timed([args.kvbench, "bench", case, "--warmup", "0", "--reps", "1", "--json", report])
+                with open(report) as f:
+                    rows = json.load(f)["cases"]
+                device_s = sum((r.get("median_ms") or 0) for r in rows) / 1e3
+                line += "  %7.2f %9.2f %7.2f" % (run_s, device_s, run_s / (g_s + device_s))
+            print(line, flush=True)
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
