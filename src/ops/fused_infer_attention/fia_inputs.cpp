@@ -63,6 +63,20 @@ FiaOriginals::FiaOriginals(const FiaParams& p, const Args& a, int side)
       hi_(a.range(fia_side(p, side).data).second),
       dtype_(p.q) {}
 
+namespace {
+
+// nearbyint for |v| < 2^51 (the quotients here are bounded by the f16/bf16 range over a
+// scale of at least 1e-4): adding and subtracting 1.5 * 2^52 rounds to an integer, half to
+// even, in the default rounding mode, without a library call (IEEE semantics: the
+// compiler may not fold it away without -ffast-math). A -0 result becomes +0, which the
+// integer code does not see.
+inline double round_half_even(double v) {
+  constexpr double big = 0x1.8p52;
+  return (v + big) - big;
+}
+
+}  // namespace
+
 TensorSet fia_quantized(const FiaParams& p, const Args& a, int side) {
   const FiaSide s = fia_side(p, side);
   const std::vector<int64_t> table = p.paged() ? fia_block_table(p, a.seed()) : std::vector<int64_t>{};
@@ -70,9 +84,12 @@ TensorSet fia_quantized(const FiaParams& p, const Args& a, int side) {
   const Shape sshape = p.antiquant_shape(s.mode, s.dim);
   const DType sdt = p.antiquant_dtype(s.mode);
   const size_t groups = shape_numel(sshape);
-  const auto group = [&](int64_t b, int64_t t, int64_t hk, int64_t d, int64_t blk, int64_t r) {
-    return static_cast<size_t>(p.antiquant_index(s.mode, s.dim, b, p.kv_start[b] + t, hk, d, blk, r));
+  // The scale group of a row's channel d is group(row) + d * step: only per-channel scales
+  // (mode 0, not per-tensor) change along a row.
+  const auto group = [&](int64_t b, int64_t t, int64_t hk, int64_t blk, int64_t r) {
+    return p.antiquant_index(s.mode, s.dim, b, p.kv_start[b] + t, hk, 0, blk, r);
   };
+  const int64_t step = s.mode == 0 && !p.quant.per_tensor ? 1 : 0;
   // 1. Each scale's range over the elements it serves: one span of the keys per thread,
   // each with its own ranges, then merged (min and max are exact: the order is immaterial).
   struct Range {
@@ -86,14 +103,18 @@ TensorSet fia_quantized(const FiaParams& p, const Args& a, int side) {
     g.lo.assign(groups, 0.0);
     g.hi.assign(groups, 0.0);
     g.used.assign(groups, 0);
+    double *lo = g.lo.data(), *hi = g.hi.data();
+    uint8_t* used = g.used.data();
+    std::vector<double> row(static_cast<size_t>(s.dim));
     fia_for_each_row(p, table, s.dim, keys * i / spans, keys * (i + 1) / spans,
                      [&](int64_t b, int64_t t, int64_t hk, int64_t e, int64_t blk, int64_t r) {
+      x.fill(e, s.dim, row.data());
+      const int64_t k0 = group(b, t, hk, blk, r);
       for (int64_t d = 0; d < s.dim; ++d) {
-        const size_t k = group(b, t, hk, d, blk, r);
-        const double v = x(e + d);
-        g.lo[k] = std::min(g.lo[k], v);
-        g.hi[k] = std::max(g.hi[k], v);
-        g.used[k] = 1;
+        const int64_t k = k0 + d * step;
+        lo[k] = std::min(lo[k], row[static_cast<size_t>(d)]);
+        hi[k] = std::max(hi[k], row[static_cast<size_t>(d)]);
+        used[k] = 1;
       }
     });
   });
@@ -130,10 +151,13 @@ TensorSet fia_quantized(const FiaParams& p, const Args& a, int side) {
   constexpr int64_t kChunk = 1024;  // key tokens per task
   parallel_for((keys + kChunk - 1) / kChunk, threads, [&](int64_t c) {
     std::vector<double> codes(static_cast<size_t>(s.dim));
-    fia_for_each_row(p, table, s.dim, c * kChunk, std::min(keys, (c + 1) * kChunk), [&](int64_t b, int64_t t, int64_t hk, int64_t e, int64_t blk, int64_t r) {
+    fia_for_each_row(p, table, s.dim, c * kChunk, std::min(keys, (c + 1) * kChunk),
+                     [&](int64_t b, int64_t t, int64_t hk, int64_t e, int64_t blk, int64_t r) {
+      x.fill(e, s.dim, codes.data());
+      const int64_t g0 = group(b, t, hk, blk, r);
       for (int64_t d = 0; d < s.dim; ++d) {
-        const size_t g = group(b, t, hk, d, blk, r);
-        codes[static_cast<size_t>(d)] = std::clamp(std::nearbyint(x(e + d) / sc[g]) - off[g], qmin, qmax);
+        const auto g = static_cast<size_t>(g0 + d * step);
+        codes[static_cast<size_t>(d)] = std::clamp(round_half_even(codes[static_cast<size_t>(d)] / sc[g]) - off[g], qmin, qmax);
       }
       data.set_range(static_cast<size_t>(e), static_cast<size_t>(s.dim), codes.data());
     });

@@ -44,6 +44,10 @@ class FiaOriginals {
  public:
   FiaOriginals(const FiaParams& p, const Args& a, int side);
   double operator()(int64_t element) const { return round_to(dtype_, rng_.uniform(static_cast<uint64_t>(element), lo_, hi_)); }
+  // Elements [first, first + n) into out.
+  void fill(int64_t first, int64_t n, double* out) const {
+    for (int64_t i = 0; i < n; ++i) out[i] = (*this)(first + i);
+  }
 
  private:
   CounterRng rng_;
