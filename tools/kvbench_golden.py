@@ -12,8 +12,9 @@ This module needs neither kvbench nor the safetensors package:
     kg.save_actual("actual/<stem>.safetensors", {"key": my_key, ...}, case)
 
 Every array is writable and owns its memory. Golden formats 1 and 2 are read (format 2
-stores alternates sparsely, an in-place output's expected_f64 at its touched elements only
-and touched as one bit per element); every array comes back dense either way. bf16 arrays are returned as float32 (exact);
+stores alternates sparsely, an in-place output's expected_f64 at its touched elements only,
+touched as one bit per element, and side arrays in the narrowest float type that holds
+them bit for bit); every array comes back dense, float64, either way. bf16 arrays are returned as float32 (exact);
 s4/u4 as int8/uint8 unpacked from their two-per-byte packing (even flat index in the low
 nibble). save_actual converts back.
 See specs/golden-format.md.
@@ -113,6 +114,11 @@ def from_array(array, dtype):
 READABLE_FORMATS = (1, 2)
 
 
+def _doubles(stored):
+    """A side array as float64: F64, or (format 2) F32/F16/BF16 holding every value exactly."""
+    return to_array(stored, "bf16" if stored[0] == "BF16" else "f64", stored[1]).astype(np.float64)
+
+
 class GoldenCase:
     def __init__(self, manifest_path):
         with open(manifest_path) as f:
@@ -138,14 +144,14 @@ class GoldenCase:
                     self.touched[name] = np.unpackbits(bits, bitorder="little")[:count].reshape(shape).copy()
                 else:
                     self.touched[name] = to_array(stored[o["touched"]], "u8", shape)
-            f64 = to_array(stored[o["expected_f64"]], "f64", stored[o["expected_f64"]][1])
+            f64 = _doubles(stored[o["expected_f64"]])
             if self.format >= 2 and "touched" in o:  # the touched elements only; the rest keep their value
                 dense = self.inputs[name].astype(np.float64)
                 dense[self.touched[name].astype(bool)] = f64
                 f64 = dense
             self.expected_f64[name] = f64.reshape(shape)
             if "alternate" in o:
-                values = to_array(stored[o["alternate"]], "f64", stored[o["alternate"]][1])
+                values = _doubles(stored[o["alternate"]])
                 if self.format >= 2:  # values at ascending flat indices
                     index = to_array(stored[o["alternate_index"]], "i64", stored[o["alternate_index"]][1])
                     dense = np.full(count, np.nan)

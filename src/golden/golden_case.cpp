@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "check/compare.hpp"
+#include "core/float_format.hpp"
 #include "core/rng.hpp"
 #include "golden/file_io.hpp"
 #include "golden/safetensors.hpp"
@@ -45,13 +46,33 @@ Tensor expected_tensor(const Expected& e, const Tensor& initial) {
   return t;
 }
 
-// The elements of `values` that `keep` selects, in ascending index order, as F64.
+// Doubles in the narrowest of F16, BF16, F32 and F64 that gives back every value bit for
+// bit when widened (format 2): a quotient rounded to f16 takes 2 bytes, not 8.
+StoredTensor compact_f64(const std::vector<double>& values, const Shape& shape) {
+  const auto same_bits = [](double a, double b) { return std::memcmp(&a, &b, 8) == 0; };
+  const auto holds = [&](double (*round_trip)(double)) {
+    for (double v : values)  // stops at the first value the format cannot hold
+      if (!same_bits(round_trip(v), v)) return false;
+    return true;
+  };
+  for (const auto& [t, round_trip] : {std::pair{DType::f16, +[](double v) { return round_f16(v); }},
+                                      std::pair{DType::bf16, +[](double v) { return round_bf16(v); }},
+                                      std::pair{DType::f32, +[](double v) { return round_f32(v); }}})
+    if (holds(round_trip)) {
+      Tensor narrow("", t, {static_cast<int64_t>(values.size())}, Role::output);
+      narrow.set_range(0, values.size(), values.data());
+      return StoredTensor{safetensors_dtype(t), shape, std::move(narrow.bytes())};
+    }
+  return f64_stored(values, shape);
+}
+
+// The elements of `values` that `keep` selects, in ascending index order.
 template <typename Keep>
-StoredTensor f64_where(const std::vector<double>& values, Keep keep) {
+StoredTensor compact_where(const std::vector<double>& values, Keep keep) {
   std::vector<double> kept;
   for (size_t i = 0; i < values.size(); ++i)
     if (keep(i)) kept.push_back(values[i]);
-  return f64_stored(kept, {static_cast<int64_t>(kept.size())});
+  return compact_f64(kept, {static_cast<int64_t>(kept.size())});
 }
 
 // One bit per element, element i at bit i % 8 of byte i / 8 (numpy:
@@ -115,13 +136,13 @@ size_t write_golden_case(const CaseDef& def, const OpCase& op, const std::string
     // An in-place output's untouched elements hold their initial value, which the input
     // tensor has: expected_f64 lists the touched elements only.
     st.tensors["expected_f64." + e.tensor] =
-        e.touched.empty() ? f64_stored(e.exact, initial.shape()) : f64_where(e.exact, [&](size_t i) { return e.touched[i] != 0; });
+        e.touched.empty() ? compact_f64(e.exact, initial.shape()) : compact_where(e.exact, [&](size_t i) { return e.touched[i] != 0; });
     // Alternates are rare (rounding boundaries): their indices and values only.
     std::vector<int64_t> alternates;
     for (size_t i = 0; i < e.alternate.size(); ++i)
       if (!std::isnan(e.alternate[i])) alternates.push_back(static_cast<int64_t>(i));
     if (!alternates.empty()) {
-      st.tensors["alternate." + e.tensor] = f64_where(e.alternate, [&](size_t i) { return !std::isnan(e.alternate[i]); });
+      st.tensors["alternate." + e.tensor] = compact_where(e.alternate, [&](size_t i) { return !std::isnan(e.alternate[i]); });
       StoredTensor index{"I64", {static_cast<int64_t>(alternates.size())}, std::vector<uint8_t>(alternates.size() * 8)};
       std::memcpy(index.bytes.data(), alternates.data(), index.bytes.size());
       st.tensors["alternate_index." + e.tensor] = std::move(index);
@@ -179,8 +200,23 @@ Tensor load_tensor(const SafetensorsReader& file, const std::string& key, const 
   return t;
 }
 
-std::vector<double> load_f64(const SafetensorsReader& file, const std::string& key, const Shape& shape) {
-  const std::vector<uint8_t> bytes = read_checked(file, key, "F64", shape);
+// Doubles stored as F64 (format 1), or in format 2 as F64, F32, F16 or BF16 (widened).
+std::vector<double> load_f64(const SafetensorsReader& file, const std::string& key, const Shape& shape, int format) {
+  const TensorEntry* e = file.find(key);
+  DType narrow = DType::f32;
+  if (format >= 2 && e && e->dtype != "F64") {
+    for (DType t : {DType::f16, DType::bf16, DType::f32})
+      if (e->dtype == safetensors_dtype(t)) narrow = t;
+    if (e->dtype == safetensors_dtype(narrow)) {
+      Tensor t(key, narrow, shape, Role::output);
+      t.bytes() = read_checked(file, key, e->dtype, shape);
+      std::vector<double> v(t.numel());
+      t.get_range(0, v.size(), v.data());
+      return v;
+    }
+  }
+  const std::vector<uint8_t> bytes =
+      read_checked(file, key, "F64", shape, format >= 2 ? " (or F32, F16, BF16)" : "");
   std::vector<double> v(bytes.size() / 8);
   if (!v.empty()) std::memcpy(v.data(), bytes.data(), v.size() * 8);
   return v;
@@ -211,7 +247,7 @@ std::vector<double> load_sparse_alternates(const SafetensorsReader& file, const 
   const TensorEntry* e = file.find(o.alternate_index);
   if (!e) throw std::runtime_error(file.path() + " has no tensor '" + o.alternate_index + "'");
   if (e->shape.size() != 1) throw std::runtime_error(file.path() + ": tensor '" + o.alternate_index + "' must be one-dimensional");
-  const std::vector<double> values = load_f64(file, o.alternate, e->shape);
+  const std::vector<double> values = load_f64(file, o.alternate, e->shape, 2);
   const std::vector<uint8_t> raw = read_checked(file, o.alternate_index, "I64", e->shape);
   std::vector<double> dense(n, Expected::none);
   int64_t previous = -1;
@@ -233,7 +269,7 @@ std::vector<double> load_touched_f64(const SafetensorsReader& file, const Manife
                                      const Tensor& before) {
   size_t count = 0;
   for (uint8_t t : touched) count += t;
-  const std::vector<double> values = load_f64(file, o.expected_f64, {static_cast<int64_t>(count)});
+  const std::vector<double> values = load_f64(file, o.expected_f64, {static_cast<int64_t>(count)}, 2);
   std::vector<double> dense(touched.size());
   for (size_t i = 0, k = 0; i < dense.size(); ++i) dense[i] = touched[i] ? values[k++] : before.get(i);
   return dense;
@@ -258,10 +294,10 @@ CaseResult check_golden_case(const GoldenManifest& m, const std::string& actual_
       for (size_t i = 0; i < expected.numel(); ++i) e.value[i] = expected.get(i);
       if (!out.touched.empty()) e.touched = load_touched(golden, out.touched, out.shape, m.format);
       e.exact = m.format >= 2 && !e.touched.empty() ? load_touched_f64(golden, out, e.touched, before)
-                                                    : load_f64(golden, out.expected_f64, out.shape);
+                                                    : load_f64(golden, out.expected_f64, out.shape, m.format);
       e.alternate = out.alternate.empty() ? std::vector<double>(expected.numel(), Expected::none)
                     : m.format >= 2       ? load_sparse_alternates(golden, out, expected.numel())
-                                          : load_f64(golden, out.alternate, out.shape);
+                                          : load_f64(golden, out.alternate, out.shape, m.format);
       e.tolerance = out.tolerance;
       r.outputs.push_back({compare_output(e, got, before), e.tolerance, out.shape});
     }
