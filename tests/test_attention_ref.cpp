@@ -124,6 +124,9 @@ bool same_bits(const std::vector<double>& x, const std::vector<double>& y) {
 const Shape kShapes[] = {
     {1, 1, 1, 1},   {3, 5, 7, 3},     {4, 8, 8, 8},      {5, 9, 3, 17},   {37, 77, 16, 24},
     {33, 129, 64, 64}, {70, 130, 9, 13}, {65, 300, 128, 40}, {96, 257, 20, 128}, {8, 1000, 32, 8},
+    // One block of rows over more keys than attend() packs at once (decode): K and V
+    // packed chunk by chunk, 8192 keys each, the last chunk partial.
+    {6, 20001, 16, 13}, {32, 8200, 8, 8},
 };
 
 }  // namespace

@@ -63,7 +63,7 @@ def main():
         scratch = tempfile.mkdtemp(dir=args.tmp)
         try:
             out, copy = os.path.join(scratch, "golden"), os.path.join(scratch, "copy")
-            g_s, rss, _ = timed([args.kvbench, "golden", case, "-o", out] + threads)
+            g_s, rss, _ = timed([args.kvbench, "golden", case, "-o", out, "--slow", "include"] + threads)
             written = folder_bytes(out)
             start = time.monotonic()
             subprocess.run(["cp", "-r", out, copy], check=True)
@@ -74,9 +74,9 @@ def main():
                 os.path.basename(case)[:28], g_s, written / 2**20, cp_s, g_s / cp_s, rss / 2**20, rss / written,
                 flops / g_s / 1e9)
             if args.run:
-                run_s, _, _ = timed([args.kvbench, "run", case] + threads)
+                run_s, _, _ = timed([args.kvbench, "run", case, "--slow", "include"] + threads)
                 report = os.path.join(scratch, "bench.json")
-                timed([args.kvbench, "bench", case, "--warmup", "0", "--reps", "1", "--json", report])
+                timed([args.kvbench, "bench", case, "--slow", "include", "--warmup", "0", "--reps", "1", "--json", report])
                 with open(report) as f:
                     rows = json.load(f)["cases"]
                 device_s = sum((r.get("median_ms") or 0) for r in rows) / 1e3

@@ -52,6 +52,7 @@ constexpr int kMr = 4;             // query rows per microkernel
 constexpr int64_t kRowBlock = 32;  // query rows per task
 constexpr int64_t kKeyTile = 16;   // panels per tile of the q . k loop (128 keys)
 constexpr int64_t kValueTile = 128;  // keys per tile of the p . V loop
+constexpr int64_t kKeyChunk = 8192;  // keys packed at once for a single block of rows (a multiple of both)
 
 // Rows [k0, k1) made in chunks on reference_threads() threads when there are enough of
 // them to pay for starting threads; make(t0, t1) writes rows [t0, t1) only.
@@ -64,21 +65,28 @@ void for_key_chunks(int64_t k0, int64_t k1, int64_t width, const std::function<v
 
 // K's keys [k0, k1) transposed into panels of kPanel keys: panel p, channel d, lane j
 // holds K[k0 + p * kPanel + j][d] (0 past k1). A score tile reads one panel contiguously.
+// A chunk of the panels: panels [first, first + count) of the keys from k0 (panel p holds
+// keys k0 + p * kPanel ...), so that scores are addressed alike in every chunk.
 struct Panels {
-  int64_t k0 = 0, count = 0;
+  int64_t k0 = 0, first = 0, count = 0;
   std::unique_ptr<double[]> data;
-  const double* panel(int64_t p, int64_t dk) const { return data.get() + p * dk * kPanel; }
+  const double* panel(int64_t p, int64_t dk) const { return data.get() + (p - first) * dk * kPanel; }
 };
 
-Panels pack_keys(const RowSource& k, int64_t k0, int64_t k1, int64_t dk) {
-  Panels P{.k0 = k0, .count = (k1 - k0 + kPanel - 1) / kPanel};
+// Keys [c0, c1) of the keys from k0, c0 - k0 a multiple of kPanel.
+Panels pack_keys(const RowSource& k, int64_t k0, int64_t c0, int64_t c1, int64_t dk) {
+  Panels P{.k0 = k0, .first = (c0 - k0) / kPanel, .count = (c1 - c0 + kPanel - 1) / kPanel};
+  const int64_t base = c0;
+  k0 = c0;
+  const int64_t k1 = c1;
   P.data.reset(new double[static_cast<size_t>(P.count * dk * kPanel)]);  // every element written below
   for_key_chunks(k0, k1, dk, [&](int64_t t0, int64_t t1) {
     for (int64_t t = t0; t < t1; ++t)
-      k(t, P.data.get() + (t - k0) / kPanel * dk * kPanel + (t - k0) % kPanel, kPanel);
+      k(t, P.data.get() + (t - base) / kPanel * dk * kPanel + (t - base) % kPanel, kPanel);
   });
-  for (int64_t t = k1; t < k0 + P.count * kPanel; ++t)  // the last panel's lanes past k1
-    for (int64_t d = 0; d < dk; ++d) P.data[static_cast<size_t>((t - k0) / kPanel * dk * kPanel + d * kPanel + (t - k0) % kPanel)] = 0;
+  for (int64_t t = k1; t < base + P.count * kPanel; ++t)  // the last panel's lanes past k1
+    for (int64_t d = 0; d < dk; ++d)
+      P.data[static_cast<size_t>((t - base) / kPanel * dk * kPanel + d * kPanel + (t - base) % kPanel)] = 0;
   return P;
 }
 
@@ -171,8 +179,6 @@ __attribute__((noinline)) double row_max(const double* s, int64_t n) {
 struct Job {
   const AttentionBlock& a;
   std::span<const QueryRow> rows;
-  const Panels& keys;
-  const Strips& values;
   double* lse;
 };
 
@@ -182,32 +188,42 @@ void empty_row(const Job& job, int64_t r) {
   if (job.lse) job.lse[r] = kInf;
 }
 
-// Rows [r0, r1): scores of the keys each group of kMr rows may see (tiled over keys so a
-// tile of panels stays in cache), softmax row by row, then P @ V (tiled over keys; each
-// output's running sum is kept in `out` between tiles, so its order is still ascending t).
-KVB_CLONES void attend_block(const Job& job, int64_t r0, int64_t r1) {
-  const AttentionBlock& a = job.a;
-  const Panels& K = job.keys;
-  const int64_t n = r1 - r0;
-  int64_t kb = std::numeric_limits<int64_t>::max(), ke = std::numeric_limits<int64_t>::min();
+// The scores of rows [r0, r1) between the three phases of a block: row r's score of key t
+// at S[(r - r0) * W + t - origin], the buffer spanning whole panels of the keys from k0.
+struct BlockScores {
+  int64_t r0 = 0, r1 = 0, kb = 0, ke = 0, pb = 0, pe = 0, W = 0, origin = 0;
+  std::unique_ptr<double[]> S;
+  std::vector<int64_t> live;  // rows with a key left after the bias
+  bool empty() const { return kb >= ke; }
+};
+
+BlockScores block_scores(const Job& job, int64_t r0, int64_t r1, int64_t k0) {
+  BlockScores b{.r0 = r0, .r1 = r1, .kb = std::numeric_limits<int64_t>::max(), .ke = std::numeric_limits<int64_t>::min()};
   for (int64_t r = r0; r < r1; ++r)
     if (job.rows[r].begin < job.rows[r].end) {
-      kb = std::min(kb, job.rows[r].begin);
-      ke = std::max(ke, job.rows[r].end);
+      b.kb = std::min(b.kb, job.rows[r].begin);
+      b.ke = std::max(b.ke, job.rows[r].end);
     }
-  if (kb >= ke) {
+  if (b.empty()) {
     for (int64_t r = r0; r < r1; ++r) empty_row(job, r);
-    return;
+    return b;
   }
-  // Scores of row r at key t live at S[r * W + t - origin]; the buffer spans whole panels.
-  const int64_t pb = (kb - K.k0) / kPanel, pe = (ke - K.k0 + kPanel - 1) / kPanel;
-  const int64_t W = (pe - pb) * kPanel, origin = K.k0 + pb * kPanel;
-  std::unique_ptr<double[]> S(new double[static_cast<size_t>((n + 1) * W)]);
-  double* scratch = S.get() + n * W;  // the score row of a group's padding rows
-  auto visible = [&](int64_t r) { return job.rows[r].begin < job.rows[r].end; };
+  b.pb = (b.kb - k0) / kPanel;
+  b.pe = (b.ke - k0 + kPanel - 1) / kPanel;
+  b.W = (b.pe - b.pb) * kPanel;
+  b.origin = k0 + b.pb * kPanel;
+  b.S.reset(new double[static_cast<size_t>((r1 - r0 + 1) * b.W)]);  // + the score row of padding rows
+  return b;
+}
 
-  // 1. q . k for each group of kMr rows over the panels its rows see.
-  for (int64_t pt = pb; pt < pe; pt += kKeyTile)
+// 1. q . k for each group of kMr rows over the panels its rows see, within the panels K
+// holds (tiled over keys so a tile of panels stays in cache).
+KVB_CLONES void score_phase(const Job& job, const Panels& K, BlockScores& b) {
+  const AttentionBlock& a = job.a;
+  const int64_t r0 = b.r0, r1 = b.r1, W = b.W;
+  double* scratch = b.S.get() + (r1 - r0) * W;
+  const int64_t qb = std::max(b.pb, K.first), qe = std::min(b.pe, K.first + K.count);
+  for (int64_t pt = qb; pt < qe; pt += kKeyTile)
     for (int64_t g = r0; g < r1; g += kMr) {
       const double* q[kMr];
       double* s[kMr];
@@ -215,30 +231,31 @@ KVB_CLONES void attend_block(const Job& job, int64_t r0, int64_t r1) {
       for (int i = 0; i < kMr; ++i) {
         const int64_t r = std::min(g + i, r1 - 1);
         q[i] = job.rows[r].q;
-        if (visible(r)) {
+        if (job.rows[r].begin < job.rows[r].end) {
           gb = std::min(gb, job.rows[r].begin);
           ge = std::max(ge, job.rows[r].end);
         }
       }
       if (gb >= ge) continue;
       const int64_t p0 = std::max(pt, (gb - K.k0) / kPanel);
-      const int64_t p1 = std::min({pt + kKeyTile, pe, (ge - K.k0 + kPanel - 1) / kPanel});
+      const int64_t p1 = std::min({pt + kKeyTile, qe, (ge - K.k0 + kPanel - 1) / kPanel});
       for (int64_t p = p0; p < p1; ++p) {
-        for (int i = 0; i < kMr; ++i)
-          s[i] = (g + i < r1 ? S.get() + (g + i - r0) * W : scratch) + (p - pb) * kPanel;
+        for (int i = 0; i < kMr; ++i) s[i] = (g + i < r1 ? b.S.get() + (g + i - r0) * W : scratch) + (p - b.pb) * kPanel;
         score_tile(q, K.panel(p, a.dk), a.dk, s);
       }
     }
+}
 
-  // 2. Softmax of each row over its keys [begin, end), in ascending key order.
-  std::vector<int64_t> live;  // rows with a key left after the bias
-  for (int64_t r = r0; r < r1; ++r) {
+// 2. Softmax of each row over its keys [begin, end), in ascending key order.
+void softmax_phase(const Job& job, BlockScores& b) {
+  const AttentionBlock& a = job.a;
+  for (int64_t r = b.r0; r < b.r1; ++r) {
     const QueryRow& row = job.rows[r];
-    if (!visible(r)) {
+    if (row.begin >= row.end) {
       empty_row(job, r);
       continue;
     }
-    double* s = S.get() + (r - r0) * W + (row.begin - origin);
+    double* s = b.S.get() + (r - b.r0) * b.W + (row.begin - b.origin);
     const int64_t len = row.end - row.begin;
     for (int64_t t = 0; t < len; ++t) s[t] = a.divide_by_scale ? s[t] / a.scale : s[t] * a.scale;
     if (a.bias) a.bias(r, row.begin, row.end, s);
@@ -257,21 +274,27 @@ KVB_CLONES void attend_block(const Job& job, int64_t r0, int64_t r1) {
     }
     if (job.lse) job.lse[r] = m + det_log(sum);
     std::fill(row.out, row.out + a.dv, 0.0);
-    live.push_back(r);
+    b.live.push_back(r);
   }
+}
 
-  // 3. P @ V. A group's keys seen by all its rows go through the kMr-row kernel; the keys
-  // only some rows see (before and after that common range) row by row, in key order.
-  for (int64_t vt = kb; vt < ke; vt += kValueTile) {
-    const int64_t vt1 = std::min(ke, vt + kValueTile);
-    for (size_t g = 0; g < live.size(); g += kMr) {
-      const size_t count = std::min<size_t>(kMr, live.size() - g);
+// 3. P @ V over the keys V holds (tiled over keys; each output's running sum is kept in
+// `out` between tiles and chunks, so its order is still ascending t). A group's keys seen
+// by all its rows go through the kMr-row kernel; the keys only some rows see (before and
+// after that common range) row by row, in key order.
+KVB_CLONES void value_phase(const Job& job, const Strips& V, const BlockScores& b) {
+  const AttentionBlock& a = job.a;
+  const int64_t lo = std::max(b.kb, V.k0), hi = std::min(b.ke, V.k0 + V.keys);
+  for (int64_t vt = lo; vt < hi; vt += kValueTile) {
+    const int64_t vt1 = std::min(hi, vt + kValueTile);
+    for (size_t g = 0; g < b.live.size(); g += kMr) {
+      const size_t count = std::min<size_t>(kMr, b.live.size() - g);
       const double* p[kMr];
       double* out[kMr];
       int64_t cb = std::numeric_limits<int64_t>::min(), ce = std::numeric_limits<int64_t>::max();
       for (size_t i = 0; i < count; ++i) {
-        const QueryRow& row = job.rows[live[g + i]];
-        p[i] = S.get() + (live[g + i] - r0) * W;
+        const QueryRow& row = job.rows[b.live[g + i]];
+        p[i] = b.S.get() + (b.live[g + i] - b.r0) * b.W;
         out[i] = row.out;
         cb = std::max(cb, row.begin);
         ce = std::min(ce, row.end);
@@ -279,19 +302,19 @@ KVB_CLONES void attend_block(const Job& job, int64_t r0, int64_t r1) {
       auto alone = [&](size_t i, int64_t t0, int64_t t1) {
         t0 = std::max(t0, vt);
         t1 = std::min(t1, vt1);
-        if (t0 < t1) value_tile<1>(&p[i], origin, job.values, t0, t1, a.dv, &out[i]);
+        if (t0 < t1) value_tile<1>(&p[i], b.origin, V, t0, t1, a.dv, &out[i]);
       };
       if (count < kMr || cb >= ce) {
         for (size_t i = 0; i < count; ++i) {
-          const QueryRow& row = job.rows[live[g + i]];
+          const QueryRow& row = job.rows[b.live[g + i]];
           alone(i, row.begin, row.end);
         }
         continue;
       }
-      for (size_t i = 0; i < count; ++i) alone(i, job.rows[live[g + i]].begin, cb);
+      for (size_t i = 0; i < count; ++i) alone(i, job.rows[b.live[g + i]].begin, cb);
       const int64_t t0 = std::max(cb, vt), t1 = std::min(ce, vt1);
-      if (t0 < t1) value_tile<kMr>(p, origin, job.values, t0, t1, a.dv, out);
-      for (size_t i = 0; i < count; ++i) alone(i, ce, job.rows[live[g + i]].end);
+      if (t0 < t1) value_tile<kMr>(p, b.origin, V, t0, t1, a.dv, out);
+      for (size_t i = 0; i < count; ++i) alone(i, ce, job.rows[b.live[g + i]].end);
     }
   }
 }
@@ -307,15 +330,34 @@ void attend(const AttentionBlock& a, std::span<const QueryRow> rows, const RowSo
       k1 = std::max(k1, r.end);
       work += static_cast<double>(r.end - r.begin);
     }
-  const Panels keys = k0 < k1 ? pack_keys(k, k0, k1, a.dk) : Panels{};
-  const Strips values = k0 < k1 ? pack_values(v, k0, k1, a.dv) : Strips{};
-  const Job job{a, rows, keys, values, lse};
+  const Job job{a, rows, lse};
   const auto n = static_cast<int64_t>(rows.size());
+  if (k0 >= k1) {
+    for (int64_t r = 0; r < n; ++r) empty_row(job, r);
+    return;
+  }
+  if (n <= kRowBlock && k1 - k0 > kKeyChunk) {
+    // One block of rows over many keys (decode): K and V packed a chunk at a time, so
+    // memory stays one chunk of panels and the rows' scores, whatever the context length.
+    BlockScores b = block_scores(job, 0, n, k0);
+    for (int64_t c = k0; c < k1; c += kKeyChunk) score_phase(job, pack_keys(k, k0, c, std::min(k1, c + kKeyChunk), a.dk), b);
+    softmax_phase(job, b);
+    for (int64_t c = k0; c < k1; c += kKeyChunk) value_phase(job, pack_values(v, c, std::min(k1, c + kKeyChunk), a.dv), b);
+    return;
+  }
+  const Panels keys = pack_keys(k, k0, k0, k1, a.dk);
+  const Strips values = pack_values(v, k0, k1, a.dv);
   const int64_t tasks = (n + kRowBlock - 1) / kRowBlock;
   // Threads only where the work outweighs starting them (about a millisecond of it).
   const double flops = attention_flops(work, a.dk, a.dv);
   const unsigned threads = flops < 4e6 ? 1 : reference_threads();
-  parallel_for(tasks, threads, [&](int64_t i) { attend_block(job, i * kRowBlock, std::min(n, (i + 1) * kRowBlock)); });
+  parallel_for(tasks, threads, [&](int64_t i) {
+    BlockScores b = block_scores(job, i * kRowBlock, std::min(n, (i + 1) * kRowBlock), k0);
+    if (b.empty()) return;
+    score_phase(job, keys, b);
+    softmax_phase(job, b);
+    value_phase(job, values, b);
+  });
 }
 
 void attend(const AttentionBlock& a, std::span<const QueryRow> rows, RowsView k, RowsView v, double* lse) {

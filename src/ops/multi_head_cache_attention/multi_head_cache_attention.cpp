@@ -170,21 +170,17 @@ class MhcaCase final : public OpCase {
     const Tensor* mask = p_.mask_rank ? &in.at("attn_mask") : nullptr;
     for (int64_t b = 0; b < p_.batches(); ++b) {
       const int64_t kvlen = p_.kvlen(b), seqlen = p_.seqlens[b], offset = kvlen - seqlen;
-      // Dequantized K/V rows in T1: T1(S(q * s)) (PMX's dequant then type_as).
-      std::vector<double> kv[2];
-      for (int64_t c = 0; c < 2; ++c) {
-        kv[c].resize(static_cast<size_t>(kvlen * Hk * D));
-        for (int64_t t = 0; t < kvlen; ++t)
-          for (int64_t h = 0; h < Hk; ++h) {
-            const int64_t T = p_.cache_row(b, t);
-            const size_t c0 = p_.row_offset(T, c, h, D);
-            for (int64_t d = 0; d < D; ++d) {
-              const double v = cache.value[c0 + d];
-              kv[c][(t * Hk + h) * D + d] =
-                  quant ? dequant_ppl(v, scale.value[p_.row_offset(T, c, h, ng) + d / p_.quant_group], p_.scale, p_.t1) : v;
-            }
-          }
-      }
+      // Dequantized K (c 0) or V rows of kv head hk in T1: T1(S(q * s)) (PMX's dequant then
+      // type_as), made as attend() packs them.
+      const auto kv_rows = [&, b](int64_t c, int64_t hk) -> RowSource {
+        return [&, b, c, hk](int64_t t, double* dst, int64_t step) {
+          const int64_t T = p_.cache_row(b, t);
+          const double* row = &cache.value[p_.row_offset(T, c, hk, D)];
+          const double* s = quant ? &scale.value[p_.row_offset(T, c, hk, ng)] : nullptr;
+          for (int64_t d = 0; d < D; ++d)
+            dst[d * step] = s ? dequant_ppl(row[d], s[d / p_.quant_group], p_.scale, p_.t1) : row[d];
+        };
+      };
       const bool causal = p_.is_causal && seqlen > 1 && b >= p_.decoding_batches;
       const AttentionBlock block{.dk = D, .dv = D, .scale = 1.0 / std::sqrt(static_cast<double>(D)),
                                  .round_p = p_.t1,  // P is cast to V's dtype (T1) before P @ V, as PMX does
@@ -223,7 +219,7 @@ class MhcaCase final : public OpCase {
             s[t - begin] += add;
           }
         };
-        attend(a, rows, {&kv[0][hk * D], Hk * D}, {&kv[1][hk * D], Hk * D}, nullptr);
+        attend(a, rows, kv_rows(0, hk), kv_rows(1, hk), nullptr);
       }
     }
     for (size_t e = 0; e < out.exact.size(); ++e) out.value[e] = round_to(p_.t1, out.exact[e]);
