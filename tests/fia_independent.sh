@@ -5,8 +5,7 @@
 set -euo pipefail
 kvbench=$1 src=$2 work=$3
 . "$src/tests/find_python.sh"
-find_python numpy
-[ -n "$python" ] || { echo "no python3 with numpy (install python3-numpy: tools/setup.sh)"; exit 1; }
+require_python numpy
 rm -rf "$work" && mkdir -p "$work"
 trap 'rm -rf "$work"' EXIT  # about 600 MB of golden files
 "$kvbench" golden "$src/cases/aclnn.FusedInferAttentionScoreV3" -o "$work/golden" > /dev/null

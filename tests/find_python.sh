@@ -10,3 +10,9 @@ find_python() {
     if command -v "$p" > /dev/null && "$p" -c "import $imports" 2> /dev/null; then python=$p; return; fi
   done
 }
+
+# The same, and the test fails (exit 1) naming the modules when there is none.
+require_python() {
+  find_python "$@"
+  [ -n "$python" ] || { echo "FAIL: no python3 that imports $* (tools/setup.sh installs Debian's python3-$1)"; exit 1; }
+}

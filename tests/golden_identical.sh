@@ -9,8 +9,7 @@
 set -euo pipefail
 kvbench=$1 src=$2 work=$3
 . "$src/tests/find_python.sh"
-find_python numpy
-[ -n "$python" ] || { echo "FAIL: no python3 with numpy (tools/setup.sh installs python3-numpy)"; exit 1; }
+require_python numpy
 rm -rf "$work" && mkdir -p "$work"
 cd "$src"
 files="cases/pmx.KeyValueCache/quantized.json cases/pmx.dynamic_batching.MultiHeadCacheAttention/quant_groups.json
