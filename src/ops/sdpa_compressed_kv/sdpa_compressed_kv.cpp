@@ -164,29 +164,49 @@ class SdpaCase final : public OpCase {
     }
   }
 
-  // [n, k, s, d] of K or V as the operator sees it: f32((q - zp) * s), or the given floats.
-  std::vector<double> dequantized(const TensorSet& in, int c) const {
+  // Row `row` ((n * H_kv + k) * S_kv + s) of K (c 0) or V as the operator sees it:
+  // f32((q - zp) * s), or the given floats; with `unquantized`, the originals the codes were
+  // made from. Scales and zero points are read once into `groups` (scale, zero point).
+  struct Side {
+    const Tensor* data = nullptr;
+    std::vector<double> scale, zp;
+  };
+  Side side_of(const TensorSet& in, int c) const {
     const SdpaSide& side = c == 0 ? p_.k : p_.v;
     const std::string suffix = c == 0 ? "_k" : "_v";
-    const Tensor& data = in.at(c == 0 ? "key" : "value");
-    std::vector<double> out(static_cast<size_t>(kv_rows() * p_.D));
-    for (int64_t row = 0; row < kv_rows(); ++row)
+    Side s{.data = &in.at(c == 0 ? "key" : "value")};
+    for (const auto& [name, values] : {std::pair{"scale" + suffix, &s.scale}, std::pair{"zp" + suffix, &s.zp}})
+      if (side.compressed && in.has(name)) {
+        values->resize(in.at(name).numel());
+        in.at(name).get_range(0, values->size(), values->data());
+      }
+    return s;
+  }
+  RowSource kv_rows(const Side& side, int c, int64_t first_row, bool unquantized) const {
+    const std::string name = c == 0 ? "key" : "value";
+    const auto r = args().range(name);
+    const CounterRng rng(args().seed(), name + "_unquantized");
+    return [this, &side, c, first_row, unquantized, r, rng](int64_t t, double* dst, int64_t step) {
+      const int64_t row = first_row + t;
       for (int64_t d = 0; d < p_.D; ++d) {
-        const double q = data.get(key_index_for(c, row, d));
-        if (!side.compressed) {
-          out[row * p_.D + d] = q;
+        if (unquantized) {  // originals(c), element by element
+          dst[d * step] = round_to(p_.q, rng.uniform(static_cast<uint64_t>(row * p_.D + d), r.first, r.second));
+          continue;
+        }
+        const double q = side.data->get(key_index_for(c, row, d));
+        if (side.scale.empty()) {
+          dst[d * step] = q;
           continue;
         }
         const size_t gi = group_index(c, row, d);
-        const double zp = side.zero_point ? in.at("zp" + suffix).get(gi) : 0.0;
-        out[row * p_.D + d] = dequant_zero_point(q, zp, in.at("scale" + suffix).get(gi), DType::f32);
+        dst[d * step] = dequant_zero_point(q, side.zp.empty() ? 0.0 : side.zp[gi], side.scale[gi], DType::f32);
       }
-    return out;
+    };
   }
 
   // Attention in double over K/V [n, k, s, d]; `round_p` rounds P to the query dtype.
-  std::vector<double> attention(const TensorSet& in, const std::vector<double>& K, const std::vector<double>& V,
-                                bool round_p) const {
+  std::vector<double> attention(const TensorSet& in, bool round_p, bool unquantized) const {
+    const Side K = side_of(in, 0), V = side_of(in, 1);
     const Tensor& query = in.at("query");
     const Tensor* mask = p_.has_mask() ? &in.at("attn_mask") : nullptr;
     const int64_t Gq = p_.H / p_.H_kv;
@@ -215,19 +235,18 @@ class SdpaCase final : public OpCase {
             for (int64_t c = begin; c < end; ++c) s[c - begin] += mask->get(static_cast<size_t>(m0 + c));
           };
         const int64_t kvb = (n * p_.H_kv + hk) * p_.S_kv;
-        attend(a, rows, {&K[kvb * p_.D], p_.D}, {&V[kvb * p_.D], p_.D}, nullptr);
+        attend(a, rows, kv_rows(K, 0, kvb, unquantized), kv_rows(V, 1, kvb, unquantized), nullptr);
       }
     return out;
   }
 
   std::vector<Expected> reference(const TensorSet& in) const override {
-    const std::vector<double> K = dequantized(in, 0), V = dequantized(in, 1);
     Expected e{.tensor = "output"};
-    e.exact = attention(in, K, V, true);
+    e.exact = attention(in, true, false);
     for (double x : e.exact) e.value.push_back(round_to(p_.q, x));
     // Accuracy attribution: the exact compressed attention against the unquantized one.
-    const std::vector<double> compressed = attention(in, K, V, false);
-    const std::vector<double> plain = attention(in, originals(0), originals(1), false);
+    const std::vector<double> compressed = attention(in, false, false);
+    const std::vector<double> plain = attention(in, false, true);
     figures_ = {{"quant_err", quant_error_text(compressed, plain)}};
     return expected_list(e);
   }
