@@ -225,6 +225,18 @@ void Batch::upload(Buffer& dst, std::span<const uint8_t> bytes) {
   s.transient.push_back(std::move(staging));
 }
 
+void Batch::fill(Buffer& dst, uint32_t word) {
+  State& s = *s_;
+  s.stage_mapped_readbacks({*dst.handle()});
+  s.begin();
+  if (s.last != State::Last::upload || s.uploaded.count(*dst.handle()))
+    s.barrier(vk::PipelineStageFlagBits::eTransfer, vk::AccessFlagBits::eTransferWrite);
+  s.cmd.fillBuffer(*dst.handle(), 0, VK_WHOLE_SIZE, word);
+  s.executed(State::Last::upload, vk::PipelineStageFlagBits::eTransfer, vk::AccessFlagBits::eTransferWrite);
+  s.uploaded.insert(*dst.handle());
+  s.touched.insert(*dst.handle());
+}
+
 void Batch::download(const Buffer& src, std::span<uint8_t> dst) {
   if (dst.size() > src.size()) throw std::logic_error("download larger than the buffer");
   if (dst.empty()) return;

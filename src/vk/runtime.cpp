@@ -73,6 +73,8 @@ DeviceInfo describe(const vk::raii::PhysicalDevice& pd, int index) {
   d.shared_memory_bytes = p.limits.maxComputeSharedMemorySize;
   d.max_storage_buffer_range = p.limits.maxStorageBufferRange;
   for (int i = 0; i < 3; ++i) d.max_workgroup_count[i] = p.limits.maxComputeWorkGroupCount[i];
+  d.max_workgroup_invocations = p.limits.maxComputeWorkGroupInvocations;
+  d.max_workgroup_size_x = p.limits.maxComputeWorkGroupSize[0];
   d.timestamps = p.limits.timestampComputeAndGraphics;
   auto feats = pd.getFeatures2<vk::PhysicalDeviceFeatures2, vk::PhysicalDeviceShaderFloat16Int8Features,
                                vk::PhysicalDevice8BitStorageFeatures, vk::PhysicalDevice16BitStorageFeatures>();

@@ -34,6 +34,7 @@ struct DeviceInfo {
   uint32_t shared_memory_bytes = 0;
   uint64_t max_storage_buffer_range = 0;
   std::array<uint32_t, 3> max_workgroup_count{};  // maxComputeWorkGroupCount
+  uint32_t max_workgroup_invocations = 0, max_workgroup_size_x = 0;  // maxComputeWorkGroupInvocations, Size[0]
   bool timestamps = false;
   // A memory type is device-local, host-visible and coherent at once (lavapipe, integrated
   // GPUs, resizable BAR): with a non-discrete device, the runtime's zero-copy mode.
@@ -231,6 +232,8 @@ class Batch {
   // `bytes` are copied at once (into the buffer when nothing is recorded yet and it is
   // mapped, else into a staging buffer copied on the device in order).
   void upload(Buffer& dst, std::span<const uint8_t> bytes);
+  // Every 32-bit word of `dst` set to `word` on the device (vkCmdFillBuffer), in order.
+  void fill(Buffer& dst, uint32_t word);
   // See Runtime: buffers and parameters by name, checked against the SPIR-V, group counts
   // against the device's limits (std::logic_error naming what is wrong).
   void dispatch(const Kernel& kernel, const KernelBuffers& buffers, const KernelParams& params, uint32_t groups_x,
