@@ -118,3 +118,13 @@ TEST_CASE("float_format.glsl: every f16 and bf16 pattern decodes exactly, subnor
     CHECK(wrong == 0);
   }
 }
+
+TEST_CASE("timestamp_ticks: the difference modulo 2^timestampValidBits, across a wrap") {
+  CHECK(timestamp_ticks(100, 350, 64) == 250);
+  CHECK(timestamp_ticks(100, 350, 36) == 250);
+  // A 36-bit counter that wrapped between the two stamps.
+  const uint64_t top = (uint64_t{1} << 36) - 10;
+  CHECK(timestamp_ticks(top, 5, 36) == 15);
+  // Bits above the valid ones do not count.
+  CHECK(timestamp_ticks(uint64_t{0xabc} << 40 | 7, uint64_t{0x123} << 40 | 9, 40) == 2);
+}
