@@ -339,7 +339,8 @@ double Batch::submit() {
       const uint32_t q = i % (kQueriesPerPool / 2) * 2;
       auto [result, stamps] = s.queries[i / (kQueriesPerPool / 2)].getResults<uint64_t>(
           q, 2, 2 * sizeof(uint64_t), sizeof(uint64_t), vk::QueryResultFlagBits::e64 | vk::QueryResultFlagBits::eWait);
-      s.ms.push_back(static_cast<double>(stamps[1] - stamps[0]) * rt.timestamp_period_ns_ * 1e-6);
+      s.ms.push_back(static_cast<double>(timestamp_ticks(stamps[0], stamps[1], rt.timestamp_valid_bits_)) *
+                     rt.timestamp_period_ns_ * 1e-6);
     }
   }
   for (const auto& r : s.readbacks) std::memcpy(r.dst.data(), (r.staging ? r.staging : r.source)->mapped_, r.dst.size());

@@ -104,6 +104,11 @@ std::vector<DeviceInfo> list_devices() {
   return out;
 }
 
+uint64_t timestamp_ticks(uint64_t begin, uint64_t end, uint32_t valid_bits) {
+  const uint64_t mask = valid_bits >= 64 ? ~uint64_t{0} : (uint64_t{1} << valid_bits) - 1;
+  return (end - begin) & mask;
+}
+
 int default_device_index(const std::vector<DeviceInfo>& devices) {
   for (const auto& d : devices)
     if (d.is_gpu) return d.index;
@@ -194,6 +199,7 @@ Runtime::Runtime(std::optional<int> index, RuntimeOptions options) {
       queue_family_ = i;
       found = true;
       info_.timestamps = info_.timestamps || families[i].timestampValidBits > 0;
+      timestamp_valid_bits_ = families[i].timestampValidBits;
       if (families[i].timestampValidBits == 0) info_.timestamps = false;
     }
   if (!found) throw std::runtime_error("device " + info_.name + " has no compute queue");

@@ -46,6 +46,11 @@ struct DeviceInfo {
   }
 };
 
+// The ticks between two timestamps of a queue with `valid_bits` meaningful bits (36-64):
+// the difference modulo 2^valid_bits, so a counter that wrapped between them still gives
+// the elapsed ticks, and bits above the valid ones never count.
+uint64_t timestamp_ticks(uint64_t begin, uint64_t end, uint32_t valid_bits);
+
 // Every Vulkan physical device, in the loader's order.
 std::vector<DeviceInfo> list_devices();
 // The first GPU; otherwise the first device (lavapipe on a machine without a GPU).
@@ -170,6 +175,7 @@ class Runtime {
   vk::raii::CommandPool command_pool_{nullptr};
   vk::raii::Fence fence_{nullptr};
   double timestamp_period_ns_ = 0;
+  uint32_t timestamp_valid_bits_ = 64;
   uint64_t uniform_alignment_ = 256;
   bool staging_ = false;
   uint32_t device_memory_type_ = 0;               // storage buffers
