@@ -1,13 +1,18 @@
 // The choice between the two attention kernels (src/ops/attention/attention_kernel.cpp),
-// and the gpu kernel's limits.
+// the gpu kernel's limits, and the NaN-filled partial states that expose a hole in a plan.
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
+#include <span>
 #include <string>
+#include <vector>
 
+#include "core/dtype.hpp"
 #include "core/error.hpp"
 #include "ops/attention/attention_kernel.hpp"
+#include "ops/attention/attention_plan.hpp"
 #include "vk/runtime.hpp"
 
 using namespace kvbench;
@@ -96,4 +101,60 @@ TEST_CASE("check_attention_device: no subgroup SKIP at any width; head sizes to 
   CHECK(skip_reason(small, {.key_dim = 128, .value_dim = 128}).find("workgroups of 128") != std::string::npos);
   CHECK(skip_reason(device("cpu", 8), {.key_dim = 640, .value_dim = 512}).find("up to 576") != std::string::npos);
   CHECK(skip_reason(device("cpu", 8), {.key_dim = 132, .value_dim = 128}).find("multiples of 8") != std::string::npos);
+}
+
+namespace {
+
+// One SDPA query vector (f32, D 8, one head) over 600 keys of ones: three decode splits of
+// 256 keys. With `drop_last` the plan loses its last item, a hole in the plan.
+std::vector<float> attention_with_plan(Runtime& rt, bool drop_last) {
+  const int64_t D = 8, S = 600;
+  AttentionShape shape{.num_heads = 1, .num_kv_heads = 1, .q_rows = {1}, .kv_len = {S}};
+  shape.out_vector = [](int64_t, int64_t, int64_t) { return int64_t{0}; };
+  AttentionPlan plan = plan_attention(shape);
+  REQUIRE(plan.num_items == 3);
+  if (drop_last) {
+    --plan.num_items;
+    plan.items.resize(plan.items.size() - 5);
+  }
+  Batch batch(rt);
+  Buffer* q = batch.buffer_with(std::vector<float>(D, 0.5f));
+  Buffer* k = batch.buffer_with(std::vector<float>(S * D, 1.0f));
+  Buffer* v = batch.buffer_with(std::vector<float>(S * D, 1.0f));
+  Buffer* scale = batch.buffer_with(std::vector<float>{1.0f});
+  Buffer* out = batch.buffer(D * 4);
+  const auto f32 = static_cast<uint32_t>(DType::f32);
+  KernelParams params{{"N", 1}, {"num_heads", 1}, {"num_kv_heads", 1}, {"S_q", 1}, {"S_kv", S}, {"G", 1},
+                      {"k_compressed", 0}, {"v_compressed", 0}, {"k_layout", 0}, {"k_dtype", f32}, {"v_dtype", f32},
+                      {"sk_dtype", f32}, {"sv_dtype", f32}, {"zk_dtype", f32}, {"zv_dtype", f32}, {"has_zk", 0},
+                      {"has_zv", 0}, {"q_dtype", f32}, {"scale_op", 0}, {"causal", 0}, {"has_mask", 0},
+                      {"mask_n_stride", 0}, {"mask_h_stride", 0}, {"mask_q_stride", 0}};
+  KernelBuffers buffers{{"query", q}, {"key", k}, {"value", v}, {"scale", scale}, {"scale_k", nullptr},
+                        {"zp_k", nullptr}, {"scale_v", nullptr}, {"zp_v", nullptr}, {"attn_mask", nullptr}};
+  run_attention(batch, plan,
+                {.kernel = Kernel("sdpa_attention", {static_cast<uint32_t>(D)}),
+                 .buffers = buffers,
+                 .params = params,
+                 .out = out,
+                 .out_dtype = DType::f32,
+                 .head_dim = D,
+                 .empty = EmptyRow::zeros,
+                 .heads = {.key_dim = D, .value_dim = D}});
+  std::vector<float> result(D);
+  batch.download(*out, std::span(reinterpret_cast<uint8_t*>(result.data()), result.size() * 4));
+  batch.submit();
+  return result;
+}
+
+}  // namespace
+
+TEST_CASE("run_attention: a split the plan leaves out makes its output NaN (partials filled with NaN first)") {
+  Runtime rt;
+  for (const char* kernel : {"gpu", "cpu"}) {
+    CAPTURE(kernel);
+    ForceKernel force(kernel);
+    if (std::string(kernel) == "cpu" && rt.info().subgroup_size < 8) continue;  // the cpu kernel cannot run
+    for (float x : attention_with_plan(rt, false)) CHECK(x == doctest::Approx(1.0f));
+    for (float x : attention_with_plan(rt, true)) CHECK(std::isnan(x));
+  }
 }
