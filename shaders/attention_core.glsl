@@ -26,16 +26,23 @@
 // With D fixed at pipeline creation every loop over a row has a constant trip count, so
 // lavapipe unrolls it and keeps the arrays in registers instead of scattering them to memory.
 layout(constant_id = 0) const uint D = 128u;
-#ifndef DV
-#define DV D
-#endif
 #ifdef KVBENCH_TILES
 const uint DPL = 8u;  // elements per slice: a chunk
-const uint DPLV = 8u;
 #else
 const uint LANES = 8u;  // lanes, and query vectors, per item (kVectorsPerItem on the host)
 const uint DPL = D / LANES;  // dims per lane
-const uint DPLV = DV / LANES;
+#endif
+// DPLV must be the very constant DPL when DV is D: glslang types float[D / 8] computed
+// twice as two array types, so a hook declared with the other would be an overload and the
+// prototype below would keep an empty body (outputs of zeros, measured).
+#ifndef DV
+#define DV D
+#define DPLV DPL
+#elif defined(KVBENCH_TILES)
+#define DPLV DPL
+#else
+const uint DPLV_LANES = DV / LANES;
+#define DPLV DPLV_LANES
 #endif
 
 // Per batch: slot base, number of splits, split length. Per item: b, kv head, v0, nv, split.
