@@ -205,3 +205,10 @@ TEST_CASE("run: every case of an operator skipping on the device is exit 1 with 
   const auto mixed = run_command(env + KVBENCH_BINARY + args + " " + source_path("tests/data/mixed/valid.json"));
   CHECK(mixed.status == 1);
 }
+
+TEST_CASE("run: with RADV_FORCE_FAMILY set, cases do not run on RADV's compile-only null device") {
+  const auto r = run_command(std::string("RADV_FORCE_FAMILY=vega10 ") + KVBENCH_BINARY + " run " +
+                             source_path("tests/data/mixed/valid.json"));
+  CHECK(r.status == 0);
+  CHECK(r.output.find("Null hardware") == std::string::npos);
+}

@@ -128,3 +128,18 @@ TEST_CASE("timestamp_ticks: the difference modulo 2^timestampValidBits, across a
   // Bits above the valid ones do not count.
   CHECK(timestamp_ticks(uint64_t{0xabc} << 40 | 7, uint64_t{0x123} << 40 | 9, 40) == 2);
 }
+
+TEST_CASE("default_device_index: the first GPU, else the first device, never RADV's null device") {
+  auto dev = [](int index, bool gpu, bool null) {
+    DeviceInfo d;
+    d.index = index;
+    d.is_gpu = gpu;
+    d.null_device = null;
+    return d;
+  };
+  CHECK(default_device_index({dev(0, false, false), dev(1, true, false)}) == 1);
+  CHECK(default_device_index({dev(0, true, true), dev(1, false, false)}) == 1);  // RADV_FORCE_FAMILY=vega10 beside lavapipe
+  CHECK(default_device_index({dev(0, true, true), dev(1, true, false)}) == 1);
+  CHECK(default_device_index({dev(0, true, true)}) == -1);
+  CHECK(default_device_index({}) == -1);
+}

@@ -61,6 +61,7 @@ DeviceInfo describe(const vk::raii::PhysicalDevice& pd, int index) {
   d.is_gpu = p.deviceType == vk::PhysicalDeviceType::eDiscreteGpu ||
              p.deviceType == vk::PhysicalDeviceType::eIntegratedGpu ||
              p.deviceType == vk::PhysicalDeviceType::eVirtualGpu;
+  d.null_device = d.name.rfind("Null hardware", 0) == 0;
   d.api_version = std::to_string(VK_API_VERSION_MAJOR(p.apiVersion)) + "." +
                   std::to_string(VK_API_VERSION_MINOR(p.apiVersion)) + "." +
                   std::to_string(VK_API_VERSION_PATCH(p.apiVersion));
@@ -111,8 +112,10 @@ uint64_t timestamp_ticks(uint64_t begin, uint64_t end, uint32_t valid_bits) {
 
 int default_device_index(const std::vector<DeviceInfo>& devices) {
   for (const auto& d : devices)
-    if (d.is_gpu) return d.index;
-  return devices.empty() ? -1 : 0;
+    if (d.is_gpu && !d.null_device) return d.index;
+  for (const auto& d : devices)
+    if (!d.null_device) return d.index;
+  return -1;
 }
 
 
@@ -186,9 +189,13 @@ Runtime::Runtime(std::optional<int> index, RuntimeOptions options) {
   std::vector<DeviceInfo> infos;
   for (size_t i = 0; i < physicals.size(); ++i) infos.push_back(describe(physicals[i], static_cast<int>(i)));
   const int chosen = index.value_or(default_device_index(infos));
+  if (!index && chosen < 0) throw std::runtime_error("no Vulkan device that can run cases (only RADV's null device)");
   if (chosen < 0 || chosen >= static_cast<int>(physicals.size()))
     throw std::runtime_error("--device " + std::to_string(chosen) + " is out of range: there are " +
                              std::to_string(physicals.size()) + " Vulkan devices (see `kvbench devices`)");
+  if (infos[chosen].null_device)
+    throw std::runtime_error("device " + std::to_string(chosen) + " (" + infos[chosen].name +
+                             ") is RADV's compile-only null device (RADV_FORCE_FAMILY is set): it cannot run cases");
   physical_ = std::move(physicals[chosen]);
   info_ = infos[chosen];
 

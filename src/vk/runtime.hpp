@@ -27,6 +27,9 @@ struct DeviceInfo {
   std::string driver;
   std::string api_version;
   bool is_gpu = false;
+  // RADV's compile-only device (RADV_FORCE_FAMILY=...: "Null hardware (RADV ...)"): it
+  // compiles pipelines but runs nothing; never a default, refused by Runtime.
+  bool null_device = false;
   bool shader_int8 = false, shader_float16 = false, shader_int64 = false, shader_float64 = false;
   bool storage_8bit = false, storage_16bit = false;
   uint32_t subgroup_size = 0;
@@ -53,7 +56,8 @@ uint64_t timestamp_ticks(uint64_t begin, uint64_t end, uint32_t valid_bits);
 
 // Every Vulkan physical device, in the loader's order.
 std::vector<DeviceInfo> list_devices();
-// The first GPU; otherwise the first device (lavapipe on a machine without a GPU).
+// The first GPU; otherwise the first device (lavapipe on a machine without a GPU); never a
+// null device (-1 when there is no other).
 int default_device_index(const std::vector<DeviceInfo>& devices);
 
 class Buffer;
