@@ -9,6 +9,7 @@
 #include <string>
 
 #include "core/dtype.hpp"
+#include "core/error.hpp"
 #include "core/float_format.hpp"
 #include "vk/runtime.hpp"
 #include "vk/spirv_reflect.hpp"
@@ -142,4 +143,16 @@ TEST_CASE("default_device_index: the first GPU, else the first device, never RAD
   CHECK(default_device_index({dev(0, true, true), dev(1, true, false)}) == 1);
   CHECK(default_device_index({dev(0, true, true)}) == -1);
   CHECK(default_device_index({}) == -1);
+}
+
+TEST_CASE("check_descriptor_limits: a shader binding more storage buffers than a stage allows is a SKIP naming both") {
+  ShaderInterface shader;
+  for (uint32_t b = 0; b < 18; ++b) shader.buffers[b] = {"buffer" + std::to_string(b)};
+  DeviceInfo dev;
+  dev.name = "small device";
+  dev.max_stage_storage_buffers = 18;
+  CHECK_NOTHROW(check_descriptor_limits("fia_attention", shader, dev));
+  dev.max_stage_storage_buffers = 8;
+  CHECK_THROWS_WITH_AS(check_descriptor_limits("fia_attention", shader, dev),
+                       "fia_attention binds 18 storage buffers; small device allows 8 per stage", SkipCase);
 }

@@ -76,6 +76,8 @@ DeviceInfo describe(const vk::raii::PhysicalDevice& pd, int index) {
   for (int i = 0; i < 3; ++i) d.max_workgroup_count[i] = p.limits.maxComputeWorkGroupCount[i];
   d.max_workgroup_invocations = p.limits.maxComputeWorkGroupInvocations;
   d.max_workgroup_size_x = p.limits.maxComputeWorkGroupSize[0];
+  d.max_stage_storage_buffers =
+      std::min(p.limits.maxPerStageDescriptorStorageBuffers, p.limits.maxDescriptorSetStorageBuffers);
   d.timestamps = p.limits.timestampComputeAndGraphics;
   auto feats = pd.getFeatures2<vk::PhysicalDeviceFeatures2, vk::PhysicalDeviceShaderFloat16Int8Features,
                                vk::PhysicalDevice8BitStorageFeatures, vk::PhysicalDevice16BitStorageFeatures>();
@@ -103,6 +105,12 @@ std::vector<DeviceInfo> list_devices() {
   int i = 0;
   for (const auto& pd : instance.enumeratePhysicalDevices()) out.push_back(describe(pd, i++));
   return out;
+}
+
+void check_descriptor_limits(const std::string& name, const ShaderInterface& shader, const DeviceInfo& dev) {
+  if (shader.buffers.size() > dev.max_stage_storage_buffers)
+    throw SkipCase(name + " binds " + std::to_string(shader.buffers.size()) + " storage buffers; " + dev.name +
+                   " allows " + std::to_string(dev.max_stage_storage_buffers) + " per stage");
 }
 
 uint64_t timestamp_ticks(uint64_t begin, uint64_t end, uint32_t valid_bits) {
@@ -281,6 +289,7 @@ Runtime::Pipeline& Runtime::pipeline(const Kernel& kernel) {
   if (code == shaders.end()) throw std::logic_error("no embedded shader named " + kernel.shader);
   auto p = std::make_unique<Pipeline>();
   p->interface = reflect_shader(code->second);
+  check_descriptor_limits(kernel.shader, p->interface, info_);
   std::vector<vk::DescriptorSetLayoutBinding> slots;
   for (const auto& [binding, names] : p->interface.buffers)
     slots.push_back({.binding = binding, .descriptorType = vk::DescriptorType::eStorageBuffer, .descriptorCount = 1,

@@ -38,6 +38,7 @@ struct DeviceInfo {
   uint64_t max_storage_buffer_range = 0;
   std::array<uint32_t, 3> max_workgroup_count{};  // maxComputeWorkGroupCount
   uint32_t max_workgroup_invocations = 0, max_workgroup_size_x = 0;  // maxComputeWorkGroupInvocations, Size[0]
+  uint32_t max_stage_storage_buffers = 0;  // min(maxPerStageDescriptorStorageBuffers, maxDescriptorSetStorageBuffers)
   bool timestamps = false;
   // A memory type is device-local, host-visible and coherent at once (lavapipe, integrated
   // GPUs, resizable BAR): with a non-discrete device, the runtime's zero-copy mode.
@@ -53,6 +54,11 @@ struct DeviceInfo {
 // the difference modulo 2^valid_bits, so a counter that wrapped between them still gives
 // the elapsed ticks, and bits above the valid ones never count.
 uint64_t timestamp_ticks(uint64_t begin, uint64_t end, uint32_t valid_bits);
+
+// Throws SkipCase when shader `name` binds more storage buffers than `dev` allows one stage
+// (a case's dispatch checks this before its pipeline is made).
+struct ShaderInterface;
+void check_descriptor_limits(const std::string& name, const ShaderInterface& shader, const DeviceInfo& dev);
 
 // Every Vulkan physical device, in the loader's order.
 std::vector<DeviceInfo> list_devices();
