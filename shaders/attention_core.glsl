@@ -3,36 +3,48 @@
 // vector over one split of the keys, and the partial state (max m, sum l, accumulator)
 // written for shaders/attention_merge.comp to combine.
 //
-// One item = one batch b, one kv head, up to LANES query vectors that share it (the q heads
-// of a GQA group, then consecutive rows), and one split [t0, t1) of the keys. Eight lanes
-// serve an item, one query vector each: lane l holds its vector's q and accumulator whole
-// and computes its own scores and softmax. Each K/V row is loaded once per item, by all
-// eight lanes together (lane l loads dims [l*D/8, (l+1)*D/8), the hooks' slice), and every
-// lane reads the other lanes' elements by subgroup shuffles. So a key costs each lane one
-// slice load of K and of V however many query vectors the item has, which is what makes
-// prefill fast on lavapipe (a load there is a loop over the lanes; arithmetic is 8-wide),
-// and there are no shared memory or barriers.
+// One item = one batch b, one kv head hk, up to 8 query vectors that share it (the q heads
+// of a GQA group, then consecutive rows; kVectorsPerItem on the host), and one split
+// [t0, t1) of the keys. Two bodies implement it over the same hooks:
+// - attention_tiles.glsl (built with KVBENCH_TILES, the "gpu" kernel): one workgroup per
+//   item, K/V tiles in shared memory, bounded state per invocation, no subgroup operation;
+// - attention_lanes.glsl (the "cpu" kernel): eight subgroup lanes per item exchanging K/V
+//   by shuffles, faster on lavapipe, limited to subgroups of >= 8 lanes and heads <= 256.
+// src/ops/attention/attention_kernel.cpp chooses (specs/runtime.md "The attention kernels").
 //
 // The including shader declares its buffers, its `Params` (which must hold num_items,
 // num_heads and num_kv_heads) and `struct Batch` (what its hooks need of one batch), then
 // includes this file, then defines the hooks declared below. D, the head size of Q and K,
-// is specialization constant 0; V's head size DV (and DPLV = DV / LANES) is D unless the
-// including shader defines both macros first (FIA's 192/128 heads).
+// is specialization constant 0; V's head size DV is D unless the including shader defines
+// the macro DV first (FIA's 192/128 heads). The K/V hooks load one slice of DPL (DPLV)
+// consecutive elements of a row, slice number `lane`: a lane's share of the row in the
+// lanes kernel (D / 8 elements), a fixed chunk of 8 elements in the tiles kernel.
 #ifndef KVBENCH_ATTENTION_CORE_GLSL
 #define KVBENCH_ATTENTION_CORE_GLSL
 #include "grid.glsl"
 
-const uint LANES = 8u;  // lanes, and query vectors, per item (kVectorsPerItem on the host)
-// With D fixed at pipeline creation every per-lane loop has a constant trip count, so
-// lavapipe keeps the arrays in registers instead of scattering them to memory.
+// With D fixed at pipeline creation every loop over a row has a constant trip count, so
+// lavapipe unrolls it and keeps the arrays in registers instead of scattering them to memory.
 layout(constant_id = 0) const uint D = 128u;
+#ifdef KVBENCH_TILES
+const uint DPL = 8u;  // elements per slice: a chunk
+#else
+const uint LANES = 8u;  // lanes, and query vectors, per item (kVectorsPerItem on the host)
 const uint DPL = D / LANES;  // dims per lane
+#endif
+// DPLV must be the very constant DPL when DV is D: glslang types float[D / 8] computed
+// twice as two array types, so a hook declared with the other would be an overload and the
+// prototype below would keep an empty body (outputs of zeros, measured).
 #ifndef DV
 #define DV D
 #define DPLV DPL
+#elif defined(KVBENCH_TILES)
+#define DPLV DPL
+#else
+const uint DPLV_LANES = DV / LANES;
+#define DPLV DPLV_LANES
 #endif
 
-layout(local_size_x = 64) in;
 // Per batch: slot base, number of splits, split length. Per item: b, kv head, v0, nv, split.
 layout(std430, binding = 28) readonly buffer BatchPlan { uint batch_plan[]; };
 layout(std430, binding = 29) readonly buffer Items { uint items[]; };
@@ -44,84 +56,14 @@ uint kv_length(Batch bt);
 int last_key(Batch bt, uint row);  // last visible key of a query row (-1: none)
 float query_at(Batch bt, uint row, uint head, uint d);  // element d of a query vector
 uint key_handle(Batch bt, uint t);  // where key t lives, passed to the loads
-void load_key(Batch bt, uint hk, uint handle, uint lane, out float k[DPL]);
-void load_value(Batch bt, uint hk, uint handle, uint lane, out float v[DPLV]);
+void load_key(Batch bt, uint hk, uint handle, uint lane, out float k[DPL]);     // elements [lane*DPL, +DPL)
+void load_value(Batch bt, uint hk, uint handle, uint lane, out float v[DPLV]);  // elements [lane*DPLV, +DPLV)
 float score(Batch bt, uint row, uint head, uint t, float dot);  // the final score; -inf: masked
 
-// The eight source lanes as literals, so that every shuffle index is a constant.
-#define FOR_EACH_LANE(X) X(0u) X(1u) X(2u) X(3u) X(4u) X(5u) X(6u) X(7u)
-
-void main() {
-  const uint invocation = grid_invocation();  // large plans dispatch a 2-D grid
-  const uint item = invocation / LANES;
-  const uint lane = invocation % LANES;
-  if (item >= pc.num_items) return;  // whole groups of 8 lanes leave together
-  const uint b = items[5u * item], hk = items[5u * item + 1u], v0 = items[5u * item + 2u];
-  const uint nv = items[5u * item + 3u], split = items[5u * item + 4u];
-  const uint slot_base = batch_plan[3u * b], nsplit = batch_plan[3u * b + 1u], chunk = batch_plan[3u * b + 2u];
-  const uint H = pc.num_heads, G = pc.num_heads / pc.num_kv_heads;
-  const Batch bt = batch_info(b);
-  // The item's first lane in the subgroup: K/V elements are shuffled from lane base + src.
-  const uint base = gl_SubgroupInvocationID & ~(LANES - 1u);
-
-  // This lane's query vector (none when lane >= nv: the lane still loads and shuffles).
-  const bool has_vector = lane < nv;
-  const uint v = v0 + min(lane, nv - 1u);
-  const uint row = v / G, head = hk * G + v % G;
-  const int last = has_vector ? last_key(bt, row) : -1;
-  // Indexed [source lane][element] like the shuffled K/V: every loop below is nested with
-  // constant trip counts of at most 16, so lavapipe unrolls them and keeps the arrays in
-  // registers (a loop over all D elements would not unroll, and its dynamic indices turn
-  // every access into a chain of branches).
-  float q[LANES][DPL];
-  float acc[LANES][DPLV];
-  for (uint src = 0u; src < LANES; ++src) {
-    for (uint j = 0u; j < DPL; ++j) q[src][j] = has_vector ? query_at(bt, row, head, src * DPL + j) : 0.0;
-    for (uint j = 0u; j < DPLV; ++j) acc[src][j] = 0.0;
-  }
-  float m = uintBitsToFloat(0xff800000u), l = 0.0;
-
-  // The loop runs to the item's last visible key: the largest `last` of its lanes.
-  int t_stop = last;
-  for (uint k = 1u; k < LANES; k <<= 1u) t_stop = max(t_stop, subgroupShuffleXor(t_stop, k));
-  const uint t0 = split * chunk;
-  const int t1 = min(min(int(t0 + chunk), int(kv_length(bt))), t_stop + 1);
-  for (int ti = int(t0); ti < t1; ++ti) {
-    const uint t = uint(ti);
-    const uint handle = key_handle(bt, t);
-    float kr[DPL];
-    load_key(bt, hk, handle, lane, kr);
-    float dot = 0.0;
-#define KV_DOT_FROM(src) for (uint j = 0u; j < DPL; ++j) dot += q[src][j] * subgroupShuffle(kr[j], base + src);
-    FOR_EACH_LANE(KV_DOT_FROM)
-    float p = 0.0;
-    if (ti <= last) {  // within the lane's visible keys
-      const float s = score(bt, row, head, t, dot);
-      if (!(isinf(s) && s < 0.0)) {
-        if (s > m) {  // rescale only when the running maximum grows
-          const float rescale = exp(m - s);
-          l *= rescale;
-          for (uint src = 0u; src < LANES; ++src)
-            for (uint j = 0u; j < DPLV; ++j) acc[src][j] *= rescale;
-          m = s;
-        }
-        p = exp(s - m);
-        l += p;
-      }
-    }
-    float vr[DPLV];
-    load_value(bt, hk, handle, lane, vr);
-#define KV_ACC_FROM(src) for (uint j = 0u; j < DPLV; ++j) acc[src][j] += p * subgroupShuffle(vr[j], base + src);
-    FOR_EACH_LANE(KV_ACC_FROM)
-  }
-
-  if (!has_vector) return;
-  const uint slot = slot_base + (row * H + head) * nsplit + split;
-  const uint first = slot * (DV + 2u);
-  partials[first] = m;
-  partials[first + 1u] = l;
-  for (uint src = 0u; src < LANES; ++src)
-    for (uint j = 0u; j < DPLV; ++j) partials[first + 2u + src * DPLV + j] = acc[src][j];
-}
+#ifdef KVBENCH_TILES
+#include "attention_tiles.glsl"
+#else
+#include "attention_lanes.glsl"
+#endif
 
 #endif

@@ -9,7 +9,6 @@
 #include "quant.glsl"
 
 layout(constant_id = 1) const uint FIA_DV = 128u;
-const uint FIA_DPLV = FIA_DV / 8u;
 // Specialization constant 2: K and V are plain f32/f16/bf16 rows (no antiquant, rope or
 // shared prefix) whose every lane's slice is whole, aligned uvec4s (the host checks the
 // strides). lavapipe runs both sides of every branch whose condition varies by lane, so
@@ -20,7 +19,6 @@ layout(constant_id = 2) const bool PLAIN_KV = false;
 // second load per element: each is a gather, and lavapipe compiles both sides of a branch.
 layout(constant_id = 3) const uint DQK = 128u;
 #define DV FIA_DV
-#define DPLV FIA_DPLV
 
 layout(std140, binding = 31) uniform Params {  // kernel parameters, set by name from C++ (reflected)
   uint num_items, num_heads, num_kv_heads, dtype;

@@ -189,3 +189,37 @@ TEST_CASE("run: SIGTERM mid-run writes the reports of the finished cases, marked
   CHECK(report["cases"].size() < 355);
   std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("run: every case of an operator skipping on the device is exit 1 with the reason, unless --allow-skip") {
+  // The cpu attention kernel forced on lavapipe at 4 lanes: every attention case skips.
+  const std::string env = "KVBENCH_KERNEL=cpu LP_NATIVE_VECTOR_WIDTH=128 ";
+  const std::string args = " run " + source_path("cases/dnnl.SDPACompressedKV/edges.json");
+  const auto r = run_command(env + KVBENCH_BINARY + args);
+  CHECK(r.status == 1);
+  CHECK(r.output.find("skipped, e.g.: the cpu attention kernel") != std::string::npos);
+  CHECK(r.output.find("error: every selected case of the operator(s) above skipped") != std::string::npos);
+  const auto allowed = run_command(env + KVBENCH_BINARY + args + " --allow-skip");
+  CHECK(allowed.status == 0);
+  CHECK(allowed.output.find("error: every selected case") == std::string::npos);
+  // Another operator's cases passing does not hide it.
+  const auto mixed = run_command(env + KVBENCH_BINARY + args + " " + source_path("tests/data/mixed/valid.json"));
+  CHECK(mixed.status == 1);
+}
+
+// Not under the sanitizers: loading RADV in the sanitized binary is not covered by
+// tools/lsan.supp's preloaded-driver scheme (.ci/run's ASan stage preloads lavapipe only).
+#if defined(__SANITIZE_ADDRESS__)
+#define KVBENCH_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define KVBENCH_SANITIZED 1
+#endif
+#endif
+#ifndef KVBENCH_SANITIZED
+TEST_CASE("run: with RADV_FORCE_FAMILY set, cases do not run on RADV's compile-only null device") {
+  const auto r = run_command(std::string("RADV_FORCE_FAMILY=vega10 ") + KVBENCH_BINARY + " run " +
+                             source_path("tests/data/mixed/valid.json"));
+  CHECK(r.status == 0);
+  CHECK(r.output.find("Null hardware") == std::string::npos);
+}
+#endif

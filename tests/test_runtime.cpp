@@ -9,6 +9,7 @@
 #include <string>
 
 #include "core/dtype.hpp"
+#include "core/error.hpp"
 #include "core/float_format.hpp"
 #include "vk/runtime.hpp"
 #include "vk/spirv_reflect.hpp"
@@ -117,4 +118,41 @@ TEST_CASE("float_format.glsl: every f16 and bf16 pattern decodes exactly, subnor
     }
     CHECK(wrong == 0);
   }
+}
+
+TEST_CASE("timestamp_ticks: the difference modulo 2^timestampValidBits, across a wrap") {
+  CHECK(timestamp_ticks(100, 350, 64) == 250);
+  CHECK(timestamp_ticks(100, 350, 36) == 250);
+  // A 36-bit counter that wrapped between the two stamps.
+  const uint64_t top = (uint64_t{1} << 36) - 10;
+  CHECK(timestamp_ticks(top, 5, 36) == 15);
+  // Bits above the valid ones do not count.
+  CHECK(timestamp_ticks(uint64_t{0xabc} << 40 | 7, uint64_t{0x123} << 40 | 9, 40) == 2);
+}
+
+TEST_CASE("default_device_index: the first GPU, else the first device, never RADV's null device") {
+  auto dev = [](int index, bool gpu, bool null) {
+    DeviceInfo d;
+    d.index = index;
+    d.is_gpu = gpu;
+    d.null_device = null;
+    return d;
+  };
+  CHECK(default_device_index({dev(0, false, false), dev(1, true, false)}) == 1);
+  CHECK(default_device_index({dev(0, true, true), dev(1, false, false)}) == 1);  // RADV_FORCE_FAMILY=vega10 beside lavapipe
+  CHECK(default_device_index({dev(0, true, true), dev(1, true, false)}) == 1);
+  CHECK(default_device_index({dev(0, true, true)}) == -1);
+  CHECK(default_device_index({}) == -1);
+}
+
+TEST_CASE("check_descriptor_limits: a shader binding more storage buffers than a stage allows is a SKIP naming both") {
+  ShaderInterface shader;
+  for (uint32_t b = 0; b < 18; ++b) shader.buffers[b] = {"buffer" + std::to_string(b)};
+  DeviceInfo dev;
+  dev.name = "small device";
+  dev.max_stage_storage_buffers = 18;
+  CHECK_NOTHROW(check_descriptor_limits("fia_attention", shader, dev));
+  dev.max_stage_storage_buffers = 8;
+  CHECK_THROWS_WITH_AS(check_descriptor_limits("fia_attention", shader, dev),
+                       "fia_attention binds 18 storage buffers; small device allows 8 per stage", SkipCase);
 }

@@ -40,8 +40,9 @@ void add_devices_command(CLI::App& app, int& exit_code) {
     }
     std::cout << "The default is the first GPU, else the first device (lavapipe on a machine without a GPU).\n"
                  "kvbench binds every tensor as 32-bit words, so no 8/16-bit storage feature is needed. The\n"
-                 "attention kernels need subgroups of at least 8 lanes with shuffles. A case whose needs the\n"
-                 "device lacks, or whose tensor exceeds the max storage buffer, is a SKIP with the reason.\n"
+                 "attention kernel runs at any subgroup size (KVBENCH_KERNEL=cpu forces the cpu-shaped one,\n"
+                 "which needs subgroups of at least 8 lanes with shuffles). A case whose needs the device\n"
+                 "lacks, or whose tensor exceeds the max storage buffer, is a SKIP with the reason.\n"
                  "KVBENCH_STAGING=1 forces the staging memory mode (=0 zero-copy).\n";
     const std::string dir = default_cache_dir();
     std::cout << "Pipeline cache: " << (dir.empty() ? "none (set KVBENCH_CACHE_DIR, XDG_CACHE_HOME or HOME)" : dir)

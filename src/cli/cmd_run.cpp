@@ -1,5 +1,7 @@
 #include <filesystem>
 #include <iostream>
+#include <map>
+#include <string>
 
 #include "cli/commands.hpp"
 #include "cli/selection_flags.hpp"
@@ -10,6 +12,36 @@
 #include "vk/runtime.hpp"
 
 namespace kvbench {
+
+namespace {
+
+// Per operator: cases run and skipped, and the first skip's reason.
+class SkipTally {
+ public:
+  void add(const CaseResult& r) {
+    auto& t = ops_[r.op];
+    ++t.cases;
+    if (r.status != Status::skip) return;
+    if (t.skipped++ == 0) t.reason = r.reason;
+  }
+  // One line per operator whose every case skipped ("" when none did).
+  std::string all_skipped() const {
+    std::string out;
+    for (const auto& [op, t] : ops_)
+      if (t.cases > 0 && t.skipped == t.cases)
+        out += "all " + std::to_string(t.cases) + " cases of " + op + " skipped, e.g.: " + t.reason + "\n";
+    return out;
+  }
+
+ private:
+  struct Tally {
+    size_t cases = 0, skipped = 0;
+    std::string reason;
+  };
+  std::map<std::string, Tally> ops_;
+};
+
+}  // namespace
 
 std::string& program_path() {
   static std::string path = "kvbench";
@@ -23,6 +55,7 @@ void add_run_command(CLI::App& app, int& exit_code) {
   static ReportFiles files;
   static int device = -1;
   static bool fail_fast = false;
+  static bool allow_skip = false;
   static std::string save_actual;
   static unsigned threads = 0;
   cmd->add_option("paths", paths, "Case files or folders (searched recursively for *.json)")->required();
@@ -30,6 +63,9 @@ void add_run_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--device", device, "Vulkan device index (see `kvbench devices`; default: first GPU, else lavapipe)")
       ->check(CLI::NonNegativeNumber);
   cmd->add_flag("-x,--fail-fast", fail_fast, "Stop after the first failing case");
+  cmd->add_flag("--allow-skip", allow_skip,
+                "Accept an operator whose every selected case skips on this device (otherwise exit 1: a run that "
+                "checked nothing of an operator is not a pass)");
   cmd->add_option("--save-actual", save_actual,
                   "Also write each case's device outputs to DIR/<stem>.safetensors in the golden file format "
                   "(for `kvbench check`, numpy, tools/plot.py)");
@@ -40,7 +76,8 @@ void add_run_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--json", files.json, "Also write the full report as JSON to this file");
   cmd->add_option("--junit", files.junit, "Also write a JUnit XML report (one testcase per case) to this file");
   cmd->footer(
-      "Exit status: 0 all passed; 1 a case failed; 2 unusable arguments, invalid case files or no device.\n"
+      "Exit status: 0 all passed; 1 a case failed, or every case of an operator skipped (the device lacks what\n"
+      "they need; --allow-skip accepts that); 2 unusable arguments, invalid case files or no device.\n"
       "Columns: max_abs = largest |actual - golden|; err/scale = max_abs / max|golden| of the output\n"
       "(unlike |a-g|/|g|, not inflated by a golden near zero); rel_l2 = ||a-g|| / ||g||; viol = elements\n"
       "out of tolerance; bound = elements accepted only as the +-1 neighbour at a rounding boundary.\n"
@@ -78,6 +115,7 @@ void add_run_command(CLI::App& app, int& exit_code) {
     reporter.header("device: " + rt->info().name + " (" + rt->info().type + ")");
     const std::string extra = device >= 0 ? " --device " + std::to_string(device) : "";
     install_interrupt_handler();
+    SkipTally skips;
     for (size_t i = 0; i < sel.cases.size() && !interrupt_signal(); ++i) {
       const auto& c = sel.cases[i];
       reporter.starting(i);
@@ -90,6 +128,7 @@ void add_run_command(CLI::App& app, int& exit_code) {
       }
       const std::string slow = c.def.slow ? " --slow include" : "";
       const bool failed = r.status == Status::fail;
+      skips.add(r);
       reporter.finished(std::move(r), repro_command(program_path(), c.def.file, c.def.name, extra + slow));
       if (failed && fail_fast && i + 1 < sel.cases.size()) {
         std::cout << "--fail-fast: stopped after the first failure; " << sel.cases.size() - i - 1 << " cases not run\n";
@@ -97,6 +136,12 @@ void add_run_command(CLI::App& app, int& exit_code) {
       }
     }
     exit_code = reporter.finish(&rt->info(), interrupt_signal());
+    if (exit_code == 0 && !allow_skip)
+      if (const auto all = skips.all_skipped(); !all.empty()) {
+        std::cout << all << "error: every selected case of the operator(s) above skipped on " << rt->info().name
+                  << ": nothing of them was checked (exit 1; --allow-skip accepts it)\n";
+        exit_code = 1;
+      }
   });
 }
 

@@ -225,6 +225,18 @@ void Batch::upload(Buffer& dst, std::span<const uint8_t> bytes) {
   s.transient.push_back(std::move(staging));
 }
 
+void Batch::fill(Buffer& dst, uint32_t word) {
+  State& s = *s_;
+  s.stage_mapped_readbacks({*dst.handle()});
+  s.begin();
+  if (s.last != State::Last::upload || s.uploaded.count(*dst.handle()))
+    s.barrier(vk::PipelineStageFlagBits::eTransfer, vk::AccessFlagBits::eTransferWrite);
+  s.cmd.fillBuffer(*dst.handle(), 0, VK_WHOLE_SIZE, word);
+  s.executed(State::Last::upload, vk::PipelineStageFlagBits::eTransfer, vk::AccessFlagBits::eTransferWrite);
+  s.uploaded.insert(*dst.handle());
+  s.touched.insert(*dst.handle());
+}
+
 void Batch::download(const Buffer& src, std::span<uint8_t> dst) {
   if (dst.size() > src.size()) throw std::logic_error("download larger than the buffer");
   if (dst.empty()) return;
@@ -327,7 +339,8 @@ double Batch::submit() {
       const uint32_t q = i % (kQueriesPerPool / 2) * 2;
       auto [result, stamps] = s.queries[i / (kQueriesPerPool / 2)].getResults<uint64_t>(
           q, 2, 2 * sizeof(uint64_t), sizeof(uint64_t), vk::QueryResultFlagBits::e64 | vk::QueryResultFlagBits::eWait);
-      s.ms.push_back(static_cast<double>(stamps[1] - stamps[0]) * rt.timestamp_period_ns_ * 1e-6);
+      s.ms.push_back(static_cast<double>(timestamp_ticks(stamps[0], stamps[1], rt.timestamp_valid_bits_)) *
+                     rt.timestamp_period_ns_ * 1e-6);
     }
   }
   for (const auto& r : s.readbacks) std::memcpy(r.dst.data(), (r.staging ? r.staging : r.source)->mapped_, r.dst.size());

@@ -61,6 +61,7 @@ DeviceInfo describe(const vk::raii::PhysicalDevice& pd, int index) {
   d.is_gpu = p.deviceType == vk::PhysicalDeviceType::eDiscreteGpu ||
              p.deviceType == vk::PhysicalDeviceType::eIntegratedGpu ||
              p.deviceType == vk::PhysicalDeviceType::eVirtualGpu;
+  d.null_device = d.name.rfind("Null hardware", 0) == 0;
   d.api_version = std::to_string(VK_API_VERSION_MAJOR(p.apiVersion)) + "." +
                   std::to_string(VK_API_VERSION_MINOR(p.apiVersion)) + "." +
                   std::to_string(VK_API_VERSION_PATCH(p.apiVersion));
@@ -73,6 +74,10 @@ DeviceInfo describe(const vk::raii::PhysicalDevice& pd, int index) {
   d.shared_memory_bytes = p.limits.maxComputeSharedMemorySize;
   d.max_storage_buffer_range = p.limits.maxStorageBufferRange;
   for (int i = 0; i < 3; ++i) d.max_workgroup_count[i] = p.limits.maxComputeWorkGroupCount[i];
+  d.max_workgroup_invocations = p.limits.maxComputeWorkGroupInvocations;
+  d.max_workgroup_size_x = p.limits.maxComputeWorkGroupSize[0];
+  d.max_stage_storage_buffers =
+      std::min(p.limits.maxPerStageDescriptorStorageBuffers, p.limits.maxDescriptorSetStorageBuffers);
   d.timestamps = p.limits.timestampComputeAndGraphics;
   auto feats = pd.getFeatures2<vk::PhysicalDeviceFeatures2, vk::PhysicalDeviceShaderFloat16Int8Features,
                                vk::PhysicalDevice8BitStorageFeatures, vk::PhysicalDevice16BitStorageFeatures>();
@@ -102,10 +107,23 @@ std::vector<DeviceInfo> list_devices() {
   return out;
 }
 
+void check_descriptor_limits(const std::string& name, const ShaderInterface& shader, const DeviceInfo& dev) {
+  if (shader.buffers.size() > dev.max_stage_storage_buffers)
+    throw SkipCase(name + " binds " + std::to_string(shader.buffers.size()) + " storage buffers; " + dev.name +
+                   " allows " + std::to_string(dev.max_stage_storage_buffers) + " per stage");
+}
+
+uint64_t timestamp_ticks(uint64_t begin, uint64_t end, uint32_t valid_bits) {
+  const uint64_t mask = valid_bits >= 64 ? ~uint64_t{0} : (uint64_t{1} << valid_bits) - 1;
+  return (end - begin) & mask;
+}
+
 int default_device_index(const std::vector<DeviceInfo>& devices) {
   for (const auto& d : devices)
-    if (d.is_gpu) return d.index;
-  return devices.empty() ? -1 : 0;
+    if (d.is_gpu && !d.null_device) return d.index;
+  for (const auto& d : devices)
+    if (!d.null_device) return d.index;
+  return -1;
 }
 
 
@@ -179,9 +197,13 @@ Runtime::Runtime(std::optional<int> index, RuntimeOptions options) {
   std::vector<DeviceInfo> infos;
   for (size_t i = 0; i < physicals.size(); ++i) infos.push_back(describe(physicals[i], static_cast<int>(i)));
   const int chosen = index.value_or(default_device_index(infos));
+  if (!index && chosen < 0) throw std::runtime_error("no Vulkan device that can run cases (only RADV's null device)");
   if (chosen < 0 || chosen >= static_cast<int>(physicals.size()))
     throw std::runtime_error("--device " + std::to_string(chosen) + " is out of range: there are " +
                              std::to_string(physicals.size()) + " Vulkan devices (see `kvbench devices`)");
+  if (infos[chosen].null_device)
+    throw std::runtime_error("device " + std::to_string(chosen) + " (" + infos[chosen].name +
+                             ") is RADV's compile-only null device (RADV_FORCE_FAMILY is set): it cannot run cases");
   physical_ = std::move(physicals[chosen]);
   info_ = infos[chosen];
 
@@ -192,6 +214,7 @@ Runtime::Runtime(std::optional<int> index, RuntimeOptions options) {
       queue_family_ = i;
       found = true;
       info_.timestamps = info_.timestamps || families[i].timestampValidBits > 0;
+      timestamp_valid_bits_ = families[i].timestampValidBits;
       if (families[i].timestampValidBits == 0) info_.timestamps = false;
     }
   if (!found) throw std::runtime_error("device " + info_.name + " has no compute queue");
@@ -266,6 +289,7 @@ Runtime::Pipeline& Runtime::pipeline(const Kernel& kernel) {
   if (code == shaders.end()) throw std::logic_error("no embedded shader named " + kernel.shader);
   auto p = std::make_unique<Pipeline>();
   p->interface = reflect_shader(code->second);
+  check_descriptor_limits(kernel.shader, p->interface, info_);
   std::vector<vk::DescriptorSetLayoutBinding> slots;
   for (const auto& [binding, names] : p->interface.buffers)
     slots.push_back({.binding = binding, .descriptorType = vk::DescriptorType::eStorageBuffer, .descriptorCount = 1,

@@ -27,6 +27,9 @@ struct DeviceInfo {
   std::string driver;
   std::string api_version;
   bool is_gpu = false;
+  // RADV's compile-only device (RADV_FORCE_FAMILY=...: "Null hardware (RADV ...)"): it
+  // compiles pipelines but runs nothing; never a default, refused by Runtime.
+  bool null_device = false;
   bool shader_int8 = false, shader_float16 = false, shader_int64 = false, shader_float64 = false;
   bool storage_8bit = false, storage_16bit = false;
   uint32_t subgroup_size = 0;
@@ -34,6 +37,8 @@ struct DeviceInfo {
   uint32_t shared_memory_bytes = 0;
   uint64_t max_storage_buffer_range = 0;
   std::array<uint32_t, 3> max_workgroup_count{};  // maxComputeWorkGroupCount
+  uint32_t max_workgroup_invocations = 0, max_workgroup_size_x = 0;  // maxComputeWorkGroupInvocations, Size[0]
+  uint32_t max_stage_storage_buffers = 0;  // min(maxPerStageDescriptorStorageBuffers, maxDescriptorSetStorageBuffers)
   bool timestamps = false;
   // A memory type is device-local, host-visible and coherent at once (lavapipe, integrated
   // GPUs, resizable BAR): with a non-discrete device, the runtime's zero-copy mode.
@@ -45,9 +50,20 @@ struct DeviceInfo {
   }
 };
 
+// The ticks between two timestamps of a queue with `valid_bits` meaningful bits (36-64):
+// the difference modulo 2^valid_bits, so a counter that wrapped between them still gives
+// the elapsed ticks, and bits above the valid ones never count.
+uint64_t timestamp_ticks(uint64_t begin, uint64_t end, uint32_t valid_bits);
+
+// Throws SkipCase when shader `name` binds more storage buffers than `dev` allows one stage
+// (a case's dispatch checks this before its pipeline is made).
+struct ShaderInterface;
+void check_descriptor_limits(const std::string& name, const ShaderInterface& shader, const DeviceInfo& dev);
+
 // Every Vulkan physical device, in the loader's order.
 std::vector<DeviceInfo> list_devices();
-// The first GPU; otherwise the first device (lavapipe on a machine without a GPU).
+// The first GPU; otherwise the first device (lavapipe on a machine without a GPU); never a
+// null device (-1 when there is no other).
 int default_device_index(const std::vector<DeviceInfo>& devices);
 
 class Buffer;
@@ -169,6 +185,7 @@ class Runtime {
   vk::raii::CommandPool command_pool_{nullptr};
   vk::raii::Fence fence_{nullptr};
   double timestamp_period_ns_ = 0;
+  uint32_t timestamp_valid_bits_ = 64;
   uint64_t uniform_alignment_ = 256;
   bool staging_ = false;
   uint32_t device_memory_type_ = 0;               // storage buffers
@@ -231,6 +248,8 @@ class Batch {
   // `bytes` are copied at once (into the buffer when nothing is recorded yet and it is
   // mapped, else into a staging buffer copied on the device in order).
   void upload(Buffer& dst, std::span<const uint8_t> bytes);
+  // Every 32-bit word of `dst` set to `word` on the device (vkCmdFillBuffer), in order.
+  void fill(Buffer& dst, uint32_t word);
   // See Runtime: buffers and parameters by name, checked against the SPIR-V, group counts
   // against the device's limits (std::logic_error naming what is wrong).
   void dispatch(const Kernel& kernel, const KernelBuffers& buffers, const KernelParams& params, uint32_t groups_x,

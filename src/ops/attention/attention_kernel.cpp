@@ -1,6 +1,9 @@
 #include "ops/attention/attention_kernel.hpp"
 
 #include <algorithm>
+#include <cstdlib>
+#include <optional>
+#include <stdexcept>
 #include <string>
 #include <utility>
 
@@ -18,13 +21,64 @@ std::pair<uint32_t, uint32_t> grid(uint64_t groups) {
 
 }  // namespace
 
-void check_attention_device(const DeviceInfo& dev, int64_t key_dim, int64_t value_dim) {
-  if (dev.subgroup_size < 8 || !dev.subgroup_shuffle)
-    throw SkipCase("the attention kernel needs subgroups of at least 8 lanes with shuffles; " + dev.name + " has " +
-                   std::to_string(dev.subgroup_size));
-  for (int64_t d : {key_dim, value_dim})
-    if (d % 8 != 0 || d > 256)
-      throw SkipCase("the attention kernel needs head sizes that are multiples of 8, at most 256 (" + std::to_string(d) + ")");
+const char* attention_kernel_name(AttentionKernel k) { return k == AttentionKernel::lanes ? "cpu" : "gpu"; }
+
+namespace {
+
+// KVBENCH_KERNEL: "gpu", "cpu", or unset/empty (the rule); anything else is an error.
+std::optional<AttentionKernel> forced_kernel() {
+  const char* v = std::getenv("KVBENCH_KERNEL");
+  const std::string s = v ? v : "";
+  if (s.empty()) return std::nullopt;
+  if (s == "gpu") return AttentionKernel::tiles;
+  if (s == "cpu") return AttentionKernel::lanes;
+  throw std::runtime_error("KVBENCH_KERNEL must be gpu or cpu, not '" + s + "'");
+}
+
+bool lanes_can_run(const DeviceInfo& dev) { return dev.subgroup_size >= 8 && dev.subgroup_shuffle; }
+
+bool lanes_heads_fit(const AttentionHeads& h) {
+  return h.lanes_fit && h.key_dim % 8 == 0 && h.value_dim % 8 == 0 && h.key_dim <= 256 && h.value_dim <= 256;
+}
+
+}  // namespace
+
+AttentionKernel choose_attention_kernel(const DeviceInfo& dev, const AttentionHeads& heads) {
+  if (const auto forced = forced_kernel()) return *forced;
+  return dev.type == "cpu" && lanes_can_run(dev) && lanes_heads_fit(heads) ? AttentionKernel::lanes : AttentionKernel::tiles;
+}
+
+uint32_t tiles_shared_bytes(int64_t key_dim, int64_t value_dim) {
+  // shaders/attention_tiles.glsl: q_s[NV * D], kv_s[TK * (max(D, DV) + 1)], p_s[NV * TK], 3 x [NV].
+  const int64_t nv = kVectorsPerItem, maxd = std::max(key_dim, value_dim), tk = maxd <= 256 ? 16 : 4;
+  return static_cast<uint32_t>(4 * (nv * key_dim + tk * (maxd + 1) + nv * tk + 3 * nv));
+}
+
+void check_attention_device(const DeviceInfo& dev, const AttentionHeads& heads) {
+  const int64_t kd = heads.key_dim, vd = heads.value_dim;
+  if (kd % 8 != 0 || vd % 8 != 0 || kd <= 0 || vd <= 0)
+    throw SkipCase("the attention kernels need head sizes that are multiples of 8 (" + std::to_string(kd) + ", " +
+                   std::to_string(vd) + ")");
+  if (choose_attention_kernel(dev, heads) == AttentionKernel::lanes) {
+    if (!lanes_can_run(dev))
+      throw SkipCase("the cpu attention kernel (KVBENCH_KERNEL=cpu) needs subgroups of at least 8 lanes with shuffles; " +
+                     dev.name + " has " + std::to_string(dev.subgroup_size));
+    if (!lanes_heads_fit(heads))
+      throw SkipCase("the cpu attention kernel (KVBENCH_KERNEL=cpu) needs head sizes of at most 256 that split over 8 lanes (" +
+                     std::to_string(kd) + ", " + std::to_string(vd) + ")");
+    return;
+  }
+  if (kd > 576 || vd > 512)
+    throw SkipCase("the attention kernel supports head sizes up to 576 (Q/K) and 512 (V), not " + std::to_string(kd) + ", " +
+                   std::to_string(vd));
+  const uint32_t shared = tiles_shared_bytes(kd, vd);
+  if (shared > dev.shared_memory_bytes)
+    throw SkipCase("the gpu attention kernel needs " + std::to_string(shared) + " bytes of shared memory at head sizes " +
+                   std::to_string(kd) + "/" + std::to_string(vd) + "; " + dev.name + " gives " +
+                   std::to_string(dev.shared_memory_bytes));
+  if (dev.max_workgroup_invocations < kTilesWorkgroup || dev.max_workgroup_size_x < kTilesWorkgroup)
+    throw SkipCase("the gpu attention kernel needs workgroups of " + std::to_string(kTilesWorkgroup) + " invocations; " +
+                   dev.name + " allows " + std::to_string(std::min(dev.max_workgroup_invocations, dev.max_workgroup_size_x)));
 }
 
 void run_attention(Batch& batch, const AttentionPlan& plan, AttentionLaunch launch) {
@@ -32,12 +86,22 @@ void run_attention(Batch& batch, const AttentionPlan& plan, AttentionLaunch laun
   Buffer* items = batch.buffer_with(plan.items);
   Buffer* merge = batch.buffer_with(plan.merge);
   Buffer* partials = batch.buffer(static_cast<size_t>(plan.slots) * static_cast<size_t>(launch.head_dim + 2) * 4);
+  // NaN in every partial state first: a slot the plan leaves unwritten makes its output
+  // vectors NaN, on lavapipe (whose fresh memory reads as zeros) as on a GPU (stale memory).
+  batch.fill(*partials, kPartialsPoison);
   launch.buffers["batch_plan"] = batch_plan;
   launch.buffers["items"] = items;
   launch.buffers["partials"] = partials;
   launch.params.emplace("num_items", plan.num_items);
-  const auto [ax, ay] = grid((uint64_t{plan.num_items} * 8 + 63) / 64);
-  batch.dispatch(launch.kernel, launch.buffers, launch.params, ax, ay);
+  const AttentionKernel kernel = choose_attention_kernel(batch.runtime().info(), launch.heads);
+  if (kernel == AttentionKernel::tiles) {
+    launch.kernel.shader += "_tiles";
+    const auto [ax, ay] = grid(plan.num_items);  // one workgroup per item
+    batch.dispatch(launch.kernel, launch.buffers, launch.params, ax, ay);
+  } else {
+    const auto [ax, ay] = grid((uint64_t{plan.num_items} * kVectorsPerItem + 63) / 64);  // 8 lanes per item
+    batch.dispatch(launch.kernel, launch.buffers, launch.params, ax, ay);
+  }
   const uint64_t elements = plan.merge.size() / 4 * static_cast<uint64_t>(launch.head_dim);
   const auto& pq = launch.post_quant;
   const uint64_t words = elements * dtype_bits(launch.out_dtype) / 32;

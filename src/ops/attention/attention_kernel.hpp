@@ -8,8 +8,39 @@
 
 namespace kvbench {
 
+// The two bodies of shaders/attention_core.glsl (specs/runtime.md "The attention kernels").
+enum class AttentionKernel {
+  lanes,  // "cpu": 8 subgroup lanes per item, shuffles; subgroups >= 8, heads <= 256
+  tiles,  // "gpu": one workgroup per item, K/V tiles in shared memory, any subgroup size
+};
+const char* attention_kernel_name(AttentionKernel k);  // "cpu" or "gpu"
+
+// What decides the kernel of a case: its head sizes (of Q/K, of V) and whether the
+// operator's loads fit the lanes kernel's slices of D / 8 elements.
+struct AttentionHeads {
+  int64_t key_dim = 0, value_dim = 0;
+  bool lanes_fit = true;
+};
+
+constexpr uint32_t kTilesWorkgroup = 128;  // WG in shaders/attention_tiles.glsl
+constexpr uint32_t kPartialsPoison = 0x7fc00000u;  // a quiet NaN: the partial states before the attention dispatch
+
+// The kernel that runs a case on `dev`: KVBENCH_KERNEL=gpu|cpu forces one; otherwise the
+// lanes kernel on a CPU device (lavapipe, where it is faster) whose subgroups have at least
+// 8 lanes with shuffles, when the heads fit it; the tiles kernel everywhere else.
+AttentionKernel choose_attention_kernel(const DeviceInfo& dev, const AttentionHeads& heads);
+
+// The shared memory the tiles kernel declares for these head sizes (bytes).
+uint32_t tiles_shared_bytes(int64_t key_dim, int64_t value_dim);
+
+// Throws SkipCase unless `dev` can run the chosen kernel with these heads: head sizes
+// multiples of 8, at most 576 (Q/K) and 512 (V) for tiles, 256 for lanes (above 32
+// elements per lane llvmpipe no longer unrolls its loops: wrong results, measured at 512);
+// the tiles kernel's shared memory and workgroup size within the device's limits.
+void check_attention_device(const DeviceInfo& dev, const AttentionHeads& heads);
+
 struct AttentionLaunch {
-  Kernel kernel;          // the operator's attention shader, D (of Q and K) as specialization constant 0
+  Kernel kernel;          // the operator's attention shader (lanes name), D (of Q and K) as specialization constant 0
   KernelBuffers buffers;  // the operator's bindings; the plan's are added
   KernelParams params;    // the operator's parameters; num_items is added
   Buffer* out = nullptr;  // the output tensor: [vectors in the plan's order, head_dim]
@@ -24,13 +55,8 @@ struct AttentionLaunch {
   DType out_dtype = DType::f16;
   int64_t head_dim = 0;   // of V and the output
   EmptyRow empty = EmptyRow::zeros;
+  AttentionHeads heads;   // chooses the kernel, as check_attention_device did
 };
-
-// Throws SkipCase unless `dev` can run the shared kernel with these head sizes (of Q/K and
-// of V): subgroups of at least 8 lanes with shuffles, sizes multiples of 8 up to 256
-// (above 256 the per-lane arrays of 4 query vectors and accumulators gave wrong results
-// on lavapipe, measured at 512).
-void check_attention_device(const DeviceInfo& dev, int64_t key_dim, int64_t value_dim);
 
 // Records both dispatches (attention, then merge) and the plan's uploads in `batch`.
 void run_attention(Batch& batch, const AttentionPlan& plan, AttentionLaunch launch);

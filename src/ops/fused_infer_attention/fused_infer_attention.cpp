@@ -386,9 +386,9 @@ class FiaCase final : public OpCase {
     return {.atol = 2e-5, .rtol = 1e-4};
   }
 
-  void check_device(const DeviceInfo& dev) const override {
-    check_attention_device(dev, p_.D + p_.rope, p_.Dv);
-  }
+  AttentionHeads heads() const { return {.key_dim = p_.D + p_.rope, .value_dim = p_.Dv}; }
+
+  void check_device(const DeviceInfo& dev) const override { check_attention_device(dev, heads()); }
 
   // Whether the kernel may read K/V as plain rows of whole uvec4s (specialization constant
   // PLAIN_KV of shaders/fia_attention.comp): no antiquant, rope or shared prefix, 16- or
@@ -477,7 +477,8 @@ class FiaCase final : public OpCase {
                         .dtype = p_.post.dtype},
          .out_dtype = p_.out_dtype(),
          .head_dim = p_.Dv,
-         .empty = EmptyRow::zeros});
+         .empty = EmptyRow::zeros,
+         .heads = heads()});
     t.download(io);
     const double ms = batch.submit();
     // Without softmaxLseFlag the operator returns a [1] zero tensor: nothing to compute.

@@ -235,12 +235,14 @@ class MhcaCase final : public OpCase {
     return {.atol = 2e-5, .rtol = 1e-4};
   }
 
-  void check_device(const DeviceInfo& dev) const override {
-    check_attention_device(dev, p_.head_dim, p_.head_dim);
-    if ((p_.head_dim * dtype_bits(p_.cache)) % 256 != 0)
-      throw SkipCase("the attention kernel splits head_dim over 8 lanes in whole 32-bit words: it needs "
-                     "head_dim * cache bits a multiple of 256 (head_dim " + std::to_string(p_.head_dim) + ")");
+  // The cpu attention kernel splits head_dim over 8 lanes in whole 32-bit words: it fits
+  // when head_dim * cache bits is a multiple of 256 (the gpu kernel's slices of 8 elements
+  // are whole words at any head_dim that is a multiple of 8).
+  AttentionHeads heads() const {
+    return {.key_dim = p_.head_dim, .value_dim = p_.head_dim, .lanes_fit = (p_.head_dim * dtype_bits(p_.cache)) % 256 == 0};
   }
+
+  void check_device(const DeviceInfo& dev) const override { check_attention_device(dev, heads()); }
 
   double run_vulkan(Runtime& rt, TensorSet& io) const override {
     const int64_t bits = dtype_bits(p_.cache);
@@ -293,7 +295,8 @@ class MhcaCase final : public OpCase {
                    .out = t.at("attn_output"),
                    .out_dtype = p_.t1,
                    .head_dim = p_.head_dim,
-                   .empty = EmptyRow::nan});
+                   .empty = EmptyRow::nan,
+                   .heads = heads()});
     t.download(io);
     return batch.submit();
   }

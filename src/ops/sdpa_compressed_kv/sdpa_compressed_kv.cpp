@@ -269,9 +269,7 @@ class SdpaCase final : public OpCase {
     return {.atol = 2e-5, .rtol = 1e-4};
   }
 
-  void check_device(const DeviceInfo& dev) const override {
-    check_attention_device(dev, p_.D, p_.D);
-  }
+  void check_device(const DeviceInfo& dev) const override { check_attention_device(dev, {.key_dim = p_.D, .value_dim = p_.D}); }
 
   double run_vulkan(Runtime& rt, TensorSet& io) const override {
     AttentionShape shape{.num_heads = p_.H, .num_kv_heads = p_.H_kv, .q_rows = std::vector<int64_t>(p_.N, p_.S_q),
@@ -310,7 +308,8 @@ class SdpaCase final : public OpCase {
                    .out = t.at("output"),
                    .out_dtype = p_.q,
                    .head_dim = p_.D,
-                   .empty = EmptyRow::zeros});  // inf_as_zero
+                   .empty = EmptyRow::zeros,  // inf_as_zero
+                   .heads = {.key_dim = p_.D, .value_dim = p_.D}});
     t.download(io);
     return batch.submit();
   }

@@ -1,0 +1,160 @@
+// The choice between the two attention kernels (src/ops/attention/attention_kernel.cpp),
+// the gpu kernel's limits, and the NaN-filled partial states that expose a hole in a plan.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/dtype.hpp"
+#include "core/error.hpp"
+#include "ops/attention/attention_kernel.hpp"
+#include "ops/attention/attention_plan.hpp"
+#include "vk/runtime.hpp"
+
+using namespace kvbench;
+
+namespace {
+
+DeviceInfo device(const std::string& type, uint32_t subgroup, bool shuffle = true) {
+  DeviceInfo d;
+  d.name = "test device";
+  d.type = type;
+  d.subgroup_size = subgroup;
+  d.subgroup_shuffle = shuffle;
+  d.shared_memory_bytes = 32768;
+  d.max_workgroup_invocations = 1024;
+  d.max_workgroup_size_x = 1024;
+  return d;
+}
+
+// Sets KVBENCH_KERNEL for the scope of a test.
+struct ForceKernel {
+  explicit ForceKernel(const char* v) { setenv("KVBENCH_KERNEL", v, 1); }
+  ~ForceKernel() { unsetenv("KVBENCH_KERNEL"); }
+};
+
+std::string skip_reason(const DeviceInfo& dev, AttentionHeads h) {
+  try {
+    check_attention_device(dev, h);
+  } catch (const SkipCase& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("choose_attention_kernel: cpu kernel on a CPU device with 8+ lanes and heads <= 256, gpu kernel elsewhere") {
+  unsetenv("KVBENCH_KERNEL");
+  const AttentionHeads h128{.key_dim = 128, .value_dim = 128};
+  CHECK(choose_attention_kernel(device("cpu", 8), h128) == AttentionKernel::lanes);
+  CHECK(choose_attention_kernel(device("cpu", 16), h128) == AttentionKernel::lanes);
+  CHECK(choose_attention_kernel(device("cpu", 4), h128) == AttentionKernel::tiles);  // lavapipe at LP_NATIVE_VECTOR_WIDTH=128
+  CHECK(choose_attention_kernel(device("cpu", 8, false), h128) == AttentionKernel::tiles);
+  CHECK(choose_attention_kernel(device("discrete-gpu", 32), h128) == AttentionKernel::tiles);
+  CHECK(choose_attention_kernel(device("integrated-gpu", 8), h128) == AttentionKernel::tiles);
+  CHECK(choose_attention_kernel(device("cpu", 8), {.key_dim = 576, .value_dim = 512}) == AttentionKernel::tiles);
+  CHECK(choose_attention_kernel(device("cpu", 8), {.key_dim = 264, .value_dim = 264}) == AttentionKernel::tiles);
+  CHECK(choose_attention_kernel(device("cpu", 8), {.key_dim = 24, .value_dim = 24, .lanes_fit = false}) ==
+        AttentionKernel::tiles);
+  {
+    ForceKernel force("gpu");
+    CHECK(choose_attention_kernel(device("cpu", 8), h128) == AttentionKernel::tiles);
+  }
+  {
+    ForceKernel force("cpu");
+    CHECK(choose_attention_kernel(device("discrete-gpu", 32), h128) == AttentionKernel::lanes);
+    // Forced where it cannot run: a SKIP that names the subgroup size.
+    CHECK(skip_reason(device("cpu", 4), h128).find("subgroups of at least 8 lanes") != std::string::npos);
+    CHECK(skip_reason(device("cpu", 8), {.key_dim = 512, .value_dim = 512}).find("at most 256") != std::string::npos);
+  }
+  {
+    ForceKernel force("fast");
+    CHECK_THROWS_WITH_AS(choose_attention_kernel(device("cpu", 8), h128), doctest::Contains("KVBENCH_KERNEL"),
+                         std::runtime_error);
+  }
+}
+
+TEST_CASE("check_attention_device: no subgroup SKIP at any width; head sizes to 576/512 fit 32 KiB of shared memory") {
+  unsetenv("KVBENCH_KERNEL");
+  for (uint32_t width : {1u, 4u, 8u, 16u, 32u, 64u, 128u})
+    for (int64_t d = 8; d <= 576; d += 8) {
+      const int64_t dv = std::min<int64_t>(d, 512);
+      CAPTURE(width);
+      CAPTURE(d);
+      CHECK(skip_reason(device("cpu", width), {.key_dim = d, .value_dim = dv}) == "");
+      CHECK(skip_reason(device("discrete-gpu", width), {.key_dim = d, .value_dim = dv}) == "");
+      CHECK(tiles_shared_bytes(d, dv) <= 32768);
+    }
+  CHECK(tiles_shared_bytes(128, 128) == 4 * (8 * 128 + 16 * 129 + 8 * 16 + 24));
+  CHECK(tiles_shared_bytes(576, 512) == 4 * (8 * 576 + 4 * 577 + 8 * 4 + 24));
+  // Limits below the plan's needs are a SKIP with the figures.
+  DeviceInfo small = device("discrete-gpu", 32);
+  small.shared_memory_bytes = 16384;
+  CHECK(skip_reason(small, {.key_dim = 576, .value_dim = 512}).find("bytes of shared memory") != std::string::npos);
+  CHECK(skip_reason(small, {.key_dim = 128, .value_dim = 128}) == "");
+  small.max_workgroup_invocations = 64;
+  CHECK(skip_reason(small, {.key_dim = 128, .value_dim = 128}).find("workgroups of 128") != std::string::npos);
+  CHECK(skip_reason(device("cpu", 8), {.key_dim = 640, .value_dim = 512}).find("up to 576") != std::string::npos);
+  CHECK(skip_reason(device("cpu", 8), {.key_dim = 132, .value_dim = 128}).find("multiples of 8") != std::string::npos);
+}
+
+namespace {
+
+// One SDPA query vector (f32, D 8, one head) over 600 keys of ones: three decode splits of
+// 256 keys. With `drop_last` the plan loses its last item, a hole in the plan.
+std::vector<float> attention_with_plan(Runtime& rt, bool drop_last) {
+  const int64_t D = 8, S = 600;
+  AttentionShape shape{.num_heads = 1, .num_kv_heads = 1, .q_rows = {1}, .kv_len = {S}};
+  shape.out_vector = [](int64_t, int64_t, int64_t) { return int64_t{0}; };
+  AttentionPlan plan = plan_attention(shape);
+  REQUIRE(plan.num_items == 3);
+  if (drop_last) {
+    --plan.num_items;
+    plan.items.resize(plan.items.size() - 5);
+  }
+  Batch batch(rt);
+  Buffer* q = batch.buffer_with(std::vector<float>(D, 0.5f));
+  Buffer* k = batch.buffer_with(std::vector<float>(S * D, 1.0f));
+  Buffer* v = batch.buffer_with(std::vector<float>(S * D, 1.0f));
+  Buffer* scale = batch.buffer_with(std::vector<float>{1.0f});
+  Buffer* out = batch.buffer(D * 4);
+  const auto f32 = static_cast<uint32_t>(DType::f32);
+  KernelParams params{{"N", 1}, {"num_heads", 1}, {"num_kv_heads", 1}, {"S_q", 1}, {"S_kv", S}, {"G", 1},
+                      {"k_compressed", 0}, {"v_compressed", 0}, {"k_layout", 0}, {"k_dtype", f32}, {"v_dtype", f32},
+                      {"sk_dtype", f32}, {"sv_dtype", f32}, {"zk_dtype", f32}, {"zv_dtype", f32}, {"has_zk", 0},
+                      {"has_zv", 0}, {"q_dtype", f32}, {"scale_op", 0}, {"causal", 0}, {"has_mask", 0},
+                      {"mask_n_stride", 0}, {"mask_h_stride", 0}, {"mask_q_stride", 0}};
+  KernelBuffers buffers{{"query", q}, {"key", k}, {"value", v}, {"scale", scale}, {"scale_k", nullptr},
+                        {"zp_k", nullptr}, {"scale_v", nullptr}, {"zp_v", nullptr}, {"attn_mask", nullptr}};
+  run_attention(batch, plan,
+                {.kernel = Kernel("sdpa_attention", {static_cast<uint32_t>(D)}),
+                 .buffers = buffers,
+                 .params = params,
+                 .out = out,
+                 .out_dtype = DType::f32,
+                 .head_dim = D,
+                 .empty = EmptyRow::zeros,
+                 .heads = {.key_dim = D, .value_dim = D}});
+  std::vector<float> result(D);
+  batch.download(*out, std::span(reinterpret_cast<uint8_t*>(result.data()), result.size() * 4));
+  batch.submit();
+  return result;
+}
+
+}  // namespace
+
+TEST_CASE("run_attention: a split the plan leaves out makes its output NaN (partials filled with NaN first)") {
+  Runtime rt;
+  for (const char* kernel : {"gpu", "cpu"}) {
+    CAPTURE(kernel);
+    ForceKernel force(kernel);
+    if (std::string(kernel) == "cpu" && rt.info().subgroup_size < 8) continue;  // the cpu kernel cannot run
+    for (float x : attention_with_plan(rt, false)) CHECK(x == doctest::Approx(1.0f));
+    for (float x : attention_with_plan(rt, true)) CHECK(std::isnan(x));
+  }
+}
