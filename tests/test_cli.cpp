@@ -41,7 +41,10 @@ TEST_CASE("run: unusable arguments exit 2") {
   CHECK(run_kvbench("run " + source_path("tests/data/mixed/valid.json") + " --filter '('").status == 2);
   CHECK(run_kvbench("run /no/such/path").status == 2);
   CHECK(run_kvbench("run " + source_path("tests/data/mixed/valid.json") + " --device 99").status == 2);
-  CHECK(run_kvbench("frobnicate").status == 2);
+  const CommandResult unknown = run_kvbench("frobnicate");
+  CHECK(unknown.status == 2);
+  CHECK(unknown.output.find("unknown subcommand 'frobnicate'; the subcommands are run, bench, golden, check, list, ops, "
+                            "devices") != std::string::npos);
 }
 
 TEST_CASE("run --json writes one entry per case with the figures") {

@@ -1,5 +1,6 @@
 // kvbench: reference-and-conformance testbench for KV-cache and attention kernels.
 #include <iostream>
+#include <string>
 
 #include "cli/commands.hpp"
 
@@ -19,6 +20,17 @@ int main(int argc, char** argv) {
   kvbench::add_list_command(app, exit_code);
   kvbench::add_ops_command(app, exit_code);
   kvbench::add_devices_command(app, exit_code);
+  // A first word that names no subcommand: say so, rather than CLI11's "A subcommand is required".
+  std::string names;
+  bool known = false;
+  for (const CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
+    names += (names.empty() ? "" : ", ") + sub->get_name();
+    known |= argc > 1 && sub->get_name() == argv[1];
+  }
+  if (argc > 1 && argv[1][0] != '-' && !known) {
+    std::cerr << "error: unknown subcommand '" << argv[1] << "'; the subcommands are " << names << " (kvbench --help)\n";
+    return 2;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
