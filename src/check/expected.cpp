@@ -4,8 +4,7 @@ namespace kvbench {
 
 Expected expect_unchanged(const Tensor& initial) {
   Expected e{.tensor = initial.name()};
-  e.value.resize(initial.numel());
-  initial.get_range(0, initial.numel(), e.value.data());
+  e.value = initial.values();
   e.exact = e.value;
   e.touched.assign(initial.numel(), 0);
   return e;

@@ -20,9 +20,10 @@ struct Expected {
   // (specs/golden-format.md "expected_f64").
   std::vector<double> value;
   std::vector<double> exact;
-  // Empty when no element has one; else NaN where there is none, otherwise a second value accepted for that element because
-  // the golden's pre-rounding value lies within the spec's epsilon of a rounding boundary
-  // (an int code one step away, or the dequantized value of that code). Counted apart.
+  // Empty when no element has one; else NaN where there is none, otherwise a second value
+  // accepted for that element because the golden's pre-rounding value lies within the
+  // spec's epsilon of a rounding boundary (an int code one step away, or the dequantized
+  // value of that code). Counted apart.
   std::vector<double> alternate;
   // In-place tensors only: 1 where the operator writes. Elsewhere the bits must equal the
   // tensor's bits before the dispatch. Empty for plain outputs (all elements written).

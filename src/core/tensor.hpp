@@ -42,6 +42,12 @@ class Tensor {
   // must start at an even element when several threads store disjoint ranges at once.
   void get_range(size_t begin, size_t n, double* out) const;
   void set_range(size_t begin, size_t n, const double* in);
+  // Every element as a double (get_range over the whole tensor).
+  std::vector<double> values() const {
+    std::vector<double> v(numel_);
+    get_range(0, numel_, v.data());
+    return v;
+  }
   // The element's raw bits (zero-extended), for bit-exact comparison.
   uint64_t bits(size_t i) const;
   void set_bits(size_t i, uint64_t bits);

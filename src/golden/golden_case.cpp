@@ -66,12 +66,11 @@ StoredTensor compact_f64(const std::vector<double>& values, const Shape& shape) 
   return f64_stored(values, shape);
 }
 
-// The elements of `values` that `keep` selects, in ascending index order.
-template <typename Keep>
-StoredTensor compact_where(const std::vector<double>& values, Keep keep) {
+// An in-place output's expected_f64: its touched elements only, in ascending index order.
+StoredTensor touched_f64(const Expected& e) {
   std::vector<double> kept;
-  for (size_t i = 0; i < values.size(); ++i)
-    if (keep(i)) kept.push_back(values[i]);
+  for (size_t i = 0; i < e.exact.size(); ++i)
+    if (e.touched[i]) kept.push_back(e.exact[i]);
   return compact_f64(kept, {static_cast<int64_t>(kept.size())});
 }
 
@@ -136,13 +135,17 @@ size_t write_golden_case(const CaseDef& def, const OpCase& op, const std::string
     // An in-place output's untouched elements hold their initial value, which the input
     // tensor has: expected_f64 lists the touched elements only.
     st.tensors["expected_f64." + e.tensor] =
-        e.touched.empty() ? compact_f64(e.exact, initial.shape()) : compact_where(e.exact, [&](size_t i) { return e.touched[i] != 0; });
+        e.touched.empty() ? compact_f64(e.exact, initial.shape()) : touched_f64(e);
     // Alternates are rare (rounding boundaries): their indices and values only.
     std::vector<int64_t> alternates;
+    std::vector<double> alternate_values;
     for (size_t i = 0; i < e.alternate.size(); ++i)
-      if (!std::isnan(e.alternate[i])) alternates.push_back(static_cast<int64_t>(i));
+      if (e.has_alternate(i)) {
+        alternates.push_back(static_cast<int64_t>(i));
+        alternate_values.push_back(e.alternate[i]);
+      }
     if (!alternates.empty()) {
-      st.tensors["alternate." + e.tensor] = compact_where(e.alternate, [&](size_t i) { return !std::isnan(e.alternate[i]); });
+      st.tensors["alternate." + e.tensor] = compact_f64(alternate_values, {static_cast<int64_t>(alternates.size())});
       StoredTensor index{"I64", {static_cast<int64_t>(alternates.size())}, std::vector<uint8_t>(alternates.size() * 8)};
       std::memcpy(index.bytes.data(), alternates.data(), index.bytes.size());
       st.tensors["alternate_index." + e.tensor] = std::move(index);
@@ -203,18 +206,12 @@ Tensor load_tensor(const SafetensorsReader& file, const std::string& key, const 
 // Doubles stored as F64 (format 1), or in format 2 as F64, F32, F16 or BF16 (widened).
 std::vector<double> load_f64(const SafetensorsReader& file, const std::string& key, const Shape& shape, int format) {
   const TensorEntry* e = file.find(key);
-  DType narrow = DType::f32;
-  if (format >= 2 && e && e->dtype != "F64") {
-    for (DType t : {DType::f16, DType::bf16, DType::f32})
-      if (e->dtype == safetensors_dtype(t)) narrow = t;
-    if (e->dtype == safetensors_dtype(narrow)) {
+  for (DType narrow : {DType::f16, DType::bf16, DType::f32})
+    if (format >= 2 && e && e->dtype == safetensors_dtype(narrow)) {
       Tensor t(key, narrow, shape, Role::output);
       t.bytes() = read_checked(file, key, e->dtype, shape);
-      std::vector<double> v(t.numel());
-      t.get_range(0, v.size(), v.data());
-      return v;
+      return t.values();
     }
-  }
   const std::vector<uint8_t> bytes =
       read_checked(file, key, "F64", shape, format >= 2 ? " (or F32, F16, BF16)" : "");
   std::vector<double> v(bytes.size() / 8);
@@ -290,8 +287,7 @@ CaseResult check_golden_case(const GoldenManifest& m, const std::string& actual_
       const Tensor before = out.role == Role::inplace ? load_tensor(golden, out.name, out) : expected;
       const Tensor got = load_tensor(actual, out.name, out);
       Expected e{.tensor = out.name};
-      e.value.resize(expected.numel());
-      for (size_t i = 0; i < expected.numel(); ++i) e.value[i] = expected.get(i);
+      e.value = expected.values();
       if (!out.touched.empty()) e.touched = load_touched(golden, out.touched, out.shape, m.format);
       e.exact = m.format >= 2 && !e.touched.empty() ? load_touched_f64(golden, out, e.touched, before)
                                                     : load_f64(golden, out.expected_f64, out.shape, m.format);

@@ -185,10 +185,7 @@ class FiaCase final : public OpCase {
     for (size_t side = 0; side < 2 && p_.quant.on; ++side) {
       const FiaSide s = fia_side(p_, static_cast<int>(side));
       for (const auto& [name, values] : {std::pair{s.scale, &a.scale[side]}, std::pair{s.offset, &a.offset[side]}})
-        if (in.has(name)) {
-          values->resize(in.at(name).numel());
-          in.at(name).get_range(0, values->size(), values->data());
-        }
+        if (in.has(name)) *values = in.at(name).values();
     }
     return a;
   }

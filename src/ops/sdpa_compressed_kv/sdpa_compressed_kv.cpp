@@ -176,10 +176,7 @@ class SdpaCase final : public OpCase {
     const std::string suffix = c == 0 ? "_k" : "_v";
     Side s{.data = &in.at(c == 0 ? "key" : "value")};
     for (const auto& [name, values] : {std::pair{"scale" + suffix, &s.scale}, std::pair{"zp" + suffix, &s.zp}})
-      if (side.compressed && in.has(name)) {
-        values->resize(in.at(name).numel());
-        in.at(name).get_range(0, values->size(), values->data());
-      }
+      if (side.compressed && in.has(name)) *values = in.at(name).values();
     return s;
   }
   RowSource kv_rows(const Side& side, int c, int64_t first_row, bool unquantized) const {
