@@ -41,7 +41,8 @@ template <int EBITS, int MBITS>
   uint32_t r = (static_cast<uint32_t>(exponent + bias) << MBITS) + static_cast<uint32_t>(mant >> shift);
   const uint64_t rest = mant & ((1ull << shift) - 1), half = 1ull << (shift - 1);
   // A mantissa that rounds up past its field carries into the exponent, as it should.
-  if (rest > half || (rest == half && (r & 1u))) ++r;
+  // Branch-free: which way a random draw rounds is a coin toss a branch would mispredict.
+  r += static_cast<uint32_t>(rest > half) | (static_cast<uint32_t>(rest == half) & r & 1u);
   return sign | r;
 }
 
@@ -60,7 +61,8 @@ template <int EBITS, int MBITS>
     v = std::bit_cast<double>((static_cast<uint64_t>(static_cast<int>(exp_field) - bias + 1023) << 52) |
                               (mant << (52 - MBITS)));
   }
-  return negative ? -v : v;
+  // The sign set by its bit, not chosen by a branch (random signs would mispredict it).
+  return std::bit_cast<double>(std::bit_cast<uint64_t>(v) | (static_cast<uint64_t>(negative) << 63));
 }
 
 }  // namespace float_format_detail

@@ -67,6 +67,9 @@ class OpCase {
   virtual double run_vulkan(Runtime& rt, TensorSet& io) const = 0;
   // Extra report figures; available after reference() (which may compute them).
   virtual CaseFigures figures() const { return {}; }
+  // A golden file has no place for figures, and some cost a second reference (FIA's and
+  // SDPA's quant_err: the attention again on the unquantized K/V): `golden` turns them off.
+  void skip_figures() { figures_wanted_ = false; }
   // Bytes the operator must move at least (read + written), counted from the shapes, for
   // the effective bandwidth of `kvbench bench`. The default counts every input and output
   // tensor once and every in-place tensor twice (read and written); operators that touch
@@ -98,9 +101,12 @@ class OpCase {
   static void fill_with(Tensor& t, const std::function<double(size_t)>& value);
   // An index tensor holding `values`.
   static void fill_values(Tensor& t, const std::vector<int64_t>& values);
+  // Whether reference() should compute figures() (false after skip_figures()).
+  bool figures_wanted() const { return figures_wanted_; }
 
  private:
   Args args_;
+  bool figures_wanted_ = true;
 };
 
 class Operator {

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <stdexcept>
 
 #include "core/parallel.hpp"
 #include "core/rng.hpp"
@@ -43,6 +44,7 @@ FiaSide fia_side(const FiaParams& p, int side) {
   s.offset = side == 0 ? "keyAntiquantOffset" : "valueAntiquantOffset";
   s.dim = side == 0 ? p.D : p.Dv;
   s.mode = side == 0 ? p.quant.key_mode : p.quant.value_mode;
+  s.step = s.mode == 0 && !p.quant.per_tensor ? 1 : 0;
   if (p.quant.combined) {
     s.scale = "antiquantScale";
     s.offset = "antiquantOffset";
@@ -77,44 +79,41 @@ inline double round_half_even(double v) {
 
 }  // namespace
 
-TensorSet fia_quantized(const FiaParams& p, const Args& a, int side) {
+TensorSet fia_quantized(const FiaParams& p, const Args& a, int side, Tensor& data) {
   const FiaSide s = fia_side(p, side);
   const std::vector<int64_t> table = p.paged() ? fia_block_table(p, a.seed()) : std::vector<int64_t>{};
   const FiaOriginals x(p, a, side);
   const Shape sshape = p.antiquant_shape(s.mode, s.dim);
   const DType sdt = p.antiquant_dtype(s.mode);
   const size_t groups = shape_numel(sshape);
-  // The scale group of a row's channel d is group(row) + d * step: only per-channel scales
-  // (mode 0, not per-tensor) change along a row.
+  // The scale group of a row's channel d is group(row) + d * step (FiaSide).
   const auto group = [&](int64_t b, int64_t t, int64_t hk, int64_t blk, int64_t r) {
     return p.antiquant_index(s.mode, s.dim, b, p.kv_start[b] + t, hk, 0, blk, r);
   };
-  const int64_t step = s.mode == 0 && !p.quant.per_tensor ? 1 : 0;
-  // 1. Each scale's range over the elements it serves: one span of the keys per thread,
-  // each with its own ranges, then merged (min and max are exact: the order is immaterial).
+  const int64_t step = s.step;
+  // 1. Each scale's range over the elements it serves, found from the draws' random bits
+  // (their least and greatest, whose values are the least and greatest values: see
+  // FiaOriginals), so that no value is made in this pass. One span of the keys per
+  // thread, each with its own ranges, then merged (min and max: the order is immaterial).
+  // A group no element uses keeps lo > hi.
   struct Range {
-    std::vector<double> lo, hi;
-    std::vector<uint8_t> used;
+    std::vector<uint64_t> lo, hi;
   };
   const int64_t keys = fia_total_keys(p), spans = std::max<int64_t>(1, std::min<int64_t>(reference_threads(), keys / 1024));
   std::vector<Range> ranges(static_cast<size_t>(spans));
   parallel_for(spans, reference_threads(), [&](int64_t i) {
     Range& g = ranges[static_cast<size_t>(i)];
-    g.lo.assign(groups, 0.0);
-    g.hi.assign(groups, 0.0);
-    g.used.assign(groups, 0);
-    double *lo = g.lo.data(), *hi = g.hi.data();
-    uint8_t* used = g.used.data();
-    std::vector<double> row(static_cast<size_t>(s.dim));
+    g.lo.assign(groups, std::numeric_limits<uint64_t>::max());
+    g.hi.assign(groups, 0);
+    uint64_t *lo = g.lo.data(), *hi = g.hi.data();
     fia_for_each_row(p, table, s.dim, keys * i / spans, keys * (i + 1) / spans,
                      [&](int64_t b, int64_t t, int64_t hk, int64_t e, int64_t blk, int64_t r) {
-      x.fill(e, s.dim, row.data());
       const int64_t k0 = group(b, t, hk, blk, r);
       for (int64_t d = 0; d < s.dim; ++d) {
+        const uint64_t w = x.bits(e + d);
         const int64_t k = k0 + d * step;
-        lo[k] = std::min(lo[k], row[static_cast<size_t>(d)]);
-        hi[k] = std::max(hi[k], row[static_cast<size_t>(d)]);
-        used[k] = 1;
+        lo[k] = std::min(lo[k], w);
+        hi[k] = std::max(hi[k], w);
       }
     });
   });
@@ -122,14 +121,23 @@ TensorSet fia_quantized(const FiaParams& p, const Args& a, int side) {
     for (size_t k = 0; k < groups; ++k) {
       ranges[0].lo[k] = std::min(ranges[0].lo[k], ranges[b].lo[k]);
       ranges[0].hi[k] = std::max(ranges[0].hi[k], ranges[b].hi[k]);
-      ranges[0].used[k] |= ranges[b].used[k];
     }
-  const std::vector<double> lo = std::move(ranges[0].lo), hi = std::move(ranges[0].hi);
-  const std::vector<uint8_t> used = std::move(ranges[0].used);
+  // The values' range, with 0 inside it (the quantizer's ranges always include 0).
+  std::vector<double> lo(groups, 0.0), hi(groups, 0.0);
+  std::vector<uint8_t> used(groups, 0);
+  for (size_t k = 0; k < groups; ++k) {
+    if (ranges[0].lo[k] > ranges[0].hi[k]) continue;
+    used[k] = 1;
+    for (const uint64_t w : {ranges[0].lo[k], ranges[0].hi[k]}) {
+      lo[k] = std::min(lo[k], x.value_of(w));
+      hi[k] = std::max(hi[k], x.value_of(w));
+    }
+  }
   ranges.clear();
   const double qmin = static_cast<double>(dtype_int_min(p.quant.codes)), qmax = static_cast<double>(dtype_int_max(p.quant.codes));
   const double nan = std::numeric_limits<double>::quiet_NaN();
-  Tensor data(s.data, p.quant.codes, p.kv_shape(s.dim), Role::input);
+  if (data.dtype() != p.quant.codes || data.shape() != p.kv_shape(s.dim))
+    throw std::logic_error("fia_quantized: " + s.data + " is not a " + std::string(dtype_name(p.quant.codes)) + " tensor of K/V's shape");
   Tensor scale(s.scale, sdt, sshape, Role::input), offset(s.offset, sdt, sshape, Role::input);
   std::vector<double> sc(groups, nan), off(groups, nan);
   for (size_t g = 0; g < groups; ++g) {
@@ -149,6 +157,7 @@ TensorSet fia_quantized(const FiaParams& p, const Args& a, int side) {
   // bytes of packed int4, so tasks never share a byte).
   const unsigned threads = s.dim % 2 == 0 ? reference_threads() : 1;
   constexpr int64_t kChunk = 1024;  // key tokens per task
+  int8_t* const int8 = data.dtype() == DType::i8 ? reinterpret_cast<int8_t*>(data.bytes().data()) : nullptr;
   parallel_for((keys + kChunk - 1) / kChunk, threads, [&](int64_t c) {
     std::vector<double> codes(static_cast<size_t>(s.dim));
     fia_for_each_row(p, table, s.dim, c * kChunk, std::min(keys, (c + 1) * kChunk),
@@ -159,11 +168,14 @@ TensorSet fia_quantized(const FiaParams& p, const Args& a, int side) {
         const auto g = static_cast<size_t>(g0 + d * step);
         codes[static_cast<size_t>(d)] = std::clamp(round_half_even(codes[static_cast<size_t>(d)] / sc[g]) - off[g], qmin, qmax);
       }
-      data.set_range(static_cast<size_t>(e), static_cast<size_t>(s.dim), codes.data());
+      if (int8) {  // the common case, stored directly: the codes are integers in [qmin, qmax]
+        for (int64_t d = 0; d < s.dim; ++d) int8[e + d] = static_cast<int8_t>(codes[static_cast<size_t>(d)]);
+      } else {
+        data.set_range(static_cast<size_t>(e), static_cast<size_t>(s.dim), codes.data());
+      }
     });
   });
   TensorSet ts;
-  ts.tensors.push_back(std::move(data));
   ts.tensors.push_back(std::move(scale));
   if (p.quant.offset) ts.tensors.push_back(std::move(offset));
   return ts;

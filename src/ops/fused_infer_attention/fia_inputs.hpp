@@ -18,6 +18,9 @@ struct FiaSide {
   int64_t dim = 0;
   int mode = 0;
   int64_t base = 0;  // first element of the side's scales in the (combined) scale tensor
+  // The scale group of a row's channel d is antiquant_index(.., d = 0, ..) + d * step:
+  // only per-channel scales (mode 0, not per-tensor) change along a row.
+  int64_t step = 0;
 };
 FiaSide fia_side(const FiaParams& p, int side);
 
@@ -43,23 +46,37 @@ void fia_for_each_row(const FiaParams& p, const std::vector<int64_t>& table, int
 class FiaOriginals {
  public:
   FiaOriginals(const FiaParams& p, const Args& a, int side);
-  double operator()(int64_t element) const { return round_to(dtype_, rng_.uniform(static_cast<uint64_t>(element), lo_, hi_)); }
-  // Elements [first, first + n) into out.
+  double operator()(int64_t element) const { return value_of(bits(element)); }
+  // The element's random bits, and the element made of them: value_of() never decreases
+  // with the bits (CounterRng::uniform_of, then a rounding), so a group's least and
+  // greatest elements are those of its least and greatest bits.
+  uint64_t bits(int64_t element) const { return rng_.bits53(static_cast<uint64_t>(element)); }
+  double value_of(uint64_t bits) const { return round_to(dtype_, CounterRng::uniform_of(bits, lo_, hi_)); }
+  // Elements [first, first + n) into out (the dtype dispatched once, not per element).
   void fill(int64_t first, int64_t n, double* out) const {
-    for (int64_t i = 0; i < n; ++i) out[i] = (*this)(first + i);
+    switch (dtype_) {
+      case DType::f16: return fill_rounded(first, n, out, [](double v) { return round_f16(v); });
+      case DType::bf16: return fill_rounded(first, n, out, [](double v) { return round_bf16(v); });
+      default: return fill_rounded(first, n, out, [this](double v) { return round_to(dtype_, v); });
+    }
   }
 
  private:
+  template <typename Round>
+  void fill_rounded(int64_t first, int64_t n, double* out, Round round) const {
+    for (int64_t i = 0; i < n; ++i) out[i] = round(CounterRng::uniform_of(bits(first + i), lo_, hi_));
+  }
   CounterRng rng_;
   double lo_, hi_;
   DType dtype_;
 };
 
-// The codes, scale and offset (with antiquant_offset) of one side, quantized from the
-// originals per scale group: symmetric scale = max|x| / qmax, or asymmetric over
-// [min, max] with an integer offset, both in the scale's dtype. Named as the separate
-// parameters (key, keyAntiquantScale, ...) or, combined, antiquantScale/antiquantOffset
-// holding this side's half only.
-TensorSet fia_quantized(const FiaParams& p, const Args& a, int side);
+// One side quantized from its originals per scale group: symmetric scale = max|x| / qmax,
+// or asymmetric over [min, max] with an integer offset, both in the scale's dtype. The
+// codes go into `data` (K or V, allocated: the caller's tensor, so that the codes are
+// never held twice); returned are the scale and (with antiquant_offset) the offset, named
+// as the separate parameters (keyAntiquantScale, ...) or, combined,
+// antiquantScale/antiquantOffset holding this side's half only.
+TensorSet fia_quantized(const FiaParams& p, const Args& a, int side, Tensor& data);
 
 }  // namespace kvbench

@@ -99,7 +99,8 @@ class FiaCase final : public OpCase {
     }
     for (int side = 0; side < 2 && p_.quant.on; ++side) {
       const FiaSide s = fia_side(p_, side);
-      if (name == s.data || name == s.scale || name == s.offset) {
+      if (name == s.data) return quantize_into(side, t);
+      if (name == s.scale || name == s.offset) {
         t = take_quantized(side, name);
         return;
       }
@@ -114,13 +115,22 @@ class FiaCase final : public OpCase {
     if (p_.paged() && (name == "key" || name == "value")) poison_cache(t, name == "key" ? p_.D : p_.Dv);
   }
 
-  // One tensor of a side's quantized K/V. The side is quantized once, when its first
-  // tensor is asked for, and each tensor handed out once (so the codes are never held
-  // twice); a second make_tensors() quantizes again.
+  // A side's codes into its K/V tensor t; its scales (and offsets) are kept for
+  // take_quantized(), which hands each out once.
+  void quantize_into(int side, Tensor& t) const {
+    std::lock_guard lock(quantized_lock_);
+    quantized_[static_cast<size_t>(side)] = fia_quantized(p_, args(), side, t);
+  }
+  // One of a side's scale/offset tensors. Normally kept by quantize_into (K and V come
+  // before their scales); otherwise the side is quantized again, its codes dropped.
   Tensor take_quantized(int side, const std::string& name) const {
     std::lock_guard lock(quantized_lock_);
     std::optional<TensorSet>& q = quantized_[static_cast<size_t>(side)];
-    if (!q || !q->has(name)) q = fia_quantized(p_, args(), side);
+    if (!q || !q->has(name)) {
+      const FiaSide s = fia_side(p_, side);
+      Tensor codes(s.data, p_.quant.codes, p_.kv_shape(s.dim), Role::input);
+      q = fia_quantized(p_, args(), side, codes);
+    }
     auto it = std::find_if(q->tensors.begin(), q->tensors.end(), [&](const Tensor& x) { return x.name() == name; });
     Tensor t = std::move(*it);
     q->tensors.erase(it);
@@ -224,8 +234,9 @@ class FiaCase final : public OpCase {
         return;
       }
       const int64_t blk = p_.paged() ? table[b * p_.max_blocks + tt / p_.block_size] : 0, r = p_.paged() ? tt % p_.block_size : 0;
+      const int64_t g0 = s.base + p_.antiquant_index(s.mode, dim, b, p_.kv_start[b] + tt, hk, 0, blk, r);
       for (int64_t d = 0; d < dim; ++d) {
-        const auto g = static_cast<size_t>(s.base + p_.antiquant_index(s.mode, dim, b, p_.kv_start[b] + tt, hk, d, blk, r));
+        const auto g = static_cast<size_t>(g0 + d * s.step);
         dst[d * step] = dequant_offset(row[static_cast<size_t>(d)], offset.empty() ? 0.0 : offset[g], scale[g], DType::f32);
       }
     };
@@ -302,7 +313,7 @@ class FiaCase final : public OpCase {
     }
     std::tie(out.exact, row_lse) = attention(in, table, prefix, nullptr);
     // Accuracy attribution: the same attention on the unquantized K/V.
-    if (p_.quant.on) {
+    if (p_.quant.on && figures_wanted()) {
       const std::array<FiaOriginals, 2> originals{FiaOriginals(p_, args(), 0), FiaOriginals(p_, args(), 1)};
       const auto plain = attention(in, table, prefix, &originals);
       figures_ = {{"quant_err", quant_error_text(out.exact, plain.first)}};
@@ -487,7 +498,7 @@ class FiaCase final : public OpCase {
   FiaParams p_;
   mutable CaseFigures figures_;  // the accuracy attribution, set by reference()
   mutable std::mutex quantized_lock_;
-  mutable std::array<std::optional<TensorSet>, 2> quantized_;  // see take_quantized
+  mutable std::array<std::optional<TensorSet>, 2> quantized_;  // see quantize_into
 };
 
 class FiaOperator final : public Operator {
