@@ -4,7 +4,9 @@
 # tools/kvbench_golden.py reads it back dense (so a format-1 file and a format-2 file of
 # the same numbers digest alike), recorded with kvbench e1cf955 (format 1) over the case
 # files below (652 cases: KeyValueCache, MHCA, FIA post-quant ties, antiquant with page
-# attention, shared prefix, MLA, SDPA, Omni, Quantize/DequantizeGroup).
+# attention, shared prefix, MLA, SDPA, Omni, Quantize/DequantizeGroup). Re-recorded since,
+# each with the one array added (every other array identical): antiquant_paged's 12 cases
+# gained alternate.softmaxLse (the IFA kernel's lse of a batch without keys).
 # Usage: golden_identical.sh KVBENCH SOURCE_DIR WORK_DIR
 set -euo pipefail
 kvbench=$1 src=$2 work=$3

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "case_helpers.hpp"
+#include "check/compare.hpp"
 #include "cases/case_loader.hpp"
 #include "core/error.hpp"
 #include "ops/fused_infer_attention/fia_params.hpp"
@@ -159,6 +160,36 @@ TEST_CASE("FIA: rows past actualSeqLengths, rows outside the band, fully masked 
   CHECK(row_zero(4));   // masked_rows: the last row of the batch is all masked (innerPrecise 2)
   CHECK(row_zero(5));   // past actualSeqLengths
   for (int d = 0; d < 8; ++d) CHECK(!std::signbit(e[0].value[40 + d]));  // +0.0
+}
+
+TEST_CASE("FIA decode: a batch without keys has lse +inf, and the IFA kernel's -3.4e38 is accepted") {
+  auto op = instantiate(nlohmann::json::parse(R"({
+    "op": "aclnn.FusedInferAttentionScoreV3", "name": "empty", "seed": 5,
+    "attributes": {"numHeads": 2, "inputLayout": "BNSD", "softmaxLseFlag": true},
+    "shapes": {"B": 2, "S1": 1, "S2": 8, "D": 8},
+    "inputs": {"actualSeqLengthsKv": [0, 8]}})"));
+  const TensorSet in = op->make_tensors();
+  const auto e = op->golden(in);
+  const Expected& lse = e[1];
+  REQUIRE(lse.tensor == "softmaxLse");
+  // [B, N, S1, 1]: batch 0's two heads have no key, batch 1's have eight.
+  CHECK(lse.value[0] == kInf);
+  CHECK(lse.value[1] == kInf);
+  CHECK(std::isfinite(lse.value[2]));
+  REQUIRE(lse.has_alternate(0));
+  CHECK(lse.alternate[1] == static_cast<double>(-3.4e38f));
+  CHECK(!lse.has_alternate(2));
+  // A device that writes the IFA sentinel passes (counted at the boundary); one that writes
+  // any other finite value there fails.
+  Tensor actual("softmaxLse", DType::f32, in.at("softmaxLse").shape(), Role::output);
+  for (size_t i = 0; i < 4; ++i) actual.set(i, lse.value[i]);
+  actual.set(0, -3.4e38f);
+  actual.set(1, -3.4e38f);
+  const Metrics ok = compare_output(lse, actual, in.at("softmaxLse"));
+  CHECK(ok.violations == 0);
+  CHECK(ok.boundary == 2);
+  actual.set(1, -1e30f);
+  CHECK(compare_output(lse, actual, in.at("softmaxLse")).violations == 1);
 }
 
 TEST_CASE("FIA: a case file that breaks a constraint is rejected, naming the field") {
