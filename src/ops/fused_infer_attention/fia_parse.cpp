@@ -187,14 +187,18 @@ void check_band(Args& c, const FiaParams& p) {
   if (!band) return;
   if (p.pre + p.next < 0) c.fail("nextTokens", "preTokens + nextTokens must be >= 0");
   if (p.pre < 0 && p.next < 0) c.fail("nextTokens", "preTokens and nextTokens must not both be negative");
+  // TND sparse 4's bounds are inclusive in the document (preTokens >= -actualSeqLengths,
+  // nextTokens >= -actualSeqLengthsKv): at the bound the band is empty, rows see no key.
+  const bool inclusive = p.tnd && p.sparse == 4;
+  const std::string bound = inclusive ? "at least -" : "above -";
   for (int64_t b = 0; b < p.B; ++b) {
     const int64_t rows = p.sparse == 0 ? p.s1b[b] : p.keys(b), cols = p.sparse == 0 ? p.keys(b) : p.s1b[b];
     if (rows == 0 || cols == 0) continue;
-    if (p.next < 0 && -p.next >= rows)
-      c.fail("nextTokens", "a negative nextTokens must be above -" + std::string(p.sparse == 0 ? "S1b" : "S2b") + " = " +
+    if (p.next < 0 && -p.next >= rows + inclusive)
+      c.fail("nextTokens", "a negative nextTokens must be " + bound + (p.sparse == 0 ? "S1b" : "S2b") + " = " +
                                std::to_string(-rows) + " (batch " + std::to_string(b) + ")");
-    if (p.pre < 0 && -p.pre >= cols)
-      c.fail("preTokens", "a negative preTokens must be above -" + std::string(p.sparse == 0 ? "S2b" : "S1b") + " = " +
+    if (p.pre < 0 && -p.pre >= cols + inclusive)
+      c.fail("preTokens", "a negative preTokens must be " + bound + (p.sparse == 0 ? "S2b" : "S1b") + " = " +
                               std::to_string(-cols) + " (batch " + std::to_string(b) + ")");
   }
 }
@@ -279,6 +283,49 @@ void parse_post_quant(Args& c, FiaParams& p) {
     }
 }
 
+// The document's alignments of D and blockSize by dtype (Atlas A2).
+void check_ascend_alignment(Args& c, const FiaParams& p) {
+  auto need = [&](bool ok, const char* key, const std::string& why) {
+    if (!ok) c.fail(key, "ascend_limits: " + why);
+  };
+  const bool int8 = p.quant.codes == DType::i8 && p.quant.on, int4 = p.quant.codes == DType::s4 && p.quant.on;
+  if (p.ifa()) {
+    if (p.paged() && int8) need(p.block_size % 32 == 0, "blockSize", "with Q_S = 1, page attention with int8 K/V needs blockSize a multiple of 32");
+    if (int4) need(p.D % 64 == 0 && p.Dv % 64 == 0, "D", "with Q_S = 1, int4 K/V needs D a multiple of 64");
+  } else {
+    if (int8 || p.post.on) need(p.D % 32 == 0 && p.Dv % 32 == 0, "D", "with Q_S > 1 and int8 in the inputs or output, D is a multiple of 32");
+    if (int4) need(p.D % 64 == 0 && p.Dv % 64 == 0, "D", "with Q_S > 1 and int4 K/V, D is a multiple of 64");
+  }
+  if (p.post.on && p.post.per_channel) {
+    need(p.Dv % 32 == 0, c.written("Dv") ? "Dv" : "D", "per-channel post-quant needs the int8 output rows 32-byte aligned (Dv a multiple of 32)");
+    need(!p.left_padded(), "postquant_per_channel", "per-channel post-quant takes no left padding");
+  }
+}
+
+// The document's rules for KV antiquant on the device (Atlas A2): the separate parameters
+// (keyAntiquantScale, ...) at Q_S > 1, and the key per-channel / value per-token pair.
+void check_ascend_antiquant(Args& c, const FiaParams& p) {
+  auto need = [&](bool ok, const char* key, const std::string& why) {
+    if (!ok) c.fail(key, "ascend_limits: " + why);
+  };
+  const FiaAntiquant& a = p.quant;
+  if (!a.combined && !p.ifa()) {
+    const std::string rule = "separate K/V antiquant parameters with Q_S > 1 ";
+    need(p.S1 <= 16, "S1", rule + "need Q_S <= 16");
+    need(p.q == DType::bf16, "query", rule + "need a bf16 query");
+    need(!p.post.on, "attentionOut", rule + "need a bf16 output (no int8 post-quant)");
+    need(a.codes == DType::i8, "key", rule + "need int8 K/V");
+    need(a.key_mode == a.value_mode, "valueAntiquantMode", rule + "need equal key and value modes");
+    need(!a.per_tensor, "antiquant_per_tensor", rule + "are per-channel or per-token only");
+    need(p.q_pad < 0 && p.kv_pad < 0, p.q_pad >= 0 ? "queryPaddingSize" : "kvPaddingSize", rule + "take no left padding");
+    need(!p.paged(), "blockSize", rule + "take no page attention");
+  }
+  if (p.ifa() && a.key_mode == 0 && a.value_mode == 1 && a.codes == DType::i8) {
+    need(p.q == DType::f16, "query", "the key per-channel / value per-token pair with int8 K/V takes an f16 query");
+    need(!p.post.on, "attentionOut", "the key per-channel / value per-token pair with int8 K/V takes an f16 output");
+  }
+}
+
 void check_ascend_limits(Args& c, const FiaParams& p) {
   auto need = [&](bool ok, const char* key, const std::string& why) {
     if (!ok) c.fail(key, "ascend_limits: " + why);
@@ -295,12 +342,23 @@ void check_ascend_limits(Args& c, const FiaParams& p) {
     need(p.bnnbsd || p.Nkv * p.D <= 65535, "kv_cache_layout", "BnBsH needs numKeyValueHeads * D <= 65535 (use BnNBsD)");
   }
   if (p.ifa()) need(p.inner_precise <= 1, "innerPrecise", "with Q_S = 1 only innerPrecise 0 or 1");
+  check_ascend_alignment(c, p);
+  if (p.quant.on) check_ascend_antiquant(c, p);
   if (p.rope) {
     need(p.D == 512 || p.D == 128, "D", "MLA takes D 512 or 128");
     if (p.D == 512) {
       need(p.paged() && (p.block_size == 16 || p.block_size == 128), "blockSize", "MLA with D 512 needs page attention, blockSize 16 or 128");
       need(p.Nkv == 1, "numKeyValueHeads", "MLA with D 512 takes one kv head");
       need(p.tnd || p.S1 <= 16, "S1", "MLA with D 512 takes 1-16 query tokens");
+      need(p.N <= 128 && (p.N & (p.N - 1)) == 0, "numHeads", "MLA with D 512 takes numHeads 1, 2, 4, 8, 16, 32, 64 or 128");
+      if (p.tnd) {
+        need(p.N >= 32, "numHeads", "MLA with D 512 in TND layouts takes numHeads 32, 64 or 128");
+        need(p.layout != "NTD_TND", "inputLayout", "MLA with D 512 takes TND or TND_NTD, not NTD_TND");
+      } else if (p.S1 == 1) {
+        need(p.sparse == 0 && !p.has_mask(), "sparseMode", "MLA with D 512 and Q_S = 1 takes only sparse 0 without a mask");
+      } else {
+        need(p.sparse == 3 && p.has_mask(), "sparseMode", "MLA with D 512 and Q_S > 1 takes only sparse 3 with a mask");
+      }
     } else {
       need(p.tnd && !p.paged(), "inputLayout", "MLA with D 128 takes TND or NTD_TND without page attention");
     }
@@ -324,6 +382,7 @@ void check_ascend_limits(Args& c, const FiaParams& p) {
     need(!p.paged(), "blockSize", "TND MHA in f16 has no page attention");
   }
   if (p.N != p.Nkv) {
+    need(p.q != DType::f16 || p.sparse != 4, "sparseMode", "TND GQA in f16 takes only sparse 0 without mask, or 3");
     need(p.inner_precise == 0, "innerPrecise", "TND GQA takes only innerPrecise 0");
     need(!p.paged() || (!p.bnnbsd && p.block_size == 128), "blockSize", "TND GQA page attention is BnBsH with blockSize 128");
   }
