@@ -47,8 +47,9 @@ Tensor expected_tensor(const Expected& e, const Tensor& initial) {
 }
 
 // Doubles in the narrowest of F16, BF16, F32 and F64 that gives back every value bit for
-// bit when widened (format 2): a quotient rounded to f16 takes 2 bytes, not 8.
-StoredTensor compact_f64(const std::vector<double>& values, const Shape& shape) {
+// bit when widened (format 2): a quotient rounded to f16 takes 2 bytes, not 8. As F64 the
+// values are borrowed, not copied, when `borrow` (they must outlive the StoredTensor).
+StoredTensor compact_f64(const std::vector<double>& values, const Shape& shape, bool borrow = false) {
   const auto same_bits = [](double a, double b) { return std::memcmp(&a, &b, 8) == 0; };
   const auto holds = [&](double (*round_trip)(double)) {
     for (double v : values)  // stops at the first value the format cannot hold
@@ -63,7 +64,17 @@ StoredTensor compact_f64(const std::vector<double>& values, const Shape& shape) 
       narrow.set_range(0, values.size(), values.data());
       return StoredTensor{safetensors_dtype(t), shape, std::move(narrow.bytes())};
     }
-  return f64_stored(values, shape);
+  if (!borrow) return f64_stored(values, shape);
+  // (The F64 bytes are the doubles' own: little-endian IEEE, as f64_stored copies them.)
+  return StoredTensor{.dtype = "F64", .shape = shape,
+                      .borrowed = {reinterpret_cast<const uint8_t*>(values.data()), values.size() * sizeof(double)}};
+}
+
+// Frees a golden array once it is stored (the golden of a large output is its case's
+// largest allocation; holding every array to the end would double the peak).
+template <typename T>
+void release(std::vector<T>& v) {
+  std::vector<T>().swap(v);
 }
 
 // An in-place output's expected_f64: its touched elements only, in ascending index order.
@@ -91,7 +102,7 @@ nlohmann::json section(const nlohmann::json& doc, const char* name) {
 
 size_t write_golden_case(const CaseDef& def, const OpCase& op, const std::string& dir) {
   const TensorSet tensors = op.make_tensors();
-  const std::vector<Expected> expected = op.golden(tensors);
+  std::vector<Expected> expected = op.golden(tensors);  // each array released once stored
   const nlohmann::json resolved = op.resolved();
   const std::string stem = case_file_stem(def.name);
   SafetensorsFile st;
@@ -123,7 +134,7 @@ size_t write_golden_case(const CaseDef& def, const OpCase& op, const std::string
   }
   std::vector<Tensor> expected_tensors;  // kept alive until the file is written
   expected_tensors.reserve(expected.size());
-  for (const auto& e : expected) {
+  for (auto& e : expected) {
     const Tensor& initial = tensors.at(e.tensor);
     nlohmann::json out{{"name", e.tensor},
                        {"expected", "expected." + e.tensor},
@@ -132,10 +143,12 @@ size_t write_golden_case(const CaseDef& def, const OpCase& op, const std::string
     if (!e.tolerance.reason.empty()) out["tolerance"]["reason"] = e.tolerance.reason;
     expected_tensors.push_back(expected_tensor(e, initial));
     st.tensors["expected." + e.tensor] = stored_view(expected_tensors.back());
+    release(e.value);
     // An in-place output's untouched elements hold their initial value, which the input
     // tensor has: expected_f64 lists the touched elements only.
-    st.tensors["expected_f64." + e.tensor] =
-        e.touched.empty() ? compact_f64(e.exact, initial.shape()) : touched_f64(e);
+    StoredTensor& exact = st.tensors["expected_f64." + e.tensor];
+    exact = e.touched.empty() ? compact_f64(e.exact, initial.shape(), true) : touched_f64(e);
+    if (!exact.borrowed.data()) release(e.exact);
     // Alternates are rare (rounding boundaries): their indices and values only.
     std::vector<int64_t> alternates;
     std::vector<double> alternate_values;
@@ -144,6 +157,7 @@ size_t write_golden_case(const CaseDef& def, const OpCase& op, const std::string
         alternates.push_back(static_cast<int64_t>(i));
         alternate_values.push_back(e.alternate[i]);
       }
+    release(e.alternate);
     if (!alternates.empty()) {
       st.tensors["alternate." + e.tensor] = compact_f64(alternate_values, {static_cast<int64_t>(alternates.size())});
       StoredTensor index{"I64", {static_cast<int64_t>(alternates.size())}, std::vector<uint8_t>(alternates.size() * 8)};
@@ -155,6 +169,7 @@ size_t write_golden_case(const CaseDef& def, const OpCase& op, const std::string
     if (!e.touched.empty()) {
       st.tensors["touched." + e.tensor] = bitmask(e.touched);
       out["touched"] = "touched." + e.tensor;
+      release(e.touched);
     }
     manifest["outputs"].push_back(out);
   }
