@@ -10,6 +10,11 @@ must match expected_f64 within 1e-9 (relative to the row's scale); infinities ex
 
     kvbench golden cases/aclnn.FusedInferAttentionScoreV3 -o golden
     python3 tools/fia_reference.py golden
+
+With a second folder it is also a backend: it writes each case's outputs, rounded to their
+dtypes (post-quant codes rounded half to even and saturated), as ACTUAL/<stem>.safetensors,
+so that kvbench can check them (`kvbench run CASES --backend 'python3
+tools/fia_reference.py {golden} {actual}'`).
 """
 import os
 import sys
@@ -224,15 +229,32 @@ def close(got, want):
     return bool(np.all(np.abs(got[~inf] - want[~inf]) <= 1e-9 * scale))
 
 
+def save_outputs(case, out, lse, folder):
+    """The outputs as a device would write them: attentionOut in its dtype, softmaxLse f32."""
+    dtype = case.tensors["attentionOut"]["dtype"]
+    if dtype == "i8":
+        out = np.clip(np.rint(out), -128, 127)
+    if not case.manifest["attributes"]["softmaxLseFlag"]:
+        lse = np.zeros(case.tensors["softmaxLse"]["shape"])
+    outputs = {"attentionOut": out.reshape(case.tensors["attentionOut"]["shape"]),
+               "softmaxLse": lse.reshape(case.tensors["softmaxLse"]["shape"])}
+    kvbench_golden.save_actual(os.path.join(folder, case.stem + ".safetensors"), outputs, case)
+
+
 def main():
-    if len(sys.argv) != 2:
+    if len(sys.argv) not in (2, 3):
         sys.exit(__doc__)
+    actual = sys.argv[2] if len(sys.argv) == 3 else None
+    if actual:
+        os.makedirs(actual, exist_ok=True)
     failed = checked = 0
     for path in kvbench_golden.cases(sys.argv[1]):
         case = kvbench_golden.load_case(path)
         if case.manifest["op"] != "aclnn.FusedInferAttentionScoreV3":
             continue
         out, lse = reference(case)
+        if actual:
+            save_outputs(case, out, lse, actual)
         checked += 1
         ok = close(out.reshape(-1), case.expected_f64["attentionOut"].reshape(-1))
         if case.manifest["attributes"]["softmaxLseFlag"]:

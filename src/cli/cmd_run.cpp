@@ -1,12 +1,15 @@
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <sstream>
 #include <string>
 
 #include "cli/commands.hpp"
 #include "cli/selection_flags.hpp"
+#include "core/shell_quote.hpp"
 #include "core/parallel.hpp"
 #include "report/run_reporter.hpp"
+#include "runner/backend.hpp"
 #include "runner/interrupt.hpp"
 #include "runner/run_case.hpp"
 #include "vk/runtime.hpp"
@@ -41,6 +44,36 @@ class SkipTally {
   std::map<std::string, Tally> ops_;
 };
 
+// `run --backend`: every selected case through the backend command, reported as `run`
+// reports Vulkan's (no device, so nothing skips).
+int run_on_backend(Selection& sel, RunReporter& reporter, const BackendCommand& backend, bool fail_fast) {
+  reporter.header("backend: " + backend.command);
+  install_interrupt_handler();
+  std::ostringstream timeout;
+  timeout << backend.timeout_s;
+  const std::string extra =
+      " --backend " + shell_quote(backend.command) + (backend.timeout_s != 600 ? " --backend-timeout " + timeout.str() : "");
+  for (size_t i = 0; i < sel.cases.size() && !interrupt_signal(); ++i) {
+    const auto& c = sel.cases[i];
+    reporter.starting(i);
+    c.op->skip_figures();
+    CaseResult r;
+    try {
+      r = run_case_on_backend(c.def, *c.op, backend);
+    } catch (const std::exception& e) {
+      r = CaseResult{.name = c.def.name, .file = c.def.file, .op = c.def.op, .status = Status::fail,
+                     .reason = std::string("error: ") + e.what(), .resolved = c.op->resolved()};
+    }
+    const bool failed = r.status == Status::fail;
+    reporter.finished(std::move(r), repro_command(program_path(), c.def.file, c.def.name, extra + (c.def.slow ? " --slow include" : "")));
+    if (failed && fail_fast && i + 1 < sel.cases.size()) {
+      std::cout << "--fail-fast: stopped after the first failure; " << sel.cases.size() - i - 1 << " cases not run\n";
+      break;
+    }
+  }
+  return reporter.finish(nullptr, interrupt_signal());
+}
+
 }  // namespace
 
 std::string& program_path() {
@@ -58,6 +91,7 @@ void add_run_command(CLI::App& app, int& exit_code) {
   static bool allow_skip = false;
   static std::string save_actual;
   static unsigned threads = 0;
+  static BackendCommand backend;
   cmd->add_option("paths", paths, "Case files or folders (searched recursively for *.json)")->required();
   selection.add_to(cmd);
   cmd->add_option("--device", device, "Vulkan device index (see `kvbench devices`; default: first GPU, else lavapipe)")
@@ -73,6 +107,12 @@ void add_run_command(CLI::App& app, int& exit_code) {
                   "Threads of each case's double-precision reference (default: hardware threads; the golden is "
                   "byte-identical for any value)")
       ->check(CLI::Range(1u, 256u));
+  cmd->add_option("--backend", backend.command,
+                  "Check another implementation instead of Vulkan: per case, write its golden to a temporary folder, "
+                  "run this shell command with {golden} and {actual} replaced by the folders (e.g. 'python3 "
+                  "tools/example_backend.py {golden} {actual}'), and check the <stem>.safetensors it writes");
+  cmd->add_option("--backend-timeout", backend.timeout_s, "Seconds a --backend command may run per case (default 600)")
+      ->check(CLI::PositiveNumber);
   cmd->add_option("--json", files.json, "Also write the full report as JSON to this file");
   cmd->add_option("--junit", files.junit, "Also write a JUnit XML report (one testcase per case) to this file");
   cmd->footer(
@@ -101,9 +141,18 @@ void add_run_command(CLI::App& app, int& exit_code) {
         return;
       }
     }
+    if (!backend.command.empty() && (device >= 0 || !save_actual.empty())) {
+      std::cerr << "error: --backend checks another implementation: --device and --save-actual are for the Vulkan one\n";
+      exit_code = 2;
+      return;
+    }
     std::vector<std::string> names;
     for (const auto& c : sel.cases) names.push_back(c.def.name);
     RunReporter reporter(names, sel.errors, files);
+    if (!backend.command.empty()) {
+      exit_code = run_on_backend(sel, reporter, backend, fail_fast);
+      return;
+    }
     std::unique_ptr<Runtime> rt;
     try {
       rt = std::make_unique<Runtime>(device >= 0 ? std::optional<int>(device) : std::nullopt);

@@ -1,10 +1,10 @@
 #include "report/run_reporter.hpp"
 
-
 #include <algorithm>
 #include <fstream>
 #include <iostream>
 
+#include "core/shell_quote.hpp"
 #include "report/json_report.hpp"
 #include "report/junit_report.hpp"
 #include "report/text_report.hpp"
@@ -19,12 +19,7 @@ std::string repro_command(const std::string& program, const std::string& file, c
     regex += c;
   }
   regex += "$";
-  auto quote = [](const std::string& s) {
-    std::string q = "'";
-    for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    return q + "'";
-  };
-  return program + " run " + quote(file) + " --filter " + quote(regex) + extra;
+  return program + " run " + shell_quote(file) + " --filter " + shell_quote(regex) + extra;
 }
 
 RunReporter::RunReporter(std::vector<std::string> names, std::vector<CaseFileError> invalid, ReportFiles files)

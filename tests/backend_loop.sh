@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# `kvbench run --backend CMD`: another implementation in the loop. A real second
+# implementation (tools/fia_reference.py, numpy) passes FIA cases; the example backend passes
+# DequantizeGroup (computed) and an echoing operator; a backend that is wrong, fails, hangs or
+# writes nothing fails its case with the reason, and the run goes on to the next case.
+# Usage: backend_loop.sh KVBENCH SOURCE_DIR WORK_DIR
+set -uo pipefail
+kvbench=$1 src=$2 work=$3
+. "$src/tests/find_python.sh"
+require_python numpy
+rm -rf "$work" && mkdir -p "$work"
+cd "$src"
+fail=0
+check() {  # check NAME WANT_EXIT WANT_TEXT -- kvbench args...
+  local name=$1 want_exit=$2 want=$3; shift 4
+  "$kvbench" "$@" > "$work/$name.log" 2>&1
+  local got=$?
+  if [ "$got" != "$want_exit" ] || ! grep -q -- "$want" "$work/$name.log"; then
+    echo "FAIL: $name: exit $got (want $want_exit), output lacks '$want':"; tail -15 "$work/$name.log"; fail=1
+  else
+    echo "ok: $name"
+  fi
+}
+fia="cases/aclnn.FusedInferAttentionScoreV3"
+few='group_size=5,scale=f16,.*y=f16'  # a few DequantizeGroup cases
+check fia_reference 0 "4 passed, 0 failed" -- run "$fia/antiquant_paged.json" --filter 'keyAntiquantMode=[01]' \
+  --backend "$python tools/fia_reference.py {golden} {actual}"
+check post_quant_reference 0 "4 passed, 0 failed" -- run "$fia/post_quant.json" --filter 'inputLayout=BNSD' \
+  --backend "$python tools/fia_reference.py {golden} {actual}"
+check example_computed 0 "passed, 0 failed" -- run cases/kvbench.DequantizeGroup/ascend.json --filter 'scale=f16' \
+  --backend "$python tools/example_backend.py {golden} {actual}"
+check example_inplace 0 "passed, 0 failed" -- run cases/pmx.KeyValueCache/quantized.json --filter 'quant_bit=8' \
+  --backend "$python tools/example_backend.py {golden} {actual}"
+check perturbed 1 "viol" -- run cases/kvbench.DequantizeGroup/ascend.json --filter "$few" \
+  --backend "$python tools/example_backend.py {golden} {actual} --perturb y"
+check exits_nonzero 1 "the backend exited with status 3; it printed:" -- run cases/kvbench.DequantizeGroup/ascend.json \
+  --filter "$few" --backend 'echo broken kernel >&2; exit 3'
+check writes_nothing 1 "wrote no .*safetensors into {actual}" -- run cases/kvbench.DequantizeGroup/ascend.json \
+  --filter "$few" --backend 'true'
+check hangs 1 "ran past --backend-timeout 0.5 s" -- run cases/kvbench.DequantizeGroup/ascend.json --filter "$few" \
+  --backend 'sleep 30' --backend-timeout 0.5
+# The run goes on after a failing case: every selected case has a row.
+cases=$("$kvbench" list cases/kvbench.DequantizeGroup/ascend.json --filter "$few" | grep -c '^dqg')
+check goes_on 1 "0 passed, $cases failed" -- run cases/kvbench.DequantizeGroup/ascend.json --filter "$few" --backend 'false'
+check no_device_flags 2 "are for the Vulkan one" -- run cases/kvbench.DequantizeGroup/ascend.json --backend 'true' --device 0
+leftover=$(find "${TMPDIR:-/tmp}" -maxdepth 1 -name 'kvbench-backend-*' -newer "$work" 2>/dev/null | wc -l)
+[ "$leftover" = 0 ] || { echo "FAIL: $leftover temporary backend folders left behind"; fail=1; }
+exit $fail
