@@ -31,7 +31,7 @@ uint post_quant(float x, uint h, uint d) {
   const float s = decode_float(LOAD_BITS(quantScale2, i, bits), pc.pq_dtype);
   const float o = pc.pq_offset != 0u ? decode_float(LOAD_BITS(quantOffset2, i, bits), pc.pq_dtype) : 0.0;
   precise float v = x * s + o;
-  return uint(int(clamp(roundEven(v), -128.0, 127.0))) & 0xffu;
+  return uint(int(clamp(round_half_even(v), -128.0, 127.0))) & 0xffu;
 }
 
 void main() {

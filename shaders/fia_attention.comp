@@ -9,11 +9,21 @@
 #include "quant.glsl"
 
 layout(constant_id = 1) const uint FIA_DV = 128u;
-// Specialization constant 2: K and V are plain f32/f16/bf16 rows (no antiquant, rope or
-// shared prefix) whose every lane's slice is whole, aligned uvec4s (the host checks the
-// strides). lavapipe runs both sides of every branch whose condition varies by lane, so
-// only a constant removes the general path's per-element loads from this kernel.
-layout(constant_id = 2) const bool PLAIN_KV = false;
+// Specialization constant 2, how K and V are read (FiaCase::kv_path on the host; lavapipe
+// runs both sides of every run-time branch, so only a constant removes the general path's
+// per-element loads from this kernel):
+//   0 element by element, every mode (the general path);
+//   1 plain f32/f16/bf16 rows (no antiquant, rope or shared prefix) whose every slice is
+//     whole, aligned uvec4s;
+//   2, 3 int8 or int4 antiquant codes (no rope or shared prefix) whose every slice is whole
+//     32-bit words, read a word at a time; the scale and offset once per slice, or, per
+//     channel (constants 4 for K, 5 for V), as 16-bit pairs; constant 6: offsets given.
+layout(constant_id = 2) const uint KV_PATH = 0u;
+const bool PLAIN_KV = KV_PATH == 1u;
+const bool CODES_KV = KV_PATH >= 2u;
+layout(constant_id = 4) const bool K_PER_CHANNEL = false;
+layout(constant_id = 5) const bool V_PER_CHANNEL = false;
+layout(constant_id = 6) const bool HAS_OFFSET = false;
 // Specialization constant 3: channels [0, DQK) of q and k come from query and key, the
 // rest (MLA) from queryRope and keyRope. A constant, so that a kernel without rope has no
 // second load per element: each is a gather, and lavapipe compiles both sides of a branch.
@@ -126,6 +136,40 @@ uint row_base(Batch bt, uint hk, uint t, uint dim, uint sb, uint st, uint sh) {
 DEFINE_ROW_LOADER(key_row, key4, DPL)
 DEFINE_ROW_LOADER(value_row, value4, DPLV)
 
+// N antiquantized elements of a K or V row from code `first` on (KV_PATH 2, 3): whole
+// words of codes; scale and offset element `si`, the same for the slice, or per channel
+// (PER_CHANNEL: elements si.., 16-bit, two a word, si even). The caller checks the
+// alignment on the host.
+#define DEFINE_CODE_LOADER(NAME, CODES, SCALES, OFFSETS, N, PER_CHANNEL)                  \
+  void NAME(uint first, uint si, uint sdt, out float x[N]) {                              \
+    const uint bits = KV_PATH == 2u ? 8u : 4u, per_word = 32u / bits;                     \
+    float sc[N], of[N];                                                                    \
+    if (PER_CHANNEL) {                                                                     \
+      for (uint k = 0u; k < N / 2u; ++k) {                                                 \
+        const uint ws = SCALES[si / 2u + k], wo = HAS_OFFSET ? OFFSETS[si / 2u + k] : 0u;  \
+        sc[2u * k] = decode_float(ws & 0xffffu, sdt);                                      \
+        sc[2u * k + 1u] = decode_float(ws >> 16u, sdt);                                    \
+        of[2u * k] = HAS_OFFSET ? decode_float(wo & 0xffffu, sdt) : 0.0;                  \
+        of[2u * k + 1u] = HAS_OFFSET ? decode_float(wo >> 16u, sdt) : 0.0;                 \
+      }                                                                                    \
+    } else {                                                                               \
+      const uint sb = dtype_bits(sdt);                                                     \
+      const float s1 = decode_float(LOAD_BITS(SCALES, si, sb), sdt);                       \
+      const float o1 = HAS_OFFSET ? decode_float(LOAD_BITS(OFFSETS, si, sb), sdt) : 0.0;   \
+      for (uint j = 0u; j < N; ++j) {                                                      \
+        sc[j] = s1;                                                                        \
+        of[j] = o1;                                                                        \
+      }                                                                                    \
+    }                                                                                      \
+    for (uint k = 0u; k < N / per_word; ++k) {                                             \
+      const uint w = CODES[first / per_word + k];                                          \
+      for (uint e = 0u; e < per_word; ++e) {                                               \
+        const int code = sign_extend((w >> (e * bits)) & ((1u << bits) - 1u), bits);     \
+        x[k * per_word + e] = antiquant(code, of[k * per_word + e], sc[k * per_word + e]); \
+      }                                                                                    \
+    }                                                                                      \
+  }
+
 // The antiquant scale/offset element of (token t, kv head hk, dim d) in `mode` (spec).
 uint antiquant_index(uint mode, uint dim, Batch bt, uint t, uint hk, uint d) {
   if (mode == 0u) return pc.per_tensor != 0u ? 0u : hk * dim + d;
@@ -139,9 +183,17 @@ uint antiquant_index(uint mode, uint dim, Batch bt, uint t, uint hk, uint d) {
 // f32(f32(code + offset) * scale), Ascend's antiquant (ref/quant.hpp dequant_offset).
 float antiquant(int code, float offset, float s) { precise float r = (float(code) + offset) * s; return r; }
 
+DEFINE_CODE_LOADER(key_codes, key, keyAntiquantScale, keyAntiquantOffset, DPL, K_PER_CHANNEL)
+DEFINE_CODE_LOADER(value_codes, value, valueAntiquantScale, valueAntiquantOffset, DPLV, V_PER_CHANNEL)
+
 void load_key(Batch bt, uint hk, uint t, uint lane, out float k[DPL]) {
   if (PLAIN_KV) {
     key_row(row_base(bt, hk, t, D, pc.k_sb, pc.k_st, pc.k_sh) + lane * DPL, pc.kv_dtype, k);
+    return;
+  }
+  if (CODES_KV) {
+    key_codes(row_base(bt, hk, t, D, pc.k_sb, pc.k_st, pc.k_sh) + lane * DPL,
+              pc.ks_base + antiquant_index(pc.k_mode, D, bt, t, hk, lane * DPL), pc.ks_dtype, k);
     return;
   }
   const uint bits = dtype_bits(pc.kv_dtype);
@@ -174,6 +226,11 @@ void load_key(Batch bt, uint hk, uint t, uint lane, out float k[DPL]) {
 void load_value(Batch bt, uint hk, uint t, uint lane, out float v[DPLV]) {
   if (PLAIN_KV) {
     value_row(row_base(bt, hk, t, DV, pc.v_sb, pc.v_st, pc.v_sh) + lane * DPLV, pc.kv_dtype, v);
+    return;
+  }
+  if (CODES_KV) {
+    value_codes(row_base(bt, hk, t, DV, pc.v_sb, pc.v_st, pc.v_sh) + lane * DPLV,
+                pc.vs_base + antiquant_index(pc.v_mode, DV, bt, t, hk, lane * DPLV), pc.vs_dtype, v);
     return;
   }
   const uint bits = dtype_bits(pc.kv_dtype);

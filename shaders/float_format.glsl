@@ -7,6 +7,15 @@
 
 #include "storage.glsl"
 
+// x rounded to the nearest integer, ties to even, by the 1.5 * 2^23 shift (exact below
+// 2^22; larger floats are integers already). Not the driver's roundEven: lavapipe at
+// LP_NATIVE_VECTOR_WIDTH=512 on a CPU without AVX-512 (16 lanes emulated on 8) rounds
+// ties away from zero there (measured: -44.5 -> -45, Mesa 22.3 on an AMD EPYC).
+float round_half_even(float x) {
+  precise float shifted = (x + 12582912.0) - 12582912.0;
+  return abs(x) < 4194304.0 ? shifted : x;
+}
+
 float f16_to_float(uint h) {
   // unpackHalf2x16 is one instruction on most devices (F16C on lavapipe) and exact, but
   // Vulkan lets a device flush f16 subnormals there: those (exponent 0) are rebuilt
@@ -66,7 +75,7 @@ uint encode_float(float v, uint dt) {
 float round_f16_fast(float v) {
   const uint u = floatBitsToUint(v);
   const float normal = uintBitsToFloat((u + 0xfffu + ((u >> 13u) & 1u)) & 0xffffe000u);
-  const float subnormal = roundEven(v * 16777216.0) * (1.0 / 16777216.0);
+  const float subnormal = round_half_even(v * 16777216.0) * (1.0 / 16777216.0);
   const float r = abs(v) < 6.103515625e-05 ? subnormal : normal;
   return abs(v) >= 65520.0 ? uintBitsToFloat((u & 0x80000000u) | 0x7f800000u) : r;
 }

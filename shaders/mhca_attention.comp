@@ -53,7 +53,7 @@ void load_row(uint base, uint sbase, uint lane, out float row[DPL]) {
   } else {
     for (uint k = 0u; k < WORDS; ++k) w[k] = cache[first_word + k];
   }
-  if (pc.quant_bit == 0u) {
+  if (CACHE_BITS >= 16u) {  // quant_bit 0: the cache holds T1 floats (a constant: lavapipe runs both sides of a run-time branch)
     for (uint j = 0u; j < DPL; ++j) {
       const uint raw = CACHE_BITS == 32u ? w[j] : (w[j / PER_WORD] >> ((j % PER_WORD) * CACHE_BITS)) & ((1u << CACHE_BITS) - 1u);
       row[j] = decode_float(raw, pc.cache_dtype);

@@ -16,7 +16,7 @@ float symmetric_scale(float absmax, float qmax, uint T) {
 
 // q = clamp(rne(T(x / s)), -qmax, qmax)
 int symmetric_code(float x, float s, float qmax, uint T) {
-  return int(clamp(roundEven(round_to(div_rn(x, s), T)), -qmax, qmax));
+  return int(clamp(round_half_even(round_to(div_rn(x, s), T)), -qmax, qmax));
 }
 
 // Asymmetric over [qmin, qmax] with the group's lo = min(min x, 0), hi = max(max x, 0);
@@ -26,11 +26,11 @@ float asymmetric_scale(float lo, float hi, float qmin, float qmax, uint T) {
 }
 
 int asymmetric_zero_point(float lo, float s, float qmin, float qmax, uint T) {
-  return int(clamp(roundEven(qmin - round_to(div_rn(lo, s), T)), qmin, qmax));
+  return int(clamp(round_half_even(qmin - round_to(div_rn(lo, s), T)), qmin, qmax));
 }
 
 int asymmetric_code(float x, float s, int zp, float qmin, float qmax, uint T) {
-  return int(clamp(roundEven(round_to(div_rn(x, s), T)) + float(zp), qmin, qmax));
+  return int(clamp(round_half_even(round_to(div_rn(x, s), T)) + float(zp), qmin, qmax));
 }
 
 // PPL: the product in the scale dtype S (exact in f32 for |q| <= 255), rounded to S.

@@ -422,6 +422,24 @@ class FiaCase final : public OpCase {
     return 1;  // paged caches: rows start at multiples of D and Dv, covered by D / 8 and Dv / 8
   }
 
+  // How the kernel reads K and V (specialization constant 2 of shaders/fia_attention.comp):
+  // 1 plain rows (plain_kv), 2/3 int8/int4 antiquant codes by whole words when every slice
+  // (D / 8 elements for the cpu kernel, 8 for the gpu kernel: both multiples of 8) starts on
+  // a word, i.e. each stride holds whole words, with 16-bit per-channel scales at an even
+  // element (two a word); else 0, element by element.
+  uint32_t kv_path(const Strides& ks, const Strides& vs) const {
+    if (plain_kv(ks, vs)) return 1;
+    if (!p_.quant.on || p_.rope || p_.has_prefix()) return 0;
+    const int64_t bits = dtype_bits(p_.quant.codes);
+    for (int64_t x : {p_.D, p_.Dv, ks.batch, ks.token, ks.head, vs.batch, vs.token, vs.head})
+      if (x * bits % 32 != 0) return 0;
+    for (int side : {0, 1}) {
+      const FiaSide f = fia_side(p_, side);
+      if (f.step && (dtype_bits(p_.antiquant_dtype(f.mode)) != 16 || f.base % 2 != 0)) return 0;
+    }
+    return p_.quant.codes == DType::i8 ? 2 : 3;
+  }
+
   double run_vulkan(Runtime& rt, TensorSet& io) const override {
     std::vector<int32_t> batches;  // per batch: b, S1b, S2b, first query token, first key token, band lo, hi
     for (int64_t b = 0; b < p_.B; ++b)
@@ -485,8 +503,10 @@ class FiaCase final : public OpCase {
                               {"kr_sb", krs.batch}, {"kr_st", krs.token}, {"kr_sh", krs.head}};
     run_attention(
         batch, plan_attention(shape),
-        {.kernel = Kernel("fia_attention", {static_cast<uint32_t>(p_.D + p_.rope), static_cast<uint32_t>(p_.Dv), plain_kv(ks, vs),
-                                           static_cast<uint32_t>(p_.D)}),
+        {.kernel = Kernel("fia_attention", {static_cast<uint32_t>(p_.D + p_.rope), static_cast<uint32_t>(p_.Dv), kv_path(ks, vs),
+                                           static_cast<uint32_t>(p_.D), static_cast<uint32_t>(fia_side(p_, 0).step),
+                                           static_cast<uint32_t>(fia_side(p_, 1).step),
+                                           static_cast<uint32_t>(p_.quant.on && p_.quant.offset)}),
          .buffers = buffers,
          .params = params,
          .out = t.at("attentionOut"),
