@@ -3,9 +3,13 @@
 // with exit 2 and a message naming the file and the field; none crashes or hangs.
 #include <doctest/doctest.h>
 
+#include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 
@@ -60,6 +64,34 @@ TEST_CASE("hostile: file-system problems are the file's error, not the run's end
   CHECK(r.output.find("/proc/self/mem: cannot read the file") != std::string::npos);  // its read fails midway
   CHECK(r.output.find("1 cases") != std::string::npos);  // valid.json reached three ways is read once
   fs::remove_all(dir);
+}
+
+// The memory a case's numbers imply is checked before anything of that size exists: each of
+// these files is rejected at its field within 1 s and 100 MiB of RSS (measured by wait4).
+TEST_CASE("hostile: sizes past the budget are rejected within 1 s and 100 MiB") {
+  for (const char* name : {"fia_batch_2_pow_27.json", "fia_batch_int32_max.json", "fia_b_s1_d_int32_max.json",
+                           "plain_tokens_int32_max.json", "kvc_40_gb_cache.json", "mhca_2_pow_40_pages.json"}) {
+    CAPTURE(name);
+    const std::string file = source_path(std::string("tests/data/hostile/") + name);
+    const auto start = std::chrono::steady_clock::now();
+    const pid_t pid = fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+      const int null = open("/dev/null", O_WRONLY);
+      dup2(null, 1);
+      dup2(null, 2);
+      alarm(20);  // a hang fails the test, not the run
+      execl(KVBENCH_BINARY, "kvbench", "list", file.c_str(), static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    int status = 0;
+    struct rusage usage {};
+    REQUIRE(wait4(pid, &status, 0, &usage) == pid);
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    CHECK((WIFEXITED(status) && WEXITSTATUS(status) == 2));
+    CHECK(seconds < 1.0);
+    CHECK(usage.ru_maxrss < 100 * 1024);  // KiB
+  }
 }
 
 TEST_CASE("hostile: --filter never backtracks exponentially") {
