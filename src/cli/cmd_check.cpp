@@ -117,6 +117,10 @@ void add_check_command(CLI::App& app, int& exit_code) {
     std::vector<std::string> names;
     for (const auto& c : cases) names.push_back(c.name);
     RunReporter reporter(names, std::move(manifests.invalid), files);
+    if (!reporter.open_reports()) {
+      exit_code = 2;
+      return;
+    }
     reporter.header("checking " + actual + " against " + golden);
     for (size_t i = 0; i < cases.size(); ++i) {
       reporter.starting(i);

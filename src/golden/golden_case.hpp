@@ -24,7 +24,9 @@ std::string case_file_stem(const std::string& case_name);
 std::string case_hash(const CaseDef& def);
 
 // Computes the reference (no device needed) and writes DIR/<stem>.safetensors and
-// DIR/<stem>.json. Returns the number of bytes written.
+// DIR/<stem>.json: both to temporaries first, both synced, then renamed (data, then
+// manifest), so a failure leaves neither and a manifest never names missing data. Returns
+// the number of bytes written.
 size_t write_golden_case(const CaseDef& def, const OpCase& op, const std::string& dir);
 
 // Compares the outputs in `actual_path` (a safetensors file holding each output under its

@@ -3,7 +3,7 @@
 #include <cmath>
 #include <filesystem>
 
-#include "golden/file_io.hpp"
+#include "core/file_io.hpp"
 
 namespace kvbench {
 namespace {
