@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
   kvbench::add_bench_command(app, exit_code);
   kvbench::add_golden_command(app, exit_code);
   kvbench::add_check_command(app, exit_code);
+  kvbench::add_verify_command(app, exit_code);
   kvbench::add_list_command(app, exit_code);
   kvbench::add_ops_command(app, exit_code);
   kvbench::add_devices_command(app, exit_code);

@@ -11,6 +11,7 @@
 #include "core/float_format.hpp"
 #include "core/rng.hpp"
 #include "core/file_io.hpp"
+#include "golden/checksum.hpp"
 #include "golden/safetensors.hpp"
 
 namespace kvbench {
@@ -175,6 +176,8 @@ size_t write_golden_case(const CaseDef& def, const OpCase& op, const std::string
   }
   st.metadata["kvbench_manifest"] = stem + ".json";
   st.metadata["case_hash"] = manifest["case_hash"];
+  manifest["checksums"] = {{"algorithm", kChecksumAlgorithm}, {"tensors", nlohmann::json::object()}};
+  for (const auto& [name, t] : st.tensors) manifest["checksums"]["tensors"][name] = checksum_hex(t.data());
   const std::string base = (fs::path(dir) / stem).string();
   const std::string text = manifest.dump(2) + "\n";
   AtomicFile data(base + ".safetensors"), manifest_file(base + ".json");

@@ -11,10 +11,11 @@
 
 namespace kvbench {
 
-// The golden format kvbench writes (the manifest's "format"; specs/golden-format.md). A
-// manifest without one is format 1 (dense alternates, whole expected_f64 and byte-per-
-// element touched of in-place outputs), which `check` still reads.
-inline constexpr int kGoldenFormat = 2;
+// The golden format kvbench writes (the manifest's "format"; specs/golden-format.md): 3 is
+// format 2 with the checksum of every tensor. A manifest without one is format 1 (dense
+// alternates, whole expected_f64 and byte-per-element touched of in-place outputs); `check`
+// still reads 1 and 2, without checksums to verify.
+inline constexpr int kGoldenFormat = 3;
 
 // The file name (without extension) of a case's golden files: the case name with
 // "[" -> ".", "=" -> "-", "," -> ".", "]" dropped, any other unsafe character -> "_".

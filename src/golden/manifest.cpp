@@ -4,6 +4,8 @@
 #include <filesystem>
 
 #include "core/file_io.hpp"
+#include "cases/schema.hpp"
+#include "golden/checksum.hpp"
 
 namespace kvbench {
 namespace {
@@ -101,6 +103,19 @@ GoldenManifest parse_manifest(const json& doc, const std::string& path) {
     throw ManifestError("/safetensors", "must be a file name beside the manifest, not '" + file + "'");
   m.safetensors = (std::filesystem::path(path).parent_path() / file).string();
 
+  if (m.format >= 3) {  // every tensor's checksum, checked against the data by verify_golden_data
+    const json& sums = require(doc, "", "checksums");
+    if (!sums.is_object()) throw ManifestError("/checksums", "must be an object");
+    if (text(sums, "/checksums", "algorithm") != kChecksumAlgorithm)
+      throw ManifestError("/checksums/algorithm", "must be \"" + std::string(kChecksumAlgorithm) + "\", not " + sums["algorithm"].dump());
+    const json& by_name = require(sums, "/checksums", "tensors");
+    if (!by_name.is_object() || by_name.empty()) throw ManifestError("/checksums/tensors", "must be a non-empty object");
+    for (auto it = by_name.begin(); it != by_name.end(); ++it) {
+      if (!it.value().is_string() || !is_checksum_text(it.value().get<std::string>()))
+        throw ManifestError("/checksums/tensors/" + pointer_token(it.key()), "must be 32 lowercase hex digits, not " + it.value().dump());
+      m.checksums[it.key()] = it.value().get<std::string>();
+    }
+  }
   const json& tensors = require(doc, "", "tensors");
   if (!tensors.is_array()) throw ManifestError("/tensors", "must be an array");
   const json& outputs = require(doc, "", "outputs");
