@@ -46,23 +46,55 @@ TEST_CASE("hostile: file-system problems are the file's error, not the run's end
   const fs::path dir = fs::temp_directory_path() / "kvbench_hostile_fs";
   fs::remove_all(dir);
   fs::create_directories(dir / "loop");
+  fs::create_directories(dir / "given");
   fs::copy_file(source_path("tests/data/mixed/valid.json"), dir / "valid.json");
   fs::create_directory_symlink("..", dir / "loop" / "up");  // a folder that contains itself
   fs::create_symlink("self.json", dir / "self.json");       // a link to itself
+  fs::create_symlink("/dev/zero", dir / "zero.json");       // endless bytes
   REQUIRE(mkfifo((dir / "fifo.json").c_str(), 0600) == 0);   // must not be opened (it would block)
+  REQUIRE(mkfifo((dir / "given" / "fifo.json").c_str(), 0600) == 0);
+  fs::create_symlink("loop.json", dir / "given" / "loop.json");
   {
     std::ofstream big(dir / "big" ".json");
     big << "{\"op\": \"x\", \"description\": \"" << std::string(17 << 20, 'a') << "\"}";
   }
-  const auto r = run_kvbench("list " + dir.string() + " " + (dir / "fifo.json").string() + " /proc/self/mem " +
+  const std::string given = (dir / "given").string();
+  const auto r = run_kvbench("list " + dir.string() + " " + given + "/fifo.json " + given + "/loop.json /proc/self/mem " +
                                  (dir / "valid.json").string() + " " + (dir / "loop" / ".." / "valid.json").string(),
                              60);
   CHECK(r.status == 2);
   CHECK(r.output.find("big.json: the file is 17825") != std::string::npos);
-  CHECK(r.output.find("fifo.json: not a regular file or folder") != std::string::npos);
+  // Named on the command line, and met in a folder: the same errors, nothing skipped in silence.
+  CHECK(r.output.find("given/fifo.json: not a regular file or folder (a FIFO)") != std::string::npos);
+  CHECK(r.output.find("kvbench_hostile_fs/fifo.json: not a regular file or folder (a FIFO)") != std::string::npos);
+  CHECK(r.output.find("zero.json: not a regular file or folder (a device)") != std::string::npos);
+  CHECK(r.output.find("given/loop.json: cannot read the file: Too many levels of symbolic links") != std::string::npos);
   CHECK(r.output.find("self.json: cannot read the file: Too many levels of symbolic links") != std::string::npos);
   CHECK(r.output.find("/proc/self/mem: cannot read the file") != std::string::npos);  // its read fails midway
   CHECK(r.output.find("1 cases") != std::string::npos);  // valid.json reached three ways is read once
+  fs::remove_all(dir);
+}
+
+TEST_CASE("hostile: an unreadable case file says Permission denied, named or in a folder") {
+  const fs::path dir = fs::temp_directory_path() / "kvbench_hostile_mode000";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  fs::permissions(dir, fs::perms::all);  // another user (below) must reach the file
+  fs::copy_file(source_path("tests/data/mixed/valid.json"), dir / "locked.json");
+  fs::permissions(dir / "locked.json", fs::perms::none);
+  const std::string file = (dir / "locked.json").string();
+  // root reads any file: run kvbench as nobody then (CI runs as root).
+  const std::string as = geteuid() == 0 ? "setpriv --reuid=65534 --regid=65534 --clear-groups " : "";
+  if (!as.empty() && run_command(as + "true").status != 0) {
+    MESSAGE("setpriv cannot drop root here: the mode-000 file is not tested");
+  } else {
+    const auto named = run_command(as + KVBENCH_BINARY + " list " + file);
+    CHECK(named.status == 2);
+    CHECK_MESSAGE(named.output.find("locked.json: cannot read the file: Permission denied") != std::string::npos, named.output);
+    const auto folder = run_command(as + KVBENCH_BINARY + " list " + dir.string());
+    CHECK(folder.status == 2);
+    CHECK_MESSAGE(folder.output.find("locked.json: cannot read the file: Permission denied") != std::string::npos, folder.output);
+  }
   fs::remove_all(dir);
 }
 

@@ -3,8 +3,9 @@
 #include <cmath>
 #include <filesystem>
 
-#include "core/file_io.hpp"
 #include "cases/schema.hpp"
+#include "core/file_io.hpp"
+#include "core/json_text.hpp"
 #include "golden/checksum.hpp"
 
 namespace kvbench {
@@ -64,14 +65,9 @@ json read_manifest_json(const std::string& path) {
     if (what.rfind(path + ": ", 0) == 0) what.erase(0, path.size() + 2);
     throw ManifestError("", what);
   }
-  const json::parser_callback_t depth_guard = [](int depth, json::parse_event_t, json&) {
-    if (depth > kMaxManifestDepth)
-      throw ManifestError("", "invalid JSON: nested deeper than " + std::to_string(kMaxManifestDepth) + " levels");
-    return true;
-  };
   try {
-    return json::parse(content, depth_guard);
-  } catch (const json::exception& e) {
+    return parse_json_text(content, kMaxManifestDepth);
+  } catch (const JsonTextError& e) {
     throw ManifestError("", std::string("invalid JSON: ") + e.what());
   }
 }
