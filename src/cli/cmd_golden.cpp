@@ -74,7 +74,8 @@ void add_golden_command(CLI::App& app, int& exit_code) {
   cmd->footer(
       "Per case: <stem>.safetensors (inputs, in-place tensors' initial contents, expected.<out> in the output\n"
       "dtype, expected_f64.<out>, alternate.<out>, touched.<out>) and <stem>.json (the manifest).\n"
-      "Format: specs/golden-format.md. No Vulkan device is needed. Exit 2 on invalid cases.");
+      "Format: specs/golden-format.md. No Vulkan device is needed. Exit 2 on invalid cases or a failed write;\n"
+      "SIGINT/SIGTERM finish the cases being written and exit 128 + the signal.");
   cmd->callback([&exit_code] {
     auto selected = selection.select(paths);
     if (!selected) {
