@@ -45,5 +45,13 @@ set -e
 check_junit "$work/check.xml" check
 grep -q '<failure message="no actual output file' "$work/check.xml" || fail "check: the missing file is not the failure message"
 
+# The report a run writes before its first case, left when the run is killed (here the
+# backend kills kvbench itself): valid, and an error saying the run did not finish.
+set +e
+"$kvbench" run "$src/tests/data/mixed/valid.json" --backend 'kill -KILL $PPID' --junit "$work/incomplete.xml" > "$work/incomplete.log" 2>&1
+set -e
+check_junit "$work/incomplete.xml" incomplete
+grep -q '<testcase classname="kvbench" name="incomplete-run"' "$work/incomplete.xml" || fail "incomplete: no incomplete-run error"
+
 [ $failures -eq 0 ] || exit 1
 echo "ok: JUnit of run and check valid against tests/data/junit.xsd, control characters and bad bytes escaped visibly"

@@ -43,7 +43,7 @@ TEST_CASE("run: unusable arguments exit 2") {
   CHECK(run_kvbench("run " + source_path("tests/data/mixed/valid.json") + " --device 99").status == 2);
   const CommandResult unknown = run_kvbench("frobnicate");
   CHECK(unknown.status == 2);
-  CHECK(unknown.output.find("unknown subcommand 'frobnicate'; the subcommands are run, bench, golden, check, list, ops, "
+  CHECK(unknown.output.find("unknown subcommand 'frobnicate'; the subcommands are run, bench, golden, check, verify, list, ops, "
                             "devices") != std::string::npos);
 }
 

@@ -3,9 +3,13 @@
 // with exit 2 and a message naming the file and the field; none crashes or hangs.
 #include <doctest/doctest.h>
 
+#include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 
@@ -42,24 +46,84 @@ TEST_CASE("hostile: file-system problems are the file's error, not the run's end
   const fs::path dir = fs::temp_directory_path() / "kvbench_hostile_fs";
   fs::remove_all(dir);
   fs::create_directories(dir / "loop");
+  fs::create_directories(dir / "given");
   fs::copy_file(source_path("tests/data/mixed/valid.json"), dir / "valid.json");
   fs::create_directory_symlink("..", dir / "loop" / "up");  // a folder that contains itself
   fs::create_symlink("self.json", dir / "self.json");       // a link to itself
+  fs::create_symlink("/dev/zero", dir / "zero.json");       // endless bytes
   REQUIRE(mkfifo((dir / "fifo.json").c_str(), 0600) == 0);   // must not be opened (it would block)
+  REQUIRE(mkfifo((dir / "given" / "fifo.json").c_str(), 0600) == 0);
+  fs::create_symlink("loop.json", dir / "given" / "loop.json");
   {
     std::ofstream big(dir / "big" ".json");
     big << "{\"op\": \"x\", \"description\": \"" << std::string(17 << 20, 'a') << "\"}";
   }
-  const auto r = run_kvbench("list " + dir.string() + " " + (dir / "fifo.json").string() + " /proc/self/mem " +
+  const std::string given = (dir / "given").string();
+  const auto r = run_kvbench("list " + dir.string() + " " + given + "/fifo.json " + given + "/loop.json /proc/self/mem " +
                                  (dir / "valid.json").string() + " " + (dir / "loop" / ".." / "valid.json").string(),
                              60);
   CHECK(r.status == 2);
   CHECK(r.output.find("big.json: the file is 17825") != std::string::npos);
-  CHECK(r.output.find("fifo.json: not a regular file or folder") != std::string::npos);
+  // Named on the command line, and met in a folder: the same errors, nothing skipped in silence.
+  CHECK(r.output.find("given/fifo.json: not a regular file or folder (a FIFO)") != std::string::npos);
+  CHECK(r.output.find("kvbench_hostile_fs/fifo.json: not a regular file or folder (a FIFO)") != std::string::npos);
+  CHECK(r.output.find("zero.json: not a regular file or folder (a device)") != std::string::npos);
+  CHECK(r.output.find("given/loop.json: cannot read the file: Too many levels of symbolic links") != std::string::npos);
   CHECK(r.output.find("self.json: cannot read the file: Too many levels of symbolic links") != std::string::npos);
   CHECK(r.output.find("/proc/self/mem: cannot read the file") != std::string::npos);  // its read fails midway
   CHECK(r.output.find("1 cases") != std::string::npos);  // valid.json reached three ways is read once
   fs::remove_all(dir);
+}
+
+TEST_CASE("hostile: an unreadable case file says Permission denied, named or in a folder") {
+  const fs::path dir = fs::temp_directory_path() / "kvbench_hostile_mode000";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  fs::permissions(dir, fs::perms::all);  // another user (below) must reach the file
+  fs::copy_file(source_path("tests/data/mixed/valid.json"), dir / "locked.json");
+  fs::permissions(dir / "locked.json", fs::perms::none);
+  const std::string file = (dir / "locked.json").string();
+  // root reads any file: run kvbench as nobody then (CI runs as root).
+  const std::string as = geteuid() == 0 ? "setpriv --reuid=65534 --regid=65534 --clear-groups " : "";
+  if (!as.empty() && run_command(as + "true").status != 0) {
+    MESSAGE("setpriv cannot drop root here: the mode-000 file is not tested");
+  } else {
+    const auto named = run_command(as + KVBENCH_BINARY + " list " + file);
+    CHECK(named.status == 2);
+    CHECK_MESSAGE(named.output.find("locked.json: cannot read the file: Permission denied") != std::string::npos, named.output);
+    const auto folder = run_command(as + KVBENCH_BINARY + " list " + dir.string());
+    CHECK(folder.status == 2);
+    CHECK_MESSAGE(folder.output.find("locked.json: cannot read the file: Permission denied") != std::string::npos, folder.output);
+  }
+  fs::remove_all(dir);
+}
+
+// The memory a case's numbers imply is checked before anything of that size exists: each of
+// these files is rejected at its field within 1 s and 100 MiB of RSS (measured by wait4).
+TEST_CASE("hostile: sizes past the budget are rejected within 1 s and 100 MiB") {
+  for (const char* name : {"fia_batch_2_pow_27.json", "fia_batch_int32_max.json", "fia_b_s1_d_int32_max.json",
+                           "plain_tokens_int32_max.json", "kvc_40_gb_cache.json", "mhca_2_pow_40_pages.json"}) {
+    CAPTURE(name);
+    const std::string file = source_path(std::string("tests/data/hostile/") + name);
+    const auto start = std::chrono::steady_clock::now();
+    const pid_t pid = fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+      const int null = open("/dev/null", O_WRONLY);
+      dup2(null, 1);
+      dup2(null, 2);
+      alarm(20);  // a hang fails the test, not the run
+      execl(KVBENCH_BINARY, "kvbench", "list", file.c_str(), static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    int status = 0;
+    struct rusage usage {};
+    REQUIRE(wait4(pid, &status, 0, &usage) == pid);
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    CHECK((WIFEXITED(status) && WEXITSTATUS(status) == 2));
+    CHECK(seconds < 1.0);
+    CHECK(usage.ru_maxrss < 100 * 1024);  // KiB
+  }
 }
 
 TEST_CASE("hostile: --filter never backtracks exponentially") {

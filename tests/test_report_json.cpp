@@ -13,6 +13,7 @@
 #include "cases/schema.hpp"
 #include "cli_runner.hpp"
 #include "report/json_report.hpp"
+#include "report/run_reporter.hpp"
 
 using namespace kvbench;
 namespace fs = std::filesystem;
@@ -144,5 +145,26 @@ TEST_CASE("check --json and bench --json: resolved parameters and the documented
   nlohmann::json broken = bj;
   broken["cases"][0]["gbps"] = "1.5";
   CHECK(violations(broken, "specs/bench-report.schema.json") != "");
+  fs::remove_all(dir);
+}
+
+TEST_CASE("a run's reports: incomplete from the start, replaced by the final ones") {
+  const fs::path dir = fs::temp_directory_path() / "kvbench_test_report_incomplete";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const ReportFiles files{(dir / "r.json").string(), (dir / "r.xml").string()};
+  RunReporter reporter({"a", "b"}, {}, files);
+  REQUIRE(reporter.open_reports());
+  const nlohmann::json incomplete = read_json(files.json);
+  CHECK(violations(incomplete, "specs/report.schema.json") == "");
+  CHECK(incomplete["complete"] == false);
+  CHECK(incomplete["summary"]["selected"] == 2);
+  std::ifstream xml(files.junit);
+  const std::string junit((std::istreambuf_iterator<char>(xml)), std::istreambuf_iterator<char>());
+  CHECK(junit.find("<error message=\"the kvbench run did not finish") != std::string::npos);
+  reporter.finish(nullptr);
+  CHECK(read_json(files.json)["complete"] == true);
+  // Nothing else in the folder: the temporaries were renamed.
+  CHECK(std::distance(fs::directory_iterator(dir), fs::directory_iterator()) == 2);
   fs::remove_all(dir);
 }

@@ -11,10 +11,12 @@ This module needs neither kvbench nor the safetensors package:
     case.tolerance["key"]             # {"atol": ..., "rtol": ...}
     kg.save_actual("actual/<stem>.safetensors", {"key": my_key, ...}, case)
 
-Every array is writable and owns its memory. Golden formats 1 and 2 are read (format 2
+Every array is writable and owns its memory. Golden formats 1, 2 and 3 are read (format 2
 stores alternates sparsely, an in-place output's expected_f64 at its touched elements only,
 touched as one bit per element, and side arrays in the narrowest float type that holds
-them bit for bit); every array comes back dense, float64, either way. bf16 arrays are returned as float32 (exact);
+them bit for bit; format 3 adds the XXH3-128 checksum of every tensor, which load_case
+verifies with python3-xxhash before anything is read, raising ValueError naming the file
+and the tensor on a mismatch); every array comes back dense, float64, either way. bf16 arrays are returned as float32 (exact);
 s4/u4 as int8/uint8 unpacked from their two-per-byte packing (even flat index in the low
 nibble). save_actual converts back.
 See specs/golden-format.md.
@@ -111,7 +113,23 @@ def from_array(array, dtype):
     return st, a.shape, np.ascontiguousarray(a, dtype=npt).tobytes()
 
 
-READABLE_FORMATS = (1, 2)
+READABLE_FORMATS = (1, 2, 3)
+
+
+def verify_checksums(manifest, data_path, stored):
+    """Format 3: every tensor of the data file against the manifest's XXH3-128 checksums."""
+    import xxhash  # Debian's python3-xxhash (tools/setup.sh)
+    sums = manifest["checksums"]
+    if sums.get("algorithm") != "XXH3-128":
+        raise ValueError("%s: unknown checksum algorithm %r" % (data_path, sums.get("algorithm")))
+    recorded = sums["tensors"]
+    for name in sorted(set(recorded) | set(stored)):
+        if name not in stored:
+            raise ValueError("%s: tensor %r listed in the manifest's checksums is missing from the file" % (data_path, name))
+        if name not in recorded:
+            raise ValueError("%s: tensor %r has no checksum in the manifest" % (data_path, name))
+        if xxhash.xxh3_128(stored[name][2]).hexdigest() != recorded[name]:
+            raise ValueError("%s: tensor %r does not match its checksum: the golden data is corrupt" % (data_path, name))
 
 
 def _doubles(stored):
@@ -128,7 +146,10 @@ class GoldenCase:
             raise ValueError("%s: golden format %r is not one this reader knows %r" % (manifest_path, self.format, READABLE_FORMATS))
         self.stem = os.path.splitext(os.path.basename(manifest_path))[0]
         folder = os.path.dirname(manifest_path)
-        stored, _ = read_safetensors(os.path.join(folder, self.manifest["safetensors"]))
+        data_path = os.path.join(folder, self.manifest["safetensors"])
+        stored, _ = read_safetensors(data_path)
+        if self.format >= 3:
+            verify_checksums(self.manifest, data_path, stored)
         self.tensors = {t["name"]: t for t in self.manifest["tensors"]}
         self.inputs, self.expected, self.expected_f64, self.alternate, self.touched, self.tolerance = {}, {}, {}, {}, {}, {}
         for t in self.manifest["tensors"]:

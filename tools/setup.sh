@@ -9,6 +9,9 @@ packages=(
   libvulkan-dev glslang-tools spirv-tools
   mesa-vulkan-drivers vulkan-validationlayers vulkan-tools
   libcli11-dev nlohmann-json3-dev doctest-dev
+  # XXH3-128 checksums of golden data (specs/golden-format.md "Checksums"), and the same
+  # hash for tools/kvbench_golden.py.
+  libxxhash-dev python3-xxhash
   python3 python3-numpy
   # tools/plot.py and its test (tests/plot.sh).
   python3-matplotlib

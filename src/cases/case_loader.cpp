@@ -1,12 +1,17 @@
 #include "cases/case_loader.hpp"
 
+#include <sys/stat.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <optional>
 #include <set>
 
 #include "cases/schema.hpp"
+#include "core/file_io.hpp"
+#include "core/json_text.hpp"
 
 namespace kvbench {
 namespace fs = std::filesystem;
@@ -129,80 +134,58 @@ namespace {
 constexpr uintmax_t kMaxFileBytes = 16u << 20;
 constexpr int kMaxDepth = 64;
 
-// The deepest nesting of arrays and objects in `text`, counted without parsing (strings
-// skipped), so a hostile file cannot exhaust the stack of a recursive parser.
-int nesting_depth(const std::string& text) {
-  int depth = 0, deepest = 0;
-  bool in_string = false;
-  for (size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (in_string) {
-      if (c == '\\') ++i;
-      else if (c == '"') in_string = false;
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '[' || c == '{') {
-      deepest = std::max(deepest, ++depth);
-    } else if (c == ']' || c == '}') {
-      --depth;
-    }
-  }
-  return deepest;
+// Whatever a path names besides a folder or a regular file ("a FIFO", "a device"), and
+// the system's reason when it cannot be looked at (a link loop, no permission), or "".
+std::string not_a_case_file(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return std::string("cannot read the file: ") + std::strerror(errno);
+  if (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)) return "";
+  return std::string("not a regular file or folder (") + file_kind(st.st_mode) + ")";
 }
 
-// The .json files under `dir`, sorted; errors (loops, unreadable folders) as reports.
+// The .json files under `dir`, sorted; errors (loops, unreadable folders, entries named
+// *.json that are not regular files) as reports: nothing is skipped in silence.
 void find_case_files(const std::string& dir, std::vector<std::string>& files, std::vector<CaseFileError>& errors) {
   std::vector<std::string> found;
   std::error_code ec;
   fs::recursive_directory_iterator it(dir, fs::directory_options::none, ec), end;
   for (; !ec && it != end; it.increment(ec)) {
-    std::error_code type_ec;
     if (it->path().extension() != ".json") continue;
-    if (it->is_regular_file(type_ec)) found.push_back(it->path().string());
-    else if (type_ec) errors.push_back({it->path().string(), "", "cannot read the file: " + type_ec.message(), ""});
+    const std::string path = it->path().string();
+    if (const std::string problem = not_a_case_file(path); !problem.empty()) errors.push_back({path, "", problem, ""});
+    else if (!fs::is_directory(path, ec)) found.push_back(path);  // a folder named *.json is searched, not read
+    ec.clear();
   }
   if (ec) errors.push_back({dir, "", "cannot read the folder completely: " + ec.message(), ""});
   std::sort(found.begin(), found.end());
   files.insert(files.end(), found.begin(), found.end());
 }
 
-// The file's text, or an error report for the file.
+// The file's text, or an error report for the file. Opened once (a FIFO is refused without
+// blocking), read to its end within the limit whatever size it claims (/proc files).
 std::optional<std::string> read_case_file(const std::string& f, std::vector<CaseFileError>& errors) {
-  std::error_code ec;
-  const uintmax_t size = fs::file_size(f, ec);
-  if (ec) {
-    errors.push_back({f, "", "cannot read the file: " + ec.message(), ""});
+  try {
+    const RegularFile file(f);
+    if (file.size() > kMaxFileBytes) {
+      errors.push_back({f, "", "the file is " + std::to_string(file.size()) + " bytes; case files are limited to " +
+                                   std::to_string(kMaxFileBytes) + " bytes", ""});
+      return std::nullopt;
+    }
+    return file.read_all(kMaxFileBytes);
+  } catch (const FileError& e) {
+    errors.push_back({f, "", "cannot read the file: " + (e.reason().empty() ? std::string(e.what()) : e.reason()), ""});
     return std::nullopt;
   }
-  if (size > kMaxFileBytes) {
-    errors.push_back({f, "", "the file is " + std::to_string(size) + " bytes; case files are limited to " +
-                                 std::to_string(kMaxFileBytes) + " bytes", ""});
-    return std::nullopt;
-  }
-  std::string text;
-  try {  // a file whose size lies (/proc) or whose read fails midway
-    std::ifstream in(f, std::ios::binary);
-    text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-    if (text.size() > kMaxFileBytes) throw std::runtime_error("more than " + std::to_string(kMaxFileBytes) + " bytes");
-  } catch (const std::exception& e) {
-    errors.push_back({f, "", std::string("cannot read the file: ") + e.what(), ""});
-    return std::nullopt;
-  }
-  return text;
 }
 
 }  // namespace
 
 LoadedCases load_case_text(const std::string& text, const std::string& file) {
   LoadedCases out;
-  if (nesting_depth(text) > kMaxDepth) {
-    out.errors.push_back({file, "", "arrays and objects nest deeper than " + std::to_string(kMaxDepth) + " levels", ""});
-    return out;
-  }
   nlohmann::json doc;
   try {
-    doc = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::exception& e) {  // parse errors and numbers out of range (1e400)
+    doc = parse_json_text(text, kMaxDepth);
+  } catch (const JsonTextError& e) {  // syntax, numbers out of range (1e400), nesting: with line and column
     out.errors.push_back({file, "", std::string("invalid JSON: ") + e.what(), ""});
     return out;
   }
@@ -222,10 +205,12 @@ LoadedCases load_case_paths(const std::vector<std::string>& paths) {
     std::error_code ec;
     if (fs::is_directory(p, ec)) {
       find_case_files(p, files, out.errors);
-    } else if (fs::is_regular_file(p, ec)) {
-      files.push_back(p);
+    } else if (!fs::exists(fs::symlink_status(p, ec))) {
+      out.errors.push_back({p, "", "no such file or folder", ""});
+    } else if (const std::string problem = not_a_case_file(p); !problem.empty()) {
+      out.errors.push_back({p, "", problem, ""});  // a FIFO, a device, a link loop, no permission to look
     } else {
-      out.errors.push_back({p, "", fs::exists(p, ec) ? "not a regular file or folder" : "no such file or folder", ""});
+      files.push_back(p);
     }
   }
   std::set<std::string> names;

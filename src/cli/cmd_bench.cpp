@@ -1,11 +1,10 @@
-
-#include <fstream>
 #include <iostream>
 
 #include "bench/bench_case.hpp"
 #include "bench/copy_bandwidth.hpp"
 #include "cli/commands.hpp"
 #include "cli/selection_flags.hpp"
+#include "core/file_io.hpp"
 #include "report/bench_report.hpp"
 #include "report/json_report.hpp"
 #include "report/run_reporter.hpp"
@@ -45,6 +44,13 @@ void add_bench_command(CLI::App& app, int& exit_code) {
     }
     Selection& sel = *selected;
     for (const auto& e : sel.errors) std::cerr << "invalid case: " << e.to_string() << "\n";
+    if (!json.empty()) try {  // a target that cannot take the report is found before the timing, not after
+        check_output_target(json);
+      } catch (const FileError& e) {
+        std::cerr << "error: " << e.what() << "\n";
+        exit_code = 2;
+        return;
+      }
     std::unique_ptr<Runtime> rt;
     CopyBandwidth copy;
     try {
@@ -89,14 +95,12 @@ void add_bench_command(CLI::App& app, int& exit_code) {
     if (!failed.empty()) std::cout << "failed cases:\n";
     for (const auto& [name, repro] : failed) std::cout << "  " << name << "\n      repro: " << repro << "\n";
     exit_code = !sel.errors.empty() ? 2 : counts[1] > 0 ? 1 : 0;
-    if (!json.empty()) {
-      std::ofstream out(json);
-      out << report_text(bench_report_json(rt->info(), copy, reps, results, sel.errors));
-      if (!out) {
-        std::cerr << "error: cannot write " << json << "\n";
+    if (!json.empty()) try {
+        write_file_atomically(json, report_text(bench_report_json(rt->info(), copy, reps, results, sel.errors)));
+      } catch (const FileError& e) {
+        std::cerr << "error: " << e.what() << "\n";
         exit_code = 2;
       }
-    }
   });
 }
 

@@ -12,6 +12,7 @@
 #include "cli/selection_flags.hpp"
 #include "core/parallel.hpp"
 #include "golden/golden_case.hpp"
+#include "runner/interrupt.hpp"
 
 namespace kvbench {
 namespace {
@@ -73,7 +74,8 @@ void add_golden_command(CLI::App& app, int& exit_code) {
   cmd->footer(
       "Per case: <stem>.safetensors (inputs, in-place tensors' initial contents, expected.<out> in the output\n"
       "dtype, expected_f64.<out>, alternate.<out>, touched.<out>) and <stem>.json (the manifest).\n"
-      "Format: specs/golden-format.md. No Vulkan device is needed. Exit 2 on invalid cases.");
+      "Format: specs/golden-format.md. No Vulkan device is needed. Exit 2 on invalid cases or a failed write;\n"
+      "SIGINT/SIGTERM finish the cases being written and exit 128 + the signal.");
   cmd->callback([&exit_code] {
     auto selected = selection.select(paths);
     if (!selected) {
@@ -114,8 +116,12 @@ void add_golden_command(CLI::App& app, int& exit_code) {
     std::mutex io;
     std::vector<std::string> failures;
     MemoryGate gate(memory_budget());
+    // SIGINT/SIGTERM: the cases being written finish (every file is written through a
+    // temporary and renamed whole), no other starts; a second signal removes the
+    // temporaries and ends the process.
+    install_interrupt_handler();
     auto worker = [&] {
-      for (size_t i; (i = next++) < sel.cases.size();) {
+      for (size_t i; !interrupt_signal() && (i = next++) < sel.cases.size();) {
         const auto& c = sel.cases[i];
         try {
           const MemoryGate::Hold hold(gate, host_bytes(*c.op));
@@ -128,7 +134,7 @@ void add_golden_command(CLI::App& app, int& exit_code) {
         const size_t d = ++done;
         std::lock_guard lock(io);
         if (tty) std::cout << "\r[" << d << "/" << sel.cases.size() << "] " << c.def.name.substr(0, 60) << "\x1b[K" << std::flush;
-        else std::cout << "golden " << c.def.name << "\n";
+        else std::cout << "golden " << c.def.name << "\n" << std::flush;  // a CI log shows progress as it happens
       }
     };
     std::vector<std::thread> threads;
@@ -137,9 +143,12 @@ void add_golden_command(CLI::App& app, int& exit_code) {
     for (auto& t : threads) t.join();
     if (tty) std::cout << "\r\x1b[K";
     for (const auto& f : failures) std::cerr << "error: " << f << "\n";
-    std::cout << "wrote " << sel.cases.size() - failures.size() << " cases (" << bytes / (1024 * 1024.0) << " MiB) to "
-              << out_dir << "\n";
-    exit_code = !sel.errors.empty() || !failures.empty() ? 2 : 0;
+    std::cout.clear();  // the closing line is printed whatever happened to the log before
+    if (const int sig = interrupt_signal())
+      std::cout << "interrupted by signal " << sig << " after " << done << " of " << sel.cases.size() << " cases\n";
+    std::cout << "wrote " << done - failures.size() << " cases (" << bytes / (1024 * 1024.0) << " MiB) to " << out_dir
+              << "\n" << std::flush;
+    exit_code = interrupt_signal() ? 128 + interrupt_signal() : !sel.errors.empty() || !failures.empty() ? 2 : 0;
   });
 }
 

@@ -149,6 +149,10 @@ void add_run_command(CLI::App& app, int& exit_code) {
     std::vector<std::string> names;
     for (const auto& c : sel.cases) names.push_back(c.def.name);
     RunReporter reporter(names, sel.errors, files);
+    if (!reporter.open_reports()) {
+      exit_code = 2;
+      return;
+    }
     if (!backend.command.empty()) {
       exit_code = run_on_backend(sel, reporter, backend, fail_fast);
       return;

@@ -12,6 +12,7 @@ void add_run_command(CLI::App& app, int& exit_code);
 void add_bench_command(CLI::App& app, int& exit_code);
 void add_golden_command(CLI::App& app, int& exit_code);
 void add_check_command(CLI::App& app, int& exit_code);
+void add_verify_command(CLI::App& app, int& exit_code);
 void add_list_command(CLI::App& app, int& exit_code);
 void add_ops_command(CLI::App& app, int& exit_code);
 void add_devices_command(CLI::App& app, int& exit_code);

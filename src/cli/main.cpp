@@ -1,4 +1,5 @@
 // kvbench: reference-and-conformance testbench for KV-cache and attention kernels.
+#include <csignal>
 #include <iostream>
 #include <string>
 
@@ -9,6 +10,9 @@ int main(int argc, char** argv) {
                " -- reference-and-conformance testbench for KV-cache and attention kernels.\n"
                "Case files (JSON) describe an operator's attributes and shapes; a double-precision\n"
                "reference gives the golden results; the Vulkan implementation is checked against them."};
+  // A file-size limit (ulimit -f) makes a write fail with EFBIG, which kvbench reports like
+  // a full disk, instead of killing the process mid-file with SIGXFSZ.
+  std::signal(SIGXFSZ, SIG_IGN);
   app.require_subcommand(1);
   app.set_version_flag("--version", KVBENCH_VERSION);
   int exit_code = 0;
@@ -17,6 +21,7 @@ int main(int argc, char** argv) {
   kvbench::add_bench_command(app, exit_code);
   kvbench::add_golden_command(app, exit_code);
   kvbench::add_check_command(app, exit_code);
+  kvbench::add_verify_command(app, exit_code);
   kvbench::add_list_command(app, exit_code);
   kvbench::add_ops_command(app, exit_code);
   kvbench::add_devices_command(app, exit_code);

@@ -10,7 +10,8 @@
 #include "check/compare.hpp"
 #include "core/float_format.hpp"
 #include "core/rng.hpp"
-#include "golden/file_io.hpp"
+#include "core/file_io.hpp"
+#include "golden/checksum.hpp"
 #include "golden/safetensors.hpp"
 
 namespace kvbench {
@@ -175,17 +176,17 @@ size_t write_golden_case(const CaseDef& def, const OpCase& op, const std::string
   }
   st.metadata["kvbench_manifest"] = stem + ".json";
   st.metadata["case_hash"] = manifest["case_hash"];
+  manifest["checksums"] = {{"algorithm", kChecksumAlgorithm}, {"tensors", nlohmann::json::object()}};
+  for (const auto& [name, t] : st.tensors) manifest["checksums"]["tensors"][name] = checksum_hex(t.data());
   const std::string base = (fs::path(dir) / stem).string();
-  write_safetensors(base + ".safetensors", st);
   const std::string text = manifest.dump(2) + "\n";
-  try {
-    write_file_atomically(base + ".json", text);
-  } catch (const FileError&) {
-    // A data file without its manifest is no golden case: leave neither.
-    std::error_code ignored;
-    fs::remove(base + ".safetensors", ignored);
-    throw;
-  }
+  AtomicFile data(base + ".safetensors"), manifest_file(base + ".json");
+  write_safetensors(data, st);
+  manifest_file.write(text);
+  data.sync();
+  manifest_file.sync();
+  data.commit();
+  manifest_file.commit();
   size_t bytes = text.size();
   for (const auto& [name, t] : st.tensors) bytes += t.data().size();
   return bytes;

@@ -11,10 +11,11 @@
 
 namespace kvbench {
 
-// The golden format kvbench writes (the manifest's "format"; specs/golden-format.md). A
-// manifest without one is format 1 (dense alternates, whole expected_f64 and byte-per-
-// element touched of in-place outputs), which `check` still reads.
-inline constexpr int kGoldenFormat = 2;
+// The golden format kvbench writes (the manifest's "format"; specs/golden-format.md): 3 is
+// format 2 with the checksum of every tensor. A manifest without one is format 1 (dense
+// alternates, whole expected_f64 and byte-per-element touched of in-place outputs); `check`
+// still reads 1 and 2, without checksums to verify.
+inline constexpr int kGoldenFormat = 3;
 
 // The file name (without extension) of a case's golden files: the case name with
 // "[" -> ".", "=" -> "-", "," -> ".", "]" dropped, any other unsafe character -> "_".
@@ -24,7 +25,9 @@ std::string case_file_stem(const std::string& case_name);
 std::string case_hash(const CaseDef& def);
 
 // Computes the reference (no device needed) and writes DIR/<stem>.safetensors and
-// DIR/<stem>.json. Returns the number of bytes written.
+// DIR/<stem>.json: both to temporaries first, both synced, then renamed (data, then
+// manifest), so a failure leaves neither and a manifest never names missing data. Returns
+// the number of bytes written.
 size_t write_golden_case(const CaseDef& def, const OpCase& op, const std::string& dir);
 
 // Compares the outputs in `actual_path` (a safetensors file holding each output under its

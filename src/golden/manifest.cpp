@@ -3,7 +3,10 @@
 #include <cmath>
 #include <filesystem>
 
-#include "golden/file_io.hpp"
+#include "cases/schema.hpp"
+#include "core/file_io.hpp"
+#include "core/json_text.hpp"
+#include "golden/checksum.hpp"
 
 namespace kvbench {
 namespace {
@@ -62,14 +65,9 @@ json read_manifest_json(const std::string& path) {
     if (what.rfind(path + ": ", 0) == 0) what.erase(0, path.size() + 2);
     throw ManifestError("", what);
   }
-  const json::parser_callback_t depth_guard = [](int depth, json::parse_event_t, json&) {
-    if (depth > kMaxManifestDepth)
-      throw ManifestError("", "invalid JSON: nested deeper than " + std::to_string(kMaxManifestDepth) + " levels");
-    return true;
-  };
   try {
-    return json::parse(content, depth_guard);
-  } catch (const json::exception& e) {
+    return parse_json_text(content, kMaxManifestDepth);
+  } catch (const JsonTextError& e) {
     throw ManifestError("", std::string("invalid JSON: ") + e.what());
   }
 }
@@ -101,6 +99,19 @@ GoldenManifest parse_manifest(const json& doc, const std::string& path) {
     throw ManifestError("/safetensors", "must be a file name beside the manifest, not '" + file + "'");
   m.safetensors = (std::filesystem::path(path).parent_path() / file).string();
 
+  if (m.format >= 3) {  // every tensor's checksum, checked against the data by verify_golden_data
+    const json& sums = require(doc, "", "checksums");
+    if (!sums.is_object()) throw ManifestError("/checksums", "must be an object");
+    if (text(sums, "/checksums", "algorithm") != kChecksumAlgorithm)
+      throw ManifestError("/checksums/algorithm", "must be \"" + std::string(kChecksumAlgorithm) + "\", not " + sums["algorithm"].dump());
+    const json& by_name = require(sums, "/checksums", "tensors");
+    if (!by_name.is_object() || by_name.empty()) throw ManifestError("/checksums/tensors", "must be a non-empty object");
+    for (auto it = by_name.begin(); it != by_name.end(); ++it) {
+      if (!it.value().is_string() || !is_checksum_text(it.value().get<std::string>()))
+        throw ManifestError("/checksums/tensors/" + pointer_token(it.key()), "must be 32 lowercase hex digits, not " + it.value().dump());
+      m.checksums[it.key()] = it.value().get<std::string>();
+    }
+  }
   const json& tensors = require(doc, "", "tensors");
   if (!tensors.is_array()) throw ManifestError("/tensors", "must be an array");
   const json& outputs = require(doc, "", "outputs");

@@ -3,6 +3,7 @@
 // whole before any data: every field `kvbench check` uses is present with its type, every
 // dtype known, every shape a list of sizes, so a corrupt manifest is one clear error.
 #include <cstdint>
+#include <map>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -21,7 +22,7 @@ inline constexpr int kMaxManifestDepth = 32;
 inline constexpr uint64_t kMaxGoldenElements = uint64_t{1} << 48;
 
 // The newest golden format `check` reads (src/golden/golden_case.hpp kGoldenFormat).
-inline constexpr int kReadableGoldenFormat = 2;
+inline constexpr int kReadableGoldenFormat = 3;
 
 // A manifest that cannot be used; `pointer` is the JSON pointer of the field at fault.
 class ManifestError : public std::runtime_error {
@@ -52,6 +53,8 @@ struct GoldenManifest {
   std::string safetensors;  // the golden data file, beside the manifest
   std::vector<ManifestOutput> outputs;
   nlohmann::json resolved;  // attributes, shapes, inputs, dtypes as the case ran
+  // Format 3: the checksum of every tensor of the data file by name (src/golden/checksum.hpp).
+  std::map<std::string, std::string> checksums;
 };
 
 // The JSON of a manifest file: a regular file of at most kMaxManifestBytes, nested at most

@@ -54,7 +54,7 @@ StoredTensor f64_stored(const std::vector<double>& values, const Shape& shape) {
   return s;
 }
 
-void write_safetensors(const std::string& path, const SafetensorsFile& file) {
+void write_safetensors(AtomicFile& out, const SafetensorsFile& file) {
   nlohmann::json header = nlohmann::json::object();
   uint64_t offset = 0;
   for (const auto& [name, t] : file.tensors) {  // std::map: name order
@@ -66,10 +66,15 @@ void write_safetensors(const std::string& path, const SafetensorsFile& file) {
   text.append((8 - text.size() % 8) % 8, ' ');
   uint8_t len[8];
   for (int i = 0; i < 8; ++i) len[i] = static_cast<uint8_t>(static_cast<uint64_t>(text.size()) >> (8 * i));
-  std::vector<std::span<const uint8_t>> parts{std::span<const uint8_t>(len, 8),
-                                              std::span(reinterpret_cast<const uint8_t*>(text.data()), text.size())};
-  for (const auto& [name, t] : file.tensors) parts.emplace_back(t.data());
-  write_file_atomically(path, parts);
+  out.write(std::span<const uint8_t>(len, 8));
+  out.write(text);
+  for (const auto& [name, t] : file.tensors) out.write(t.data());
+}
+
+void write_safetensors(const std::string& path, const SafetensorsFile& file) {
+  AtomicFile out(path);
+  write_safetensors(out, file);
+  out.commit();
 }
 
 namespace {
@@ -210,6 +215,10 @@ const TensorEntry* SafetensorsReader::find(const std::string& name) const {
 
 std::vector<uint8_t> SafetensorsReader::read(const TensorEntry& entry) const {
   return read_tensor_bytes(index_, entry, [this](uint64_t o, std::span<uint8_t> b) { file_.read_at(o, b); });
+}
+
+void SafetensorsReader::read_chunks(const TensorEntry& entry, const std::function<void(std::span<const uint8_t>)>& take) const {
+  file_.scan(index_.data_start + entry.begin, entry.end - entry.begin, take);
 }
 
 SafetensorsFile read_safetensors(const std::string& path) {

@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "core/tensor.hpp"
-#include "golden/file_io.hpp"
+#include "core/file_io.hpp"
 
 namespace kvbench {
 
@@ -77,13 +77,17 @@ class SafetensorsReader {
   // The entry of `name`, or nullptr.
   const TensorEntry* find(const std::string& name) const;
   std::vector<uint8_t> read(const TensorEntry& entry) const;
+  // The entry's bytes in pieces, in order, mapped rather than copied (for checksums).
+  void read_chunks(const TensorEntry& entry, const std::function<void(std::span<const uint8_t>)>& take) const;
 
  private:
   RegularFile file_;
   SafetensorsIndex index_;
 };
 
-// Writes to a temporary name, then renames it into place; a failed write leaves nothing.
+// The file's bytes into `out` (not committed: the caller commits it, with others).
+void write_safetensors(AtomicFile& out, const SafetensorsFile& file);
+// Through a temporary beside `path`, renamed into place; a failed write leaves nothing.
 void write_safetensors(const std::string& path, const SafetensorsFile& file);
 // Reads every tensor. Throws FileError naming the path (and tensor) and what is wrong.
 SafetensorsFile read_safetensors(const std::string& path);

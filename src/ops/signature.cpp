@@ -270,6 +270,23 @@ uint64_t Args::require_memory(const std::string& key, std::initializer_list<int6
   return n;
 }
 
+void Args::require_memory(const std::vector<MemoryTerm>& terms, const std::string& what) const {
+  uint64_t total = 0;
+  bool overflow = false;
+  const Size* largest = nullptr;
+  for (const auto& term : terms) {
+    uint64_t n = term.bytes_each;
+    for (const auto& s : term.sizes) {
+      overflow = overflow || s.value < 0 || __builtin_mul_overflow(n, static_cast<uint64_t>(s.value), &n);
+      if (!largest || s.value > largest->value) largest = &s;
+    }
+    overflow = overflow || __builtin_add_overflow(total, n, &total);
+  }
+  if ((overflow || total > memory_budget()) && largest)
+    fail(largest->key, what + " would take " + (overflow ? std::string("more than 2^64") : std::to_string(total)) +
+                           " bytes, over the memory budget of " + std::to_string(memory_budget()) + " bytes (--memory-budget)");
+}
+
 std::string Args::pointer(const std::string& key) const {
   if (const Param* p = sig_->param(key)) return def_.locate("/" + p->section + "/" + pointer_token(key));
   if (sig_->tensor(key)) return def_.locate("/dtypes/" + pointer_token(key));

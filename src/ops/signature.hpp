@@ -88,6 +88,21 @@ class Args {
   uint64_t require_memory(const std::string& key, std::initializer_list<int64_t> count, uint64_t bytes_each,
                           const std::string& what) const;
 
+  // For an operator that builds lists of a size its numbers give (FIA's per-batch lengths)
+  // before its tensors can be checked: the memory the case will need at least, a sum of
+  // terms (each a product of sizes times bytes per element) computed with overflow checks.
+  // Over the budget, or past 2^64, it is a CaseError at the key of the largest size, before
+  // anything of that size exists.
+  struct Size {
+    std::string key;  // the case-file key that sets it (blamed when it is the largest)
+    int64_t value;
+  };
+  struct MemoryTerm {
+    std::vector<Size> sizes;
+    uint64_t bytes_each;
+  };
+  void require_memory(const std::vector<MemoryTerm>& terms, const std::string& what) const;
+
   // A tensor's dtype: the case file's choice, else `fallback`. A choice outside `allowed`
   // (when given, narrower than the declared choices in this case) is a CaseError.
   DType dtype(const std::string& tensor, DType fallback, std::initializer_list<DType> allowed = {}) const;

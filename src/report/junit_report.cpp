@@ -121,4 +121,13 @@ std::string junit_xml(const std::vector<CaseResult>& results, const std::vector<
   return x + "</testsuite>\n</testsuites>\n";
 }
 
+std::string junit_incomplete_xml() {
+  const std::string message =
+      "the kvbench run did not finish: it was killed, crashed or is still running, and wrote no results";
+  return "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n"
+         "<testsuite name=\"kvbench\" tests=\"1\" failures=\"0\" errors=\"1\" skipped=\"0\" time=\"0.000\">\n"
+         "  <testcase classname=\"kvbench\" name=\"incomplete-run\" time=\"0.000\">\n    <error message=\"" +
+         message + "\">" + message + "</error>\n  </testcase>\n</testsuite>\n</testsuites>\n";
+}
+
 }  // namespace kvbench

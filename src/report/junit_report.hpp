@@ -21,4 +21,8 @@ std::string xml_escape(const std::string& s, bool attribute);
 std::string junit_xml(const std::vector<CaseResult>& results, const std::vector<CaseFileError>& invalid,
                       const std::vector<std::string>& repro);
 
+// The report a run writes before its first case, replaced when it finishes: one test case
+// in error saying the run did not finish, so a killed run never shows as a pass.
+std::string junit_incomplete_xml();
+
 }  // namespace kvbench

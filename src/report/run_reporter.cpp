@@ -1,9 +1,9 @@
 #include "report/run_reporter.hpp"
 
 #include <algorithm>
-#include <fstream>
 #include <iostream>
 
+#include "core/file_io.hpp"
 #include "core/shell_quote.hpp"
 #include "report/json_report.hpp"
 #include "report/junit_report.hpp"
@@ -29,6 +29,29 @@ RunReporter::RunReporter(std::vector<std::string> names, std::vector<CaseFileErr
   for (const auto& e : invalid_) std::cerr << "invalid case: " << e.to_string() << "\n";
 }
 
+bool RunReporter::open_reports() {
+  try {
+    if (!files_.json.empty()) {
+      nlohmann::json j = run_report_json(DeviceInfo{}, {}, invalid_);
+      j["complete"] = false;
+      j["interrupted"] = false;
+      j["summary"]["selected"] = names_.size();
+      write_file_atomically(files_.json, report_text(j));
+    }
+    if (!files_.junit.empty()) write_file_atomically(files_.junit, junit_incomplete_xml());
+  } catch (const FileError& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return false;
+  }
+  return true;
+}
+
+void RunReporter::add_invalid(CaseFileError error) {
+  if (terminal_) std::cout << "\r\x1b[K" << std::flush;
+  std::cerr << "invalid case: " << error.to_string() << "\n";
+  invalid_.push_back(std::move(error));
+}
+
 void RunReporter::header(const std::string& first_line) {
   std::cout << first_line << "\n      " << report_header(column_) << "\n";
 }
@@ -51,6 +74,9 @@ void RunReporter::finished(CaseResult r, const std::string& repro) {
 }
 
 int RunReporter::finish(const DeviceInfo* device, int interrupted_by) {
+  // The closing lines are printed whatever happened to the log before (a write that failed
+  // once must not silence the summary a CI job reads).
+  std::cout.clear();
   size_t counts[3] = {0, 0, 0};
   for (const auto& r : results_) ++counts[static_cast<int>(r.status)];
   if (!invalid_.empty()) std::cout << invalid_.size() << " invalid cases (see the messages above)\n";
@@ -67,20 +93,22 @@ int RunReporter::finish(const DeviceInfo* device, int interrupted_by) {
   }
   int status = interrupted_by ? 128 + interrupted_by : !invalid_.empty() ? 2 : counts[1] > 0 ? 1 : 0;
   auto write = [&status](const std::string& path, const std::string& text) {
-    std::ofstream out(path);
-    out << text;
-    if (!out) {
-      std::cerr << "error: cannot write " << path << "\n";
+    try {
+      write_file_atomically(path, text);
+    } catch (const FileError& e) {
+      std::cerr << "error: " << e.what() << "\n";
       status = 2;
     }
   };
   if (!files_.json.empty()) {
     nlohmann::json j = run_report_json(device ? *device : DeviceInfo{}, results_, invalid_);
+    j["complete"] = true;
     j["interrupted"] = interrupted_by != 0;
     j["summary"]["selected"] = names_.size();
     write(files_.json, report_text(j));
   }
   if (!files_.junit.empty()) write(files_.junit, junit_xml(results_, invalid_, repro_));
+  std::cout << std::flush;
   return status;
 }
 

@@ -20,13 +20,22 @@ struct ReportFiles {
 class RunReporter {
  public:
   RunReporter(std::vector<std::string> names, std::vector<CaseFileError> invalid, ReportFiles files);
+  // Writes the report files as "incomplete" (JSON "complete": false; JUnit one error test
+  // case saying the run did not finish), before any case runs: a run killed before finish()
+  // leaves those, never the previous run's reports, and a target that cannot be written
+  // (not a regular file, a folder that is not there or not writable, a full disk) is found
+  // now. Returns false after printing the error.
+  bool open_reports();
   void header(const std::string& first_line);
   // Progress (TTY only) before a case runs.
   void starting(size_t index);
   // Prints the case's row; `repro` is the command that reruns just this case.
   void finished(CaseResult result, const std::string& repro);
+  // A case found invalid while the run goes on (a golden whose data fails its checksum).
+  void add_invalid(CaseFileError error);
   // Prints the invalid-case count, the closing line and the failed cases with their repro
-  // lines, writes the report files, and returns the exit status: 2 invalid cases (or an unwritable report), 1 failures, 0.
+  // lines, replaces the incomplete report files with the final ones, and returns the exit
+  // status: 2 invalid cases (or an unwritable report), 1 failures, 0.
   // With `interrupted_by` a signal number, the run stopped early: the closing line says so,
   // the reports mark it, and the status is 128 + the signal.
   int finish(const DeviceInfo* device, int interrupted_by = 0);

@@ -5,7 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "golden/file_io.hpp"
+#include "core/file_io.hpp"
 
 namespace kvbench {
 namespace fs = std::filesystem;
@@ -40,6 +40,8 @@ RerunSet failed_cases_from(const std::string& report_path) {
   }
   if (!report.is_object() || !report.contains("cases") || !report["cases"].is_array())
     throw std::invalid_argument(where + "not a kvbench run report (no \"cases\" list)");
+  if (report.value("complete", true) == false)
+    throw std::invalid_argument(where + "the report of a run that did not finish (\"complete\": false): it lists no results");
   RerunSet set;
   for (const auto& c : report["cases"])
     if (c.is_object() && c.value("status", "") == "FAIL" && c.contains("name") && c["name"].is_string())

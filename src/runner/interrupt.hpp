@@ -1,7 +1,10 @@
 #pragma once
-// SIGINT/SIGTERM during a run (Ctrl-C, a CI timeout): the running case finishes, no other
-// starts, and the reports are written for the cases that finished, marked interrupted. A
-// second signal ends the process at once (the handler is reset after the first).
+// SIGINT/SIGTERM during `run`, `check`'s callers and `golden` (Ctrl-C, a CI timeout): the
+// running case finishes, no other starts, the reports are written for the cases that
+// finished (marked interrupted), and the process exits 128 + the signal. A second signal ends
+// the process at once, after removing the temporary files it was writing (no `.tmp` is left).
+// The handler is installed with SA_RESTART: a signal while kvbench waits on a write (stdout a
+// full pipe) restarts the write instead of failing it, so the log keeps its last rows.
 namespace kvbench {
 
 void install_interrupt_handler();

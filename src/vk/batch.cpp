@@ -100,9 +100,11 @@ struct Batch::State {
     cmd = std::move(cmds[0]);
     cmd.begin(vk::CommandBufferBeginInfo{.flags = vk::CommandBufferUsageFlagBits::eOneTimeSubmit});
     recording = true;
-    // Whatever earlier submissions wrote is visible to this batch.
-    src_stages = vk::PipelineStageFlagBits::eAllCommands;
-    src_writes = vk::AccessFlagBits::eMemoryWrite;
+    // Whatever earlier submissions wrote is visible to this batch. They ran only copies and
+    // compute dispatches, so those stages are named (not ALL_COMMANDS, which best practices
+    // flags as a needless full stall).
+    src_stages = vk::PipelineStageFlagBits::eComputeShader | vk::PipelineStageFlagBits::eTransfer;
+    src_writes = vk::AccessFlagBits::eShaderWrite | vk::AccessFlagBits::eTransferWrite;
   }
 
   void barrier(vk::PipelineStageFlags dst_stages, vk::AccessFlags dst_access) {

@@ -217,8 +217,10 @@ class Buffer {
   friend class Batch;
   Runtime* rt_;
   size_t size_;
-  vk::raii::Buffer buffer_{nullptr};
+  // Members are destroyed in reverse order: the buffer before the memory bound to it (the
+  // validation layer reports a memory freed under a live buffer).
   vk::raii::DeviceMemory memory_{nullptr};
+  vk::raii::Buffer buffer_{nullptr};
   uint8_t* mapped_ = nullptr;  // null for device-local buffers in the staging mode
 };
 

@@ -37,6 +37,25 @@ bool one_of(const std::string& s, std::initializer_list<const char*> list) {
 // Batch b's entry of a per-batch array: length 1 is broadcast, longer gives its first B.
 int64_t per_batch(const std::vector<int64_t>& a, int64_t b) { return a.size() == 1 ? a[0] : a[static_cast<size_t>(b)]; }
 
+// The memory the case needs at least, from its numbers alone, before any list of B entries
+// exists (a 200-byte file with B = 2^27 must not take 6 GiB to be rejected): the query and
+// the output (2 copies each, the output's golden 25 bytes an element), unpaged K/V at a byte
+// an element, and the per-batch lengths, starts and bands (48 bytes a batch). The exact
+// check of every tensor follows once the case is built (instantiate_case).
+void check_memory_before_lists(Args& c, const FiaParams& p) {
+  const char* batch = p.tnd ? "actualSeqLengths" : "B";
+  const char* rows = p.tnd ? "actualSeqLengths" : "S1";
+  const Args::Size B{batch, p.B}, S1{rows, p.S1}, N{"numHeads", p.N}, D{"D", p.D}, Dv{"Dv", p.Dv};
+  const uint64_t q_bytes = dtype_bits(p.q) / 8;
+  std::vector<Args::MemoryTerm> terms{{{B, S1, N, D}, 2 * q_bytes}, {{B, S1, N, Dv}, 2 + 25}, {{B}, 48}};
+  if (!p.paged() && !p.tnd) {
+    const Args::Size S2{"S2", p.S2}, Nkv{"numKeyValueHeads", p.Nkv};
+    terms.push_back({{B, S2, Nkv, D}, 1});
+    terms.push_back({{B, S2, Nkv, Dv}, 1});
+  }
+  c.require_memory(terms, "the query, output, K/V and per-batch lengths of " + std::to_string(p.B) + " batches");
+}
+
 void parse_lengths(Args& c, FiaParams& p) {
   if (c.written("actualSeqLengths")) p.act_q = c.integers("actualSeqLengths");
   if (c.written("actualSeqLengthsKv")) p.act_kv = c.integers("actualSeqLengthsKv");
@@ -49,6 +68,8 @@ void parse_lengths(Args& c, FiaParams& p) {
     if (p.act_kv.size() != p.act_q.size())
       c.fail("actualSeqLengthsKv", "with inputLayout " + p.layout + " actualSeqLengthsKv has one entry per batch, as actualSeqLengths (" +
                                        std::to_string(p.B) + ")");
+    p.S1 = p.act_q.back();
+    check_memory_before_lists(c, p);
     const bool kv_cumulative = !p.paged();  // page attention: per-batch kv lengths
     int64_t prev_q = 0, prev_kv = 0;
     for (int64_t b = 0; b < p.B; ++b) {
@@ -75,8 +96,9 @@ void parse_lengths(Args& c, FiaParams& p) {
   p.B = c.integer("B");
   p.S1 = c.integer("S1");
   p.S2 = c.integer("S2");
+  check_memory_before_lists(c, p);
   auto check = [&](const char* key, const std::vector<int64_t>& a, int64_t limit, const char* what) {
-    if (a.empty()) return;
+    if (!c.written(key)) return;
     if (a.size() != 1 && static_cast<int64_t>(a.size()) < p.B)
       c.fail(key, std::string(key) + " needs 1 entry (broadcast) or at least B = " + std::to_string(p.B));
     for (size_t i = 0; i < a.size(); ++i)
@@ -244,7 +266,8 @@ void parse_antiquant(Args& c, FiaParams& p) {
     if (!int4_mode) c.fail("keyAntiquantMode", "int4 KV takes modes 0 (per-channel), 1, 3 and the key 0 / value 1 pair");
     if (a.per_tensor) c.fail("antiquant_per_tensor", "int4 KV has no per-tensor mode");
     if (p.paged()) c.fail("blockSize", "int4 KV has no page attention (the document)");
-    if (p.D % 8 != 0 || p.Dv % 8 != 0) c.fail("D", "int4 KV packs 8 values per int32: D and Dv are multiples of 8");
+    if (p.D % 8 != 0 || p.Dv % 8 != 0)
+      c.fail(p.D % 8 != 0 ? "D" : "Dv", "int4 KV packs 8 values per int32: D and Dv are multiples of 8");
   }
 }
 
@@ -289,12 +312,14 @@ void check_ascend_alignment(Args& c, const FiaParams& p) {
     if (!ok) c.fail(key, "ascend_limits: " + why);
   };
   const bool int8 = p.quant.codes == DType::i8 && p.quant.on, int4 = p.quant.codes == DType::s4 && p.quant.on;
+  const auto misaligned = [&](int64_t m) { return p.D % m != 0 ? "D" : "Dv"; };  // the head size at fault
   if (p.ifa()) {
     if (p.paged() && int8) need(p.block_size % 32 == 0, "blockSize", "with Q_S = 1, page attention with int8 K/V needs blockSize a multiple of 32");
-    if (int4) need(p.D % 64 == 0 && p.Dv % 64 == 0, "D", "with Q_S = 1, int4 K/V needs D a multiple of 64");
+    if (int4) need(p.D % 64 == 0 && p.Dv % 64 == 0, misaligned(64), "with Q_S = 1, int4 K/V needs D and Dv multiples of 64");
   } else {
-    if (int8 || p.post.on) need(p.D % 32 == 0 && p.Dv % 32 == 0, "D", "with Q_S > 1 and int8 in the inputs or output, D is a multiple of 32");
-    if (int4) need(p.D % 64 == 0 && p.Dv % 64 == 0, "D", "with Q_S > 1 and int4 K/V, D is a multiple of 64");
+    if (int8 || p.post.on)
+      need(p.D % 32 == 0 && p.Dv % 32 == 0, misaligned(32), "with Q_S > 1 and int8 in the inputs or output, D and Dv are multiples of 32");
+    if (int4) need(p.D % 64 == 0 && p.Dv % 64 == 0, misaligned(64), "with Q_S > 1 and int4 K/V, D and Dv are multiples of 64");
   }
   if (p.post.on && p.post.per_channel) {
     need(p.Dv % 32 == 0, c.written("Dv") ? "Dv" : "D", "per-channel post-quant needs the int8 output rows 32-byte aligned (Dv a multiple of 32)");

@@ -56,6 +56,11 @@ PlainParams parse(Args& c) {
   // The caches (and the slot shuffle below), before anything is allocated.
   c.require_memory("num_blocks", {p.num_blocks, p.block_size, p.num_heads, p.head_size}, 2 * dtype_bits(p.dtype) / 8 + 25,
                    "the key cache");
+  // The key and value tensors and the slot mapping of num_tokens, before the mapping is made.
+  c.require_memory({{{{"num_tokens", p.num_tokens}, {"num_heads", p.num_heads}, {"head_size", p.head_size}},
+                     static_cast<uint64_t>(4 * dtype_bits(p.dtype) / 8)},
+                    {{{"num_tokens", p.num_tokens}}, 8}},
+                   "the key and value tensors and the slot mapping");
   const int64_t slots = p.num_blocks * p.block_size;
   if (c.written("slot_mapping")) {
     if (c.written("padding_tokens")) c.fail("padding_tokens", "padding_tokens only shapes a generated slot_mapping; this case gives one");

@@ -143,7 +143,7 @@ def _():
     return {MANIFEST: b"[1, 2, 3]\n"}
 
 
-@problem("manifest_nested_too_deep", 2, "manifest_nested_too_deep/golden/tiny.json: invalid JSON: nested deeper than 32 levels")
+@problem("manifest_nested_too_deep", 2, "manifest_nested_too_deep/golden/tiny.json: invalid JSON: arrays and objects nest deeper than 32 levels, at line")
 def _():
     m = manifest()
     m["describe"] = "DEEP"
