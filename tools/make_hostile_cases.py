@@ -1,9 +1,14 @@
 # Regenerates tests/data/hostile/ and tests/data/hostile_expected.json: one hostile case file
 # per problem, with the pointer and message kvbench must report. Run: python3 tools/make_hostile_cases.py
-import json, os, copy
+# Cases written by hand into the catalogue (and their entries in hostile_expected.json) are
+# kept: the script rewrites only the cases it makes.
+import json, os, copy, shutil, struct
+import numpy as np
 ROOT=os.path.join(os.path.dirname(os.path.abspath(__file__)), '..')
 D=os.path.join(ROOT, 'tests/data/hostile')
-for f in os.listdir(D): os.remove(os.path.join(D,f))
+# The data files of the file-input cases (one problem each, beside the case files).
+F=os.path.join(D,'files')
+shutil.rmtree(F, ignore_errors=True); os.makedirs(F)
 kvc={"op":"pmx.KeyValueCache","name":"h","seed":1,"attributes":{"num_layer":1,"layer_idx":0,"quant_bit":8},
      "shapes":{"batch":1,"seqlen":2,"num_heads":2,"head_dim":16,"max_seqlen":8},"inputs":{"start_pos":1}}
 mhca={"op":"pmx.dynamic_batching.MultiHeadCacheAttention","name":"h","seed":1,
@@ -18,7 +23,7 @@ dq={"op":"kvbench.DequantizeGroup","name":"h","seed":1,"attributes":{"formula":"
 fia={"op":"aclnn.FusedInferAttentionScoreV3","name":"h","seed":1,"attributes":{"numHeads":4},
      "shapes":{"B":1,"S1":4,"S2":16,"D":32}}
 fia_decode=dict(copy.deepcopy(fia), shapes={"B":1,"S1":1,"S2":16,"D":32})
-expected={}
+expected=json.load(open(os.path.join(ROOT, 'tests/data/hostile_expected.json')))
 def add(name, doc, pointer, message, raw=None):
     path=os.path.join(D,name+'.json')
     if raw is not None:
@@ -26,6 +31,8 @@ def add(name, doc, pointer, message, raw=None):
     else:
         d=copy.deepcopy(doc); d["name"]=name.replace('-','_'); 
         open(path,'w').write(json.dumps(d))
+    old=expected.get(name+'.json')
+    if old and old["pointer"]==pointer and message in old["message"]: return  # made more precise by hand
     expected[name+'.json']={"pointer":pointer,"message":message}
 def m(base, **kw):
     d=copy.deepcopy(base)
@@ -150,5 +157,62 @@ add('fia_mla_with_pse', m(fia, shapes__rope=64, attributes__pseShift_shape="B,N,
 add('fia_mla_rope_32', m(fia, shapes__rope=32), '/shapes/rope', 'must be one of')
 add('fia_ascend_limits_f32', m(fia, attributes__ascend_limits=True, dtypes__query="f32"), '/attributes/ascend_limits', 'f16 or bf16')
 add('fia_full_int8_query', m(fia, dtypes__query="i8"), '/dtypes/query', 'i8')
+# Inputs from files (specs/case-format.md "Inputs from files"): a FIA decode (BSH, B 1, S2 16,
+# 4 heads of 32) whose mask, query, K/V and lengths come from files/.
+def npy(name, array): np.save(os.path.join(F, name), array, allow_pickle=False)
+def raw_npy(name, descr, shape, data, fortran=False):
+    header = "{'descr': '%s', 'fortran_order': %s, 'shape': %s, }" % (descr, fortran, str(tuple(shape)))
+    header += ' ' * (63 - (10 + len(header)) % 64) + '\n'
+    open(os.path.join(F, name), 'wb').write(b'\x93NUMPY\x01\x00' + struct.pack('<H', len(header)) + header.encode() + data)
+def safetensors(name, tensors):
+    header, data = {}, b''
+    for key, (dtype, array) in tensors.items():
+        header[key] = {"dtype": dtype, "shape": list(array.shape), "data_offsets": [len(data), len(data) + array.nbytes]}
+        data += array.tobytes()
+    text = json.dumps(header).encode(); text += b' ' * (-len(text) % 8)
+    open(os.path.join(F, name), 'wb').write(struct.pack('<Q', len(text)) + text + data)
+mask = np.zeros((1, 1, 1, 16), bool); mask[..., 8:] = True
+npy('mask_f32.npy', mask.astype(np.float32))
+npy('mask_8_slots.npy', mask[..., :8])
+raw_npy('mask_truncated.npy', '|b1', (1, 1, 1, 16), mask.tobytes()[:10])
+raw_npy('mask_holds_2.npy', '|b1', (1, 1, 1, 16), bytes([0] * 15 + [2]))
+raw_npy('query_big_endian.npy', '>f2', (1, 1, 128), np.zeros(128, '>f2').tobytes())
+raw_npy('query_fortran.npy', '<f2', (1, 1, 128), np.zeros(128, '<f2').tobytes(), fortran=True)
+npy('query_u16.npy', np.zeros((1, 1, 128), np.uint16))
+npy('query_f64.npy', np.zeros((1, 1, 128), np.float64))
+npy('kv_lengths_17.npy', np.array([17], np.int64))
+npy('kv_lengths_negative.npy', np.array([-1], np.int64))
+open(os.path.join(F, 'not_a_tensor.bin'), 'w').write('plain text\n')
+codes = np.zeros((1, 16, 128), np.int8)
+safetensors('kv_cache.safetensors', {"k_cache": ("I8", codes), "v_cache": ("I8", codes)})
+fia_file = m(fia_decode, attributes__attenMask_shape="B,1,1,S2")
+def file_input(name, pointer, message, **inputs):
+    doc = copy.deepcopy(fia_file)
+    doc["inputs"] = {k: v for k, v in inputs.items()}
+    add(name, doc, pointer, message)
+file_input('fia_file_mask_wrong_dtype', '/inputs/attenMask', "this case's attenMask is bool [1,1,1,16]", attenMask={"file": "files/mask_f32.npy"})
+file_input('fia_file_mask_wrong_shape', '/inputs/attenMask', "is bool [1,1,1,8]; this case's attenMask is bool [1,1,1,16]", attenMask={"file": "files/mask_8_slots.npy"})
+file_input('fia_file_mask_truncated', '/inputs/attenMask/file', 'the .npy is truncated', attenMask={"file": "files/mask_truncated.npy"})
+file_input('fia_file_mask_holds_2', '/inputs/attenMask', 'a bool is 0 or 1', attenMask={"file": "files/mask_holds_2.npy"})
+file_input('fia_file_path_escapes', '/inputs/attenMask/file', "outside the case file's folder", attenMask={"file": "../mixed/valid.json"})
+file_input('fia_file_absolute_path', '/inputs/attenMask/file', "outside the case file's folder", attenMask={"file": "/etc/passwd"})
+file_input('fia_file_missing', '/inputs/attenMask/file', 'No such file', attenMask={"file": "files/nope.npy"})
+file_input('fia_file_not_a_tensor_file', '/inputs/query/file', 'neither a .npy', query={"file": "files/not_a_tensor.bin"})
+file_input('fia_file_missing_tensor', '/inputs/key/tensor', "has no tensor 'k_cahce' (it has k_cache, v_cache)", key={"file": "files/kv_cache.safetensors", "tensor": "k_cahce"})
+file_input('fia_file_safetensors_two_tensors', '/inputs/key/tensor', 'name one with', key={"file": "files/kv_cache.safetensors"})
+file_input('fia_file_tensor_of_npy', '/inputs/query/tensor', 'a .npy holds one array', query={"file": "files/mask_f32.npy", "tensor": "x"})
+file_input('fia_file_big_endian', '/inputs/query/file', 'big-endian', query={"file": "files/query_big_endian.npy"})
+file_input('fia_file_fortran_order', '/inputs/query/file', 'Fortran order', query={"file": "files/query_fortran.npy"})
+file_input('fia_file_uint16_without_dtype', '/inputs/query', 'say which dtype', query={"file": "files/query_u16.npy"})
+file_input('fia_file_dtype_wrong_width', '/inputs/query/dtype', '"dtype": "f32" reads 32-bit elements', query={"file": "files/query_u16.npy", "dtype": "f32"})
+file_input('fia_file_float64', '/inputs/query/file', 'float64', query={"file": "files/query_f64.npy"})
+file_input('fia_file_block_table', '/inputs/blockTable', 'cannot come from a file', blockTable={"file": "files/kv_lengths_17.npy"})
+file_input('fia_file_output', '/inputs/attentionOut', 'is an output', attentionOut={"file": "files/mask_f32.npy"})
+file_input('fia_file_unknown_tensor', '/inputs/atenMask', "did you mean 'attenMask'", atenMask={"file": "files/mask_f32.npy"})
+file_input('fia_file_absent_tensor', '/inputs/pseShift', 'this case has no tensor pseShift', pseShift={"file": "files/mask_f32.npy"})
+file_input('fia_file_lengths_above_s2', '/inputs/actualSeqLengthsKv', 'element 0: a length above S2 = 16', actualSeqLengthsKv={"file": "files/kv_lengths_17.npy"})
+file_input('fia_file_lengths_negative', '/inputs/actualSeqLengthsKv', 'must be at least 0', actualSeqLengthsKv={"file": "files/kv_lengths_negative.npy"})
+file_input('fia_file_lengths_float', '/inputs/actualSeqLengthsKv', 'are integers', actualSeqLengthsKv={"file": "files/mask_f32.npy"})
+file_input('fia_file_bad_key', '/inputs/query/fil', 'unknown field', query={"fil": "files/mask_f32.npy"})
 json.dump(expected, open(os.path.join(ROOT, 'tests/data/hostile_expected.json'),'w'), indent=1, sort_keys=True)
 print(len(expected))

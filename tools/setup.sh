@@ -12,6 +12,9 @@ packages=(
   # XXH3-128 checksums of golden data (specs/golden-format.md "Checksums"), and the same
   # hash for tools/kvbench_golden.py.
   libxxhash-dev python3-xxhash
+  # SHA-256 of the files a case takes inputs from, recorded in the golden's manifest
+  # (specs/case-format.md "Inputs from files"): OpenSSL's libcrypto.
+  libssl-dev
   python3 python3-numpy
   # tools/plot.py and its test (tests/plot.sh).
   python3-matplotlib

@@ -18,7 +18,7 @@ void add_list_command(CLI::App& app, int& exit_code) {
       return;
     }
     Selection& s = *selected;
-    for (const auto& c : s.cases) std::cout << c.def.name << "  " << c.def.op << "  " << c.op->describe() << "\n";
+    for (const auto& c : s.cases) std::cout << c.def.name << "  " << c.def.op << "  " << c.op->description() << "\n";
     for (const auto& e : s.errors) std::cerr << "invalid case: " << e.to_string() << "\n";
     std::cout << s.cases.size() << " cases";
     if (!s.errors.empty()) std::cout << ", " << s.errors.size() << " invalid";

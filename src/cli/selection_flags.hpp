@@ -1,6 +1,7 @@
 #pragma once
 // The case-selection flags shared by run, bench, list and golden: --filter, --op, --shard,
-// --slow, --failed-from, --allow-empty and the limits of one case file (--memory-budget, --max-cases).
+// --slow, --failed-from, --allow-empty, the limits of one case file (--memory-budget, --max-cases)
+// and where its input files may be (--allow-outside-paths).
 #include <cstdint>
 #include <iostream>
 #include <optional>
@@ -43,6 +44,7 @@ struct SelectionFlags {
   std::string memory;
   std::string failed_from;
   uint64_t max_cases = 0;
+  bool outside_paths = false;
 
   void add_to(CLI::App* cmd) {
     cmd->add_option("--filter", filters,
@@ -61,6 +63,9 @@ struct SelectionFlags {
         ->check([](const std::string& v) { return parse_bytes(v) ? "" : "--memory-budget takes bytes, e.g. 8G or 512M"; });
     cmd->add_option("--max-cases", max_cases, "Most cases one file's sweep may expand to (default 10000)")
         ->check(CLI::PositiveNumber);
+    cmd->add_flag("--allow-outside-paths", outside_paths,
+                  "Let case files take inputs from files outside their own folder tree (by default a case file reads "
+                  "only files beside it or below it)");
   }
 
   // The selected cases, or nullopt (after printing the error) for a malformed --filter, an
@@ -68,6 +73,7 @@ struct SelectionFlags {
   std::optional<Selection> select(const std::vector<std::string>& paths) const {
     if (!memory.empty()) memory_budget() = *parse_bytes(memory);
     if (max_cases) max_cases_per_file() = max_cases;
+    allow_outside_paths() = outside_paths;
     try {
       SelectOptions o = options();
       if (!failed_from.empty()) o.rerun = failed_cases_from(failed_from);

@@ -90,6 +90,7 @@ RegularFile::RegularFile(const std::string& path) : path_(path) {
     throw FileError(path + ": " + problem, problem);
   }
   size_ = static_cast<uint64_t>(st.st_size);
+  modified_ns_ = static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
 }
 
 RegularFile::~RegularFile() {

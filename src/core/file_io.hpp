@@ -43,6 +43,8 @@ class RegularFile {
   RegularFile& operator=(const RegularFile&) = delete;
   const std::string& path() const { return path_; }
   uint64_t size() const { return size_; }
+  // The last modification time in nanoseconds (to notice a file rewritten between two reads).
+  int64_t modified_ns() const { return modified_ns_; }
   // Exactly `bytes.size()` bytes at `offset`; a short file is a FileError.
   void read_at(uint64_t offset, std::span<uint8_t> bytes) const;
   // Exactly `size` bytes at `offset`, handed to `take` in pieces in order, without a copy
@@ -56,6 +58,7 @@ class RegularFile {
   std::string path_;
   int fd_ = -1;
   uint64_t size_ = 0;
+  int64_t modified_ns_ = 0;
 };
 
 // The whole of a regular file of at most `max_bytes` (a larger one is a FileError).

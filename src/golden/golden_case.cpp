@@ -29,8 +29,10 @@ std::string case_file_stem(const std::string& name) {
   return s;
 }
 
-std::string case_hash(const CaseDef& def) {
-  const nlohmann::json j{{"op", def.op}, {"name", def.name}, {"seed", def.seed}, {"body", def.body}};
+std::string case_hash(const CaseDef& def, const OpCase& op) {
+  nlohmann::json j{{"op", def.op}, {"name", def.name}, {"seed", def.seed}, {"body", def.body}};
+  // Inputs from files: the same case file with other bytes in its files is another case.
+  for (const auto& f : op.file_inputs()) j["files"][f.source.key] = f.sha256;
   char buf[17];
   std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(fnv1a64(j.dump())));
   return buf;
@@ -112,7 +114,7 @@ size_t write_golden_case(const CaseDef& def, const OpCase& op, const std::string
                           {"case", def.name},
                           {"op", def.op},
                           {"source", def.file},
-                          {"case_hash", case_hash(def)},
+                          {"case_hash", case_hash(def, op)},
                           {"seed", def.seed},
                           // As the case ran: defaults and derived values resolved, every dtype.
                           {"attributes", section(resolved, "attributes")},
@@ -120,8 +122,9 @@ size_t write_golden_case(const CaseDef& def, const OpCase& op, const std::string
                           {"inputs", section(resolved, "inputs")},
                           {"dtypes", section(resolved, "dtypes")},
                           {"safetensors", stem + ".safetensors"},
-                          {"describe", op.describe()}};
+                          {"describe", op.description()}};
   if (op.flops() > 0) manifest["flops"] = op.flops();
+  if (!op.file_inputs().empty()) manifest["input_files"] = file_inputs_json(op.file_inputs());
   for (const auto& t : tensors.tensors) {
     const StoredTensor stored = stored_view(t);
     manifest["tensors"].push_back({{"name", t.name()},

@@ -21,8 +21,9 @@ inline constexpr int kGoldenFormat = 3;
 // "[" -> ".", "=" -> "-", "," -> ".", "]" dropped, any other unsafe character -> "_".
 std::string case_file_stem(const std::string& case_name);
 
-// fnv1a64 of the expanded case (op, name, seed and the sweep-substituted document), hex.
-std::string case_hash(const CaseDef& def);
+// fnv1a64 of the expanded case (op, name, seed and the sweep-substituted document, and the
+// SHA-256 of each file it takes inputs from), hex.
+std::string case_hash(const CaseDef& def, const OpCase& op);
 
 // Computes the reference (no device needed) and writes DIR/<stem>.safetensors and
 // DIR/<stem>.json: both to temporaries first, both synced, then renamed (data, then

@@ -68,11 +68,18 @@ void OpCase::fill(Tensor& t) const {
   fill_uniform(t, args_.range(t.name()));
 }
 
+const FileInput* OpCase::file_input(const std::string& tensor) const {
+  for (const auto& f : file_inputs_)
+    if (f.source.key == tensor && f.tensor) return &f;
+  return nullptr;
+}
+
 TensorSet OpCase::make_tensors() const {
   TensorSet ts;
   for (auto& spec : tensor_specs()) {
     Tensor t(spec.name, spec.dtype, spec.shape, role(spec.name));
-    if (t.role() != Role::output) fill(t);
+    if (const FileInput* f = file_input(spec.name)) load_file_input(*f, t);
+    else if (t.role() != Role::output) fill(t);
     ts.tensors.push_back(std::move(t));
   }
   return ts;
@@ -174,6 +181,25 @@ void check_sizes(const OpCase& c, const CaseDef& def) {
   }
 }
 
+// Every file the case takes an input from, checked against the tensor of its name (dtype
+// and shape) or, for an `inputs` parameter with no tensor of its name, as its values only.
+std::vector<FileInput> check_file_inputs(const OpCase& c) {
+  std::vector<FileInput> out;
+  const auto specs = c.tensor_specs();
+  for (const FileSource& s : c.args().file_sources()) {
+    const auto spec = std::find_if(specs.begin(), specs.end(), [&](const TensorSpec& t) { return t.name == s.key; });
+    std::optional<TensorExpectation> expected;
+    if (spec != specs.end()) expected = TensorExpectation{spec->dtype, spec->shape};
+    else if (!c.args().signature().param(s.key)) {
+      const std::string& when = c.args().signature().tensor(s.key)->present;
+      throw CaseError(s.pointer, "this case has no tensor " + s.key + (when.empty() ? "" : " (only when " + when + ")") +
+                                     ": nothing to take from " + s.written);
+    }
+    out.push_back(check_file_input(s, expected));
+  }
+  return out;
+}
+
 }  // namespace
 
 uint64_t host_bytes(const OpCase& c) {
@@ -188,7 +214,8 @@ std::unique_ptr<OpCase> instantiate_case(const Operator& op, const CaseDef& def)
     // (a sweep turns k_zero_point on and off): it is declared, so it is no typo, and the
     // resolved dtypes in the reports show which tensors the case had.
     auto c = op.instantiate(Args(def, op.signature()));
-    check_sizes(*c, def);
+    check_sizes(*c, def);  // file inputs included: each is the size of its tensor
+    c->set_file_inputs(check_file_inputs(*c));
     return c;
   } catch (const CaseError&) {
     throw;

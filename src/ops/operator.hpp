@@ -49,8 +49,11 @@ class OpCase {
   virtual ~OpCase() = default;
   const Args& args() const { return args_; }
 
-  // A one-line summary of the case's parameters (for `kvbench list`).
+  // A one-line summary of the case's parameters.
   virtual std::string describe() const = 0;
+  // describe() and the inputs taken from files, with their NaN and Inf (for `kvbench list`
+  // and the golden's manifest).
+  std::string description() const { return describe() + describe_file_inputs(file_inputs_); }
   // Every tensor this case has (absent optional tensors left out), roles as declared.
   virtual std::vector<TensorSpec> tensor_specs() const = 0;
   // Fills an input or in-place tensor. The default draws each element uniformly from the
@@ -82,8 +85,16 @@ class OpCase {
 
   // ---- generic, from the declaration ----
   Role role(const std::string& tensor) const;
-  // Every tensor allocated; inputs and in-place tensors filled, outputs zeroed.
+  // Every tensor allocated; inputs and in-place tensors filled (from their files where the
+  // case file names one), outputs zeroed.
   TensorSet make_tensors() const;
+  // The inputs taken from files, checked against this case (instantiate_case sets them).
+  const std::vector<FileInput>& file_inputs() const { return file_inputs_; }
+  const FileInput* file_input(const std::string& tensor) const;
+  // Whether the tensor comes from the generator (not from a file): figures that compare
+  // with the values its codes were drawn from (quant_err) need it.
+  bool generated(const std::string& tensor) const { return file_input(tensor) == nullptr; }
+  void set_file_inputs(std::vector<FileInput> files) { file_inputs_ = std::move(files); }
   // reference() with every output's tolerance attached (the case's override, else the
   // spec's default) and checked against the declaration.
   std::vector<Expected> golden(const TensorSet& inputs) const;
@@ -107,6 +118,7 @@ class OpCase {
  private:
   Args args_;
   bool figures_wanted_ = true;
+  std::vector<FileInput> file_inputs_;
 };
 
 class Operator {

@@ -24,6 +24,10 @@ const TensorDecl* Signature::tensor(const std::string& name) const {
   return nullptr;
 }
 
+bool Signature::takes_file(const std::string& name) const {
+  return std::find(from_files.begin(), from_files.end(), name) != from_files.end();
+}
+
 uint64_t& memory_budget() {
   static uint64_t budget = [] {
     const long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGE_SIZE);
@@ -106,7 +110,40 @@ std::string unknown_key_message(const std::string& section, const std::string& k
   return m;
 }
 
+// An `inputs` key naming a tensor: a CaseError unless the operator lets it come from a file.
+void require_file_tensor(const Signature& sig, const std::string& key, const std::string& ptr) {
+  const TensorDecl* t = sig.tensor(key);
+  std::vector<std::string> choices = sig.from_files;
+  for (const auto& p : sig.params)
+    if (p.section == "inputs") choices.push_back(p.name);
+  std::string list;
+  for (const auto& c : choices) list += (list.empty() ? "" : ", ") + c;
+  if (!t) {
+    const std::string near = closest_name(key, choices);
+    throw CaseError(ptr, "unknown key '" + key + "' in inputs" + (near.empty() ? "" : " (did you mean '" + near + "'?)") +
+                             "; from files it takes " + (list.empty() ? "nothing" : list));
+  }
+  if (t->role == Role::output)
+    throw CaseError(ptr, key + " is an output: the operator computes it, a file gives inputs");
+  if (!sig.takes_file(key))
+    throw CaseError(ptr, sig.id + " derives " + key + " (" + t->dtype_rule + (t->doc.empty() ? "" : "; " + t->doc) +
+                             "): it cannot come from a file; from files it takes " + list);
+}
+
 }  // namespace
+
+nlohmann::json Args::values_from_file(const Param& p, const nlohmann::json& value) {
+  if (p.type != ParamType::integer && p.type != ParamType::integers)
+    fail(p.name, p.name + " is a " + type_name(p.type) + ": only integer inputs come from files");
+  FileSource src = parse_file_source(def_, p.name, value);
+  // Each value becomes a JSON number (about 16 bytes) and its checks: 64 bytes each at most.
+  const std::vector<int64_t> values = read_index_values(src, std::max<uint64_t>(1, memory_budget() / 64));
+  files_.push_back(src);
+  if (p.type == ParamType::integers) return values;
+  if (values.size() != 1)
+    throw CaseError(src.pointer, src.written + " holds " + std::to_string(values.size()) + " values; " + p.name + " is one integer");
+  return values[0];
+}
 
 Args::Args(CaseDef def, const Signature& sig) : def_(std::move(def)), sig_(&sig) {
   const nlohmann::json& body = def_.body;
@@ -125,6 +162,11 @@ Args::Args(CaseDef def, const Signature& sig) : def_(std::move(def)), sig_(&sig)
       const Param* p = sig.param(it.key());
       if (p && p->section != section)
         throw CaseError(ptr, "'" + it.key() + "' belongs in " + p->section + ", not " + section);
+      if (!p && it.value().is_object()) {  // a tensor from a file
+        require_file_tensor(sig, it.key(), def_.locate(ptr));
+        files_.push_back(parse_file_source(def_, it.key(), it.value()));
+        continue;
+      }
       if (!p) throw CaseError(ptr, unknown_key_message(section, it.key(), known, std::string(section)));
     }
   }
@@ -135,7 +177,9 @@ Args::Args(CaseDef def, const Signature& sig) : def_(std::move(def)), sig_(&sig)
       else if (p.derived.empty()) fail(p.name, p.name + " is required (" + p.doc + ")");
       continue;
     }
-    const nlohmann::json& v = (*obj)[p.name];
+    nlohmann::json v = (*obj)[p.name];
+    if (v.is_object()) v = values_from_file(p, v);  // checked below as if written
+    const bool listed = p.type == ParamType::integers && v.is_array();
     std::vector<nlohmann::json> items;  // the values to check against allowed/min/max
     nlohmann::json stored = v;
     switch (p.type) {
@@ -171,10 +215,10 @@ Args::Args(CaseDef def, const Signature& sig) : def_(std::move(def)), sig_(&sig)
     for (size_t i = 0; i < items.size(); ++i) {
       const nlohmann::json& x = items[i];
       auto where = [&](const std::string& m) {
-        if (p.type == ParamType::integers && v.is_array()) fail_at(p.name, i, m);
+        if (listed) fail_at(p.name, i, m);
         fail(p.name, m);
       };
-      const std::string label = p.type == ParamType::integers && v.is_array() ? p.name + "[" + std::to_string(i) + "]" : p.name;
+      const std::string label = listed ? p.name + "[" + std::to_string(i) + "]" : p.name;
       if (!p.allowed.empty() && std::find(p.allowed.begin(), p.allowed.end(), x) == p.allowed.end()) {
         std::string list;
         for (const auto& a : p.allowed) list += (list.empty() ? "" : ", ") + a.dump();
@@ -296,7 +340,16 @@ std::string Args::pointer(const std::string& key) const {
 void Args::fail(const std::string& key, const std::string& message) const { throw CaseError(pointer(key), message); }
 
 void Args::fail_at(const std::string& key, size_t index, const std::string& message) const {
+  // Values from a file: the pointer names the input, the message the file's element.
+  if (const FileSource* f = file_source(key))
+    throw CaseError(f->pointer, f->written + ", element " + std::to_string(index) + ": " + message);
   throw CaseError(pointer(key) + "/" + std::to_string(index), message);
+}
+
+const FileSource* Args::file_source(const std::string& key) const {
+  for (const auto& f : files_)
+    if (f.key == key) return &f;
+  return nullptr;
 }
 
 DType Args::dtype(const std::string& tensor, DType fallback, std::initializer_list<DType> allowed) const {
@@ -372,6 +425,12 @@ std::string param_bounds(const Param& p) {
   return "";
 }
 
+std::string join(const std::vector<std::string>& names) {
+  std::string s;
+  for (const auto& n : names) s += (s.empty() ? "" : ", ") + n;
+  return s;
+}
+
 std::string pad(const std::string& s, size_t width) { return s.size() >= width ? s + " " : s + std::string(width - s.size(), ' '); }
 
 }  // namespace
@@ -394,16 +453,22 @@ std::string Signature::describe() const {
     o << "  " << pad(t.name, 20) << pad(role_name(t.role), 8) << pad(t.shape, 34) << t.dtype_rule;
     if (t.range) o << "; range [" << bound_text(t.range->first) << ", " << bound_text(t.range->second) << ")";
     if (!t.present.empty()) o << "; only when " << t.present;
+    if (takes_file(t.name)) o << "; may come from a file";
     o << "\n" << std::string(30, ' ') << t.doc << "\n";
   }
-  std::string dt, rg, tol;
+  std::string dt, rg, tol, files = join(from_files), in;
   for (const auto& t : tensors) {
     if (!t.choices.empty()) dt += (dt.empty() ? "" : ", ") + t.name;
     if (t.range) rg += (rg.empty() ? "" : ", ") + t.name;
     if (t.role != Role::input) tol += (tol.empty() ? "" : ", ") + t.name;
   }
+  for (const auto& p : params)
+    if (p.section == "inputs") in += (in.empty() ? "" : ", ") + p.name;
   o << "\ncase-file keys for tensors\n  dtypes:    " << (dt.empty() ? "(none)" : dt) << "\n  ranges:    "
-    << (rg.empty() ? "(none)" : rg) << "\n  tolerance: " << (tol.empty() ? "(none)" : tol) << "\n";
+    << (rg.empty() ? "(none)" : rg) << "\n  tolerance: " << (tol.empty() ? "(none)" : tol)
+    << "\n  files:     " << (files.empty() ? "(none)" : files) << (in.empty() ? "" : "; values of " + in)
+    << "\n  (inputs: {NAME: {\"file\": PATH, \"tensor\": NAME, \"dtype\": DTYPE}}; specs/case-format.md \"Inputs from files\")"
+    << "\n";
   return o.str();
 }
 
@@ -417,6 +482,7 @@ nlohmann::json Signature::to_json() const {
     if (!p.allowed.empty()) e["allowed"] = p.allowed;
     if (p.min) e["min"] = *p.min;
     if (p.max) e["max"] = *p.max;
+    if (p.section == "inputs" && (p.type == ParamType::integer || p.type == ParamType::integers)) e["from_file"] = true;
     j["params"].push_back(e);
   }
   for (const auto& t : tensors) {
@@ -427,6 +493,7 @@ nlohmann::json Signature::to_json() const {
     }
     if (t.range) e["range"] = {t.range->first, t.range->second};
     if (!t.present.empty()) e["present"] = t.present;
+    if (takes_file(t.name)) e["from_file"] = true;
     j["tensors"].push_back(e);
   }
   return j;

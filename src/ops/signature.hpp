@@ -16,6 +16,7 @@
 #include "check/tolerance.hpp"
 #include "core/dtype.hpp"
 #include "core/tensor.hpp"
+#include "inputs/file_inputs.hpp"
 
 namespace kvbench {
 
@@ -54,9 +55,15 @@ struct Signature {
   std::string doc;
   std::vector<Param> params;
   std::vector<TensorDecl> tensors;
+  // The tensors a case file may take from a file ("inputs": {NAME: {"file": ...}}), besides
+  // the `inputs` keys, which always may (the file gives their values, checked as written
+  // ones). The others the operator derives from its parameters or the seed (a block table,
+  // prefix sums), so a file could contradict them.
+  std::vector<std::string> from_files;
 
   const Param* param(const std::string& name) const;
   const TensorDecl* tensor(const std::string& name) const;
+  bool takes_file(const std::string& tensor) const;
   // Human-readable documentation of every key and tensor.
   std::string describe() const;
   nlohmann::json to_json() const;
@@ -119,14 +126,20 @@ class Args {
 
   // attributes/shapes/inputs as the case ran: written values, defaults and derived values.
   nlohmann::json resolved() const;
+  // The inputs the case file takes from files, tensors and `inputs` parameters alike.
+  const std::vector<FileSource>& file_sources() const { return files_; }
+  const FileSource* file_source(const std::string& key) const;
 
  private:
   const nlohmann::json& value(const std::string& key) const;
+  // The values of an integer `inputs` parameter the case file takes from a file.
+  nlohmann::json values_from_file(const Param& p, const nlohmann::json& value);
   std::string pointer(const std::string& key) const;
 
   CaseDef def_;
   const Signature* sig_;
   nlohmann::json values_ = nlohmann::json::object();  // key -> resolved value
+  std::vector<FileSource> files_;
 };
 
 // The host memory one case may take (default: half the machine's physical memory;

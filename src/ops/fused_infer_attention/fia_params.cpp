@@ -161,6 +161,10 @@ const Signature& fia_signature() {
               {.name = "softmaxLse", .role = Role::output, .shape = "[B, N, S1, 1], [T, N, 1]; [1] zero without softmaxLseFlag",
                .dtype_rule = "f32"},
           },
+      // Not blockTable: the seeded shuffle a paged K/V from a file must be laid out by.
+      .from_files = {"query", "key", "value", "antiquantScale", "antiquantOffset", "keyAntiquantScale", "keyAntiquantOffset",
+                     "valueAntiquantScale", "valueAntiquantOffset", "pseShift", "attenMask", "keySharedPrefix",
+                     "valueSharedPrefix", "queryRope", "keyRope", "quantScale2", "quantOffset2"},
   };
   return sig;
 }

@@ -292,8 +292,9 @@ class FiaCase final : public OpCase {
         for (size_t r = 0; r < rows.size(); ++r) {
           const int64_t i = static_cast<int64_t>(r) / G, h = hk * G + static_cast<int64_t>(r) % G;
           if (std::isinf(row_lse[r]) && rows[r].begin < rows[r].end && p_.inner_precise < 2)
-            throw std::logic_error("row " + std::to_string(i) + " of batch " + std::to_string(b) +
-                                   " has every key masked without innerPrecise 2/3 (the generator must not make one)");
+            // The generator never makes one; an attenMask or pseShift from a file may.
+            throw std::runtime_error("row " + std::to_string(i) + " of batch " + std::to_string(b) +
+                                     " has every key masked, which the document leaves undefined without innerPrecise 2/3");
           lse[p_.lse_index(b, i, h)] = row_lse[r];
         }
       }
@@ -314,7 +315,7 @@ class FiaCase final : public OpCase {
     }
     std::tie(out.exact, row_lse) = attention(in, table, prefix, nullptr);
     // Accuracy attribution: the same attention on the unquantized K/V.
-    if (p_.quant.on && figures_wanted()) {
+    if (p_.quant.on && figures_wanted() && generated("key") && generated("value")) {
       const std::array<FiaOriginals, 2> originals{FiaOriginals(p_, args(), 0), FiaOriginals(p_, args(), 1)};
       const auto plain = attention(in, table, prefix, &originals);
       figures_ = {{"quant_err", quant_error_text(out.exact, plain.first)}};

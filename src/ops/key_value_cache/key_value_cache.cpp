@@ -50,6 +50,7 @@ const Signature& kvc_signature() {
               {.name = "key", .role = Role::output, .shape = "[B, start_pos + S, H * num_repeat, Dh]", .dtype_rule = "T1"},
               {.name = "value", .role = Role::output, .shape = "[B, start_pos + S, H * num_repeat, Dh]", .dtype_rule = "T1"},
           },
+      .from_files = {"current_key", "current_value", "cache", "scale"},
   };
   return sig;
 }

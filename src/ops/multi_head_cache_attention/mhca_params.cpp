@@ -81,6 +81,8 @@ const Signature& mhca_signature() {
                .present = "attn_mask_rank > 0", .doc = "additive; one in eight -inf; NaN outside each batch's block"},
               {.name = "attn_output", .role = Role::output, .shape = "[rows, num_heads, D]", .dtype_rule = "T1"},
           },
+      // The index tensors are derived from seqlens and start_pos (which files may give).
+      .from_files = {"query", "current_key", "current_value", "cache", "scale", "attn_mask"},
   };
   return sig;
 }

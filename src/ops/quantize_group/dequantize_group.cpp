@@ -128,6 +128,7 @@ class DequantizeGroupOperator final : public Operator {
                   {.name = "y", .role = Role::output, .shape = "[rows, length]", .choices = {DType::f16, DType::bf16, DType::f32},
                    .dtype_rule = "f16 (default), bf16 or f32"},
               },
+          .from_files = {"x", "scale", "zero_point", "offset"},
       };
       g.params.insert(g.params.begin(), Param{.section = "attributes", .name = "formula", .type = ParamType::string,
                                               .allowed = {"ppl", "onednn", "ascend"},

@@ -98,6 +98,7 @@ class QuantizeGroupOperator final : public Operator {
                  .dtype_rule = "f16 (default), bf16 or f32"},
                 {.name = "zero_point", .role = Role::output, .shape = "[rows, groups]", .dtype_rule = "= y", .present = "with_zero_point"},
             },
+        .from_files = {"x"},
     };
     return sig;
   }

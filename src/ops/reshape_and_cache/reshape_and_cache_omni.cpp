@@ -51,6 +51,7 @@ const Signature& omni_signature() {
           t.push_back({.name = name, .shape = "[runs] ([batch] for seqLen)", .dtype_rule = "i32", .doc = "inputs." + std::string(name)});
         return t;
       }(),
+      .from_files = {"key", "value", "key_cache", "value_cache"},
   };
   return sig;
 }

@@ -40,6 +40,7 @@ const Signature& plain_signature() {
         t.push_back({.name = "slot_mapping", .shape = "[num_tokens]", .dtype_rule = "i32", .doc = "inputs.slot_mapping"});
         return t;
       }(),
+      .from_files = {"key", "value", "key_cache", "value_cache"},
   };
   return sig;
 }

@@ -242,7 +242,7 @@ class SdpaCase final : public OpCase {
     e.exact = attention(in, true, false);
     for (double x : e.exact) e.value.push_back(round_to(p_.q, x));
     // Accuracy attribution: the exact compressed attention against the unquantized one.
-    if (figures_wanted()) {
+    if (figures_wanted() && generated("key") && generated("value")) {
       const std::vector<double> compressed = attention(in, false, false);
       const std::vector<double> plain = attention(in, false, true);
       figures_ = {{"quant_err", quant_error_text(compressed, plain)}};

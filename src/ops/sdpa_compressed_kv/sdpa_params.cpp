@@ -69,6 +69,7 @@ const Signature& sdpa_signature() {
                .doc = "uniform [-1, 1) with one in eight -inf; masked_rows rows all -inf"},
               {.name = "output", .role = Role::output, .shape = "[N, H, S_q, D]", .dtype_rule = "= query"},
           },
+      .from_files = {"query", "key", "scale_k", "zp_k", "value", "scale_v", "zp_v", "attn_mask"},
   };
   return sig;
 }
