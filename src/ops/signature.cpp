@@ -468,7 +468,7 @@ std::string Signature::describe() const {
     << (rg.empty() ? "(none)" : rg) << "\n  tolerance: " << (tol.empty() ? "(none)" : tol)
     << "\n  files:     " << (files.empty() ? "(none)" : files) << (in.empty() ? "" : "; values of " + in)
     << "\n  (inputs: {NAME: {\"file\": PATH, \"tensor\": NAME, \"dtype\": DTYPE}}; specs/case-format.md \"Inputs from files\")"
-    << "\n";
+    << "\n  sizes:     " << (sizes.empty() ? "(none)" : join(sizes)) << " (what kvbench shrink reduces)\n";
   return o.str();
 }
 
@@ -496,6 +496,7 @@ nlohmann::json Signature::to_json() const {
     if (takes_file(t.name)) e["from_file"] = true;
     j["tensors"].push_back(e);
   }
+  j["sizes"] = sizes;
   return j;
 }
 

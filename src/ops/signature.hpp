@@ -60,6 +60,9 @@ struct Signature {
   // ones). The others the operator derives from its parameters or the seed (a block table,
   // prefix sums), so a file could contradict them.
   std::vector<std::string> from_files;
+  // The keys that set sizes (batch, lengths, head counts, head sizes, page size), in the
+  // order `kvbench shrink` reduces them.
+  std::vector<std::string> sizes;
 
   const Param* param(const std::string& name) const;
   const TensorDecl* tensor(const std::string& name) const;

@@ -165,6 +165,8 @@ const Signature& fia_signature() {
       .from_files = {"query", "key", "value", "antiquantScale", "antiquantOffset", "keyAntiquantScale", "keyAntiquantOffset",
                      "valueAntiquantScale", "valueAntiquantOffset", "pseShift", "attenMask", "keySharedPrefix",
                      "valueSharedPrefix", "queryRope", "keyRope", "quantScale2", "quantOffset2"},
+      .sizes = {"B", "actualSeqLengthsKv", "S2", "actualSeqLengths", "S1", "numHeads", "numKeyValueHeads", "D", "Dv",
+                "blockSize", "S_prefix", "actualSharedPrefixLen", "attenMask_pad", "pseShift_pad"},
   };
   return sig;
 }

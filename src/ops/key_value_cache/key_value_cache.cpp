@@ -51,6 +51,7 @@ const Signature& kvc_signature() {
               {.name = "value", .role = Role::output, .shape = "[B, start_pos + S, H * num_repeat, Dh]", .dtype_rule = "T1"},
           },
       .from_files = {"current_key", "current_value", "cache", "scale"},
+      .sizes = {"batch", "max_batch", "seqlen", "start_pos", "max_seqlen", "num_heads", "num_repeat", "head_dim", "num_layer"},
   };
   return sig;
 }

@@ -83,6 +83,8 @@ const Signature& mhca_signature() {
           },
       // The index tensors are derived from seqlens and start_pos (which files may give).
       .from_files = {"query", "current_key", "current_value", "cache", "scale", "attn_mask"},
+      .sizes = {"seqlens", "start_pos", "num_heads", "num_kv_heads", "head_dim", "page_size", "num_layer",
+                "attn_mask_padding", "cache_gap", "spare_pages"},
   };
   return sig;
 }

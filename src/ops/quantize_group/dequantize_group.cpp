@@ -129,6 +129,7 @@ class DequantizeGroupOperator final : public Operator {
                    .dtype_rule = "f16 (default), bf16 or f32"},
               },
           .from_files = {"x", "scale", "zero_point", "offset"},
+          .sizes = {"rows", "length", "group_size"},
       };
       g.params.insert(g.params.begin(), Param{.section = "attributes", .name = "formula", .type = ParamType::string,
                                               .allowed = {"ppl", "onednn", "ascend"},

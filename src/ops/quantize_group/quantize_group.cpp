@@ -99,6 +99,7 @@ class QuantizeGroupOperator final : public Operator {
                 {.name = "zero_point", .role = Role::output, .shape = "[rows, groups]", .dtype_rule = "= y", .present = "with_zero_point"},
             },
         .from_files = {"x"},
+        .sizes = {"rows", "length", "group_size"},
     };
     return sig;
   }

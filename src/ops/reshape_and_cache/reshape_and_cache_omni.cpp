@@ -52,6 +52,7 @@ const Signature& omni_signature() {
         return t;
       }(),
       .from_files = {"key", "value", "key_cache", "value_cache"},
+      .sizes = {"seqLen", "num_head", "head_size", "num_blocks", "block_size"},
   };
   return sig;
 }

@@ -41,6 +41,7 @@ const Signature& plain_signature() {
         return t;
       }(),
       .from_files = {"key", "value", "key_cache", "value_cache"},
+      .sizes = {"num_tokens", "padding_tokens", "num_heads", "head_size", "num_blocks", "block_size"},
   };
   return sig;
 }

@@ -70,6 +70,7 @@ const Signature& sdpa_signature() {
               {.name = "output", .role = Role::output, .shape = "[N, H, S_q, D]", .dtype_rule = "= query"},
           },
       .from_files = {"query", "key", "scale_k", "zp_k", "value", "scale_v", "zp_v", "attn_mask"},
+      .sizes = {"N", "S_kv", "S_q", "H", "H_kv", "D", "group_size"},
   };
   return sig;
 }
