@@ -17,5 +17,6 @@ void add_list_command(CLI::App& app, int& exit_code);
 void add_ops_command(CLI::App& app, int& exit_code);
 void add_devices_command(CLI::App& app, int& exit_code);
 void add_shrink_command(CLI::App& app, int& exit_code);
+void add_coverage_command(CLI::App& app, int& exit_code);
 
 }  // namespace kvbench

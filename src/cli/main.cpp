@@ -26,6 +26,7 @@ int main(int argc, char** argv) {
   kvbench::add_ops_command(app, exit_code);
   kvbench::add_devices_command(app, exit_code);
   kvbench::add_shrink_command(app, exit_code);
+  kvbench::add_coverage_command(app, exit_code);
   // A first word that names no subcommand: say so, rather than CLI11's "A subcommand is required".
   std::string names;
   bool known = false;

@@ -1,0 +1,55 @@
+// `kvbench coverage PATH...`: what the cases under PATH exercise of each operator's
+// declared signature (src/coverage/coverage.hpp).
+#include <iostream>
+
+#include "cli/commands.hpp"
+#include "cli/selection_flags.hpp"
+#include "core/file_io.hpp"
+#include "coverage/coverage.hpp"
+
+namespace kvbench {
+
+void add_coverage_command(CLI::App& app, int& exit_code) {
+  auto* cmd = app.add_subcommand("coverage", "Show which declared values, value pairs and boundaries the cases exercise");
+  static std::vector<std::string> paths;
+  static SelectionFlags selection;
+  static std::string json;
+  static size_t max_pairs = 20;
+  cmd->add_option("paths", paths, "Case files or folders (searched recursively for *.json)")->required();
+  selection.add_to(cmd);
+  cmd->add_option("--json", json, "Also write the whole report (every pair) as JSON to this file");
+  cmd->add_option("--pairs", max_pairs, "Uncombined value pairs listed per operator on the terminal (default 20)");
+  cmd->footer(
+      "Per operator, from its declaration (kvbench ops) and the expanded cases: every enumerated value (allowed\n"
+      "values, booleans, integer ranges of at most 17 values, dtype choices) with the number of cases using it;\n"
+      "the values never used that the operator's constraint checker accepts on a probe (a suite case with the\n"
+      "value set); the value pairs of two enumerated keys no case combines although a probe accepts them; and\n"
+      "each other integer key's range with its boundary values. Exit 0 (2: unusable arguments, no case).");
+  cmd->callback([&exit_code] {
+    auto selected = selection.select(paths);
+    if (!selected) {
+      exit_code = 2;
+      return;
+    }
+    for (const auto& e : selected->errors) std::cerr << "invalid case (not counted): " << e.to_string() << "\n";
+    if (selected->cases.empty()) {
+      std::cerr << "error: no valid case to count\n";
+      exit_code = 2;
+      return;
+    }
+    const auto report = compute_coverage(selected->cases);
+    std::cout << coverage_table(report, max_pairs);
+    if (!json.empty()) {
+      try {
+        write_file_atomically(json, coverage_json(report).dump(1) + "\n");
+      } catch (const std::exception& e) {
+        std::cerr << "error: --json: " << e.what() << "\n";
+        exit_code = 2;
+        return;
+      }
+    }
+    exit_code = 0;
+  });
+}
+
+}  // namespace kvbench
