@@ -18,6 +18,9 @@ namespace kvbench {
 
 namespace {
 
+// A repro line reruns a case the way it was loaded: with its files outside its folder too.
+std::string outside_paths_flag() { return allow_outside_paths() ? " --allow-outside-paths" : ""; }
+
 // Per operator: cases run and skipped, and the first skip's reason.
 class SkipTally {
  public:
@@ -51,8 +54,8 @@ int run_on_backend(Selection& sel, RunReporter& reporter, const BackendCommand& 
   install_interrupt_handler();
   std::ostringstream timeout;
   timeout << backend.timeout_s;
-  const std::string extra =
-      " --backend " + shell_quote(backend.command) + (backend.timeout_s != 600 ? " --backend-timeout " + timeout.str() : "");
+  const std::string extra = " --backend " + shell_quote(backend.command) +
+                            (backend.timeout_s != 600 ? " --backend-timeout " + timeout.str() : "") + outside_paths_flag();
   for (size_t i = 0; i < sel.cases.size() && !interrupt_signal(); ++i) {
     const auto& c = sel.cases[i];
     reporter.starting(i);
@@ -166,7 +169,7 @@ void add_run_command(CLI::App& app, int& exit_code) {
       return;
     }
     reporter.header("device: " + rt->info().name + " (" + rt->info().type + ")");
-    const std::string extra = device >= 0 ? " --device " + std::to_string(device) : "";
+    const std::string extra = (device >= 0 ? " --device " + std::to_string(device) : "") + outside_paths_flag();
     install_interrupt_handler();
     SkipTally skips;
     for (size_t i = 0; i < sel.cases.size() && !interrupt_signal(); ++i) {

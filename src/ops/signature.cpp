@@ -162,7 +162,7 @@ Args::Args(CaseDef def, const Signature& sig) : def_(std::move(def)), sig_(&sig)
       const Param* p = sig.param(it.key());
       if (p && p->section != section)
         throw CaseError(ptr, "'" + it.key() + "' belongs in " + p->section + ", not " + section);
-      if (!p && it.value().is_object()) {  // a tensor from a file
+      if (!p && it.value().is_object() && std::string(section) == "inputs") {  // a tensor from a file
         require_file_tensor(sig, it.key(), def_.locate(ptr));
         files_.push_back(parse_file_source(def_, it.key(), it.value()));
         continue;
