@@ -59,6 +59,12 @@ uint key_handle(Batch bt, uint t);  // where key t lives, passed to the loads
 void load_key(Batch bt, uint hk, uint handle, uint lane, out float k[DPL]);     // elements [lane*DPL, +DPL)
 void load_value(Batch bt, uint hk, uint handle, uint lane, out float v[DPLV]);  // elements [lane*DPLV, +DPLV)
 float score(Batch bt, uint row, uint head, uint t, float dot);  // the final score; -inf: masked
+// The weight of a key's V in P.V given its p = exp(s - running max): p itself unless the
+// including shader defines ATTENTION_PV_WEIGHT first (FIA's full int8 quantizes it). The
+// softmax sum l always adds the unquantized p.
+#ifndef ATTENTION_PV_WEIGHT
+#define ATTENTION_PV_WEIGHT(p) (p)
+#endif
 
 #ifdef KVBENCH_TILES
 #include "attention_tiles.glsl"

@@ -81,7 +81,8 @@ void main() {
     }
     float vr[DPLV];
     load_value(bt, hk, handle, lane, vr);
-#define KV_ACC_FROM(src) for (uint j = 0u; j < DPLV; ++j) acc[src][j] += p * subgroupShuffle(vr[j], base + src);
+    const float w = ATTENTION_PV_WEIGHT(p);
+#define KV_ACC_FROM(src) for (uint j = 0u; j < DPLV; ++j) acc[src][j] += w * subgroupShuffle(vr[j], base + src);
     FOR_EACH_LANE(KV_ACC_FROM)
   }
 

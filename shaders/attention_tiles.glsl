@@ -132,7 +132,7 @@ void main() {
     const float rescale = r_s[pv];
     for (uint k = 0u; k < CPV; ++k) acc[k] *= rescale;
     for (uint tt = 0u; tt < TK; ++tt) {
-      const float p = p_s[pv * TK + tt];
+      const float p = ATTENTION_PV_WEIGHT(p_s[pv * TK + tt]);
       for (uint k = 0u; k < CPV; ++k)
         if (pc0 + PVL * k < DV) acc[k] += p * kv_s[tt * KS + pc0 + PVL * k];
     }

@@ -44,13 +44,21 @@ layout(std140, binding = 31) uniform Params {  // kernel parameters, set by name
   uint pv_sh, qr_sb, qr_st;  // MLA: queryRope/keyRope strides
   uint qr_sh, kr_sb, kr_st, kr_sh;
   uint ks_base, vs_base;  // the legacy combined antiquantScale: the value's scales start at vs_base
+  uint nz;  // MLA's NZ cache (blocks, Nkv, dim / 16, blockSize, 16)
+  uint pse_dtype;  // f16 with an INT8 query, else the query's
+  uint kv_list;    // tensorlist K/V, one buffer of key.0, key.1, ...: 1 BSND/BSH elements, 2 BNSD; 0 none
   float scale;
+  float quant_scale1;  // full int8: P's codes are round(p * quant_scale1); 0 otherwise
 } pc;
 
 struct Batch {
   uint b, s1, s2, q0, kv0;  // query rows, keys, first query token, first key token
   int lo, hi;               // the band: key j of row i is visible when lo <= j - i <= hi
+  uint kvl;                 // tensorlist: the tokens of key.0 .. key.(b-1) before key.b
 };
+// Full int8 quantizes P before P.V (the kernel core's ATTENTION_PV_WEIGHT hook).
+float pv_weight(float p);
+#define ATTENTION_PV_WEIGHT(p) pv_weight(p)
 #include "attention_core.glsl"
 
 layout(std430, binding = 0) readonly buffer Query { uint query[]; };
@@ -72,9 +80,9 @@ layout(std430, binding = 13) readonly buffer QueryRope { uint queryRope[]; };
 layout(std430, binding = 14) readonly buffer KeyRope { uint keyRope[]; };
 
 Batch batch_info(uint b) {
-  const uint o = 7u * b;
+  const uint o = 8u * b;
   return Batch(uint(batches[o]), uint(batches[o + 1u]), uint(batches[o + 2u]), uint(batches[o + 3u]),
-               uint(batches[o + 4u]), batches[o + 5u], batches[o + 6u]);
+               uint(batches[o + 4u]), batches[o + 5u], batches[o + 6u], uint(batches[o + 7u]));
 }
 
 uint kv_length(Batch bt) { return bt.s2; }
@@ -88,8 +96,12 @@ float query_at(Batch bt, uint row, uint head, uint d) {
     return decode_float(LOAD_BITS(queryRope, r, dtype_bits(pc.dtype)), pc.dtype);
   }
   const uint i = bt.b * pc.q_sb + qrow * pc.q_st + head * pc.q_sh + d;
-  return decode_float(LOAD_BITS(query, i, dtype_bits(pc.dtype)), pc.dtype);
+  const uint bits = LOAD_BITS(query, i, dtype_bits(pc.dtype));
+  return pc.dtype == DT_I8 ? float(sign_extend(bits, 8u)) : decode_float(bits, pc.dtype);  // full int8: the code
 }
+
+// Full int8: P as its int8 code, AscendQuant(p, quantScale1, 0) half to even, saturated (p > 0).
+float pv_weight(float p) { return pc.quant_scale1 > 0.0 ? min(round_half_even(p * pc.quant_scale1), 127.0) : p; }
 
 // The key's logical token; the loads find its cache slot through the block table.
 uint key_handle(Batch bt, uint t) { return t; }
@@ -99,11 +111,20 @@ uvec2 slot(uint b, uint t) { return uvec2(blockTable[b * pc.max_blocks + t / pc.
 
 // First element of the K or V row of kv head hk at token t (dims contiguous after it).
 uint row_base(Batch bt, uint hk, uint t, uint dim, uint sb, uint st, uint sh) {
+  if (pc.kv_list != 0u) {  // key.b: (1, S2b, Nkv * dim) or (1, Nkv, S2b, dim), after the elements before it
+    const uint first = bt.kvl * pc.num_kv_heads * dim;
+    return first + (pc.kv_list == 2u ? (hk * bt.s2 + t) * dim : (t * pc.num_kv_heads + hk) * dim);
+  }
   if (pc.paged == 0u) return bt.b * sb + (bt.kv0 + t) * st + hk * sh;
   const uvec2 s = slot(bt.b, t);
+  if (pc.nz != 0u) return ((s.x * pc.num_kv_heads + hk) * (dim / 16u) * pc.block_size + s.y) * 16u;  // channel 0 of the NZ row
   if (pc.bnnbsd == 0u) return ((s.x * pc.block_size + s.y) * pc.num_kv_heads + hk) * dim;  // (blocks, blockSize, Nkv * dim)
   return ((s.x * pc.num_kv_heads + hk) * pc.block_size + s.y) * dim;                     // (blocks, Nkv, blockSize, dim)
 }
+
+// Channel d of a row from row_base(): contiguous, or in the NZ cache the fractal d / 16,
+// blockSize lines of 16 channels further on per fractal.
+uint kv_offset(uint d) { return pc.nz != 0u ? (d >> 4u) * (pc.block_size << 4u) + (d & 15u) : d; }
 
 // N plain float elements (f32, f16, bf16) of a K or V row from element `first` on, by
 // uvec4 loads: lavapipe pays per load, not per byte, so this is 4-8x fewer loads than one
@@ -176,12 +197,38 @@ uint antiquant_index(uint mode, uint dim, Batch bt, uint t, uint hk, uint d) {
   if (mode == 1u) return bt.b * pc.kv_tokens + bt.kv0 + t;  // the padded tensor's key position
   if (mode == 2u) return hk;
   if (mode == 3u) return (bt.b * pc.num_kv_heads + hk) * pc.kv_tokens + bt.kv0 + t;
+  if (mode == 6u) return ((bt.b * pc.num_kv_heads + hk) * pc.kv_tokens + bt.kv0 + t) * (dim / 32u) + d / 32u;  // per-token-group
   const uvec2 s = slot(bt.b, t);
   return mode == 4u ? s.x * pc.block_size + s.y : (s.x * pc.num_kv_heads + hk) * pc.block_size + s.y;
 }
 
 // f32(f32(code + offset) * scale), Ascend's antiquant (ref/quant.hpp dequant_offset).
 float antiquant(int code, float offset, float s) { precise float r = (float(code) + offset) * s; return r; }
+float antiquant_value(float code, float offset, float s) { precise float r = (code + offset) * s; return r; }
+
+// The dtypes storage.glsl does not name (src/core/dtype.hpp): FP4 codes and E8M0 scales of
+// the per-token-group mode.
+const uint DT_F4E2M1 = 10u, DT_F4E1M2 = 11u, DT_F8E8M0 = 12u;
+bool kv_fp4() { return pc.kv_dtype == DT_F4E2M1 || pc.kv_dtype == DT_F4E1M2; }
+uint kv_bits() { return kv_fp4() ? 4u : dtype_bits(pc.kv_dtype); }
+
+// A K/V code's value: an integer (int8/int4), or an FP4 float (sign, exponent, mantissa;
+// bias 1, no inf or NaN: E2M1 0 .. 6, E1M2 0 .. 1.75; core/float_format.hpp fp4_value).
+float code_value(uint raw) {
+  if (!kv_fp4()) return float(decode_int(raw, pc.kv_dtype));
+  const uint mbits = pc.kv_dtype == DT_F4E1M2 ? 2u : 1u;
+  const uint e = (raw & 7u) >> mbits, m = raw & ((1u << mbits) - 1u);
+  const float frac = float(m) / float(1u << mbits);
+  const float mag = e == 0u ? frac : (1.0 + frac) * float(1u << (e - 1u));  // subnormal: m * 2^(1 - bias - mbits)
+  return (raw & 8u) != 0u ? -mag : mag;
+}
+
+// An antiquant scale or offset element: a float of dtype dt, or FLOAT8_E8M0's 2^(bits - 127)
+// (0xFF NaN; 2^-127 is f32's subnormal 0x00400000).
+float scale_value(uint bits, uint dt) {
+  if (dt != DT_F8E8M0) return decode_float(bits, dt);
+  return bits == 255u ? uintBitsToFloat(0x7fc00000u) : bits == 0u ? uintBitsToFloat(0x00400000u) : uintBitsToFloat(bits << 23u);
+}
 
 DEFINE_CODE_LOADER(key_codes, key, keyAntiquantScale, keyAntiquantOffset, DPL, K_PER_CHANNEL)
 DEFINE_CODE_LOADER(value_codes, value, valueAntiquantScale, valueAntiquantOffset, DPLV, V_PER_CHANNEL)
@@ -196,7 +243,7 @@ void load_key(Batch bt, uint hk, uint t, uint lane, out float k[DPL]) {
               pc.ks_base + antiquant_index(pc.k_mode, D, bt, t, hk, lane * DPL), pc.ks_dtype, k);
     return;
   }
-  const uint bits = dtype_bits(pc.kv_dtype);
+  const uint bits = kv_bits();
   if (t < pc.prefix_len) {  // the shared prefix (never antiquantized)
     const uint base = t * pc.p_st + hk * pc.p_sh + lane * DPL;
     for (uint j = 0u; j < DPL; ++j) k[j] = decode_float(LOAD_BITS(keySharedPrefix, base + j, bits), pc.kv_dtype);
@@ -208,10 +255,10 @@ void load_key(Batch bt, uint hk, uint t, uint lane, out float k[DPL]) {
   for (uint j = 0u; j < DPL; ++j) {
     const uint d = lane * DPL + j;
     if (d >= DQK) {  // MLA: keyRope continues the contraction
-      k[j] = decode_float(LOAD_BITS(keyRope, rope_base + d - DQK, bits), pc.kv_dtype);
+      k[j] = decode_float(LOAD_BITS(keyRope, rope_base + kv_offset(d - DQK), bits), pc.kv_dtype);
       continue;
     }
-    const uint raw = LOAD_BITS(key, base + d, bits);
+    const uint raw = LOAD_BITS(key, base + kv_offset(d), bits);
     if (pc.kv_quant == 0u) {
       k[j] = decode_float(raw, pc.kv_dtype);
       continue;
@@ -219,7 +266,7 @@ void load_key(Batch bt, uint hk, uint t, uint lane, out float k[DPL]) {
     const uint si = pc.ks_base + antiquant_index(pc.k_mode, DQK, bt, t, hk, d);
     const uint sbits = dtype_bits(pc.ks_dtype);
     const float off = pc.has_offset != 0u ? decode_float(LOAD_BITS(keyAntiquantOffset, si, sbits), pc.ks_dtype) : 0.0;
-    k[j] = antiquant(decode_int(raw, pc.kv_dtype), off, decode_float(LOAD_BITS(keyAntiquantScale, si, sbits), pc.ks_dtype));
+    k[j] = antiquant_value(code_value(raw), off, scale_value(LOAD_BITS(keyAntiquantScale, si, sbits), pc.ks_dtype));
   }
 }
 
@@ -233,16 +280,16 @@ void load_value(Batch bt, uint hk, uint t, uint lane, out float v[DPLV]) {
                 pc.vs_base + antiquant_index(pc.v_mode, DV, bt, t, hk, lane * DPLV), pc.vs_dtype, v);
     return;
   }
-  const uint bits = dtype_bits(pc.kv_dtype);
+  const uint bits = kv_bits();
   if (t < pc.prefix_len) {
     const uint base = t * pc.pv_st + hk * pc.pv_sh + lane * DPLV;
     for (uint j = 0u; j < DPLV; ++j) v[j] = decode_float(LOAD_BITS(valueSharedPrefix, base + j, bits), pc.kv_dtype);
     return;
   }
   t -= pc.prefix_len;
-  const uint base = row_base(bt, hk, t, DV, pc.v_sb, pc.v_st, pc.v_sh) + lane * DPLV;
+  const uint base = row_base(bt, hk, t, DV, pc.v_sb, pc.v_st, pc.v_sh);
   for (uint j = 0u; j < DPLV; ++j) {
-    const uint raw = LOAD_BITS(value, base + j, bits);
+    const uint raw = LOAD_BITS(value, base + kv_offset(lane * DPLV + j), bits);
     if (pc.kv_quant == 0u) {
       v[j] = decode_float(raw, pc.kv_dtype);
       continue;
@@ -250,7 +297,7 @@ void load_value(Batch bt, uint hk, uint t, uint lane, out float v[DPLV]) {
     const uint si = pc.vs_base + antiquant_index(pc.v_mode, DV, bt, t, hk, lane * DPLV + j);
     const uint sbits = dtype_bits(pc.vs_dtype);
     const float off = pc.has_offset != 0u ? decode_float(LOAD_BITS(valueAntiquantOffset, si, sbits), pc.vs_dtype) : 0.0;
-    v[j] = antiquant(decode_int(raw, pc.kv_dtype), off, decode_float(LOAD_BITS(valueAntiquantScale, si, sbits), pc.vs_dtype));
+    v[j] = antiquant_value(code_value(raw), off, scale_value(LOAD_BITS(valueAntiquantScale, si, sbits), pc.vs_dtype));
   }
 }
 
@@ -265,7 +312,7 @@ float score(Batch bt, uint row, uint head, uint t, float dot) {
   float s = dot * pc.scale;
   if (pc.has_pse != 0u) {
     const uint pi = bt.b * pc.pse_sb + head * pc.pse_sh + (bt.q0 + row) * pc.pse_row + bt.kv0 + t;
-    s += decode_float(LOAD_BITS(pseShift, pi, dtype_bits(pc.dtype)), pc.dtype);
+    s += decode_float(LOAD_BITS(pseShift, pi, dtype_bits(pc.pse_dtype)), pc.pse_dtype);
   }
   return s;
 }

@@ -80,6 +80,8 @@ def antiquant_scale(t, mode, per_tensor, b, n2, Nkv, dim, blk, r, S, k0):
         return t.reshape(-1, Nkv, S)[b, :, k0:k0 + n2][:, :, None]
     if mode == 4:
         return t[blk, r][None, :, None]
+    if mode == 6:  # per-token-group: one scale per 32 channels of a token row
+        return np.repeat(t.reshape(-1, Nkv, S, dim // 32)[b, :, k0:k0 + n2, :], 32, axis=-1)
     return t[blk, :, r].T[:, :, None]
 
 
@@ -126,6 +128,13 @@ def reference(case):
     applies = mask is not None and "2048" not in mask_shape
     pse = inp.get("pseShift")
     scale = float(np.float32(a["scaleValue"]))
+    # Full int8: s = scaleValue * deqScale1 * (q . k) over the codes, P's int8 codes
+    # round(exp(s - max) * quantScale1) (half to even, at most 127) times deqScale2 * v,
+    # over the sum of the unquantized exp(s - max).
+    full = "deqScale1" in inp
+    if full:
+        scale *= float(inp["deqScale1"][0])
+        qs1, deq2 = float(inp["quantScale1"][0]), float(inp["deqScale2"][0])
     out = np.zeros((B, N, S1 if not tnd else int(max(s1b.max(), 1)), Dv))
     lse = np.full(out.shape[:3], np.inf)
     rows = []
@@ -136,13 +145,19 @@ def reference(case):
             table = inp["blockTable"][b]
             tok = np.arange(n2)
             blk, r = table[tok // bs], tok % bs
-            def gather(cache, dim):
+            def gather(cache):  # (Nkv, n2, dim) of batch b's tokens
+                if a["kv_cache_layout"] == "NZ":  # (blocks, Nkv, dim / 16, blockSize, 16)
+                    x = cache[blk, :, :, r, :]
+                    return x.reshape(n2, Nkv, -1).transpose(1, 0, 2).astype(np.float64)
                 if a["kv_cache_layout"] == "BnNBsD":
                     return cache[blk, :, r, :].transpose(1, 0, 2).astype(np.float64)
-                return cache.reshape(cache.shape[0], bs, Nkv, dim)[blk, r].transpose(1, 0, 2).astype(np.float64)
-            K, V = gather(inp["key"], D), gather(inp["value"], Dv)
+                return cache.reshape(cache.shape[0], bs, Nkv, -1)[blk, r].transpose(1, 0, 2).astype(np.float64)
+            K, V = gather(inp["key"]), gather(inp["value"])
             if "keyRope" in inp:
-                K = np.concatenate([K, gather(inp["keyRope"], inp["keyRope"].shape[-1] // (1 if a["kv_cache_layout"] == "BnNBsD" else Nkv))], axis=-1)
+                K = np.concatenate([K, gather(inp["keyRope"])], axis=-1)
+        elif "key.0" in inp:  # tensorlist: batch b's own key.b / value.b, batch 1
+            K = to_bnsd(inp[f"key.{b}"].astype(np.float64), q_order, Nkv)[0][:, :n2]
+            V = to_bnsd(inp[f"value.{b}"].astype(np.float64), q_order, Nkv)[0][:, :n2]
         else:
             K = to_bnsd(inp["key"].astype(np.float64), q_order, Nkv)[0 if tnd else b][:, kv0[b]:kv0[b] + n2]
             if "keyRope" in inp:
@@ -193,7 +208,10 @@ def reference(case):
             has = np.isfinite(mx)
             e = np.where(vis, np.exp(s - np.where(has, mx, 0)[:, None]), 0.0)
             tot = e.sum(axis=1)
-            o = np.where(has[:, None], (e @ V[h // (N // Nkv)]) / np.where(has, tot, 1)[:, None], 0.0)
+            w, vh = e, V[h // (N // Nkv)]
+            if full:
+                w, vh = np.clip(np.rint(e * qs1), 0, 127), vh * deq2
+            o = np.where(has[:, None], (w @ vh) / np.where(has, tot, 1)[:, None], 0.0)
             out[b, h, row0[b]:row0[b] + n1] = o
             lse[b, h, row0[b]:row0[b] + n1] = np.where(has, mx + np.log(np.where(has, tot, 1)), np.inf)
         rows.append((n1, q0[b]))

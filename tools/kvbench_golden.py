@@ -18,7 +18,8 @@ them bit for bit; format 3 adds the XXH3-128 checksum of every tensor, which loa
 verifies with python3-xxhash before anything is read, raising ValueError naming the file
 and the tensor on a mismatch); every array comes back dense, float64, either way. bf16 arrays are returned as float32 (exact);
 s4/u4 as int8/uint8 unpacked from their two-per-byte packing (even flat index in the low
-nibble). save_actual converts back.
+nibble); f4e2m1/f4e1m2 (packed the same way) and f8e8m0 as their float32 values (inputs only:
+save_actual writes outputs). save_actual converts back.
 See specs/golden-format.md.
 """
 import json
@@ -82,12 +83,25 @@ def _pack4(values):
     return (v[0::2] | (v[1::2] << 4)).tobytes()
 
 
+# 4-bit floats (sign << 3 | magnitude code, bias 1) and the E8M0 power of two, as float32.
+_FP4 = {"f4e2m1": np.array([0, 0.5, 1, 1.5, 2, 3, 4, 6], np.float32),
+        "f4e1m2": np.array([0, 0.25, 0.5, 0.75, 1, 1.25, 1.5, 1.75], np.float32)}
+
+
 def to_array(stored, dtype, shape):
-    """The numpy array of a stored tensor with kvbench dtype `dtype` and logical `shape`."""
+    """The numpy array of a stored tensor with kvbench dtype `dtype` and logical `shape`
+    (f4e2m1/f4e1m2/f8e8m0: their values as float32)."""
     st_dtype, st_shape, raw = stored
     count = int(np.prod(shape, dtype=np.int64)) if shape else 1
     if dtype in ("s4", "u4"):
         return _unpack4(raw, count, dtype == "s4").reshape(shape)
+    if dtype in _FP4:
+        code = _unpack4(raw, count, False)
+        return np.where(code & 8, -_FP4[dtype][code & 7], _FP4[dtype][code & 7]).astype(np.float32).reshape(shape)
+    if dtype == "f8e8m0":
+        b = np.frombuffer(raw, dtype=np.uint8).astype(np.int32)
+        value = np.ldexp(np.float32(1), np.where(b == 255, 0, b - 127)).astype(np.float32)
+        return np.where(b == 255, np.float32(np.nan), value).reshape(shape)
     if st_dtype == "BF16":
         bits = np.frombuffer(raw, dtype=np.uint16).astype(np.uint32) << 16
         return bits.view(np.float32).reshape(shape)

@@ -156,7 +156,6 @@ add('fia_prefix_paged', m(fia, shapes__S_prefix=4, attributes__blockSize=16, inp
 add('fia_mla_with_pse', m(fia, shapes__rope=64, attributes__pseShift_shape="B,N,S1,S2"), '/shapes/rope', 'MLA with pseShift is rejected')
 add('fia_mla_rope_32', m(fia, shapes__rope=32), '/shapes/rope', 'must be one of')
 add('fia_ascend_limits_f32', m(fia, attributes__ascend_limits=True, dtypes__query="f32"), '/attributes/ascend_limits', 'f16 or bf16')
-add('fia_full_int8_query', m(fia, dtypes__query="i8"), '/dtypes/query', 'i8')
 # Inputs from files (specs/case-format.md "Inputs from files"): a FIA decode (BSH, B 1, S2 16,
 # 4 heads of 32) whose mask, query, K/V and lengths come from files/.
 def npy(name, array): np.save(os.path.join(F, name), array, allow_pickle=False)
@@ -214,5 +213,6 @@ file_input('fia_file_lengths_above_s2', '/inputs/actualSeqLengthsKv', 'element 0
 file_input('fia_file_lengths_negative', '/inputs/actualSeqLengthsKv', 'must be at least 0', actualSeqLengthsKv={"file": "files/kv_lengths_negative.npy"})
 file_input('fia_file_lengths_float', '/inputs/actualSeqLengthsKv', 'are integers', actualSeqLengthsKv={"file": "files/mask_f32.npy"})
 file_input('fia_file_bad_key', '/inputs/query/fil', 'unknown field', query={"fil": "files/mask_f32.npy"})
+
 json.dump(expected, open(os.path.join(ROOT, 'tests/data/hostile_expected.json'),'w'), indent=1, sort_keys=True)
 print(len(expected))

@@ -12,7 +12,7 @@ struct Info {
   bool is_float;
   int64_t min, max;
 };
-constexpr std::array<Info, 10> kInfo{{
+constexpr std::array<Info, 13> kInfo{{
     {DType::f32, "f32", 32, true, 0, 0},
     {DType::f16, "f16", 16, true, 0, 0},
     {DType::bf16, "bf16", 16, true, 0, 0},
@@ -23,6 +23,9 @@ constexpr std::array<Info, 10> kInfo{{
     {DType::i32, "i32", 32, false, INT32_MIN, INT32_MAX},
     {DType::i64, "i64", 64, false, INT64_MIN, INT64_MAX},
     {DType::boolean, "bool", 8, false, 0, 1},
+    {DType::f4e2m1, "f4e2m1", 4, true, 0, 0},
+    {DType::f4e1m2, "f4e1m2", 4, true, 0, 0},
+    {DType::f8e8m0, "f8e8m0", 8, true, 0, 0},
 }};
 const Info& info(DType t) { return kInfo[static_cast<size_t>(t)]; }
 }  // namespace

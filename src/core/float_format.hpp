@@ -79,6 +79,17 @@ inline double round_f16(double x) { return f16_bits_to_double(f16_bits_from_doub
 inline double round_bf16(double x) { return bf16_bits_to_double(bf16_bits_from_double(x)); }
 inline double round_f32(double x) { return f32_bits_to_double(f32_bits_from_double(x)); }
 
+// FP4 (the OCP MX E2M1 and CANN's E1M2, both bias 1, no inf or NaN; code = sign << 3 |
+// magnitude): E2M1 magnitudes 0, 0.5, 1, 1.5, 2, 3, 4, 6; E1M2 0, 0.25, 0.5, 0.75, 1,
+// 1.25, 1.5, 1.75. The code of x rounds to nearest, ties to the even code, and saturates
+// at the largest magnitude (NaN: the largest); a negative x keeps its sign bit (-0 is 0x8).
+double fp4_value(bool e1m2, unsigned code);
+unsigned fp4_code(bool e1m2, double x);
+// FLOAT8_E8M0: 2^(bits - 127), 0xFF NaN. The code of a power of two in [2^-127, 2^127]
+// (or NaN); anything else is a logic error.
+double e8m0_value(unsigned bits);
+unsigned e8m0_code(double x);
+
 // Distance from |x| to the next representable f16 above it (one unit in the last place).
 double f16_ulp(double x);
 double f32_ulp(double x);

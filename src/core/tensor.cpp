@@ -79,6 +79,9 @@ double Tensor::get(size_t i) const {
     case DType::i32: return static_cast<int32_t>(b);
     case DType::i64: return static_cast<double>(static_cast<int64_t>(b));
     case DType::boolean: return static_cast<double>(b);
+    case DType::f4e2m1: return fp4_value(false, static_cast<unsigned>(b));
+    case DType::f4e1m2: return fp4_value(true, static_cast<unsigned>(b));
+    case DType::f8e8m0: return e8m0_value(static_cast<unsigned>(b));
   }
   return 0;
 }
@@ -88,6 +91,9 @@ void Tensor::set(size_t i, double v) {
     case DType::f32: set_bits(i, f32_bits_from_double(v)); return;
     case DType::f16: set_bits(i, f16_bits_from_double(v)); return;
     case DType::bf16: set_bits(i, bf16_bits_from_double(v)); return;
+    case DType::f4e2m1: set_bits(i, fp4_code(false, v)); return;
+    case DType::f4e1m2: set_bits(i, fp4_code(true, v)); return;
+    case DType::f8e8m0: set_bits(i, e8m0_code(v)); return;
     default: break;
   }
   // The upper bound is exclusive at max + 1, which is exact in double for every integer

@@ -127,13 +127,17 @@ size_t write_golden_case(const CaseDef& def, const OpCase& op, const std::string
   if (!op.file_inputs().empty()) manifest["input_files"] = file_inputs_json(op.file_inputs());
   for (const auto& t : tensors.tensors) {
     const StoredTensor stored = stored_view(t);
-    manifest["tensors"].push_back({{"name", t.name()},
-                                   {"role", role_name(t.role())},
-                                   {"dtype", dtype_name(t.dtype())},
-                                   {"shape", t.shape()},
-                                   {"packing", packing_name(t.dtype())},
-                                   {"stored_dtype", stored.dtype},
-                                   {"stored_shape", stored.shape}});
+    nlohmann::json entry{{"name", t.name()},
+                         {"role", role_name(t.role())},
+                         {"dtype", dtype_name(t.dtype())},
+                         {"shape", t.shape()},
+                         {"packing", packing_name(t.dtype())},
+                         {"stored_dtype", stored.dtype},
+                         {"stored_shape", stored.shape}};
+    // An element of a tensorlist (FIA's key.b): the list it belongs to and its index.
+    const std::string& declared = op.args().signature().tensor(t.name())->name;
+    if (declared != t.name()) entry["list"] = {{"of", declared}, {"index", std::stoll(t.name().substr(declared.size() + 1))}};
+    manifest["tensors"].push_back(std::move(entry));
     if (t.role() != Role::output) st.tensors[t.name()] = stored;
   }
   std::vector<Tensor> expected_tensors;  // kept alive until the file is written

@@ -13,7 +13,7 @@ const char* safetensors_dtype(DType t) {
     case DType::f16: return "F16";
     case DType::bf16: return "BF16";
     case DType::i8: return "I8";
-    case DType::u8: case DType::s4: case DType::u4: return "U8";
+    case DType::u8: case DType::s4: case DType::u4: case DType::f4e2m1: case DType::f4e1m2: case DType::f8e8m0: return "U8";
     case DType::i32: return "I32";
     case DType::i64: return "I64";
     case DType::boolean: return "BOOL";
@@ -32,6 +32,9 @@ uint64_t safetensors_element_bytes(std::string_view dtype) {
 std::string packing_name(DType t) {
   if (t == DType::s4) return "s4x2: two per byte, even flat index in the low nibble, two's complement";
   if (t == DType::u4) return "u4x2: two per byte, even flat index in the low nibble";
+  if (t == DType::f4e2m1 || t == DType::f4e1m2)
+    return std::string(dtype_name(t)) + "x2: two 4-bit floats per byte (sign, exponent, mantissa; bias 1), even flat index in the low nibble";
+  if (t == DType::f8e8m0) return "f8e8m0: one byte per element, the power of two 2^(byte - 127), 0xFF NaN";
   return "none";
 }
 

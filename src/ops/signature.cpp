@@ -21,12 +21,27 @@ const Param* Signature::param(const std::string& name) const {
 const TensorDecl* Signature::tensor(const std::string& name) const {
   for (const auto& t : tensors)
     if (t.name == name) return &t;
+  // A list element: NAME.<digits> of a list declaration.
+  const size_t dot = name.rfind('.');
+  if (dot == std::string::npos || dot + 1 == name.size() ||
+      name.find_first_not_of("0123456789", dot + 1) != std::string::npos)
+    return nullptr;
+  for (const auto& t : tensors)
+    if (t.list && t.name == name.substr(0, dot)) return &t;
   return nullptr;
 }
 
 bool Signature::takes_file(const std::string& name) const {
   return std::find(from_files.begin(), from_files.end(), name) != from_files.end();
 }
+
+namespace {
+// A case file names tensors as declared: a list's elements (NAME.0) are not keys of their own.
+const TensorDecl* declared_exactly(const Signature& sig, const std::string& name) {
+  const TensorDecl* t = sig.tensor(name);
+  return t && t->name == name ? t : nullptr;
+}
+}  // namespace
 
 uint64_t& memory_budget() {
   static uint64_t budget = [] {
@@ -243,7 +258,7 @@ Args::Args(CaseDef def, const Signature& sig) : def_(std::move(def)), sig_(&sig)
       if (!t.choices.empty()) choosable.push_back(t.name);
     for (auto it = obj->begin(); it != obj->end(); ++it) {
       const std::string ptr = def_.locate("/dtypes/" + pointer_token(it.key()));
-      const TensorDecl* t = sig.tensor(it.key());
+      const TensorDecl* t = declared_exactly(sig, it.key());
       if (!t) throw CaseError("/dtypes/" + pointer_token(it.key()), unknown_key_message("dtypes", it.key(), choosable, "dtype choice"));
       if (t->choices.empty())
         throw CaseError(ptr, "the dtype of " + t->name + " is not chosen by the case file: " + t->dtype_rule);
@@ -259,7 +274,7 @@ Args::Args(CaseDef def, const Signature& sig) : def_(std::move(def)), sig_(&sig)
       if (t.range) ranged.push_back(t.name);
     for (auto it = obj->begin(); it != obj->end(); ++it) {
       const std::string ptr = "/ranges/" + pointer_token(it.key());
-      const TensorDecl* t = sig.tensor(it.key());
+      const TensorDecl* t = declared_exactly(sig, it.key());
       if (!t || !t->range) throw CaseError(ptr, unknown_key_message("ranges", it.key(), ranged, "generator ranges"));
       const auto& r = it.value();
       const double lo = r[0].get<double>(), hi = r[1].get<double>();
@@ -273,7 +288,7 @@ Args::Args(CaseDef def, const Signature& sig) : def_(std::move(def)), sig_(&sig)
     for (const auto& t : sig.tensors)
       if (t.role != Role::input) outputs.push_back(t.name);
     for (auto it = obj->begin(); it != obj->end(); ++it) {
-      const TensorDecl* t = sig.tensor(it.key());
+      const TensorDecl* t = declared_exactly(sig, it.key());
       if (!t || t->role == Role::input)
         throw CaseError("/tolerance/" + pointer_token(it.key()), unknown_key_message("tolerance", it.key(), outputs, "outputs"));
     }
@@ -374,8 +389,8 @@ std::pair<double, double> Args::range(const std::string& tensor) const {
   const TensorDecl* t = sig_->tensor(tensor);
   if (!t || !t->range) throw std::logic_error(sig_->id + ": tensor " + tensor + " declares no generator range");
   const auto& body = def_.body;
-  if (body.contains("ranges") && body["ranges"].contains(tensor)) {
-    const auto& r = body["ranges"][tensor];
+  if (body.contains("ranges") && body["ranges"].contains(t->name)) {  // a list's range serves its elements
+    const auto& r = body["ranges"][t->name];
     return {r[0].get<double>(), r[1].get<double>()};
   }
   return *t->range;
@@ -454,6 +469,7 @@ std::string Signature::describe() const {
     if (t.range) o << "; range [" << bound_text(t.range->first) << ", " << bound_text(t.range->second) << ")";
     if (!t.present.empty()) o << "; only when " << t.present;
     if (takes_file(t.name)) o << "; may come from a file";
+    if (t.list) o << "; or a list " << t.name << ".0, " << t.name << ".1, ...";
     o << "\n" << std::string(30, ' ') << t.doc << "\n";
   }
   std::string dt, rg, tol, files = join(from_files), in;
@@ -494,6 +510,7 @@ nlohmann::json Signature::to_json() const {
     if (t.range) e["range"] = {t.range->first, t.range->second};
     if (!t.present.empty()) e["present"] = t.present;
     if (takes_file(t.name)) e["from_file"] = true;
+    if (t.list) e["list"] = true;
     j["tensors"].push_back(e);
   }
   j["sizes"] = sizes;

@@ -48,6 +48,9 @@ struct TensorDecl {
   std::optional<std::pair<double, double>> range;
   std::string present;  // empty: always present; else when it is (e.g. "quant_bit > 0")
   std::string doc;
+  // May come as a list (FIA's tensorlist key/value): the case's tensors NAME.0, NAME.1, ...,
+  // each declared by this entry (dtypes, ranges and tolerance name the list).
+  bool list = false;
 };
 
 struct Signature {
@@ -65,6 +68,7 @@ struct Signature {
   std::vector<std::string> sizes;
 
   const Param* param(const std::string& name) const;
+  // The declaration of a tensor, a list element NAME.<index> included.
   const TensorDecl* tensor(const std::string& name) const;
   bool takes_file(const std::string& tensor) const;
   // Human-readable documentation of every key and tensor.

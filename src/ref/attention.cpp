@@ -186,6 +186,7 @@ void empty_row(const Job& job, int64_t r) {
   const QueryRow& row = job.rows[r];
   std::fill(row.out, row.out + job.a.dv, job.a.empty == EmptyRow::nan ? std::numeric_limits<double>::quiet_NaN() : 0.0);
   if (job.lse) job.lse[r] = kInf;
+  if (job.a.row_max) job.a.row_max[r] = -kInf;
 }
 
 // The scores of rows [r0, r1) between the three phases of a block: row r's score of key t
@@ -260,6 +261,7 @@ void softmax_phase(const Job& job, BlockScores& b) {
     for (int64_t t = 0; t < len; ++t) s[t] = a.divide_by_scale ? s[t] / a.scale : s[t] * a.scale;
     if (a.bias) a.bias(r, row.begin, row.end, s);
     const double m = row_max(s, len);
+    if (a.row_max) a.row_max[r] = m;
     if (m == -kInf) {  // nothing to attend to
       empty_row(job, r);
       continue;
@@ -269,6 +271,7 @@ void softmax_phase(const Job& job, BlockScores& b) {
     double sum = 0;
     for (int64_t t = 0; t < len; ++t) sum += s[t];
     for (int64_t t = 0; t < len; ++t) {
+      if (a.quantize_p) s[t] = a.quantize_p(s[t]);
       s[t] /= sum;
       if (a.round_p) s[t] = round_to(*a.round_p, s[t]);
     }

@@ -52,6 +52,11 @@ struct AttentionBlock {
   // different rows: it must only read shared state. Empty: no bias.
   std::function<void(int64_t r, int64_t begin, int64_t end, double* s)> bias;
   std::optional<DType> round_p;  // P rounded to this dtype before P @ V (PMX, SDPA)
+  // Applied to each unnormalized exp(s - max) (in (0, 1]) before P @ V, whose result is
+  // then divided by the sum of the unquantized values (FIA's full int8: P as int8 codes).
+  std::function<double(double)> quantize_p;
+  // When set: row r's largest score at row_max[r] (-inf for a row that sees no key).
+  double* row_max = nullptr;
   EmptyRow empty = EmptyRow::zeros;
 };
 

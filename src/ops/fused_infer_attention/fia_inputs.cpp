@@ -28,11 +28,13 @@ std::vector<int64_t> fia_block_table(const FiaParams& p, uint64_t seed) {
 }
 
 int64_t fia_cache_index(const FiaParams& p, int64_t blk, int64_t r, int64_t hk, int64_t d, int64_t dim) {
+  if (p.nz) return (((blk * p.Nkv + hk) * (dim / 16) + d / 16) * p.block_size + r) * 16 + d % 16;
   return p.bnnbsd ? ((blk * p.Nkv + hk) * p.block_size + r) * dim + d : ((blk * p.block_size + r) * p.Nkv + hk) * dim + d;
 }
 
 int64_t fia_kv_index(const FiaParams& p, const std::vector<int64_t>& table, int64_t b, int64_t t, int64_t hk, int64_t d,
                      int64_t dim) {
+  if (p.tensorlist) return p.list_strides(b, dim).at(0, t, hk, d);  // within key.b / value.b
   if (!p.paged()) return p.kv_strides(dim).at(b, p.kv_start[b] + t, hk, d);
   return fia_cache_index(p, table[b * p.max_blocks + t / p.block_size], t % p.block_size, hk, d, dim);
 }
@@ -44,7 +46,8 @@ FiaSide fia_side(const FiaParams& p, int side) {
   s.offset = side == 0 ? "keyAntiquantOffset" : "valueAntiquantOffset";
   s.dim = side == 0 ? p.D : p.Dv;
   s.mode = side == 0 ? p.quant.key_mode : p.quant.value_mode;
-  s.step = s.mode == 0 && !p.quant.per_tensor ? 1 : 0;
+  s.step = (s.mode == 0 && !p.quant.per_tensor) || s.mode == 6 ? 1 : 0;
+  s.group_channels = s.mode == 6 ? 32 : 1;
   if (p.quant.combined) {
     s.scale = "antiquantScale";
     s.offset = "antiquantOffset";
@@ -86,11 +89,10 @@ TensorSet fia_quantized(const FiaParams& p, const Args& a, int side, Tensor& dat
   const Shape sshape = p.antiquant_shape(s.mode, s.dim);
   const DType sdt = p.antiquant_dtype(s.mode);
   const size_t groups = shape_numel(sshape);
-  // The scale group of a row's channel d is group(row) + d * step (FiaSide).
+  // The scale group of a row's channel d is s.group(group(row), d) (FiaSide).
   const auto group = [&](int64_t b, int64_t t, int64_t hk, int64_t blk, int64_t r) {
     return p.antiquant_index(s.mode, s.dim, b, p.kv_start[b] + t, hk, 0, blk, r);
   };
-  const int64_t step = s.step;
   // 1. Each scale's range over the elements it serves, found from the draws' random bits
   // (their least and greatest, whose values are the least and greatest values: see
   // FiaOriginals), so that no value is made in this pass. One span of the keys per
@@ -111,7 +113,7 @@ TensorSet fia_quantized(const FiaParams& p, const Args& a, int side, Tensor& dat
       const int64_t k0 = group(b, t, hk, blk, r);
       for (int64_t d = 0; d < s.dim; ++d) {
         const uint64_t w = x.bits(e + d);
-        const int64_t k = k0 + d * step;
+        const int64_t k = s.group(k0, d);
         lo[k] = std::min(lo[k], w);
         hi[k] = std::max(hi[k], w);
       }
@@ -134,7 +136,10 @@ TensorSet fia_quantized(const FiaParams& p, const Args& a, int side, Tensor& dat
     }
   }
   ranges.clear();
-  const double qmin = static_cast<double>(dtype_int_min(p.quant.codes)), qmax = static_cast<double>(dtype_int_max(p.quant.codes));
+  // FP4 codes (per-token-group) take a power-of-two E8M0 scale, the OCP MX rule (spec).
+  const bool fp4 = p.quant.fp4();
+  const double qmin = fp4 ? 0.0 : static_cast<double>(dtype_int_min(p.quant.codes)),
+               qmax = fp4 ? 0.0 : static_cast<double>(dtype_int_max(p.quant.codes));
   const double nan = std::numeric_limits<double>::quiet_NaN();
   if (data.dtype() != p.quant.codes || data.shape() != p.kv_shape(s.dim))
     throw std::logic_error("fia_quantized: " + s.data + " is not a " + std::string(dtype_name(p.quant.codes)) + " tensor of K/V's shape");
@@ -143,7 +148,13 @@ TensorSet fia_quantized(const FiaParams& p, const Args& a, int side, Tensor& dat
   for (size_t g = 0; g < groups; ++g) {
     // A scale no element uses is NaN: a kernel that applies it fails.
     if (!used[g]) continue;
-    if (p.quant.offset) {  // x ~ (code + offset) * scale, codes spanning [qmin, qmax]
+    if (fp4) {  // 2^(floor(log2 amax) - emax), emax 2 (E2M1's 6 = 1.5 * 2^2) or 0 (E1M2's 1.75)
+      const double amax = std::max(hi[g], -lo[g]);
+      int e = 0;
+      std::frexp(std::max(amax, 0x1p-100), &e);  // amax in [2^(e-1), 2^e)
+      sc[g] = std::ldexp(1.0, e - 1 - (p.quant.codes == DType::f4e2m1 ? 2 : 0));
+      off[g] = 0;
+    } else if (p.quant.offset) {  // x ~ (code + offset) * scale, codes spanning [qmin, qmax]
       sc[g] = std::max(round_to(sdt, (hi[g] - lo[g]) / (qmax - qmin)), round_to(sdt, 1e-4));
       off[g] = round_to(sdt, std::nearbyint(lo[g] / sc[g]) - qmin);
     } else {
@@ -152,7 +163,7 @@ TensorSet fia_quantized(const FiaParams& p, const Args& a, int side, Tensor& dat
     }
   }
   scale.set_range(0, groups, sc.data());
-  offset.set_range(0, groups, off.data());
+  if (p.quant.offset) offset.set_range(0, groups, off.data());
   // 2. The codes: every token row written by one task (rows of an even dim fill whole
   // bytes of packed int4, so tasks never share a byte).
   const unsigned threads = s.dim % 2 == 0 ? reference_threads() : 1;
@@ -165,8 +176,9 @@ TensorSet fia_quantized(const FiaParams& p, const Args& a, int side, Tensor& dat
       x.fill(e, s.dim, codes.data());
       const int64_t g0 = group(b, t, hk, blk, r);
       for (int64_t d = 0; d < s.dim; ++d) {
-        const auto g = static_cast<size_t>(g0 + d * step);
-        codes[static_cast<size_t>(d)] = std::clamp(round_half_even(codes[static_cast<size_t>(d)] / sc[g]) - off[g], qmin, qmax);
+        const auto g = static_cast<size_t>(s.group(g0, d));
+        const double q = codes[static_cast<size_t>(d)] / sc[g];  // FP4: set() rounds it to the code, saturating
+        codes[static_cast<size_t>(d)] = fp4 ? q : std::clamp(round_half_even(q) - off[g], qmin, qmax);
       }
       if (int8) {  // the common case, stored directly: the codes are integers in [qmin, qmax]
         for (int64_t d = 0; d < s.dim; ++d) int8[e + d] = static_cast<int8_t>(codes[static_cast<size_t>(d)]);

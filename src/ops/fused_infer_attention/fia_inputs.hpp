@@ -18,9 +18,11 @@ struct FiaSide {
   int64_t dim = 0;
   int mode = 0;
   int64_t base = 0;  // first element of the side's scales in the (combined) scale tensor
-  // The scale group of a row's channel d is antiquant_index(.., d = 0, ..) + d * step:
-  // only per-channel scales (mode 0, not per-tensor) change along a row.
-  int64_t step = 0;
+  // The scale group of a row's channel d is group(antiquant_index(.., d = 0, ..), d): only
+  // per-channel scales (mode 0, not per-tensor; one per channel) and per-token-group ones
+  // (mode 6; one per 32 channels) change along a row.
+  int64_t step = 0, group_channels = 1;
+  int64_t group(int64_t g0, int64_t d) const { return g0 + step * (d / group_channels); }
 };
 FiaSide fia_side(const FiaParams& p, int side);
 

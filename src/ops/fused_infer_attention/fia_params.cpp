@@ -40,7 +40,7 @@ const Signature& fia_signature() {
   static const Signature sig{
       .id = "aclnn.FusedInferAttentionScoreV3",
       .doc = "Ascend fused prompt/incremental flash attention: layouts, sparse modes 0-4, bool/int8 masks, pse, "
-             "page attention and softmaxLse; unquantized (specs/fused_infer_attention_score.md)",
+             "page attention, softmaxLse, KV antiquant, full int8, post-quant (specs/fused_infer_attention_score.md)",
       .params =
           {
               {.section = "attributes", .name = "numHeads", .min = 1, .doc = "query heads N"},
@@ -61,14 +61,15 @@ const Signature& fia_signature() {
               {.section = "attributes", .name = "softmaxLseFlag", .type = ParamType::boolean, .fallback = false,
                .doc = "write softmaxLse (else a [1] zero tensor)"},
               {.section = "attributes", .name = "kv_cache_layout", .type = ParamType::string, .fallback = "BnBsH",
-               .allowed = {"BnBsH", "BnNBsD"}, .doc = "page attention cache: (blocks, blockSize, Nkv*D) or (blocks, Nkv, blockSize, D)"},
+               .allowed = {"BnBsH", "BnNBsD", "NZ"},
+               .doc = "page attention cache: (blocks, blockSize, Nkv*D), (blocks, Nkv, blockSize, D), or NZ (blocks, Nkv, D/16, blockSize, 16) for MLA"},
               {.section = "attributes", .name = "attenMask_shape", .type = ParamType::string, .fallback = "none",
                .allowed = mask_choices(), .doc = "attenMask's shape (S2 = KV_S plus attenMask_pad)"},
               {.section = "attributes", .name = "pseShift_shape", .type = ParamType::string, .fallback = "none",
                .allowed = {"none", "B,N,S1,S2", "1,N,S1,S2"}, .doc = "pseShift's shape (S2 = KV_S plus pseShift_pad)"},
-              {.section = "attributes", .name = "keyAntiquantMode", .fallback = 0, .min = 0, .max = 5,
-               .doc = "int8/int4 key: 0 per-channel (or per-tensor), 1 per-token, 2 per-tensor+head, 3 per-token+head, 4/5 in PA blocks"},
-              {.section = "attributes", .name = "valueAntiquantMode", .derived = "keyAntiquantMode", .min = 0, .max = 5,
+              {.section = "attributes", .name = "keyAntiquantMode", .fallback = 0, .min = 0, .max = 6,
+               .doc = "int8/int4 key: 0 per-channel (or per-tensor), 1 per-token, 2 per-tensor+head, 3 per-token+head, 4/5 in PA blocks; 6 per-token-group (FP4 key)"},
+              {.section = "attributes", .name = "valueAntiquantMode", .derived = "keyAntiquantMode", .min = 0, .max = 6,
                .doc = "as keyAntiquantMode; differs only as the pair key 0, value 1"},
               {.section = "attributes", .name = "antiquantMode", .fallback = 0, .min = 0, .max = 1,
                .doc = "legacy combined parameters: 0 per-channel (or per-tensor), 1 per-token"},
@@ -84,6 +85,18 @@ const Signature& fia_signature() {
                .doc = "int8 output: quantOffset2 given"},
               {.section = "attributes", .name = "postquant_ties", .type = ParamType::boolean, .fallback = false,
                .doc = "int8 output: value rows equal per (batch, kv head) in multiples of 1/8 and quantScale2 4, offset 0.5: outputs at rounding ties"},
+              {.section = "attributes", .name = "with_deqScale1", .type = ParamType::boolean, .derived = "true with an INT8 query",
+               .doc = "full int8: deqScale1 given (the document requires it with INT8 query/key/value, forbids it otherwise)"},
+              {.section = "attributes", .name = "with_quantScale1", .type = ParamType::boolean, .derived = "true with an INT8 query",
+               .doc = "full int8: quantScale1 given (as with_deqScale1)"},
+              {.section = "attributes", .name = "with_deqScale2", .type = ParamType::boolean, .derived = "true with an INT8 query",
+               .doc = "full int8: deqScale2 given (as with_deqScale1)"},
+              {.section = "attributes", .name = "with_quantScale2", .type = ParamType::boolean, .derived = "true with an INT8 output",
+               .doc = "quantScale2 given (the document requires it with an INT8 output, forbids it with INT8 in and FLOAT16 out)"},
+              {.section = "attributes", .name = "with_keyRopeAntiquantScale", .type = ParamType::boolean, .fallback = false,
+               .doc = "MLA: give keyRopeAntiquantScale, which V3 reserves (\"当前版本不生效\"): NaN-filled, it must not change the result"},
+              {.section = "attributes", .name = "kv_tensorlist", .type = ParamType::boolean, .fallback = false,
+               .doc = "key and value as tensorlists (non-contiguous KV): key.b / value.b per batch, batch 1, S2b tokens each"},
               {.section = "attributes", .name = "ascend_limits", .type = ParamType::boolean, .fallback = false,
                .doc = "also enforce the Atlas A2 hardware limits the document lists"},
               {.section = "shapes", .name = "B", .derived = "required; TND layouts: the number of actual lengths", .min = 1, .doc = "batch"},
@@ -114,26 +127,35 @@ const Signature& fia_signature() {
           },
       .tensors =
           {
-              {.name = "query", .shape = "by inputLayout", .choices = {DType::f16, DType::bf16, DType::f32},
-               .dtype_rule = "f16 (default), bf16, f32 (kvbench extension)", .range = {{-1, 1}}},
-              {.name = "key", .shape = "by inputLayout, or the page-attention cache", .choices = {DType::i8, DType::s4},
-               .dtype_rule = "= query, or i8/s4 codes (KV antiquant)", .range = {{-1, 1}},
-               .doc = "codes quantized from values drawn in the range"},
-              {.name = "value", .shape = "as key with Dv", .choices = {DType::i8, DType::s4}, .dtype_rule = "= key",
-               .range = {{-1, 1}}},
+              {.name = "query", .shape = "by inputLayout", .choices = {DType::f16, DType::bf16, DType::f32, DType::i8},
+               .dtype_rule = "f16 (default), bf16, f32 (kvbench extension), i8 (full int8)", .range = {{-1, 1}},
+               .doc = "i8: codes round(x * 127 / R) of values x drawn in the range, R its largest magnitude"},
+              {.name = "key", .shape = "by inputLayout, or the page-attention cache",
+               .choices = {DType::i8, DType::s4, DType::f4e2m1, DType::f4e1m2},
+               .dtype_rule = "= query, or i8/s4 codes (KV antiquant), f4e2m1/f4e1m2 (per-token-group)", .range = {{-1, 1}},
+               .doc = "codes quantized from values drawn in the range", .list = true},
+              {.name = "value", .shape = "as key with Dv", .choices = {DType::i8, DType::s4, DType::f4e2m1, DType::f4e1m2},
+               .dtype_rule = "= key",
+               .range = {{-1, 1}}, .list = true},
               {.name = "antiquantScale", .shape = "(2, Nkv, D), (2) per-tensor, (2, B, S) per-token",
                .dtype_rule = "= query (mode 0), f32 (mode 1)", .present = "antiquant_combined"},
               {.name = "antiquantOffset", .shape = "as antiquantScale", .dtype_rule = "as antiquantScale",
                .present = "antiquant_combined and antiquant_offset"},
-              {.name = "keyAntiquantScale", .shape = "by keyAntiquantMode", .dtype_rule = "= query (modes 0, 2), f32",
-               .present = "key i8/s4"},
+              {.name = "keyAntiquantScale", .shape = "by keyAntiquantMode", .dtype_rule = "= query (modes 0, 2), f8e8m0 (6), f32",
+               .present = "key i8, s4 or FP4"},
               {.name = "keyAntiquantOffset", .shape = "as keyAntiquantScale", .dtype_rule = "as keyAntiquantScale",
                .present = "antiquant_offset"},
-              {.name = "valueAntiquantScale", .shape = "by valueAntiquantMode", .dtype_rule = "= query (modes 0, 2), f32",
-               .present = "key i8/s4"},
+              {.name = "valueAntiquantScale", .shape = "by valueAntiquantMode", .dtype_rule = "= query (modes 0, 2), f8e8m0 (6), f32",
+               .present = "key i8, s4 or FP4"},
               {.name = "valueAntiquantOffset", .shape = "as valueAntiquantScale", .dtype_rule = "as valueAntiquantScale",
                .present = "antiquant_offset"},
-              {.name = "pseShift", .shape = "pseShift_shape", .dtype_rule = "= query", .range = {{-1, 1}},
+              {.name = "deqScale1", .shape = "[1]", .dtype_rule = "f32",
+               .present = "with_deqScale1", .doc = "derived: (R_q / 127) * (R_k / 127), its low 13 bits cleared (19-bit, as the device)"},
+              {.name = "quantScale1", .shape = "[1]", .dtype_rule = "f32", .range = {{64, 128}}, .present = "with_quantScale1",
+               .doc = "P's int8 scale: code = round(exp(s - max) * quantScale1), at most 127"},
+              {.name = "deqScale2", .shape = "[1]", .dtype_rule = "f32", .present = "with_deqScale2",
+               .doc = "derived: (R_v / 127) / quantScale1, its low 13 bits cleared"},
+              {.name = "pseShift", .shape = "pseShift_shape", .dtype_rule = "= query; f16 with an i8 query", .range = {{-1, 1}},
                .present = "pseShift_shape != none"},
               {.name = "attenMask", .shape = "attenMask_shape", .choices = {DType::boolean, DType::i8, DType::u8},
                .dtype_rule = "bool (default), i8 or u8; 1 = masked", .present = "attenMask_shape != none"},
@@ -150,14 +172,16 @@ const Signature& fia_signature() {
                .present = "rope > 0"},
               {.name = "keyRope", .shape = "as key with rope channels", .dtype_rule = "= query", .range = {{-1, 1}},
                .present = "rope > 0"},
+              {.name = "keyRopeAntiquantScale", .shape = "[1] (kvbench's choice: the document gives none)", .dtype_rule = "= query",
+               .present = "with_keyRopeAntiquantScale", .doc = "reserved by the document, not in effect: every element NaN"},
               {.name = "blockTable", .shape = "[B, maxBlocksPerSeq]", .dtype_rule = "i32", .present = "blockSize > 0",
                .doc = "a seeded shuffle of the blocks; entries past a batch's last block name the NaN-poisoned spare block"},
               {.name = "quantScale2", .shape = "[1], or [N, Dv] ([H] for BSH) per channel", .choices = {DType::f32, DType::bf16},
-               .dtype_rule = "f32 (default), bf16 with a bf16 query", .range = {{30, 130}}, .present = "attentionOut i8"},
+               .dtype_rule = "f32 (default), bf16 with a bf16 query", .range = {{30, 130}}, .present = "with_quantScale2"},
               {.name = "quantOffset2", .shape = "as quantScale2", .dtype_rule = "= quantScale2", .range = {{-20, 20}},
                .present = "postquant_offset"},
-              {.name = "attentionOut", .role = Role::output, .shape = "by inputLayout's output part", .choices = {DType::i8},
-               .dtype_rule = "= query, or i8 (post-quant with quantScale2)"},
+              {.name = "attentionOut", .role = Role::output, .shape = "by inputLayout's output part", .choices = {DType::i8, DType::f16},
+               .dtype_rule = "= query (f16 with an i8 query), or i8 (post-quant with quantScale2)"},
               {.name = "softmaxLse", .role = Role::output, .shape = "[B, N, S1, 1], [T, N, 1]; [1] zero without softmaxLseFlag",
                .dtype_rule = "f32"},
           },
@@ -181,6 +205,7 @@ Shape FiaParams::query_shape(int64_t dim) const {
 }
 
 Shape FiaParams::kv_shape(int64_t dim) const {
+  if (paged() && nz) return {num_blocks, Nkv, dim / 16, block_size, 16};
   if (paged()) return bnnbsd ? Shape{num_blocks, Nkv, block_size, dim} : Shape{num_blocks, block_size, Nkv * dim};
   switch (in) {
     case FiaOrder::BNSD: return {B, Nkv, S2, dim};
@@ -247,6 +272,13 @@ Strides FiaParams::query_strides(int64_t dim) const { return order_strides(in, S
 Strides FiaParams::kv_strides(int64_t dim) const { return order_strides(in, S2, Nkv, dim); }
 Strides FiaParams::prefix_strides(int64_t dim) const { return order_strides(in, S_prefix, Nkv, dim); }
 
+Shape FiaParams::list_shape(int64_t b, int64_t dim) const {
+  if (in == FiaOrder::BNSD) return {1, Nkv, s2b[b], dim};
+  return bsh ? Shape{1, s2b[b], Nkv * dim} : Shape{1, s2b[b], Nkv, dim};
+}
+
+Strides FiaParams::list_strides(int64_t b, int64_t dim) const { return order_strides(in, s2b[b], Nkv, dim); }
+
 Shape FiaParams::prefix_shape(int64_t dim) const {
   if (in == FiaOrder::BNSD) return {1, Nkv, S_prefix, dim};
   return bsh ? Shape{1, S_prefix, Nkv * dim} : Shape{1, S_prefix, Nkv, dim};
@@ -284,6 +316,7 @@ Shape FiaParams::antiquant_shape(int mode, int64_t dim) const {
     case 2: return {Nkv};
     case 3: return {B, Nkv, kv_tokens()};
     case 4: return {num_blocks, block_size};
+    case 6: return {1, B, Nkv, kv_tokens(), dim / 32};
     default: return {num_blocks, Nkv, block_size};
   }
 }
@@ -296,6 +329,7 @@ int64_t FiaParams::antiquant_index(int mode, int64_t dim, int64_t b, int64_t t, 
     case 2: return hk;
     case 3: return (b * Nkv + hk) * kv_tokens() + t;
     case 4: return blk * block_size + r;
+    case 6: return ((b * Nkv + hk) * kv_tokens() + t) * (dim / 32) + d / 32;
     default: return (blk * Nkv + hk) * block_size + r;
   }
 }

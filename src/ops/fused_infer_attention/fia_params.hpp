@@ -35,10 +35,12 @@ Band fia_band(int sparse, int64_t pre, int64_t next, bool masked, bool ifa, int6
 // KV antiquant (part 2): int8/int4 key and value codes, x = f32(f32(code + offset) * scale).
 // Modes (keyAntiquantMode/valueAntiquantMode): 0 per-channel (per-tensor with
 // antiquant_per_tensor), 1 per-token, 2 per-tensor + per-head, 3 per-token + per-head,
-// 4 per-token in page-attention blocks, 5 per-token + per-head in blocks.
+// 4 per-token in page-attention blocks, 5 per-token + per-head in blocks, 6 per-token-group
+// (FP4 codes, one FLOAT8_E8M0 scale per 32 channels of a token row).
 struct FiaAntiquant {
   bool on = false;
-  DType codes = DType::i8;  // i8, or s4 (8 per int32 word, LSB first: kvbench's s4 packing)
+  DType codes = DType::i8;  // i8, s4 (8 per int32 word, LSB first: kvbench's s4 packing), f4e2m1/f4e1m2 (mode 6)
+  bool fp4() const { return codes == DType::f4e2m1 || codes == DType::f4e1m2; }
   int key_mode = 0, value_mode = 0;
   bool per_tensor = false, offset = false;
   // The legacy combined antiquantScale/antiquantOffset (index 0 key, 1 value) with
@@ -53,6 +55,15 @@ struct FiaPostQuant {
   DType dtype = DType::f32;  // of quantScale2/quantOffset2: f32, or bf16 with a bf16 query
 };
 
+// Full int8 (全量化): INT8 query, key and value. s = scaleValue * deqScale1 * (q . k) over the
+// integer codes; P = exp(s - max) quantized with quantScale1 to int8 codes c; out =
+// deqScale2 * (c . v) / sum(exp(s - max)) (spec "Full int8"). The flags say which of the
+// per-tensor scales the case file gives (the document's presence rules).
+struct FiaFullQuant {
+  bool on = false;
+  bool deq1 = false, qs1 = false, deq2 = false, qs2 = false;  // deqScale1 ... quantScale2 given
+};
+
 struct FiaParams {
   int64_t B = 1, S1 = 1, S2 = 1, N = 1, Nkv = 1, D = 128, Dv = 128;
   std::string layout = "BSH";
@@ -64,6 +75,12 @@ struct FiaParams {
   int sparse = 0, inner_precise = 1;
   int64_t block_size = 0, max_blocks = 0, num_blocks = 0;
   bool bnnbsd = false;  // page attention cache (numBlocks, Nkv, blockSize, D)
+  // MLA's NZ cache (numBlocks, Nkv, D / 16, blockSize, 16): channel d of a token row lives
+  // in the 16-channel fractal d / 16, at d % 16 of the token's 16-element line.
+  bool nz = false;
+  // Tensorlist key/value (non-contiguous KV): batch b's K and V are key.b and value.b, batch
+  // 1 in the key's layout with its own S = S2b tokens.
+  bool tensorlist = false;
   bool lse = false;
   std::string mask = "none", pse = "none";
   int64_t mask_pad = 0, pse_pad = 0, masked_rows = 0;
@@ -76,6 +93,7 @@ struct FiaParams {
   int64_t S_prefix = 0, prefix_len = 0;
   // MLA: queryRope/keyRope of `rope` (64) channels extend the contraction: q.k + qr.kr.
   int64_t rope = 0;
+  bool rope_antiquant_scale = false;  // keyRopeAntiquantScale given (reserved: no effect)
   bool has_prefix() const { return S_prefix > 0; }
   int64_t keys(int64_t b) const { return prefix_len + s2b[b]; }  // the keys batch b attends over
   bool left_padded() const { return q_pad >= 0 || kv_pad >= 0; }
@@ -84,7 +102,11 @@ struct FiaParams {
   std::vector<Band> band;
   FiaAntiquant quant;
   FiaPostQuant post;
-  DType out_dtype() const { return post.on ? DType::i8 : q; }
+  FiaFullQuant full;
+  // INT8 (post-quant), f16 for full int8 without it, else the query's.
+  DType out_dtype() const { return post.on ? DType::i8 : full.on ? DType::f16 : q; }
+  // pseShift: f16 with an INT8 query (the document), else the query's dtype.
+  DType pse_dtype() const { return full.on ? DType::f16 : q; }
   // quantScale2/quantOffset2: [1], or per channel [N * Dv] for BSH outputs, else [N, Dv].
   Shape post_quant_shape() const;
 
@@ -107,7 +129,9 @@ struct FiaParams {
   Shape pse_shape() const;
   Strides query_strides() const { return query_strides(D); }
   Strides query_strides(int64_t dim) const;
-  Strides kv_strides(int64_t dim) const;  // not paged
+  Strides kv_strides(int64_t dim) const;  // not paged, not a tensorlist
+  Shape list_shape(int64_t b, int64_t dim) const;      // key.b (dim D) or value.b (Dv)
+  Strides list_strides(int64_t b, int64_t dim) const;  // within key.b / value.b
   Shape prefix_shape(int64_t dim) const;
   Strides prefix_strides(int64_t dim) const;
   // Elements of the mask/pse row and batch strides (0: broadcast over batches).
@@ -126,7 +150,7 @@ struct FiaParams {
   // serves key token t (logical) of batch b, kv head hk, dim d; `blk`/`r` its cache slot.
   Shape antiquant_shape(int mode, int64_t dim) const;
   Shape combined_antiquant_shape() const;  // antiquantScale: key's and value's, stacked
-  DType antiquant_dtype(int mode) const { return mode == 0 || mode == 2 ? q : DType::f32; }
+  DType antiquant_dtype(int mode) const { return mode == 0 || mode == 2 ? q : mode == 6 ? DType::f8e8m0 : DType::f32; }
   int64_t antiquant_index(int mode, int64_t dim, int64_t b, int64_t t, int64_t hk, int64_t d, int64_t blk, int64_t r) const;
 };
 
@@ -136,11 +160,15 @@ struct FiaParams {
 std::vector<int64_t> fia_block_table(const FiaParams& p, uint64_t seed);
 // Element of a page-attention cache (dim = D or Dv).
 int64_t fia_cache_index(const FiaParams& p, int64_t blk, int64_t r, int64_t hk, int64_t d, int64_t dim);
-// Element of K (dim D) or V (dim Dv) holding key token t of batch b, kv head hk, dim d.
+// Element of K (dim D) or V (dim Dv) holding key token t of batch b, kv head hk, dim d
+// (with a tensorlist, of key.b / value.b).
 int64_t fia_kv_index(const FiaParams& p, const std::vector<int64_t>& table, int64_t b, int64_t t, int64_t hk, int64_t d,
                      int64_t dim);
 
 const Signature& fia_signature();
 FiaParams parse_fia_params(Args& c);
+// The Atlas A2 limits of `ascend_limits: true` (fia_ascend_limits.cpp): Args::fail at the
+// key of the first one the case breaks.
+void check_ascend_limits(Args& c, const FiaParams& p);
 
 }  // namespace kvbench

@@ -1,5 +1,5 @@
 // aclnn.FusedInferAttentionScoreV3: a case file's attributes checked against the operator's
-// constraints (spec "Constraints") and, when asked, the Atlas A2 limits ("ascend_limits").
+// constraints (spec "Constraints"); the Atlas A2 limits ("ascend_limits") are in fia_ascend_limits.cpp.
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -157,16 +157,53 @@ void parse_prefix(Args& c, FiaParams& p) {
   if (p.tnd) c.fail("S_prefix", "a shared prefix takes no TND layout");
 }
 
+// Tensorlist key/value (non-contiguous KV): per batch its own key.b / value.b of batch 1,
+// and the document's exclusions ("非连续场景下key、value的tensorlist中的batch只能为1,个数等于
+// query的B ... B不能大于256"; page attention, left padding, prefix, antiquant and MLA take no
+// tensorlist).
+void parse_tensorlist(Args& c, FiaParams& p) {
+  p.tensorlist = c.boolean("kv_tensorlist");
+  if (!p.tensorlist) return;
+  const std::string why = " (the document)";
+  if (p.B > 256) c.fail("B", "a tensorlist holds at most 256 batches (the document: \"非连续场景下B不能大于256\")");
+  if (p.tnd) c.fail("inputLayout", "TND layouts take no tensorlist" + why);
+  if (p.paged()) c.fail("blockSize", "page attention takes no tensorlist" + why);
+  if (p.left_padded()) c.fail(p.q_pad >= 0 ? "queryPaddingSize" : "kvPaddingSize", "left padding takes no tensorlist" + why);
+  if (p.has_prefix()) c.fail("S_prefix", "a shared prefix takes no tensorlist" + why);
+  if (p.quant.on) c.fail("key", "KV antiquant takes no tensorlist" + why);
+  if (p.rope) c.fail("rope", "MLA takes no tensorlist" + why);
+  for (int64_t b = 0; b < p.B; ++b)
+    if (p.s2b[b] == 0)
+      c.fail("actualSeqLengthsKv", "batch " + std::to_string(b) + " has no key: its tensorlist element key." + std::to_string(b) +
+                                       " would be empty (kvbench writes no empty tensor)");
+}
+
+// The NZ cache: the document defines it for MLA with D 512 only ("key&value&keyRope支持ND和
+// NZ输入"), with its own limits there.
+void parse_nz(Args& c, const FiaParams& p) {
+  if (!p.nz) return;
+  if (p.rope == 0 || p.D != 512)
+    c.fail("kv_cache_layout", "the NZ cache is MLA's: it needs rope 64 and D 512 (the document defines it there only)");
+  if (p.Dv % 16 != 0) c.fail("Dv", "the NZ cache holds 16-channel fractals: Dv is a multiple of 16");
+  if (p.block_size != 128) c.fail("blockSize", "the NZ cache takes blockSize 128 only (the document: \"NZ输入不支持配置16\")");
+  if (p.layout == "BNSD" || p.layout == "BNSD_NBSD")
+    c.fail("inputLayout", "the NZ cache takes no BNSD or BNSD_NBSD layout (the document: \"NZ输入不支持BNSD、BNSD_NBSD\")");
+}
+
 // MLA: the rope channels join the contraction; the document excludes the rest.
 void parse_rope(Args& c, FiaParams& p) {
   p.rope = c.integer("rope");
+  p.rope_antiquant_scale = c.boolean("with_keyRopeAntiquantScale");
+  if (p.rope_antiquant_scale && !p.rope)
+    c.fail("with_keyRopeAntiquantScale", "keyRopeAntiquantScale is MLA's (the dequantization of keyRope): it needs rope 64");
   if (!p.rope) return;
-  const std::string why = " (the document: MLA takes no left padding, pse, prefix, antiquant or post-quant)";
+  const std::string why = " (the document: MLA takes no left padding, pse, prefix, antiquant, full quant or post-quant)";
   if (p.left_padded()) c.fail("rope", "MLA with left padding is rejected" + why);
   if (p.pse != "none") c.fail("rope", "MLA with pseShift is rejected" + why);
   if (p.has_prefix()) c.fail("rope", "MLA with a shared prefix is rejected" + why);
   if (p.quant.on) c.fail("rope", "MLA with KV antiquant is rejected" + why);
   if (p.post.on) c.fail("rope", "MLA with an int8 output is rejected" + why);
+  if (p.full.on) c.fail("rope", "MLA with INT8 query, key and value (全量化) is rejected" + why);
 }
 
 void parse_mask_and_pse(Args& c, FiaParams& p) {
@@ -228,7 +265,16 @@ void check_band(Args& c, const FiaParams& p) {
 // KV antiquant: the modes the document defines, and the combinations it allows.
 void parse_antiquant(Args& c, FiaParams& p) {
   FiaAntiquant& a = p.quant;
-  const DType kv = c.dtype("key", p.q, {p.q, DType::i8, DType::s4});
+  if (p.q == DType::i8) {  // full int8: K/V are int8 codes under deqScale1/deqScale2, not antiquant
+    c.dtype("key", DType::i8, {DType::i8});
+    c.require_same_dtype("value", DType::i8, "key");
+    for (const char* k : {"keyAntiquantMode", "valueAntiquantMode", "antiquant_per_tensor", "antiquant_offset", "antiquantMode",
+                          "antiquant_combined"})
+      if (c.written(k)) c.fail(k, std::string(k) + " is KV antiquant's (a float query); with an INT8 query K/V are full int8");
+    if (!c.written("valueAntiquantMode")) c.resolve("valueAntiquantMode", 0);
+    return;
+  }
+  const DType kv = c.dtype("key", p.q, {p.q, DType::i8, DType::s4, DType::f4e2m1, DType::f4e1m2});
   c.require_same_dtype("value", kv, "key");
   a.key_mode = static_cast<int>(c.integer("keyAntiquantMode"));
   if (!c.written("valueAntiquantMode")) c.resolve("valueAntiquantMode", a.key_mode);
@@ -236,13 +282,25 @@ void parse_antiquant(Args& c, FiaParams& p) {
   a.per_tensor = c.boolean("antiquant_per_tensor");
   a.combined = c.boolean("antiquant_combined");
   a.offset = c.boolean("antiquant_offset");
-  a.on = kv == DType::i8 || kv == DType::s4;
+  a.on = kv != p.q;
   a.codes = kv;
   if (!a.on) {
     for (const char* k : {"keyAntiquantMode", "valueAntiquantMode", "antiquant_per_tensor", "antiquant_offset", "antiquantMode",
                           "antiquant_combined"})
-      if (c.written(k)) c.fail(k, std::string(k) + " needs int8/int4 key and value (dtypes key, value: i8 or s4)");
+      if (c.written(k)) c.fail(k, std::string(k) + " needs int8/int4/FP4 key and value (dtypes key, value: i8, s4, f4e2m1, f4e1m2)");
     return;
+  }
+  // Per-token-group (mode 6): FP4 codes with FLOAT8_E8M0 scales of shape (1, B, N, S, D/32),
+  // no offset, Q_S = 1 (the document: "使能per-token-group模式 … 数据类型固定为FLOAT8_E8M0,
+  // 不支持带antiquantOffset。当key、value数据类型为FLOAT4_E1M2、FLOAT4_E2M1时支持").
+  if (a.fp4() != (a.key_mode == 6))
+    c.fail(a.fp4() ? "key" : "keyAntiquantMode", "FP4 key/value (f4e2m1, f4e1m2) go with keyAntiquantMode 6 (per-token-group) and only with it");
+  if (a.fp4()) {
+    if (a.value_mode != 6) c.fail("valueAntiquantMode", "per-token-group (mode 6) takes valueAntiquantMode 6 as well");
+    if (!p.ifa()) c.fail("S1", "per-token-group antiquant is documented for Q_S = 1 only");
+    if (a.offset) c.fail("antiquant_offset", "per-token-group antiquant takes no offset (the document: \"不支持带antiquantOffset\")");
+    if (a.combined || a.per_tensor) c.fail(a.combined ? "antiquant_combined" : "antiquant_per_tensor", "per-token-group antiquant takes the separate parameters only");
+    if (p.D % 32 != 0 || p.Dv % 32 != 0) c.fail(p.D % 32 != 0 ? "D" : "Dv", "per-token-group scales cover 32 channels: D and Dv are multiples of 32");
   }
   if (p.tnd) c.fail("inputLayout", "KV antiquant with TND layouts is not built");
   if (a.combined) {  // the legacy parameters: one mode for both
@@ -259,7 +317,8 @@ void parse_antiquant(Args& c, FiaParams& p) {
   if (a.value_mode != a.key_mode && !(a.key_mode == 0 && a.value_mode == 1))
     c.fail("valueAntiquantMode", "valueAntiquantMode equals keyAntiquantMode, except key 0 (per-channel) with value 1 (per-token)");
   if (!p.ifa() && a.key_mode > 1) c.fail("keyAntiquantMode", "with Q_S > 1 only modes 0 and 1 (the document)");
-  if (a.key_mode >= 4 && !p.paged()) c.fail("keyAntiquantMode", "modes 4 and 5 keep their scales in page-attention blocks: set blockSize");
+  if ((a.key_mode == 4 || a.key_mode == 5) && !p.paged())
+    c.fail("keyAntiquantMode", "modes 4 and 5 keep their scales in page-attention blocks: set blockSize");
   if (a.per_tensor && a.key_mode != 0) c.fail("antiquant_per_tensor", "per-tensor is mode 0 with a [1] scale");
   if (kv == DType::s4) {
     const bool int4_mode = a.key_mode == 0 || a.key_mode == 1 || a.key_mode == 3;
@@ -271,13 +330,28 @@ void parse_antiquant(Args& c, FiaParams& p) {
   }
 }
 
+// Whether some row of batch b is not computed (rows outside the band, a batch without keys,
+// masked_rows), as the document's quantOffset2 interception lists them.
+bool has_uncomputed_rows(const FiaParams& p, int64_t b) {
+  const int64_t s1 = p.s1b[b], s2 = p.keys(b);
+  const bool gaps = p.ifa() ? false
+                    : p.sparse == 0 && p.has_mask() ? s1 - s2 - p.pre > 0 || p.next < 0
+                    : p.sparse == 3                 ? s2 - s1 < 0
+                    : p.sparse == 4                 ? p.pre < 0 || p.next + s2 - s1 < 0
+                                                    : false;
+  return gaps || (s1 > 0 && s2 == 0) || p.masked_rows > 0;
+}
+
 // Post-quant int8 output, and the combinations the document intercepts (spec).
 void parse_post_quant(Args& c, FiaParams& p) {
   FiaPostQuant& q = p.post;
-  q.on = c.dtype("attentionOut", p.q, {p.q, DType::i8}) == DType::i8;
+  q.on = p.q == DType::i8 ? c.dtype("attentionOut", DType::f16, {DType::f16, DType::i8}) == DType::i8
+                          : c.dtype("attentionOut", p.q, {p.q, DType::i8}) == DType::i8;
   q.per_channel = c.boolean("postquant_per_channel");
   q.offset = c.boolean("postquant_offset");
   q.ties = c.boolean("postquant_ties");
+  if (!q.on && p.q == DType::i8 && q.offset)
+    c.fail("postquant_offset", "INT8 in, FLOAT16 out: quantOffset2 must be absent (the document: 报错并返回)");
   if (!q.on) {
     for (const char* k : {"postquant_per_channel", "postquant_offset", "postquant_ties"})
       if (c.written(k)) c.fail(k, std::string(k) + " needs an int8 output (dtypes: attentionOut i8)");
@@ -286,6 +360,7 @@ void parse_post_quant(Args& c, FiaParams& p) {
   q.dtype = c.dtype("quantScale2", DType::f32, p.q == DType::bf16 ? std::initializer_list<DType>{DType::f32, DType::bf16}
                                                                    : std::initializer_list<DType>{DType::f32});
   if (p.quant.codes == DType::s4) c.fail("attentionOut", "int4 KV takes no post-quant (the document)");
+  if (p.quant.fp4()) c.fail("attentionOut", "FP4 KV takes no post-quant (the document: \"FLOAT4_E2M1伪量化场景不支持后量化\")");
   if (q.ties && p.quant.on) c.fail("postquant_ties", "postquant_ties writes the value tensor: it takes no KV antiquant");
   if (q.offset && p.masked_rows) c.fail("postquant_offset", "quantOffset2 with fully masked rows is intercepted by the document");
   if (p.sparse == 4 && (p.pre < 0 || p.next < 0))
@@ -293,127 +368,52 @@ void parse_post_quant(Args& c, FiaParams& p) {
   if (q.per_channel && p.left_padded()) c.fail("postquant_per_channel", "per-channel post-quant takes no left padding (the document)");
   if (q.per_channel && p.lse) c.fail("postquant_per_channel", "per-channel post-quant takes no softmaxLse (the document: Ring Attention)");
   if (q.offset)  // rows the operator does not compute would get the offset: intercepted
-    for (int64_t b = 0; b < p.B; ++b) {
-      const int64_t s1 = p.s1b[b], s2 = p.keys(b);
-      const bool gaps = p.ifa() ? false
-                        : p.sparse == 0 && p.has_mask() ? s1 - s2 - p.pre > 0 || p.next < 0
-                        : p.sparse == 3                 ? s2 - s1 < 0
-                        : p.sparse == 4                 ? p.pre < 0 || p.next + s2 - s1 < 0
-                                                        : false;
-      if (gaps || (s1 > 0 && s2 == 0))
+    for (int64_t b = 0; b < p.B; ++b)
+      if (has_uncomputed_rows(p, b))
         c.fail("postquant_offset", "quantOffset2 with rows the operator does not compute (batch " + std::to_string(b) +
                                        ") is intercepted by the document");
-    }
 }
 
-// The document's alignments of D and blockSize by dtype (Atlas A2).
-void check_ascend_alignment(Args& c, const FiaParams& p) {
-  auto need = [&](bool ok, const char* key, const std::string& why) {
-    if (!ok) c.fail(key, "ascend_limits: " + why);
-  };
-  const bool int8 = p.quant.codes == DType::i8 && p.quant.on, int4 = p.quant.codes == DType::s4 && p.quant.on;
-  const auto misaligned = [&](int64_t m) { return p.D % m != 0 ? "D" : "Dv"; };  // the head size at fault
-  if (p.ifa()) {
-    if (p.paged() && int8) need(p.block_size % 32 == 0, "blockSize", "with Q_S = 1, page attention with int8 K/V needs blockSize a multiple of 32");
-    if (int4) need(p.D % 64 == 0 && p.Dv % 64 == 0, misaligned(64), "with Q_S = 1, int4 K/V needs D and Dv multiples of 64");
-  } else {
-    if (int8 || p.post.on)
-      need(p.D % 32 == 0 && p.Dv % 32 == 0, misaligned(32), "with Q_S > 1 and int8 in the inputs or output, D and Dv are multiples of 32");
-    if (int4) need(p.D % 64 == 0 && p.Dv % 64 == 0, misaligned(64), "with Q_S > 1 and int4 K/V, D and Dv are multiples of 64");
+// Full int8 (全量化): the document's presence rules for deqScale1, quantScale1, deqScale2
+// and quantScale2 ("int8量化相关入参数量与输入、输出数据格式的综合限制"), and its exclusions.
+void parse_full_quant(Args& c, FiaParams& p) {
+  FiaFullQuant& f = p.full;
+  f.on = p.q == DType::i8;
+  const bool out8 = p.post.on;
+  for (const char* k : {"with_deqScale1", "with_quantScale1", "with_deqScale2"})
+    if (!c.written(k)) c.resolve(k, f.on);
+  if (!c.written("with_quantScale2")) c.resolve("with_quantScale2", out8);
+  f.deq1 = c.boolean("with_deqScale1");
+  f.qs1 = c.boolean("with_quantScale1");
+  f.deq2 = c.boolean("with_deqScale2");
+  f.qs2 = c.boolean("with_quantScale2");
+  const char* first_given = f.deq1 ? "with_deqScale1" : f.qs1 ? "with_quantScale1" : f.deq2 ? "with_deqScale2" : nullptr;
+  const char* first_missing = !f.deq1 ? "with_deqScale1" : !f.qs1 ? "with_quantScale1" : !f.deq2 ? "with_deqScale2" : nullptr;
+  if (!f.on) {
+    if (first_given)
+      c.fail(first_given, "deqScale1, quantScale1 and deqScale2 need an INT8 query, key and value (the document: with a FLOAT16 or BFLOAT16 input they must be absent)");
+    if (out8 && !f.qs2) c.fail("with_quantScale2", "an INT8 output needs quantScale2 (the document)");
+    if (!out8 && f.qs2) c.fail("with_quantScale2", "quantScale2 needs an INT8 output (dtypes: attentionOut i8)");
+    return;
   }
-  if (p.post.on && p.post.per_channel) {
-    need(p.Dv % 32 == 0, c.written("Dv") ? "Dv" : "D", "per-channel post-quant needs the int8 output rows 32-byte aligned (Dv a multiple of 32)");
-    need(!p.left_padded(), "postquant_per_channel", "per-channel post-quant takes no left padding");
-  }
-}
-
-// The document's rules for KV antiquant on the device (Atlas A2): the separate parameters
-// (keyAntiquantScale, ...) at Q_S > 1, and the key per-channel / value per-token pair.
-void check_ascend_antiquant(Args& c, const FiaParams& p) {
-  auto need = [&](bool ok, const char* key, const std::string& why) {
-    if (!ok) c.fail(key, "ascend_limits: " + why);
-  };
-  const FiaAntiquant& a = p.quant;
-  if (!a.combined && !p.ifa()) {
-    const std::string rule = "separate K/V antiquant parameters with Q_S > 1 ";
-    need(p.S1 <= 16, "S1", rule + "need Q_S <= 16");
-    need(p.q == DType::bf16, "query", rule + "need a bf16 query");
-    need(!p.post.on, "attentionOut", rule + "need a bf16 output (no int8 post-quant)");
-    need(a.codes == DType::i8, "key", rule + "need int8 K/V");
-    need(a.key_mode == a.value_mode, "valueAntiquantMode", rule + "need equal key and value modes");
-    need(!a.per_tensor, "antiquant_per_tensor", rule + "are per-channel or per-token only");
-    need(p.q_pad < 0 && p.kv_pad < 0, p.q_pad >= 0 ? "queryPaddingSize" : "kvPaddingSize", rule + "take no left padding");
-    need(!p.paged(), "blockSize", rule + "take no page attention");
-  }
-  if (p.ifa() && a.key_mode == 0 && a.value_mode == 1 && a.codes == DType::i8) {
-    need(p.q == DType::f16, "query", "the key per-channel / value per-token pair with int8 K/V takes an f16 query");
-    need(!p.post.on, "attentionOut", "the key per-channel / value per-token pair with int8 K/V takes an f16 output");
-  }
-}
-
-void check_ascend_limits(Args& c, const FiaParams& p) {
-  auto need = [&](bool ok, const char* key, const std::string& why) {
-    if (!ok) c.fail(key, "ascend_limits: " + why);
-  };
-  need(p.q != DType::f32, "ascend_limits", "the device takes f16 or bf16 query/key/value, not f32");
-  need(p.B <= 65536, "B", "B <= 65536");
-  need(p.N <= 256, "numHeads", "N <= 256");
-  need(p.D <= 512, "D", "D <= 512");
-  need(p.Dv == p.D || p.tnd, "Dv", "a value head size other than D only with TND/NTD_TND");
-  need(p.D % 16 == 0 || p.B <= 128 || p.ifa(), "D", "D not a multiple of 16 limits B to 128");
-  if (p.paged()) {
-    if (p.ifa()) need(p.block_size % 16 == 0 && p.block_size <= 512, "blockSize", "with Q_S = 1, blockSize is a multiple of 16, at most 512");
-    else need(p.block_size % 128 == 0 && p.block_size <= 512, "blockSize", "with Q_S > 1, blockSize is 128, 256, 384 or 512");
-    need(p.bnnbsd || p.Nkv * p.D <= 65535, "kv_cache_layout", "BnBsH needs numKeyValueHeads * D <= 65535 (use BnNBsD)");
-  }
-  if (p.ifa()) need(p.inner_precise <= 1, "innerPrecise", "with Q_S = 1 only innerPrecise 0 or 1");
-  check_ascend_alignment(c, p);
-  if (p.quant.on) check_ascend_antiquant(c, p);
-  if (p.rope) {
-    need(p.D == 512 || p.D == 128, "D", "MLA takes D 512 or 128");
-    if (p.D == 512) {
-      need(p.paged() && (p.block_size == 16 || p.block_size == 128), "blockSize", "MLA with D 512 needs page attention, blockSize 16 or 128");
-      need(p.Nkv == 1, "numKeyValueHeads", "MLA with D 512 takes one kv head");
-      need(p.tnd || p.S1 <= 16, "S1", "MLA with D 512 takes 1-16 query tokens");
-      need(p.N <= 128 && (p.N & (p.N - 1)) == 0, "numHeads", "MLA with D 512 takes numHeads 1, 2, 4, 8, 16, 32, 64 or 128");
-      if (p.tnd) {
-        need(p.N >= 32, "numHeads", "MLA with D 512 in TND layouts takes numHeads 32, 64 or 128");
-        need(p.layout != "NTD_TND", "inputLayout", "MLA with D 512 takes TND or TND_NTD, not NTD_TND");
-      } else if (p.S1 == 1) {
-        need(p.sparse == 0 && !p.has_mask(), "sparseMode", "MLA with D 512 and Q_S = 1 takes only sparse 0 without a mask");
-      } else {
-        need(p.sparse == 3 && p.has_mask(), "sparseMode", "MLA with D 512 and Q_S > 1 takes only sparse 3 with a mask");
-      }
-    } else {
-      need(p.tnd && !p.paged(), "inputLayout", "MLA with D 128 takes TND or NTD_TND without page attention");
-    }
-  }
-  if (!p.tnd) return;
-  const bool ntd = p.layout == "NTD_TND";
-  need(p.B <= 4096, "actualSeqLengths", "at most 4096 batches with TND layouts");
-  if (ntd) {
-    need((p.D == 128 || p.D == 192) && p.Dv == 128, "D", "NTD_TND takes D 128 or 192 and Dv 128");
-    need(p.q == DType::bf16, "query", "NTD_TND takes bf16");
-    need(!p.paged(), "blockSize", "NTD_TND has no page attention");
-  } else {
-    need((p.D == p.Dv && p.D <= 256) || (p.D == 192 && (p.Dv == 128 || p.Dv == 192)), "Dv",
-         "TND takes D = Dv <= 256, or D 192 with Dv 128 or 192");
-  }
-  need((p.sparse == 0 && !p.has_mask()) || p.sparse == 3 || p.sparse == 4, "sparseMode",
-       "TND layouts take sparse 0 without mask, or 3/4 with the compressed mask");
-  if (p.N == p.Nkv && p.q == DType::f16) {
-    need(p.sparse == 0, "sparseMode", "TND MHA in f16 takes only sparse 0 without mask");
-    need(p.inner_precise == 1, "innerPrecise", "TND MHA in f16 takes only innerPrecise 1");
-    need(!p.paged(), "blockSize", "TND MHA in f16 has no page attention");
-  }
-  if (p.N != p.Nkv) {
-    need(p.q != DType::f16 || p.sparse != 4, "sparseMode", "TND GQA in f16 takes only sparse 0 without mask, or 3");
-    need(p.inner_precise == 0, "innerPrecise", "TND GQA takes only innerPrecise 0");
-    need(!p.paged() || (!p.bnnbsd && p.block_size == 128), "blockSize", "TND GQA page attention is BnBsH with blockSize 128");
-  }
-  if (p.sparse == 3)
+  if (first_missing)
+    c.fail(first_missing, std::string("INT8 query, key and value need deqScale1, quantScale1 and deqScale2 (the document)") +
+                              (out8 ? ", and with an INT8 output quantScale2" : ""));
+  if (out8 && !f.qs2) c.fail("with_quantScale2", "INT8 in and INT8 out: the document requires quantScale2 with deqScale1, quantScale1 and deqScale2");
+  if (!out8 && f.qs2) c.fail("with_quantScale2", "INT8 in, FLOAT16 out: quantScale2 must be absent (the document: 报错并返回)");
+  // The document's exclusions.
+  if (p.ifa()) c.fail("S1", "INT8 query, key and value with Q_S = 1 are not supported (the document: \"query、key、value输入类型均为INT8的场景暂不支持\")");
+  if (!one_of(p.layout, {"BSH", "BSND", "BNSD", "BNSD_BSND"}))
+    c.fail("inputLayout", "full int8 takes BSH, BSND, BNSD or BNSD_BSND (the document: \"inputLayout仅支持BSH、BNSD、BSND、BNSD_BSND\")");
+  if (p.paged()) c.fail("blockSize", "page attention takes no INT8 query (the document: \"page attention全量化场景...不支持query dtype为INT8\")");
+  if (p.has_prefix()) c.fail("S_prefix", "a shared prefix takes no all-INT8 query, key and value (the document: \"prefix场景,不支持输入qkv全部为int8的情况\")");
+  // With an INT8 output the kernel writes no row it does not compute (Decision "Full int8").
+  if (out8)
     for (int64_t b = 0; b < p.B; ++b)
-      need(p.s1b[b] < p.s2b[b], "actualSeqLengths", "TND sparse 3 needs each batch's query length below its kv length");
+      if (has_uncomputed_rows(p, b) || p.s1b[b] < p.S1 || p.left_padded())
+        c.fail(p.left_padded() ? (p.q_pad >= 0 ? "queryPaddingSize" : "kvPaddingSize") : "attentionOut",
+               "INT8 in and INT8 out: every row must be computed (batch " + std::to_string(b) +
+                   " has rows the kernel leaves unwritten: padding, no visible key or masked rows)");
 }
 
 }  // namespace
@@ -445,6 +445,7 @@ FiaParams parse_fia_params(Args& c) {
   p.lse = c.boolean("softmaxLseFlag");
   p.block_size = c.integer("blockSize");
   p.bnnbsd = c.string("kv_cache_layout") == "BnNBsD";
+  p.nz = c.string("kv_cache_layout") == "NZ";
   if (!p.paged() && c.written("kv_cache_layout")) c.fail("kv_cache_layout", "kv_cache_layout needs page attention (blockSize > 0)");
   parse_lengths(c, p);
   if (p.paged()) {
@@ -456,12 +457,20 @@ FiaParams parse_fia_params(Args& c) {
     for (int64_t s : p.s2b) p.num_blocks += (s + p.block_size - 1) / p.block_size;
     c.require_memory("blockSize", {p.B, p.max_blocks}, 4, "the block table");
   }
+  // Empty key and value tensors: the device fills attentionOut with zeros (the document) and
+  // writes no softmaxLse (PFA's empty-tensor kernel writes attentionOut only): kvbench could
+  // not say what a correct device's lse holds (spec Decisions).
+  if (p.lse && p.S2 == 0 && !p.paged())
+    c.fail("softmaxLseFlag", "with empty key and value (S2 = 0) the device writes attentionOut zeros and no softmaxLse: set softmaxLseFlag false");
   parse_left_padding(c, p);
   parse_prefix(c, p);
   parse_mask_and_pse(c, p);
   parse_antiquant(c, p);
   parse_post_quant(c, p);
+  parse_full_quant(c, p);
   parse_rope(c, p);
+  parse_nz(c, p);
+  parse_tensorlist(c, p);
   if (p.left_padded() && p.quant.codes == DType::s4) c.fail("kvPaddingSize", "left padding takes no int4 KV (the document)");
   check_band(c, p);
   p.scale = round_f32(c.number("scaleValue"));

@@ -18,9 +18,10 @@
 #include "core/float_format.hpp"
 #include "core/rng.hpp"
 #include "ops/attention/attention_kernel.hpp"
+#include "ops/fused_infer_attention/fia_full_quant.hpp"
 #include "ops/fused_infer_attention/fia_inputs.hpp"
 #include "ops/fused_infer_attention/fia_params.hpp"
-#include "ops/vulkan_io.hpp"
+#include "ops/fused_infer_attention/fia_vulkan.hpp"
 #include "ref/attention.hpp"
 #include "ref/quant.hpp"
 #include "vk/runtime.hpp"
@@ -42,14 +43,24 @@ class FiaCase final : public OpCase {
                     std::string(dtype_name(p_.q));
     if (p_.has_mask()) s += " mask(" + p_.mask + "," + std::string(dtype_name(p_.mask_dtype)) + ")";
     if (p_.pse != "none") s += " pse(" + p_.pse + ")";
-    if (p_.paged()) s += " paged(" + std::string(p_.bnnbsd ? "BnNBsD" : "BnBsH") + "," + std::to_string(p_.block_size) + ")";
+    if (p_.paged()) s += " paged(" + args().string("kv_cache_layout") + "," + std::to_string(p_.block_size) + ")";
+    if (p_.tensorlist) s += " tensorlist";
     if (p_.lse) s += " lse";
     return s;
   }
 
   std::vector<TensorSpec> tensor_specs() const override {
     const DType kv = p_.quant.on ? p_.quant.codes : p_.q;
-    std::vector<TensorSpec> s{{"query", p_.q, p_.query_shape()}, {"key", kv, p_.kv_shape(p_.D)}, {"value", kv, p_.kv_shape(p_.Dv)}};
+    std::vector<TensorSpec> s{{"query", p_.q, p_.query_shape()}};
+    if (p_.tensorlist) {  // key.0, value.0, key.1, ...: batch b's own K and V
+      for (int64_t b = 0; b < p_.B; ++b) {
+        s.push_back({"key." + std::to_string(b), kv, p_.list_shape(b, p_.D)});
+        s.push_back({"value." + std::to_string(b), kv, p_.list_shape(b, p_.Dv)});
+      }
+    } else {
+      s.push_back({"key", kv, p_.kv_shape(p_.D)});
+      s.push_back({"value", kv, p_.kv_shape(p_.Dv)});
+    }
     if (p_.quant.on && p_.quant.combined) {
       s.push_back({"antiquantScale", p_.antiquant_dtype(p_.quant.key_mode), p_.combined_antiquant_shape()});
       if (p_.quant.offset) s.push_back({"antiquantOffset", p_.antiquant_dtype(p_.quant.key_mode), p_.combined_antiquant_shape()});
@@ -59,13 +70,17 @@ class FiaCase final : public OpCase {
       s.push_back({q.scale, p_.antiquant_dtype(q.mode), p_.antiquant_shape(q.mode, q.dim)});
       if (p_.quant.offset) s.push_back({q.offset, p_.antiquant_dtype(q.mode), p_.antiquant_shape(q.mode, q.dim)});
     }
-    if (p_.pse != "none") s.push_back({"pseShift", p_.q, p_.pse_shape()});
+    if (p_.pse != "none") s.push_back({"pseShift", p_.pse_dtype(), p_.pse_shape()});
+    if (p_.full.deq1) s.push_back({"deqScale1", DType::f32, {1}});
+    if (p_.full.qs1) s.push_back({"quantScale1", DType::f32, {1}});
+    if (p_.full.deq2) s.push_back({"deqScale2", DType::f32, {1}});
     if (p_.has_mask()) s.push_back({"attenMask", p_.mask_dtype, p_.mask_shape()});
     if (!p_.act_q.empty()) s.push_back({"actualSeqLengths", DType::i64, {static_cast<int64_t>(p_.act_q.size())}});
     if (!p_.act_kv.empty()) s.push_back({"actualSeqLengthsKv", DType::i64, {static_cast<int64_t>(p_.act_kv.size())}});
     if (p_.rope) {
       s.push_back({"queryRope", p_.q, p_.query_shape(p_.rope)});
       s.push_back({"keyRope", p_.q, p_.kv_shape(p_.rope)});
+      if (p_.rope_antiquant_scale) s.push_back({"keyRopeAntiquantScale", p_.q, {1}});
     }
     if (p_.has_prefix()) {
       s.push_back({"keySharedPrefix", p_.q, p_.prefix_shape(p_.D)});
@@ -83,7 +98,7 @@ class FiaCase final : public OpCase {
   }
 
   void fill(Tensor& t) const override {
-    const std::string& name = t.name();
+    const std::string& name = args().signature().tensor(t.name())->name;  // key.b and value.b fill as key and value
     if (name == "actualSeqLengths") return fill_values(t, p_.act_q);
     if (name == "actualSeqLengthsKv") return fill_values(t, p_.act_kv);
     if (name == "queryPaddingSize") return fill_values(t, {args().integer("queryPaddingSize")});
@@ -91,6 +106,11 @@ class FiaCase final : public OpCase {
     if (name == "kvPaddingSize") return fill_values(t, {args().integer("kvPaddingSize")});
     if (name == "blockTable") return fill_values(t, fia_block_table(p_, args().seed()));
     if (name == "attenMask") return fill_mask(t);
+    if (p_.full.on && (name == "query" || name == "key" || name == "value")) return fia_fill_codes(args(), t);
+    if (name == "keyRopeAntiquantScale") return t.set(0, std::numeric_limits<double>::quiet_NaN());  // reserved: must not be applied
+    if (name == "deqScale1") return t.set(0, fia_deq_scale1(args()));
+    if (name == "quantScale1") return t.set(0, fia_quant_scale1(args()));
+    if (name == "deqScale2") return t.set(0, fia_deq_scale2(args()));
     if (p_.quant.on && p_.quant.combined && (name == "antiquantScale" || name == "antiquantOffset")) {
       // The key's scales, then the value's.
       const Tensor key = take_quantized(0, name), value = take_quantized(1, name);
@@ -209,11 +229,14 @@ class FiaCase final : public OpCase {
                     const std::array<std::vector<double>, 2>& prefix, const Antiquant& antiquant,
                     const FiaOriginals* originals) const {
     const FiaSide s = fia_side(p_, side);
-    const Tensor& data = in.at(s.data);
+    const Tensor& data = in.at(p_.tensorlist ? s.data + "." + std::to_string(b) : s.data);
     const Tensor* rope = side == 0 && p_.rope ? &in.at("keyRope") : nullptr;
     const Strides ps = p_.prefix_strides(s.dim);
     const std::vector<double>& scale = antiquant.scale[static_cast<size_t>(side)];
     const std::vector<double>& offset = antiquant.offset[static_cast<size_t>(side)];
+    // Full int8: K rows are the codes (deqScale1 joins the score scale), V rows the codes
+    // times deqScale2, in double.
+    const double factor = p_.full.on && side == 1 ? in.at("deqScale2").get(0) : 1.0;
     return [=, this, &data, &table, &prefix, &scale, &offset](int64_t t, double* dst, int64_t step) {
       const int64_t Lp = p_.prefix_len, dim = s.dim;
       for (int64_t d = 0; rope && d < p_.rope; ++d)
@@ -229,15 +252,20 @@ class FiaCase final : public OpCase {
       }
       thread_local std::vector<double> row;
       row.resize(static_cast<size_t>(dim));
-      data.get_range(static_cast<size_t>(e), static_cast<size_t>(dim), row.data());
+      if (p_.nz) {  // the row's 16-channel pieces lie blockSize * 16 elements apart
+        for (int64_t d = 0; d < dim; d += 16)
+          data.get_range(static_cast<size_t>(fia_kv_index(p_, table, b, tt, hk, d, dim)), 16, row.data() + d);
+      } else {
+        data.get_range(static_cast<size_t>(e), static_cast<size_t>(dim), row.data());
+      }
       if (scale.empty()) {
-        for (int64_t d = 0; d < dim; ++d) dst[d * step] = row[static_cast<size_t>(d)];
+        for (int64_t d = 0; d < dim; ++d) dst[d * step] = row[static_cast<size_t>(d)] * factor;
         return;
       }
       const int64_t blk = p_.paged() ? table[b * p_.max_blocks + tt / p_.block_size] : 0, r = p_.paged() ? tt % p_.block_size : 0;
       const int64_t g0 = s.base + p_.antiquant_index(s.mode, dim, b, p_.kv_start[b] + tt, hk, 0, blk, r);
       for (int64_t d = 0; d < dim; ++d) {
-        const auto g = static_cast<size_t>(g0 + d * s.step);
+        const auto g = static_cast<size_t>(s.group(g0, d));
         dst[d * step] = dequant_offset(row[static_cast<size_t>(d)], offset.empty() ? 0.0 : offset[g], scale[g], DType::f32);
       }
     };
@@ -278,6 +306,14 @@ class FiaCase final : public OpCase {
                             .out = &out[p_.out_vector(b, i, h) * p_.Dv]});
           }
         AttentionBlock a{.dk = DK, .dv = p_.Dv, .scale = p_.scale, .empty = EmptyRow::zeros};
+        std::vector<double> row_max;
+        if (p_.full.on) {  // s = scaleValue * deqScale1 * (q . k); P as int8 codes (spec "Full int8")
+          const double qs1 = in.at("quantScale1").get(0);
+          a.scale = p_.scale * in.at("deqScale1").get(0);
+          a.quantize_p = [qs1](double p) { return fia_p_code(p, qs1); };
+          row_max.resize(rows.size());
+          a.row_max = row_max.data();
+        }
         if ((mask && p_.mask_applies()) || pse)
           a.bias = [&](int64_t r, int64_t begin, int64_t end, double* s) {
             const int64_t i = r / G, h = hk * G + r % G;
@@ -287,8 +323,10 @@ class FiaCase final : public OpCase {
             }
           };
         std::vector<double> row_lse(rows.size());
-        attend(a, rows, kv_rows(in, table, 0, b, hk, prefix, scales, originals ? &(*originals)[0] : nullptr),
-               kv_rows(in, table, 1, b, hk, prefix, scales, originals ? &(*originals)[1] : nullptr), row_lse.data());
+        const RowSource values = kv_rows(in, table, 1, b, hk, prefix, scales, originals ? &(*originals)[1] : nullptr);
+        attend(a, rows, kv_rows(in, table, 0, b, hk, prefix, scales, originals ? &(*originals)[0] : nullptr), values,
+               row_lse.data());
+        if (p_.full.on) full_quant_bound(in, rows, values, S2b, row_max, row_lse);
         for (size_t r = 0; r < rows.size(); ++r) {
           const int64_t i = static_cast<int64_t>(r) / G, h = hk * G + static_cast<int64_t>(r) % G;
           if (std::isinf(row_lse[r]) && rows[r].begin < rows[r].end && p_.inner_precise < 2)
@@ -300,6 +338,28 @@ class FiaCase final : public OpCase {
       }
     }
     return {std::move(out), std::move(lse)};
+  }
+
+  // The INT8 -> FLOAT16 tolerance (fia_full_quant_row_bound): the largest over the rows and
+  // channels c of K * sum over the row's keys of |v_c| / l, into full_atol_ (per channel
+  // sums from prefix sums over the keys).
+  void full_quant_bound(const TensorSet& in, const std::vector<QueryRow>& rows, const RowSource& values, int64_t keys,
+                        const std::vector<double>& row_max, const std::vector<double>& row_lse) const {
+    const auto dv = static_cast<size_t>(p_.Dv);
+    std::vector<double> prefix((static_cast<size_t>(keys) + 1) * dv, 0.0);  // [j][c]: sum of |v_c| over keys < j
+    for (int64_t j = 0; j < keys; ++j) {
+      const double* before = &prefix[static_cast<size_t>(j) * dv];
+      double* next = &prefix[(static_cast<size_t>(j) + 1) * dv];
+      values(j, next, 1);
+      for (size_t c = 0; c < dv; ++c) next[c] = before[c] + std::fabs(next[c]);
+    }
+    const double qs1 = in.at("quantScale1").get(0);
+    for (size_t r = 0; r < rows.size(); ++r) {
+      double sum = 0;
+      for (size_t c = 0; c < dv; ++c)
+        sum = std::max(sum, prefix[static_cast<size_t>(rows[r].end) * dv + c] - prefix[static_cast<size_t>(rows[r].begin) * dv + c]);
+      full_atol_ = std::max(full_atol_, fia_full_quant_row_bound(qs1, row_max[r], row_lse[r], sum));
+    }
   }
 
   std::vector<Expected> reference(const TensorSet& in) const override {
@@ -320,9 +380,12 @@ class FiaCase final : public OpCase {
       const auto plain = attention(in, table, prefix, &originals);
       figures_ = {{"quant_err", quant_error_text(out.exact, plain.first)}};
     }
+    for (double x : out.exact) full_out_max_ = std::max(full_out_max_, std::fabs(x));
+    if (p_.post.on)
+      for (double x : in.at("quantScale2").values()) full_qs2_max_ = std::max(full_qs2_max_, std::fabs(x));
     if (p_.post.on) post_quantize(in, row_lse, out);
     else
-      for (double x : out.exact) out.value.push_back(round_to(p_.q, x));
+      for (double x : out.exact) out.value.push_back(round_to(p_.out_dtype(), x));
     lse.exact = p_.lse ? row_lse : std::vector<double>{0.0};
     for (double x : lse.exact) lse.value.push_back(round_f32(x));
     accept_ifa_empty_lse(lse);
@@ -396,7 +459,17 @@ class FiaCase final : public OpCase {
   }
 
   Tolerance default_tolerance(const std::string& output) const override {
-    if (output == "softmaxLse") return p_.lse ? Tolerance{.atol = 1e-4, .rtol = 1e-5} : Tolerance{};
+    if (output == "softmaxLse") {
+      if (!p_.lse) return {};
+      // Full int8: the device's scores are fp16 (2^-10 of lse) and its sums of fp16 exps.
+      return p_.full.on ? Tolerance{.atol = 1e-3, .rtol = 1.0 / 512} : Tolerance{.atol = 1e-4, .rtol = 1e-5};
+    }
+    if (p_.full.on) {
+      const Tolerance x{.atol = full_atol_, .rtol = 1.0 / 256};  // fp16 intermediates of P.V and the division
+      if (!p_.post.on) return x;
+      // The INT8 output: x's tolerance times the largest |quantScale2|, in whole codes.
+      return {.atol = std::floor(full_qs2_max_ * (x.atol + x.rtol * full_out_max_)) + 1};
+    }
     if (p_.post.on) return {};  // int8 codes: exact, or the boundary alternate
     return attention_tolerance();
   }
@@ -407,129 +480,16 @@ class FiaCase final : public OpCase {
     return {.atol = 2e-5, .rtol = 1e-4};
   }
 
-  AttentionHeads heads() const { return {.key_dim = p_.D + p_.rope, .value_dim = p_.Dv}; }
+  void check_device(const DeviceInfo& dev) const override { check_attention_device(dev, fia_heads(p_)); }
 
-  void check_device(const DeviceInfo& dev) const override { check_attention_device(dev, heads()); }
-
-  // Whether the kernel may read K/V as plain rows of whole uvec4s (specialization constant
-  // PLAIN_KV of shaders/fia_attention.comp): no antiquant, rope or shared prefix, 16- or
-  // 32-bit elements, and every lane's slice of D / 8 (Dv / 8) elements starting on a
-  // 16-byte boundary, so each stride and those slices are multiples of 16 bytes' elements.
-  uint32_t plain_kv(const Strides& ks, const Strides& vs) const {
-    const int64_t bits = dtype_bits(p_.q), per_uvec4 = 128 / bits;
-    if (p_.quant.on || p_.rope || p_.has_prefix() || bits < 16) return 0;
-    for (int64_t x : {p_.D / 8, p_.Dv / 8, ks.batch, ks.token, ks.head, vs.batch, vs.token, vs.head})
-      if (x % per_uvec4 != 0) return 0;
-    return 1;  // paged caches: rows start at multiples of D and Dv, covered by D / 8 and Dv / 8
-  }
-
-  // How the kernel reads K and V (specialization constant 2 of shaders/fia_attention.comp):
-  // 1 plain rows (plain_kv), 2/3 int8/int4 antiquant codes by whole words when every slice
-  // (D / 8 elements for the cpu kernel, 8 for the gpu kernel: both multiples of 8) starts on
-  // a word, i.e. each stride holds whole words, with 16-bit per-channel scales at an even
-  // element (two a word); else 0, element by element.
-  uint32_t kv_path(const Strides& ks, const Strides& vs) const {
-    if (plain_kv(ks, vs)) return 1;
-    if (!p_.quant.on || p_.rope || p_.has_prefix()) return 0;
-    const int64_t bits = dtype_bits(p_.quant.codes);
-    for (int64_t x : {p_.D, p_.Dv, ks.batch, ks.token, ks.head, vs.batch, vs.token, vs.head})
-      if (x * bits % 32 != 0) return 0;
-    for (int side : {0, 1}) {
-      const FiaSide f = fia_side(p_, side);
-      if (f.step && (dtype_bits(p_.antiquant_dtype(f.mode)) != 16 || f.base % 2 != 0)) return 0;
-    }
-    return p_.quant.codes == DType::i8 ? 2 : 3;
-  }
-
-  double run_vulkan(Runtime& rt, TensorSet& io) const override {
-    std::vector<int32_t> batches;  // per batch: b, S1b, S2b, first query token, first key token, band lo, hi
-    for (int64_t b = 0; b < p_.B; ++b)
-      for (int64_t x : {b, p_.s1b[b], p_.keys(b), p_.q_start[b], p_.kv_start[b], p_.band[b].lo, p_.band[b].hi})
-        batches.push_back(static_cast<int32_t>(x));
-    AttentionShape shape{.num_heads = p_.N, .num_kv_heads = p_.Nkv};
-    for (int64_t b = 0; b < p_.B; ++b) shape.kv_len.push_back(p_.keys(b));
-    for (int64_t b = 0; b < p_.B; ++b) shape.q_rows.push_back(p_.tnd ? p_.s1b[b] : p_.S1);  // padding rows leave as zeros
-    shape.out_vector = [&](int64_t b, int64_t i, int64_t h) { return p_.out_vector(b, i, h); };
-    if (p_.lse) shape.lse_index = [&](int64_t b, int64_t i, int64_t h) { return p_.lse_index(b, i, h); };
-    Batch batch(rt);
-    DeviceTensors t(batch, io, args().signature());
-    Buffer* batch_table = batch.buffer_with(batches);
-    KernelBuffers buffers = t.bindings();
-    buffers["batches"] = batch_table;
-    if (p_.quant.combined) {  // both sides read the one combined tensor, the value's half at its base
-      buffers["keyAntiquantScale"] = buffers["valueAntiquantScale"] = t.at("antiquantScale");
-      if (p_.quant.offset) buffers["keyAntiquantOffset"] = buffers["valueAntiquantOffset"] = t.at("antiquantOffset");
-    }
-    const Strides qs = p_.query_strides(), ks = p_.paged() ? Strides{} : p_.kv_strides(p_.D),
-                  vs = p_.paged() ? Strides{} : p_.kv_strides(p_.Dv);
-    const Strides pses = p_.pse_strides();
-    const Strides qrs = p_.query_strides(p_.rope), krs = p_.paged() ? Strides{} : p_.kv_strides(p_.rope);
-    const KernelParams params{{"num_heads", p_.N},
-                              {"num_kv_heads", p_.Nkv},
-                              {"dtype", static_cast<uint32_t>(p_.q)},
-                              {"scale", p_.scale},
-                              {"q_sb", qs.batch}, {"q_st", qs.token}, {"q_sh", qs.head},
-                              {"k_sb", ks.batch}, {"k_st", ks.token}, {"k_sh", ks.head},
-                              {"v_sb", vs.batch}, {"v_st", vs.token}, {"v_sh", vs.head},
-                              {"paged", p_.paged()},
-                              {"block_size", p_.block_size},
-                              {"max_blocks", p_.max_blocks},
-                              {"bnnbsd", p_.bnnbsd},
-                              {"has_mask", p_.mask_applies()},
-                              {"ifa", p_.ifa()},
-                              {"mask_sb", p_.has_mask() ? p_.mask_batch_stride() : 0},
-                              {"mask_row", p_.has_mask() ? p_.mask_row_stride() : 0},
-                              {"has_pse", p_.pse != "none"},
-                              {"pse_sb", pses.batch},
-                              {"pse_sh", pses.head},
-                              {"pse_row", pses.token},
-                              {"kv_quant", p_.quant.on},
-                              {"kv_dtype", static_cast<uint32_t>(p_.quant.on ? p_.quant.codes : p_.q)},
-                              {"k_mode", p_.quant.key_mode},
-                              {"v_mode", p_.quant.value_mode},
-                              {"per_tensor", p_.quant.per_tensor},
-                              {"has_offset", p_.quant.on && p_.quant.offset},
-                              {"ks_dtype", static_cast<uint32_t>(p_.antiquant_dtype(p_.quant.key_mode))},
-                              {"vs_dtype", static_cast<uint32_t>(p_.antiquant_dtype(p_.quant.value_mode))},
-                              {"kv_tokens", p_.kv_tokens()},
-                              {"ks_base", fia_side(p_, 0).base},
-                              {"vs_base", fia_side(p_, 1).base},
-                              {"q_rows", p_.tnd ? 0 : p_.S1},
-                              {"prefix_len", p_.prefix_len},
-                              {"p_st", p_.has_prefix() ? p_.prefix_strides(p_.D).token : 0},
-                              {"p_sh", p_.has_prefix() ? p_.prefix_strides(p_.D).head : 0},
-                              {"pv_st", p_.has_prefix() ? p_.prefix_strides(p_.Dv).token : 0},
-                              {"pv_sh", p_.has_prefix() ? p_.prefix_strides(p_.Dv).head : 0},
-                              {"qr_sb", qrs.batch}, {"qr_st", qrs.token}, {"qr_sh", qrs.head},
-                              {"kr_sb", krs.batch}, {"kr_st", krs.token}, {"kr_sh", krs.head}};
-    run_attention(
-        batch, plan_attention(shape),
-        {.kernel = Kernel("fia_attention", {static_cast<uint32_t>(p_.D + p_.rope), static_cast<uint32_t>(p_.Dv), kv_path(ks, vs),
-                                           static_cast<uint32_t>(p_.D), static_cast<uint32_t>(fia_side(p_, 0).step),
-                                           static_cast<uint32_t>(fia_side(p_, 1).step),
-                                           static_cast<uint32_t>(p_.quant.on && p_.quant.offset)}),
-         .buffers = buffers,
-         .params = params,
-         .out = t.at("attentionOut"),
-         .lse = p_.lse ? t.at("softmaxLse") : nullptr,
-         .post_quant = {.scale = p_.post.on ? t.at("quantScale2") : nullptr,
-                        .offset = p_.post.on && p_.post.offset ? t.at("quantOffset2") : nullptr,
-                        .per_channel = p_.post.per_channel,
-                        .dtype = p_.post.dtype},
-         .out_dtype = p_.out_dtype(),
-         .head_dim = p_.Dv,
-         .empty = EmptyRow::zeros,
-         .heads = heads()});
-    t.download(io);
-    const double ms = batch.submit();
-    // Without softmaxLseFlag the operator returns a [1] zero tensor: nothing to compute.
-    if (!p_.lse) io.at("softmaxLse").set(0, 0.0);
-    return ms;
-  }
+  double run_vulkan(Runtime& rt, TensorSet& io) const override { return fia_run_vulkan(p_, args(), rt, io); }
 
  private:
   FiaParams p_;
   mutable CaseFigures figures_;  // the accuracy attribution, set by reference()
+  mutable double full_atol_ = 0;   // full int8's attentionOut atol (full_quant_bound), set by reference()
+  mutable double full_out_max_ = 0;  // full int8: max |x| before the INT8 output's quantization
+  mutable double full_qs2_max_ = 0;  // full int8: max |quantScale2|
   mutable std::mutex quantized_lock_;
   mutable std::array<std::optional<TensorSet>, 2> quantized_;  // see quantize_into
 };

@@ -1,0 +1,178 @@
+// aclnn.FusedInferAttentionScoreV3 on the shared attention kernel: how the kernel reads K
+// and V (its specialization constants), the parameters of shaders/fia_attention.comp, and
+// the launch. Semantics: specs/fused_infer_attention_score.md ("Vulkan").
+#include "ops/fused_infer_attention/fia_vulkan.hpp"
+
+#include "ops/attention/attention_kernel.hpp"
+#include "ops/fused_infer_attention/fia_inputs.hpp"
+#include "ops/vulkan_io.hpp"
+#include "vk/runtime.hpp"
+
+namespace kvbench {
+namespace {
+
+// Whether the kernel may read K/V as plain rows of whole uvec4s (specialization constant
+// PLAIN_KV of shaders/fia_attention.comp): no antiquant, rope or shared prefix, 16- or
+// 32-bit elements, and every lane's slice of D / 8 (Dv / 8) elements starting on a
+// 16-byte boundary, so each stride and those slices are multiples of 16 bytes' elements.
+uint32_t plain_kv(const FiaParams& p, const Strides& ks, const Strides& vs) {
+  const int64_t bits = dtype_bits(p.q), per_uvec4 = 128 / bits;
+  if (p.quant.on || p.rope || p.has_prefix() || p.nz || bits < 16) return 0;
+  for (int64_t x : {p.D / 8, p.Dv / 8, ks.batch, ks.token, ks.head, vs.batch, vs.token, vs.head})
+    if (x % per_uvec4 != 0) return 0;
+  return 1;  // paged caches: rows start at multiples of D and Dv, covered by D / 8 and Dv / 8
+}
+
+// How the kernel turns K/V codes into values: KV antiquant's modes and scale tensors, or
+// full int8 as a per-tensor one whose scales are deqScale1 (K) and deqScale2 (V), so that
+// the kernel's K is deqScale1 * k and its V deqScale2 * v.
+struct KvCodes {
+  bool on = false;
+  DType codes = DType::i8;
+  int k_mode = 0, v_mode = 0;
+  bool per_tensor = false, offset = false;
+  DType ks_dtype = DType::f32, vs_dtype = DType::f32;
+  int64_t ks_base = 0, vs_base = 0, k_step = 0, v_step = 0;  // see FiaSide
+};
+KvCodes kv_codes(const FiaParams& p) {
+  if (p.full.on) return {.on = true, .per_tensor = true};
+  const FiaSide k = fia_side(p, 0), v = fia_side(p, 1);
+  return {.on = p.quant.on, .codes = p.quant.codes, .k_mode = k.mode, .v_mode = v.mode, .per_tensor = p.quant.per_tensor,
+          .offset = p.quant.on && p.quant.offset, .ks_dtype = p.antiquant_dtype(k.mode), .vs_dtype = p.antiquant_dtype(v.mode),
+          .ks_base = k.base, .vs_base = v.base, .k_step = k.mode == 6 ? 0 : k.step, .v_step = v.mode == 6 ? 0 : v.step};
+}
+
+// How the kernel reads K and V (specialization constant 2 of shaders/fia_attention.comp):
+// 1 plain rows (plain_kv), 2/3 int8/int4 antiquant codes by whole words when every slice
+// (D / 8 elements for the cpu kernel, 8 for the gpu kernel: both multiples of 8) starts on
+// a word, i.e. each stride holds whole words, with 16-bit per-channel scales at an even
+// element (two a word); else 0, element by element.
+uint32_t kv_path(const FiaParams& p, const Strides& ks, const Strides& vs) {
+  if (plain_kv(p, ks, vs)) return 1;
+  const KvCodes c = kv_codes(p);
+  if (!c.on || p.rope || p.has_prefix() || p.nz || p.quant.fp4()) return 0;  // FP4: the general path
+  const int64_t bits = dtype_bits(c.codes);
+  for (int64_t x : {p.D, p.Dv, ks.batch, ks.token, ks.head, vs.batch, vs.token, vs.head})
+    if (x * bits % 32 != 0) return 0;
+  if (c.k_step && (dtype_bits(c.ks_dtype) != 16 || c.ks_base % 2 != 0)) return 0;
+  if (c.v_step && (dtype_bits(c.vs_dtype) != 16 || c.vs_base % 2 != 0)) return 0;
+  return c.codes == DType::i8 ? 2 : 3;
+}
+
+
+}  // namespace
+
+double fia_run_vulkan(const FiaParams& p, const Args& args, Runtime& rt, TensorSet& io) {
+  // Per batch: b, S1b, S2b, first query token, first key token, band lo, hi, and with a
+  // tensorlist the tokens of the elements before key.b (where it starts in the buffer of
+  // all of them).
+  std::vector<int32_t> batches;
+  int64_t list_tokens = 0;
+  for (int64_t b = 0; b < p.B; ++b) {
+    for (int64_t x : {b, p.s1b[b], p.keys(b), p.q_start[b], p.kv_start[b], p.band[b].lo, p.band[b].hi, list_tokens})
+      batches.push_back(static_cast<int32_t>(x));
+    list_tokens += p.tensorlist ? p.s2b[b] : 0;
+  }
+  AttentionShape shape{.num_heads = p.N, .num_kv_heads = p.Nkv};
+  for (int64_t b = 0; b < p.B; ++b) shape.kv_len.push_back(p.keys(b));
+  for (int64_t b = 0; b < p.B; ++b) shape.q_rows.push_back(p.tnd ? p.s1b[b] : p.S1);  // padding rows leave as zeros
+  shape.out_vector = [&](int64_t b, int64_t i, int64_t h) { return p.out_vector(b, i, h); };
+  if (p.lse) shape.lse_index = [&](int64_t b, int64_t i, int64_t h) { return p.lse_index(b, i, h); };
+  Batch batch(rt);
+  DeviceTensors t(batch, io, args.signature());
+  Buffer* batch_table = batch.buffer_with(batches);
+  KernelBuffers buffers = t.bindings();
+  buffers["batches"] = batch_table;
+  if (p.tensorlist)  // key.0, key.1, ... one after the other in one buffer (likewise value)
+    for (const std::string side : {"key", "value"}) {
+      std::vector<uint8_t> all;
+      for (int64_t b = 0; b < p.B; ++b) {
+        const auto& bytes = io.at(side + "." + std::to_string(b)).bytes();
+        all.insert(all.end(), bytes.begin(), bytes.end());
+      }
+      buffers[side] = batch.buffer_with(all);
+    }
+  if (p.full.on) {  // K and V "antiquantized" per tensor by deqScale1 and deqScale2
+    buffers["keyAntiquantScale"] = t.at("deqScale1");
+    buffers["valueAntiquantScale"] = t.at("deqScale2");
+  }
+  const KvCodes codes = kv_codes(p);
+  if (p.quant.combined) {  // both sides read the one combined tensor, the value's half at its base
+    buffers["keyAntiquantScale"] = buffers["valueAntiquantScale"] = t.at("antiquantScale");
+    if (p.quant.offset) buffers["keyAntiquantOffset"] = buffers["valueAntiquantOffset"] = t.at("antiquantOffset");
+  }
+  // K/V strides (a tensorlist's: the kernel takes S2b from the batch for BNSD's head
+  // stride; these, with S 1, serve kv_path's alignment test only).
+  const auto kv_strides = [&](int64_t dim) {
+    return p.paged() ? Strides{} : p.tensorlist ? p.list_strides(0, dim) : p.kv_strides(dim);
+  };
+  const Strides qs = p.query_strides(), ks = kv_strides(p.D), vs = kv_strides(p.Dv);
+  const Strides pses = p.pse_strides();
+  const Strides qrs = p.query_strides(p.rope), krs = p.paged() ? Strides{} : p.kv_strides(p.rope);
+  const KernelParams params{{"num_heads", p.N},
+                            {"num_kv_heads", p.Nkv},
+                            {"dtype", static_cast<uint32_t>(p.q)},
+                            {"scale", p.scale},
+                            {"q_sb", qs.batch}, {"q_st", qs.token}, {"q_sh", qs.head},
+                            {"k_sb", ks.batch}, {"k_st", ks.token}, {"k_sh", ks.head},
+                            {"v_sb", vs.batch}, {"v_st", vs.token}, {"v_sh", vs.head},
+                            {"paged", p.paged()},
+                            {"block_size", p.block_size},
+                            {"max_blocks", p.max_blocks},
+                            {"bnnbsd", p.bnnbsd},
+                            {"kv_list", p.tensorlist ? (p.in == FiaOrder::BNSD ? 2 : 1) : 0},
+                            {"nz", p.nz},
+                            {"has_mask", p.mask_applies()},
+                            {"ifa", p.ifa()},
+                            {"mask_sb", p.has_mask() ? p.mask_batch_stride() : 0},
+                            {"mask_row", p.has_mask() ? p.mask_row_stride() : 0},
+                            {"has_pse", p.pse != "none"},
+                            {"pse_sb", pses.batch},
+                            {"pse_sh", pses.head},
+                            {"pse_row", pses.token},
+                            {"kv_quant", codes.on},
+                            {"kv_dtype", static_cast<uint32_t>(codes.on ? codes.codes : p.q)},
+                            {"k_mode", codes.k_mode},
+                            {"v_mode", codes.v_mode},
+                            {"per_tensor", codes.per_tensor},
+                            {"has_offset", codes.offset},
+                            {"ks_dtype", static_cast<uint32_t>(codes.ks_dtype)},
+                            {"vs_dtype", static_cast<uint32_t>(codes.vs_dtype)},
+                            {"kv_tokens", p.kv_tokens()},
+                            {"ks_base", codes.ks_base},
+                            {"vs_base", codes.vs_base},
+                            {"pse_dtype", static_cast<uint32_t>(p.pse_dtype())},
+                            {"quant_scale1", p.full.on ? io.at("quantScale1").get(0) : 0.0},
+                            {"q_rows", p.tnd ? 0 : p.S1},
+                            {"prefix_len", p.prefix_len},
+                            {"p_st", p.has_prefix() ? p.prefix_strides(p.D).token : 0},
+                            {"p_sh", p.has_prefix() ? p.prefix_strides(p.D).head : 0},
+                            {"pv_st", p.has_prefix() ? p.prefix_strides(p.Dv).token : 0},
+                            {"pv_sh", p.has_prefix() ? p.prefix_strides(p.Dv).head : 0},
+                            {"qr_sb", qrs.batch}, {"qr_st", qrs.token}, {"qr_sh", qrs.head},
+                            {"kr_sb", krs.batch}, {"kr_st", krs.token}, {"kr_sh", krs.head}};
+  run_attention(
+      batch, plan_attention(shape),
+      {.kernel = Kernel("fia_attention", {static_cast<uint32_t>(p.D + p.rope), static_cast<uint32_t>(p.Dv), kv_path(p, ks, vs),
+                                         static_cast<uint32_t>(p.D), static_cast<uint32_t>(codes.k_step),
+                                         static_cast<uint32_t>(codes.v_step), static_cast<uint32_t>(codes.offset)}),
+       .buffers = buffers,
+       .params = params,
+       .out = t.at("attentionOut"),
+       .lse = p.lse ? t.at("softmaxLse") : nullptr,
+       .post_quant = {.scale = p.post.on ? t.at("quantScale2") : nullptr,
+                      .offset = p.post.on && p.post.offset ? t.at("quantOffset2") : nullptr,
+                      .per_channel = p.post.per_channel,
+                      .dtype = p.post.dtype},
+       .out_dtype = p.out_dtype(),
+       .head_dim = p.Dv,
+       .empty = EmptyRow::zeros,
+       .heads = fia_heads(p)});
+  t.download(io);
+  const double ms = batch.submit();
+  // Without softmaxLseFlag the operator returns a [1] zero tensor: nothing to compute.
+  if (!p.lse) io.at("softmaxLse").set(0, 0.0);
+  return ms;
+}
+
+}  // namespace kvbench
