@@ -37,11 +37,8 @@ class ScriptedCopy final : public OpCase {
     for (size_t i = 0; i < 4; ++i) x.set(i, 1.5 * static_cast<double>(i));
   }
   std::vector<Expected> reference(const TensorSet& in) const override {
-    Expected e{.tensor = "y"};
-    for (size_t i = 0; i < 4; ++i) e.value.push_back(in.at("x").get(i));
-    e.exact = e.value;
-    e.alternate.assign(4, Expected::none);
-    return {e};
+    const std::vector<double> x = in.at("x").values();
+    return expected_list(Expected::output(in.at("y"), x, x));
   }
   double run_vulkan(Runtime&, TensorSet& io) const override {
     if (writes_) io.at("y").bytes() = io.at("x").bytes();

@@ -16,21 +16,19 @@ namespace {
 const double kNaN = std::numeric_limits<double>::quiet_NaN();
 const double kInf = std::numeric_limits<double>::infinity();
 
-Expected golden(std::vector<double> v, double atol = 0, double rtol = 0) {
-  Expected e;
-  e.tensor = "out";
-  e.value = v;
-  e.exact = v;
-  e.alternate.assign(v.size(), Expected::none);
-  e.tolerance.atol = atol;
-  e.tolerance.rtol = rtol;
-  return e;
-}
-
 Tensor filled(DType t, const std::vector<double>& v, Role role = Role::output) {
   Tensor x("out", t, {static_cast<int64_t>(v.size())}, role);
   for (size_t i = 0; i < v.size(); ++i) x.set(i, v[i]);
   return x;
+}
+
+// A plain f32 golden of the values v (their own exact values), and alternates where given.
+Expected golden(std::vector<double> v, double atol = 0, double rtol = 0, const std::vector<double>& alternates = {}) {
+  Expected e = Expected::output(filled(DType::f32, v), v, v);
+  for (size_t i = 0; i < alternates.size(); ++i) e.set_alternate(i, alternates[i]);
+  e.tolerance.atol = atol;
+  e.tolerance.rtol = rtol;
+  return e;
 }
 
 }  // namespace
@@ -54,7 +52,7 @@ TEST_CASE("compare: an unwritten float element is still poisoned and fails") {
   Tensor t("out", DType::f16, {4}, Role::output);
   poison_output(e, t);
   for (size_t i = 0; i < 4; ++i)
-    if (i != 1) t.set(i, e.value[i]);
+    if (i != 1) t.set(i, e.value().get(i));
   const Metrics m = compare_output(e, t, t);
   CHECK_FALSE(m.passed());
   CHECK(m.violations == 1);
@@ -75,8 +73,9 @@ TEST_CASE("compare: a NaN golden is poisoned with a finite value, so it fails un
 
 TEST_CASE("compare: an unwritten i8 element is poisoned away from golden and golden+-1") {
   const std::vector<double> g = {5, -1, 0, 127, -128, 64};
-  Expected e = golden(g);
-  for (size_t i = 0; i < g.size(); ++i) e.alternate[i] = (g[i] < 127) ? g[i] + 1 : g[i] - 1;
+  std::vector<double> alternates;
+  for (double x : g) alternates.push_back(x < 127 ? x + 1 : x - 1);
+  const Expected e = golden(g, 0, 0, alternates);
   Tensor t("out", DType::i8, {6}, Role::output);
   poison_output(e, t);
   for (size_t i = 0; i < g.size(); ++i) {
@@ -92,8 +91,9 @@ TEST_CASE("compare: an unwritten i8 element is poisoned away from golden and gol
 
 TEST_CASE("compare: an unwritten s4 element is poisoned away from golden and golden+-1") {
   const std::vector<double> g = {-8, 7, -1, 0, 3};
-  Expected e = golden(g);
-  for (size_t i = 0; i < g.size(); ++i) e.alternate[i] = (g[i] < 7) ? g[i] + 1 : g[i] - 1;
+  std::vector<double> alternates;
+  for (double x : g) alternates.push_back(x < 7 ? x + 1 : x - 1);
+  const Expected e = golden(g, 0, 0, alternates);
   Tensor t("out", DType::s4, {5}, Role::output);
   poison_output(e, t);
   for (size_t i = 0; i < g.size(); ++i) {
@@ -109,9 +109,12 @@ TEST_CASE("compare: an unwritten s4 element is poisoned away from golden and gol
 
 TEST_CASE("compare: in-place tensors compare untouched elements bit-exactly") {
   // Elements 1 and 2 are written by the operator; 0 and 3 must keep their bits.
-  Expected e = golden({0.0, 10.0, 20.0, 3.0}, 1.0);
-  e.touched = {0, 1, 1, 0};
   const Tensor before = filled(DType::f32, {0.0, 1.0, 2.0, 3.0}, Role::inplace);
+  Expected e = Expected::unchanged(before);
+  e.write(2, 20.0, 20.0);  // in any order
+  e.write(1, 10.0, 10.0);
+  e.finish();
+  e.tolerance.atol = 1.0;
   Tensor after = filled(DType::f32, {0.0, 10.0, 20.0, 3.0}, Role::inplace);
   CHECK(compare_output(e, after, before).passed());
 
@@ -164,8 +167,7 @@ TEST_CASE("compare: |a - g| == atol + rtol*|g| passes, one f32 step more fails")
 }
 
 TEST_CASE("compare: the rounding-boundary alternate is accepted and counted") {
-  Expected e = golden({10, 20, 30});
-  e.alternate = {Expected::none, 21, Expected::none};
+  const Expected e = golden({10, 20, 30}, 0, 0, {Expected::none, 21, Expected::none});
   const Metrics m = compare_output(e, filled(DType::i8, {10, 21, 30}), filled(DType::i8, {0, 0, 0}));
   CHECK(m.passed());
   CHECK(m.boundary == 1);

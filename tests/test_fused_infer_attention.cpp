@@ -133,12 +133,12 @@ TEST_CASE("FIA, hand-derived: scale, then pse, then the causal mask; softmaxLse"
   // (0.5, 0.5): out = (v0 + v1) / 2, lse = 0.5 + log 2. (pse before the scale would give
   // (0.5, 0) instead.)
   for (int d = 0; d < 8; ++d) {
-    CHECK(e[0].value[d] == d);
-    CHECK(e[0].value[8 + d] == doctest::Approx((d + 10.0) / 2).epsilon(1e-7));
+    CHECK(e[0].value().get(d) == d);
+    CHECK(e[0].value().get(8 + d) == doctest::Approx((d + 10.0) / 2).epsilon(1e-7));
   }
   CHECK(e[1].tensor == "softmaxLse");
-  CHECK(e[1].value[0] == 0.5);
-  CHECK(e[1].value[1] == doctest::Approx(0.5 + std::log(2.0)).epsilon(1e-7));
+  CHECK(e[1].value().get(0) == 0.5);
+  CHECK(e[1].value().get(1) == doctest::Approx(0.5 + std::log(2.0)).epsilon(1e-7));
 }
 
 TEST_CASE("FIA: rows past actualSeqLengths, rows outside the band, fully masked rows: 0 and lse +inf") {
@@ -151,15 +151,15 @@ TEST_CASE("FIA: rows past actualSeqLengths, rows outside the band, fully masked 
   const auto e = op->reference(op->make_tensors());
   auto row_zero = [&](int i) {
     for (int d = 0; d < 8; ++d)
-      if (e[0].value[i * 8 + d] != 0.0) return false;
-    return e[1].value[i] == kInf;
+      if (e[0].value().get(i * 8 + d) != 0.0) return false;
+    return e[1].value().get(i) == kInf;
   };
   CHECK(row_zero(0));   // nextTokens -1: row 0 has no key in the band
   CHECK(!row_zero(1));
   CHECK(!row_zero(3));
   CHECK(row_zero(4));   // masked_rows: the last row of the batch is all masked (innerPrecise 2)
   CHECK(row_zero(5));   // past actualSeqLengths
-  for (int d = 0; d < 8; ++d) CHECK(!std::signbit(e[0].value[40 + d]));  // +0.0
+  for (int d = 0; d < 8; ++d) CHECK(!std::signbit(e[0].value().get(40 + d)));  // +0.0
 }
 
 TEST_CASE("FIA decode: a batch without keys has lse +inf, and the IFA kernel's -3.4e38 is accepted") {
@@ -173,16 +173,16 @@ TEST_CASE("FIA decode: a batch without keys has lse +inf, and the IFA kernel's -
   const Expected& lse = e[1];
   REQUIRE(lse.tensor == "softmaxLse");
   // [B, N, S1, 1]: batch 0's two heads have no key, batch 1's have eight.
-  CHECK(lse.value[0] == kInf);
-  CHECK(lse.value[1] == kInf);
-  CHECK(std::isfinite(lse.value[2]));
+  CHECK(lse.value().get(0) == kInf);
+  CHECK(lse.value().get(1) == kInf);
+  CHECK(std::isfinite(lse.value().get(2)));
   REQUIRE(lse.has_alternate(0));
-  CHECK(lse.alternate[1] == static_cast<double>(-3.4e38f));
+  CHECK(lse.alternate_at(1) == static_cast<double>(-3.4e38f));
   CHECK(!lse.has_alternate(2));
   // A device that writes the IFA sentinel passes (counted at the boundary); one that writes
   // any other finite value there fails.
   Tensor actual("softmaxLse", DType::f32, in.at("softmaxLse").shape(), Role::output);
-  for (size_t i = 0; i < 4; ++i) actual.set(i, lse.value[i]);
+  for (size_t i = 0; i < 4; ++i) actual.set(i, lse.value().get(i));
   actual.set(0, -3.4e38f);
   actual.set(1, -3.4e38f);
   const Metrics ok = compare_output(lse, actual, in.at("softmaxLse"));
@@ -251,8 +251,8 @@ TEST_CASE("FIA antiquant, hand-derived: x = (code + offset) * scale, per-token s
   const auto e = op->reference(ts);
   // Scores 2 and -0.25: P = (1, e^-2.25) / (1 + e^-2.25); lse = 2 + log(1 + e^-2.25).
   const double p1 = std::exp(-2.25) / (1 + std::exp(-2.25));
-  for (int d = 0; d < 8; ++d) CHECK(e[0].value[d] == doctest::Approx((1 - p1) * (d - 4) + p1 * 2 * (d - 4)).epsilon(1e-6));
-  CHECK(e[1].value[0] == doctest::Approx(2 + std::log1p(std::exp(-2.25))).epsilon(1e-7));
+  for (int d = 0; d < 8; ++d) CHECK(e[0].value().get(d) == doctest::Approx((1 - p1) * (d - 4) + p1 * 2 * (d - 4)).epsilon(1e-6));
+  CHECK(e[1].value().get(0) == doctest::Approx(2 + std::log1p(std::exp(-2.25))).epsilon(1e-7));
   CHECK(op->figures().at(0).first == "quant_err");
 }
 
@@ -278,7 +278,7 @@ TEST_CASE("FIA left padding: batch rows [S1 - pad - len, S1 - pad) are computed,
     "inputs": {"actualSeqLengths": [2], "queryPaddingSize": 1, "actualSeqLengthsKv": [3], "kvPaddingSize": -4}})"));
   const auto e = op->reference(op->make_tensors());
   // Rows 2 and 3 (5 - 1 - 2 = 2); keys [3, 6) (a negative kvPaddingSize counts as 0).
-  for (int row = 0; row < 5; ++row) CHECK((e[1].value[row] == kInf) == (row != 2 && row != 3));
+  for (int row = 0; row < 5; ++row) CHECK((e[1].value().get(row) == kInf) == (row != 2 && row != 3));
   const std::string decode = R"("B": 1, "S1": 1, "S2": 6, "D": 16)";
   CHECK(rejection(fia("", decode, R"(, "inputs": {"actualSeqLengths": [1], "queryPaddingSize": 0})"))
             .find("/inputs/queryPaddingSize: queryPaddingSize needs Q_S > 1") == 0);
@@ -305,13 +305,13 @@ TEST_CASE("FIA post-quant: at an exact tie the golden rounds to even and accepts
   // One key: attentionOut = v exactly, v[d] = (d - 8) / 8, times quantScale2 4: -4, -3.5, ..., -0.5.
   for (int d = 0; d < 8; ++d) {
     const double v = (d - 8) / 2.0;
-    CHECK(e[0].exact[d] == v);
+    CHECK(e[0].exact()[d] == v);
     if (d % 2 == 0) {
-      CHECK(e[0].value[d] == v);
-      CHECK(std::isnan(e[0].alternate[d]));
+      CHECK(e[0].value().get(d) == v);
+      CHECK(std::isnan(e[0].alternate_at(d)));
     } else {
-      CHECK(e[0].value[d] == std::nearbyint(v));         // ties to even
-      CHECK(e[0].value[d] + e[0].alternate[d] == 2 * v);  // the other side of the tie
+      CHECK(e[0].value().get(d) == std::nearbyint(v));         // ties to even
+      CHECK(e[0].value().get(d) + e[0].alternate_at(d) == 2 * v);  // the other side of the tie
     }
   }
   CHECK(rejection(fia(R"("postquant_offset": true, "sparseMode": 3, "attenMask_shape": "2048,2048")",
@@ -340,8 +340,8 @@ TEST_CASE("FIA shared prefix: keys are prefix[:Lp] then the batch's own; the doc
   }
   const auto e = op->reference(ts);
   // Equal scores over prefix key 0 and the own key: out = (1 + 3) / 2, lse = 1 + log 2.
-  for (int d = 0; d < 8; ++d) CHECK(e[0].value[d] == doctest::Approx(2.0).epsilon(1e-7));
-  CHECK(e[1].value[0] == doctest::Approx(1 + std::log(2.0)).epsilon(1e-7));
+  for (int d = 0; d < 8; ++d) CHECK(e[0].value().get(d) == doctest::Approx(2.0).epsilon(1e-7));
+  CHECK(e[1].value().get(0) == doctest::Approx(1 + std::log(2.0)).epsilon(1e-7));
   CHECK(rejection(fia("", R"("B": 1, "S1": 4, "S2": 6, "D": 16, "S_prefix": 3)", R"(, "inputs": {"actualSharedPrefixLen": 4})"))
             .find("/inputs/actualSharedPrefixLen: actualSharedPrefixLen must not exceed") == 0);
   CHECK(rejection(fia(R"("blockSize": 16)", R"("B": 1, "S1": 4, "S2": 6, "D": 16, "S_prefix": 3)",
@@ -370,8 +370,8 @@ TEST_CASE("FIA MLA: queryRope . keyRope joins the contraction; the document's ex
     for (size_t i = 0; i < 64; ++i) ts.at("keyRope").set(t * 64 + i, t == 1 && i == 0 ? 1.0 : 0.0);  // key 1: qr.kr = 1
   }
   const auto e = op->reference(ts);
-  for (int d = 0; d < 8; ++d) CHECK(e[0].value[d] == doctest::Approx(3.0).epsilon(1e-7));  // equal scores: (1 + 5) / 2
-  CHECK(e[1].value[0] == doctest::Approx(1 + std::log(2.0)).epsilon(1e-7));
+  for (int d = 0; d < 8; ++d) CHECK(e[0].value().get(d) == doctest::Approx(3.0).epsilon(1e-7));  // equal scores: (1 + 5) / 2
+  CHECK(e[1].value().get(0) == doctest::Approx(1 + std::log(2.0)).epsilon(1e-7));
   CHECK(rejection(fia(R"("pseShift_shape": "B,N,S1,S2")", R"("B": 1, "S1": 4, "S2": 6, "D": 16, "rope": 64)"))
             .find("/shapes/rope: MLA with pseShift is rejected") == 0);
   CHECK(rejection(fia("", R"("B": 1, "S1": 4, "S2": 6, "D": 16, "rope": 32)")).find("/shapes/rope") == 0);

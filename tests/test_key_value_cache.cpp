@@ -59,29 +59,27 @@ TEST_CASE("KeyValueCache int8, hand-derived: key {1, -0.5, 0.25, 0} in one group
     const Expected& cache = expected(out, "cache");
     const Expected& scale = expected(out, "scale");
     for (int d = 0; d < 4; ++d) {
-      CHECK(cache.value[cache_at(0, d, 4)] == codes[d]);
-      CHECK(cache.touched[cache_at(0, d, 4)] == 1);
-      CHECK(cache.value[cache_at(1, d, 4)] == 0);  // an all-zero value group
+      CHECK(cache.value().get(cache_at(0, d, 4)) == codes[d]);
+      CHECK(cache.is_touched(cache_at(0, d, 4)));
+      CHECK(cache.value().get(cache_at(1, d, 4)) == 0);  // an all-zero value group
     }
-    CHECK(scale.value[cache_at(0, 0, 1)] == s);
-    CHECK(scale.value[cache_at(1, 0, 1)] == 1.0013580322265625e-05);  // fp16(1e-5): the floor
+    CHECK(scale.value().get(cache_at(0, 0, 1)) == s);
+    CHECK(scale.value().get(cache_at(1, 0, 1)) == 1.0013580322265625e-05);  // fp16(1e-5): the floor
     // Exactly 2 rows of 4 codes and 2 scales are written; the rest must stay untouched.
-    size_t touched = 0;
-    for (auto t : cache.touched) touched += t;
-    CHECK(touched == 8);
+    CHECK(cache.written().size() == 8);
     // key output (B=1, p+S=2, H*num_repeat=2, 4). Position 1 is the dequantized new row:
     // 127 s = 131064 * 2^-17 rounds in fp16 (11 bits) up to 1.0; -64 s = -0.50390625;
     // 32 s = 0.251953125; both heads repeat kv head 0.
     const Expected& k = expected(out, "key");
     const double deq[4] = {1.0, -0.50390625, 0.251953125, 0.0};
     for (int o = 0; o < 2; ++o)
-      for (int d = 0; d < 4; ++d) CHECK(k.value[(1 * 2 + o) * 4 + d] == deq[d]);
+      for (int d = 0; d < 4; ++d) CHECK(k.value().get((1 * 2 + o) * 4 + d) == deq[d]);
     // Position 0 comes from the cache's initial contents: fp16(q * s).
     const Tensor& c0 = ts.at("cache");
     const Tensor& s0 = ts.at("scale");
     const int row0 = layout == 0 ? ((1 * 2 + 0) * 3 + 0) : (((1 * 1 + 0) * 2 + 0) * 3 + 0);
     for (int o = 0; o < 2; ++o)
-      for (int d = 0; d < 4; ++d) CHECK(k.value[o * 4 + d] == round_f16(c0.get(row0 * 4 + d) * s0.get(row0)));
+      for (int d = 0; d < 4; ++d) CHECK(k.value().get(o * 4 + d) == round_f16(c0.get(row0 * 4 + d) * s0.get(row0)));
   }
 }
 
@@ -94,7 +92,7 @@ TEST_CASE("KeyValueCache quant_bit 0: the cache stores T1 values as they are") {
   const auto out = op->reference(ts);
   const Expected& k = expected(out, "key");
   for (int o = 0; o < 2; ++o)
-    for (int d = 0; d < 4; ++d) CHECK(k.value[(1 * 2 + o) * 4 + d] == ts.at("current_key").get(d));
+    for (int d = 0; d < 4; ++d) CHECK(k.value().get((1 * 2 + o) * 4 + d) == ts.at("current_key").get(d));
 }
 
 TEST_CASE("KeyValueCache on Vulkan: store then fetch returns the input within the quantization bound") {

@@ -62,16 +62,16 @@ TEST_CASE("MHCA, hand-derived: one decode query over a cached and a new key") {
   REQUIRE(o.tensor == "attn_output");
   // softmax(0.5, -0.5) = (e / (e + 1), 1 / (e + 1)) = (0.7310585786..., 0.2689414213...).
   const double e = std::exp(1.0);
-  CHECK(o.value[0] == static_cast<float>(e / (e + 1)));
-  CHECK(o.value[1] == static_cast<float>(1 / (e + 1)));
-  for (int d = 2; d < 16; ++d) CHECK(o.value[d] == 0.0);
+  CHECK(o.value().get(0) == static_cast<float>(e / (e + 1)));
+  CHECK(o.value().get(1) == static_cast<float>(1 / (e + 1)));
+  for (int d = 2; d < 16; ++d) CHECK(o.value().get(d) == 0.0);
   // The new key/value went to row 3 + start_pos = 4.
   const Expected& c = out[1];
   CHECK(c.tensor == "cache");
-  CHECK(c.value[at(4, 0, 0)] == -0.5);
-  CHECK(c.value[at(4, 1, 1)] == 1.0);
-  CHECK(c.touched[at(4, 0, 0)] == 1);
-  CHECK(c.touched[at(3, 0, 0)] == 0);
+  CHECK(c.value().get(at(4, 0, 0)) == -0.5);
+  CHECK(c.value().get(at(4, 1, 1)) == 1.0);
+  CHECK(c.is_touched(at(4, 0, 0)));
+  CHECK(!c.is_touched(at(3, 0, 0)));
 }
 
 TEST_CASE("MHCA, hand-derived: causal prefill row 0 sees only key 0, so it returns V0") {
@@ -79,12 +79,12 @@ TEST_CASE("MHCA, hand-derived: causal prefill row 0 sees only key 0, so it retur
   TensorSet ts = op->make_tensors();
   const auto out = op->reference(ts);
   const Tensor& v = ts.at("current_value");
-  for (int d = 0; d < 16; ++d) CHECK(out[0].value[d] == v.get(d));  // row 0, head 0
+  for (int d = 0; d < 16; ++d) CHECK(out[0].value().get(d) == v.get(d));  // row 0, head 0
   // Without causal masking row 0 also sees key 1, and the output changes.
   auto open = instantiate(tiny(2, 0, false));
   const auto out2 = open->reference(open->make_tensors());
   bool differs = false;
-  for (int d = 0; d < 16; ++d) differs = differs || out2[0].value[d] != v.get(d);
+  for (int d = 0; d < 16; ++d) differs = differs || out2[0].value().get(d) != v.get(d);
   CHECK(differs);
 }
 

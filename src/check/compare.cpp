@@ -1,5 +1,6 @@
 #include "check/compare.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
@@ -23,6 +24,9 @@ double Metrics::err_over_scale() const {
 
 namespace {
 
+// Elements compared per bulk read of the actual and golden tensors.
+constexpr size_t kChunk = 4096;
+
 bool within(double a, double g, const Tolerance& t) {
   if (std::isnan(g) || std::isnan(a)) return std::isnan(g) && std::isnan(a);
   if (std::isinf(g) || std::isinf(a)) return a == g;
@@ -32,53 +36,70 @@ bool within(double a, double g, const Tolerance& t) {
 }  // namespace
 
 Metrics compare_output(const Expected& e, const Tensor& actual, const Tensor& before) {
-  if (e.value.size() != actual.numel())
-    throw std::logic_error("golden for " + e.tensor + " has " + std::to_string(e.value.size()) +
+  const Tensor& golden = e.value();
+  if (golden.numel() != actual.numel())
+    throw std::logic_error("golden for " + e.tensor + " has " + std::to_string(golden.numel()) +
                            " elements, the tensor " + std::to_string(actual.numel()));
   Metrics m;
   m.tensor = e.tensor;
   m.elements = actual.numel();
   double err2 = 0, ref2 = 0, worst_error = -1;
   bool worst_bad = false;
-  for (size_t i = 0; i < actual.numel(); ++i) {
-    const double a = actual.get(i);
-    const double g = e.value[i];
-    bool bad = false;
-    if (!e.is_touched(i)) {
-      // Bit-exact: an untouched element must be exactly what it was before the dispatch.
-      if (actual.bits(i) != before.bits(i)) {
-        ++m.untouched_changed;
-        bad = true;
+  // The written elements and the alternates ascend, as i does: a cursor meets each.
+  const auto written = e.written();
+  const auto alternates = e.alternates();
+  size_t next_written = 0, next_alternate = 0;
+  std::vector<double> actual_chunk(kChunk), golden_chunk(kChunk);
+  for (size_t begin = 0; begin < actual.numel(); begin += kChunk) {
+    const size_t count = std::min(kChunk, actual.numel() - begin);
+    actual.get_range(begin, count, actual_chunk.data());
+    golden.get_range(begin, count, golden_chunk.data());
+    for (size_t k = 0; k < count; ++k) {
+      const size_t i = begin + k;
+      const double a = actual_chunk[k], g = golden_chunk[k];
+      bool touched = !e.is_in_place();
+      if (!touched && next_written < written.size() && written[next_written].index == i) {
+        touched = true;
+        ++next_written;
       }
-    } else if (!within(a, g, e.tolerance)) {
-      const double alt = e.alternate.empty() ? Expected::none : e.alternate[i];
-      if (!std::isnan(alt) && within(a, alt, e.tolerance)) {
-        ++m.boundary;
-      } else {
-        bad = true;
-        if (!std::isfinite(a) || !std::isfinite(g)) ++m.nonfinite_mismatches;
+      double alt = Expected::none;
+      if (next_alternate < alternates.size() && alternates[next_alternate].index == i) alt = alternates[next_alternate++].value;
+      bool bad = false;
+      if (!touched) {
+        // Bit-exact: an untouched element must be exactly what it was before the dispatch.
+        if (actual.bits(i) != before.bits(i)) {
+          ++m.untouched_changed;
+          bad = true;
+        }
+      } else if (!within(a, g, e.tolerance)) {
+        if (!std::isnan(alt) && within(a, alt, e.tolerance)) {
+          ++m.boundary;
+        } else {
+          bad = true;
+          if (!std::isfinite(a) || !std::isfinite(g)) ++m.nonfinite_mismatches;
+        }
       }
-    }
-    double error = 0;
-    if (std::isfinite(a) && std::isfinite(g)) {
-      error = std::fabs(a - g);
-      m.max_abs = std::max(m.max_abs, error);
-      if (g != 0) m.max_rel = std::max(m.max_rel, error / std::fabs(g));
-      err2 += error * error;
-      ref2 += g * g;
-      if (e.is_touched(i)) m.scale = std::max(m.scale, std::fabs(g));
-    } else if (bad) {
-      error = INFINITY;
-    }
-    if (bad) ++m.violations;
-    // The worst element: the first violation with the largest error, else the largest error.
-    if ((bad && !worst_bad) || (bad == worst_bad && error > worst_error) || m.worst_index < 0) {
-      worst_bad = bad;
-      worst_error = error;
-      m.worst_index = static_cast<int64_t>(i);
-      m.worst_actual = a;
-      m.worst_golden = g;
-      m.worst_untouched = !e.is_touched(i);
+      double error = 0;
+      if (std::isfinite(a) && std::isfinite(g)) {
+        error = std::fabs(a - g);
+        m.max_abs = std::max(m.max_abs, error);
+        if (g != 0) m.max_rel = std::max(m.max_rel, error / std::fabs(g));
+        err2 += error * error;
+        ref2 += g * g;
+        if (touched) m.scale = std::max(m.scale, std::fabs(g));
+      } else if (bad) {
+        error = INFINITY;
+      }
+      if (bad) ++m.violations;
+      // The worst element: the first violation with the largest error, else the largest error.
+      if ((bad && !worst_bad) || (bad == worst_bad && error > worst_error) || m.worst_index < 0) {
+        worst_bad = bad;
+        worst_error = error;
+        m.worst_index = static_cast<int64_t>(i);
+        m.worst_actual = a;
+        m.worst_golden = g;
+        m.worst_untouched = !touched;
+      }
     }
   }
   m.rel_l2 = ref2 > 0 ? std::sqrt(err2 / ref2) : (err2 > 0 ? INFINITY : 0.0);
@@ -88,16 +109,19 @@ Metrics compare_output(const Expected& e, const Tensor& actual, const Tensor& be
 void poison_output(const Expected& e, Tensor& t) {
   const DType dt = t.dtype();
   const int bits = dtype_bits(dt);
-  for (size_t i = 0; i < t.numel(); ++i) {
-    if (!e.is_touched(i)) continue;
-    const double g = e.value[i];
+  const auto poison = [&](size_t i) {
+    const double g = e.value().get(i);
     if (dtype_is_float(dt)) {
       t.set(i, std::isnan(g) ? 1234.5 : std::nan(""));
     } else {
       const uint64_t golden_bits = static_cast<uint64_t>(static_cast<int64_t>(g));
       t.set_bits(i, golden_bits ^ (uint64_t{1} << (bits - 1)));
     }
-  }
+  };
+  if (e.is_in_place())
+    for (const WrittenElement& w : e.written()) poison(w.index);
+  else
+    for (size_t i = 0; i < t.numel(); ++i) poison(i);
 }
 
 }  // namespace kvbench

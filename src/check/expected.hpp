@@ -1,8 +1,8 @@
 #pragma once
 // What the reference says one output tensor must hold.
-#include <cmath>
 #include <cstdint>
 #include <limits>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -11,34 +11,97 @@
 
 namespace kvbench {
 
-struct Expected {
+// An element an in-place operator writes: its flat index and its expected_f64.
+struct WrittenElement {
+  uint64_t index;
+  double exact;
+};
+
+// A second value accepted for an element because its golden's pre-rounding value lies
+// within the spec's epsilon of a rounding boundary (an int code one step away, or the
+// dequantized value of that code). Counted apart.
+struct Alternate {
+  uint64_t index;
+  double value;
+};
+
+// The golden of one output, held at the golden file's own size: the values in the
+// output's dtype, never a double per element of a cache. An in-place output (a KV cache)
+// is its whole tensor after the operator plus, for the elements the operator writes only,
+// their index and expected_f64; every other element keeps its initial bits
+// (specs/golden-format.md "Cost at model scale").
+class Expected {
+ public:
+  static constexpr double none = std::numeric_limits<double>::quiet_NaN();
+
+  Expected() = default;
+  // A plain output of the name, dtype and shape of `like` (its data is not read): every
+  // element 0 until set_row, expected_f64 equal to the value until set_row says otherwise.
+  static Expected output(const Tensor& like);
+  // A plain output holding `values` (each exactly representable in the dtype: a code, or a
+  // float already rounded to it), with `exact` their expected_f64.
+  static Expected output(const Tensor& like, const std::vector<double>& values, std::vector<double> exact);
+  // A plain float output whose values are `exact` rounded to its dtype (nearest even).
+  static Expected rounded(const Tensor& like, std::vector<double> exact);
+  // An in-place output before the operator writes: its initial contents, nothing written.
+  static Expected unchanged(const Tensor& initial);
+  // An output as a golden file holds it: a plain one's values and exact values (same
+  // count, or none: equal); an in-place one's tensor after the operator and the elements
+  // written (ascending).
+  static Expected plain(Tensor value, std::vector<double> exact);
+  static Expected in_place(Tensor after, std::vector<WrittenElement> written);
+
   std::string tensor;
-  // The golden value of each element, as stored in the output's dtype (exactly
-  // representable in it). `exact` is the same quantity before the final conversion to
-  // that dtype: every intermediate rounding the definition makes is included, only the
-  // last rounding (to the float dtype, or to an integer code and its clamp) is not
-  // (specs/golden-format.md "expected_f64").
-  std::vector<double> value;
-  std::vector<double> exact;
-  // Empty when no element has one; else NaN where there is none, otherwise a second value
-  // accepted for that element because the golden's pre-rounding value lies within the
-  // spec's epsilon of a rounding boundary (an int code one step away, or the dequantized
-  // value of that code). Counted apart.
-  std::vector<double> alternate;
-  // In-place tensors only: 1 where the operator writes. Elsewhere the bits must equal the
-  // tensor's bits before the dispatch. Empty for plain outputs (all elements written).
-  std::vector<uint8_t> touched;
   Tolerance tolerance;
 
-  static constexpr double none = std::numeric_limits<double>::quiet_NaN();
-  bool is_touched(size_t i) const { return touched.empty() || touched[i]; }
-  bool has_alternate(size_t i) const { return !alternate.empty() && !std::isnan(alternate[i]); }
-  // Records a (non-NaN) alternate of element i, allocating the array on first use.
-  void set_alternate(size_t i, double v) {
-    if (std::isnan(v)) return;
-    if (alternate.empty()) alternate.assign(value.size(), none);
-    alternate[i] = v;
-  }
+  // The golden value of every element in the output's dtype and shape; for an in-place
+  // output the whole tensor after the operator. `exact` is the same quantity before the
+  // final conversion to that dtype: every intermediate rounding the definition makes is
+  // included, only the last rounding (to the float dtype, or to an integer code and its
+  // clamp) is not (specs/golden-format.md "expected_f64").
+  const Tensor& value() const { return value_; }
+  // Plain outputs: the exact value of every element, or empty where it equals value() bit
+  // for bit everywhere (widen value() to get it). In-place outputs: see written().
+  const std::vector<double>& exact() const { return exact_; }
+  bool is_in_place() const { return in_place_; }
+
+  // Plain outputs: elements [begin, begin + n) get `values` (representable in the dtype)
+  // and their exact values, kept apart from the values only once one of them differs.
+  void set_row(size_t begin, size_t n, const double* values, const double* exact);
+  // In-place outputs: the operator writes element i (each at most once, in any order
+  // until finish()).
+  void write(size_t i, double value, double exact);
+  void write_row(size_t begin, size_t n, const double* values, const double* exact);
+  // Records the (non-NaN) alternate of element i, in any order until finish().
+  void set_alternate(size_t i, double v);
+  // Sorts what was recorded out of order; an element written, or given an alternate,
+  // twice is a bug in the reference (std::logic_error). The readers below require it.
+  void finish();
+
+  // In-place outputs: the elements the operator writes, ascending (empty for plain ones).
+  std::span<const WrittenElement> written() const;
+  // Whether the operator writes element i (every element of a plain output).
+  bool is_touched(size_t i) const;
+  // The alternates, ascending by index; those of the elements [begin, end).
+  std::span<const Alternate> alternates() const;
+  std::span<const Alternate> alternates_in(size_t begin, size_t end) const;
+  // Element i's alternate, or `none`.
+  double alternate_at(size_t i) const;
+  bool has_alternate(size_t i) const { return !alternates_in(i, i + 1).empty(); }
+
+  // Frees the written elements and alternates, and the exact values (once a golden file
+  // holds them; value() stays).
+  void release_records();
+  void release_exact();
+
+ private:
+  void require_finished() const;
+  Tensor value_;
+  std::vector<double> exact_;
+  bool in_place_ = false;
+  std::vector<WrittenElement> written_;
+  std::vector<Alternate> alternates_;
+  bool finished_ = true;
 };
 
 // The goldens of a reference, moved into a vector (a braced list would copy them whole:
@@ -50,9 +113,5 @@ std::vector<Expected> expected_list(E&&... e) {
   (v.push_back(std::move(e)), ...);
   return v;
 }
-
-// The starting point of an in-place tensor's golden: its initial contents, nothing
-// touched yet. The reference then overwrites (and marks) what the operator writes.
-Expected expect_unchanged(const Tensor& initial);
 
 }  // namespace kvbench

@@ -40,6 +40,16 @@ Tensor::Tensor(std::string name, DType dtype, Shape shape, Role role)
   bytes_.assign(dtype_storage_bytes(dtype_, numel_), 0);
 }
 
+Tensor Tensor::unallocated(std::string name, DType dtype, Shape shape, Role role) {
+  Tensor t;
+  t.name_ = std::move(name);
+  t.dtype_ = dtype;
+  t.role_ = role;
+  t.numel_ = shape_numel(shape);
+  t.shape_ = std::move(shape);
+  return t;
+}
+
 uint64_t Tensor::bits(size_t i) const {
   const uint8_t* p = bytes_.data();
   switch (dtype_bits(dtype_)) {

@@ -23,6 +23,9 @@ class Tensor {
  public:
   Tensor() = default;
   Tensor(std::string name, DType dtype, Shape shape, Role role);
+  // A tensor described but not allocated: name, dtype, shape, role and numel only, no
+  // bytes (for a golden's outputs, whose data is the reference's).
+  static Tensor unallocated(std::string name, DType dtype, Shape shape, Role role);
 
   const std::string& name() const { return name_; }
   DType dtype() const { return dtype_; }

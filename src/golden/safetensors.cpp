@@ -51,12 +51,6 @@ StoredTensor stored_view(const Tensor& t) {
   return StoredTensor{.dtype = safetensors_dtype(t.dtype()), .shape = stored_shape(t.dtype(), t.shape()), .borrowed = t.bytes()};
 }
 
-StoredTensor f64_stored(const std::vector<double>& values, const Shape& shape) {
-  StoredTensor s{"F64", shape, std::vector<uint8_t>(values.size() * 8)};
-  if (!values.empty()) std::memcpy(s.bytes.data(), values.data(), s.bytes.size());
-  return s;
-}
-
 void write_safetensors(AtomicFile& out, const SafetensorsFile& file) {
   nlohmann::json header = nlohmann::json::object();
   uint64_t offset = 0;

@@ -100,7 +100,6 @@ uint64_t safetensors_element_bytes(std::string_view dtype);
 StoredTensor to_stored(const Tensor& t);
 // The same, borrowing t's bytes (t must outlive the StoredTensor).
 StoredTensor stored_view(const Tensor& t);
-StoredTensor f64_stored(const std::vector<double>& values, const Shape& shape);
 const char* safetensors_dtype(DType t);
 // The stored shape of a tensor of `dtype` and logical `shape` (packed for s4/u4).
 Shape stored_shape(DType dtype, const Shape& shape);

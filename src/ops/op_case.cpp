@@ -74,12 +74,17 @@ const FileInput* OpCase::file_input(const std::string& tensor) const {
   return nullptr;
 }
 
-TensorSet OpCase::make_tensors() const {
+TensorSet OpCase::make_tensors(OutputData outputs) const {
   TensorSet ts;
   for (auto& spec : tensor_specs()) {
-    Tensor t(spec.name, spec.dtype, spec.shape, role(spec.name));
+    const Role r = role(spec.name);
+    if (r == Role::output && outputs == OutputData::none) {
+      ts.tensors.push_back(Tensor::unallocated(spec.name, spec.dtype, spec.shape, r));
+      continue;
+    }
+    Tensor t(spec.name, spec.dtype, spec.shape, r);
     if (const FileInput* f = file_input(spec.name)) load_file_input(*f, t);
-    else if (t.role() != Role::output) fill(t);
+    else if (r != Role::output) fill(t);
     ts.tensors.push_back(std::move(t));
   }
   return ts;
@@ -88,11 +93,19 @@ TensorSet OpCase::make_tensors() const {
 std::vector<Expected> OpCase::golden(const TensorSet& inputs) const {
   std::vector<Expected> out = reference(inputs);
   for (auto& e : out) {
-    if (role(e.tensor) == Role::input) throw std::logic_error("the reference returned input " + e.tensor);
-    const size_t n = inputs.at(e.tensor).numel();
-    if (e.value.size() != n || e.exact.size() != n || (!e.alternate.empty() && e.alternate.size() != n) ||
-        (!e.touched.empty() && e.touched.size() != n))
-      throw std::logic_error("the reference's " + e.tensor + " does not have the tensor's element count");
+    const Role r = role(e.tensor);
+    if (r == Role::input) throw std::logic_error("the reference returned input " + e.tensor);
+    if (e.is_in_place() != (r == Role::inplace))
+      throw std::logic_error("the reference's " + e.tensor + " is " + (e.is_in_place() ? "" : "not ") + "in place");
+    const Tensor& t = inputs.at(e.tensor);
+    const Tensor& v = e.value();
+    if (v.dtype() != t.dtype() || v.shape() != t.shape() || (!e.exact().empty() && e.exact().size() != t.numel()))
+      throw std::logic_error("the reference's " + e.tensor + " does not have the tensor's dtype and shape");
+    e.finish();
+    const auto alternates = e.alternates();
+    const auto written = e.written();
+    if ((!alternates.empty() && alternates.back().index >= t.numel()) || (!written.empty() && written.back().index >= t.numel()))
+      throw std::logic_error("the reference's " + e.tensor + " names an element past the tensor's end");
     e.tolerance = args_.tolerance(e.tensor, default_tolerance(e.tensor));
   }
   return out;
@@ -144,11 +157,24 @@ std::string bytes_text(long double bytes) {
   return buf;
 }
 
-// Initial and working copies of the tensor, and for outputs the golden's value, exact and
-// alternate doubles per element (src/check/expected.hpp).
-long double tensor_host_bytes(size_t n, DType dtype, Role role) {
+// A tensor's initial and working copies, and for outputs the golden (src/check/expected.hpp):
+// its value in the dtype (the whole tensor), 16 bytes per element of a plain output (the
+// exact double, and room for alternates or its narrowed copy in a file), and for an
+// in-place output 32 bytes per element written (index, exact, alternate) and a bit per
+// element (touched).
+long double tensor_host_bytes(size_t n, DType dtype, Role role, long double written) {
   const long double bytes = static_cast<long double>(n) * dtype_bits(dtype) / 8;
-  return 2 * bytes + (role == Role::input ? 0 : 25.0L * n);
+  switch (role) {
+    case Role::input: return 2 * bytes;
+    case Role::output: return 3 * bytes + 16.0L * n;
+    case Role::inplace: return 3 * bytes + 32.0L * written + n / 8.0L;
+  }
+  return 0;
+}
+
+long double tensor_host_bytes(const OpCase& c, const TensorSpec& spec, size_t n) {
+  const Role r = c.role(spec.name);
+  return tensor_host_bytes(n, spec.dtype, r, r == Role::inplace ? std::min<long double>(c.written_elements(spec), n) : 0);
 }
 
 void check_sizes(const OpCase& c, const CaseDef& def) {
@@ -161,7 +187,7 @@ void check_sizes(const OpCase& c, const CaseDef& def) {
       throw CaseError(size_pointer(def), "tensor " + spec.name + " " + shape_string(spec.shape) +
                                              " has more elements than 2^64");
     }
-    const long double need = tensor_host_bytes(n, spec.dtype, c.role(spec.name));
+    const long double need = tensor_host_bytes(c, spec, n);
     const long double total = static_cast<long double>(host) + need;
     if (total > static_cast<long double>(memory_budget()))
       throw CaseError(size_pointer(def), "tensor " + spec.name + " " + shape_string(spec.shape) + " brings the case to " +
@@ -202,9 +228,11 @@ std::vector<FileInput> check_file_inputs(const OpCase& c) {
 
 }  // namespace
 
+uint64_t inplace_host_bytes_each(DType dtype) { return (3 * static_cast<uint64_t>(dtype_bits(dtype)) + 7) / 8; }
+
 uint64_t host_bytes(const OpCase& c) {
   long double total = 0;
-  for (const auto& spec : c.tensor_specs()) total += tensor_host_bytes(shape_numel(spec.shape), spec.dtype, c.role(spec.name));
+  for (const auto& spec : c.tensor_specs()) total += tensor_host_bytes(c, spec, shape_numel(spec.shape));
   return static_cast<uint64_t>(total);  // within the budget: instantiate_case checked it
 }
 

@@ -32,6 +32,10 @@ class TensorSet {
   bool has(const std::string& name) const;
 };
 
+// Whether make_tensors allocates the outputs (a run's device writes them; a golden's
+// come from the reference alone).
+enum class OutputData { allocated, none };
+
 // A tensor of one case, before it holds data.
 struct TensorSpec {
   std::string name;
@@ -82,12 +86,18 @@ class OpCase {
   // GFLOPS of `kvbench bench`; 0 where not counted. Attention counts 2 * (Dk + Dv) per
   // visible (query row, key, head): the q.k and p.v multiply-adds, not the softmax.
   virtual double flops() const { return 0; }
+  // Elements of in-place tensor `spec` the operator writes at most, counted from the
+  // shapes (its golden holds a record of each): all of them unless the operator says. In
+  // floating point: a product of a hostile case's sizes may exceed 2^64.
+  virtual long double written_elements(const TensorSpec& spec) const {
+    return static_cast<long double>(shape_numel(spec.shape));
+  }
 
   // ---- generic, from the declaration ----
   Role role(const std::string& tensor) const;
-  // Every tensor allocated; inputs and in-place tensors filled (from their files where the
-  // case file names one), outputs zeroed.
-  TensorSet make_tensors() const;
+  // Every tensor; inputs and in-place tensors filled (from their files where the case file
+  // names one), outputs zeroed (or, with OutputData::none, described but not allocated).
+  TensorSet make_tensors(OutputData outputs = OutputData::allocated) const;
   // The inputs taken from files, checked against this case (instantiate_case sets them).
   const std::vector<FileInput>& file_inputs() const { return file_inputs_; }
   const FileInput* file_input(const std::string& tensor) const;
@@ -136,10 +146,14 @@ class Operator {
 // the whole document ("") when no field is known.
 std::unique_ptr<OpCase> instantiate_case(const Operator& op, const CaseDef& def);
 
-// The host memory a case may take (its tensors twice, and the golden's doubles of each
-// output), as instantiate_case checked it against --memory-budget: what `golden --jobs`
-// schedules by.
+// The host memory a case may take (its tensors, their working copies and the goldens of
+// its outputs), as instantiate_case checked it against --memory-budget: what `golden
+// --jobs` schedules by.
 uint64_t host_bytes(const OpCase& c);
+// The bytes per element an in-place tensor takes besides the records of the elements
+// written (initial, working and golden copies): for the checks of an operator that
+// allocates while it is instantiated.
+uint64_t inplace_host_bytes_each(DType dtype);
 
 const Operator* find_operator(const std::string& id);
 std::vector<std::string> operator_ids();

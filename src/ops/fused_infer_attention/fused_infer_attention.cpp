@@ -366,28 +366,25 @@ class FiaCase final : public OpCase {
     std::vector<int64_t> table;
     if (p_.paged())
       for (size_t i = 0; i < in.at("blockTable").numel(); ++i) table.push_back(static_cast<int64_t>(in.at("blockTable").get(i)));
-    Expected out{.tensor = "attentionOut"}, lse{.tensor = "softmaxLse"};
-    std::vector<double> row_lse;
+    std::vector<double> out_exact, row_lse;
     std::array<std::vector<double>, 2> prefix;
     for (int side = 0; side < 2 && p_.has_prefix(); ++side) {
       const Tensor& t = in.at(side == 0 ? "keySharedPrefix" : "valueSharedPrefix");
       for (size_t i = 0; i < t.numel(); ++i) prefix[side].push_back(t.get(i));
     }
-    std::tie(out.exact, row_lse) = attention(in, table, prefix, nullptr);
+    std::tie(out_exact, row_lse) = attention(in, table, prefix, nullptr);
     // Accuracy attribution: the same attention on the unquantized K/V.
     if (p_.quant.on && figures_wanted() && generated("key") && generated("value")) {
       const std::array<FiaOriginals, 2> originals{FiaOriginals(p_, args(), 0), FiaOriginals(p_, args(), 1)};
       const auto plain = attention(in, table, prefix, &originals);
-      figures_ = {{"quant_err", quant_error_text(out.exact, plain.first)}};
+      figures_ = {{"quant_err", quant_error_text(out_exact, plain.first)}};
     }
-    for (double x : out.exact) full_out_max_ = std::max(full_out_max_, std::fabs(x));
+    for (double x : out_exact) full_out_max_ = std::max(full_out_max_, std::fabs(x));
     if (p_.post.on)
       for (double x : in.at("quantScale2").values()) full_qs2_max_ = std::max(full_qs2_max_, std::fabs(x));
-    if (p_.post.on) post_quantize(in, row_lse, out);
-    else
-      for (double x : out.exact) out.value.push_back(round_to(p_.out_dtype(), x));
-    lse.exact = p_.lse ? row_lse : std::vector<double>{0.0};
-    for (double x : lse.exact) lse.value.push_back(round_f32(x));
+    Expected out = p_.post.on ? post_quantize(in, row_lse, std::move(out_exact))
+                              : Expected::rounded(in.at("attentionOut"), std::move(out_exact));
+    Expected lse = Expected::rounded(in.at("softmaxLse"), p_.lse ? row_lse : std::vector<double>{0.0});
     accept_ifa_empty_lse(lse);
     return expected_list(out, lse);
   }
@@ -408,29 +405,30 @@ class FiaCase final : public OpCase {
   // (bf16) of max|V|, plus 1e-6 of f32 arithmetic, times |scale|; plus |value| * 2^-11,
   // half to one fp16 ulp of it, for the fp16 intermediate of the per-channel path), the
   // neighbouring code is the alternate (ties included: ties-to-even and ties-away paths).
-  void post_quantize(const TensorSet& in, const std::vector<double>& row_lse, Expected& out) const {
+  Expected post_quantize(const TensorSet& in, const std::vector<double>& row_lse, std::vector<double> exact) const {
     const Tensor& scale = in.at("quantScale2");
     const Tensor* offset = p_.post.offset ? &in.at("quantOffset2") : nullptr;
     const auto vr = args().range("value");
     const double vmax = std::max(std::fabs(vr.first), std::fabs(vr.second));
     const double p_error = (p_.q == DType::f16 ? std::ldexp(1.0, -11) : p_.q == DType::bf16 ? std::ldexp(1.0, -8) : 0.0) * vmax + 1e-6;
-    std::vector<int64_t> head(out.exact.size() / static_cast<size_t>(p_.Dv)), row(head.size());
+    std::vector<int64_t> head(exact.size() / static_cast<size_t>(p_.Dv)), row(head.size());
     for (int64_t b = 0; b < p_.B; ++b)
       for (int64_t i = 0; i < (p_.tnd ? p_.s1b[b] : p_.S1); ++i)
         for (int64_t h = 0; h < p_.N; ++h) {
           head[p_.out_vector(b, i, h)] = h;
           row[p_.out_vector(b, i, h)] = p_.lse_index(b, i, h);
         }
-    out.alternate.assign(out.exact.size(), Expected::none);
-    for (size_t e = 0; e < out.exact.size(); ++e) {
+    std::vector<double> codes(exact.size());
+    std::vector<Alternate> alternates;
+    for (size_t e = 0; e < exact.size(); ++e) {
       const size_t vec = e / static_cast<size_t>(p_.Dv);
       if (std::isinf(row_lse[row[vec]])) {
-        out.exact[e] = 0;
-        out.value.push_back(0);
+        exact[e] = 0;
+        codes[e] = 0;
         continue;
       }
       const size_t c = p_.post.per_channel ? static_cast<size_t>(head[vec] * p_.Dv) + e % static_cast<size_t>(p_.Dv) : 0;
-      const double s = scale.get(c), x = out.exact[e];
+      const double s = scale.get(c), x = exact[e];
       const double v = x * s + (offset ? offset->get(c) : 0.0);
       const double code = std::clamp(std::nearbyint(v), -128.0, 127.0);
       const double near = p_error * std::fabs(s) + std::ldexp(std::fabs(v), -11);
@@ -439,10 +437,13 @@ class FiaCase final : public OpCase {
       const double below = std::clamp(std::floor(v), -128.0, 127.0), above = std::clamp(std::floor(v) + 1, -128.0, 127.0);
       const double boundary = std::floor(v) + 0.5;
       const double other = code == below ? above : below;
-      if (std::fabs(v - boundary) <= near && other != code) out.alternate[e] = other;
-      out.exact[e] = v;
-      out.value.push_back(code);
+      if (std::fabs(v - boundary) <= near && other != code) alternates.push_back({e, other});
+      exact[e] = v;
+      codes[e] = code;
     }
+    Expected out = Expected::output(in.at("attentionOut"), codes, std::move(exact));
+    for (const Alternate& a : alternates) out.set_alternate(a.index, a.value);
+    return out;
   }
 
   CaseFigures figures() const override { return figures_; }

@@ -101,6 +101,12 @@ class KeyValueCacheCase final : public OpCase {
     return s;
   }
 
+  // The rows of the current tokens, key and value: head_dim codes and their scales each.
+  long double written_elements(const TensorSpec& spec) const override {
+    const long double rows = 2.0L * p_.batch * p_.seqlen * p_.num_heads;
+    return rows * static_cast<long double>(spec.name == "scale" ? groups() : p_.head_dim);
+  }
+
   // The cache starts full of valid random contents (codes in range, positive scales),
   // so the positions before start_pos that the operator reads back are meaningful.
   void fill(Tensor& t) const override {
@@ -118,51 +124,56 @@ class KeyValueCacheCase final : public OpCase {
   }
 
   std::vector<Expected> reference(const TensorSet& in) const override {
-    const Tensor& cache_in = in.at("cache");
     const bool quant = p_.quant_bit != 0;
     const int64_t G = p_.quant_group, D = p_.head_dim, ng = groups();
 
     // The cache and scale after the store: initial contents with the written rows replaced.
-    Expected cache = expect_unchanged(cache_in);
+    Expected cache = Expected::unchanged(in.at("cache"));
     Expected scale;
-    if (quant) scale = expect_unchanged(in.at("scale"));
+    if (quant) scale = Expected::unchanged(in.at("scale"));
+    std::vector<double> x(static_cast<size_t>(D));
     for (int64_t kv = 0; kv < 2; ++kv) {
       const Tensor& cur = in.at(kv == 0 ? "current_key" : "current_value");
       for (int64_t b = 0; b < p_.batch; ++b)
         for (int64_t s = 0; s < p_.seqlen; ++s)
           for (int64_t h = 0; h < p_.num_heads; ++h) {
             const int64_t t = p_.start_pos + s;
-            std::vector<double> x(static_cast<size_t>(D));
-            for (int64_t d = 0; d < D; ++d) x[d] = cur.get(cur.offset({b, s, h, d}));
+            cur.get_range(cur.offset({b, s, h, 0}), x.size(), x.data());
             store_ppl_row(x, p_.quant_bit, G, p_.input, p_.scale, row(b, kv, t, h, D), quant ? row(b, kv, t, h, ng) : 0,
                           cache, scale);
           }
     }
+    cache.finish();
+    scale.finish();
 
-    // key/value: positions [0, start_pos + seqlen) read back from the updated cache.
+    // key/value: positions [0, start_pos + seqlen) read back from the updated cache, a row
+    // of head_dim at a time.
     std::vector<Expected> out;
     const int64_t total = p_.start_pos + p_.seqlen, R = p_.num_repeat, OH = p_.num_heads * R;
+    std::vector<double> codes(static_cast<size_t>(D)), scales(static_cast<size_t>(ng)), values(codes.size()),
+        exact(codes.size());
     for (int64_t kv = 0; kv < 2; ++kv) {
-      Expected e{.tensor = kv == 0 ? "key" : "value"};
-      const size_t n = static_cast<size_t>(p_.batch * total * OH * D);
-      e.value.resize(n);
-      e.exact.resize(n);
+      Expected e = Expected::output(in.at(kv == 0 ? "key" : "value"));
       size_t i = 0;
       for (int64_t b = 0; b < p_.batch; ++b)
         for (int64_t t = 0; t < total; ++t)
-          for (int64_t o = 0; o < OH; ++o)
-            for (int64_t d = 0; d < D; ++d, ++i) {
-              const size_t c = row(b, kv, t, o / R, D) + d;
-              if (!quant) {
-                e.value[i] = e.exact[i] = cache.value[c];
-                continue;
-              }
-              // T1(S(q * s)): exact holds S(q * s), before the final rounding to T1.
-              const double s = scale.value[row(b, kv, t, o / R, ng) + d / G];
-              e.exact[i] = round_to(p_.scale, cache.value[c] * s);
-              e.value[i] = dequant_ppl(cache.value[c], s, p_.scale, p_.input);
-              if (cache.has_alternate(c)) e.set_alternate(i, dequant_ppl(cache.alternate[c], s, p_.scale, p_.input));
+          for (int64_t o = 0; o < OH; ++o, i += codes.size()) {
+            const size_t c = row(b, kv, t, o / R, D);
+            cache.value().get_range(c, codes.size(), codes.data());
+            if (!quant) {
+              e.set_row(i, codes.size(), codes.data(), codes.data());
+              continue;
             }
+            // T1(S(q * s)): exact holds S(q * s), before the final rounding to T1.
+            scale.value().get_range(row(b, kv, t, o / R, ng), scales.size(), scales.data());
+            for (int64_t d = 0; d < D; ++d) {
+              exact[d] = round_to(p_.scale, codes[d] * scales[d / G]);
+              values[d] = round_to(p_.input, exact[d]);
+            }
+            e.set_row(i, codes.size(), values.data(), exact.data());
+            for (const Alternate& a : cache.alternates_in(c, c + codes.size()))
+              e.set_alternate(i + (a.index - c), dequant_ppl(a.value, scales[(a.index - c) / G], p_.scale, p_.input));
+          }
       out.push_back(std::move(e));
     }
     out.push_back(std::move(cache));

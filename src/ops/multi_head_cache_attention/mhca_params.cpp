@@ -4,6 +4,7 @@
 #include <numeric>
 
 #include "core/rng.hpp"
+#include "ops/operator.hpp"
 
 namespace kvbench {
 
@@ -162,7 +163,7 @@ MhcaParams parse_mhca_params(Args& c) {
     const int64_t total = used + p.spare_pages;
     // The page table and the cache it addresses, before either is allocated.
     c.require_memory("start_pos", {total, p.page_size, p.num_layer, 2 * p.num_kv_heads, p.head_dim},
-                     2 * dtype_bits(p.cache) / 8 + 25, "the paged cache");
+                     inplace_host_bytes_each(p.cache), "the paged cache");
     std::vector<int64_t> order(static_cast<size_t>(total));
     std::iota(order.begin(), order.end(), 0);
     const CounterRng rng(c.seed(), "page_table");

@@ -69,6 +69,12 @@ class MhcaCase final : public OpCase {
     return s;
   }
 
+  // The rows of the current tokens, key and value: head_dim codes and their scales each.
+  long double written_elements(const TensorSpec& spec) const override {
+    const long double rows = 2.0L * static_cast<long double>(p_.total_rows()) * p_.num_kv_heads;
+    return rows * static_cast<long double>(spec.name == "scale" ? p_.scale_groups() : p_.head_dim);
+  }
+
   void fill(Tensor& t) const override {
     const std::string& name = t.name();
     int64_t max_seqlen = 0, max_kvlen = 0;
@@ -143,30 +149,30 @@ class MhcaCase final : public OpCase {
     const int64_t D = p_.head_dim, Hk = p_.num_kv_heads, H = p_.num_heads, G = p_.group_ratio();
     const int64_t ng = p_.scale_groups();
     const bool quant = p_.quant_bit != 0;
-    Expected cache = expect_unchanged(in.at("cache"));
+    Expected cache = Expected::unchanged(in.at("cache"));
     Expected scale;
-    if (quant) scale = expect_unchanged(in.at("scale"));
+    if (quant) scale = Expected::unchanged(in.at("scale"));
 
     // 1. Store, exactly as pmx.KeyValueCache's quantizer (specs/key_value_cache.md).
+    std::vector<double> x(static_cast<size_t>(D));
     for (int64_t c = 0; c < 2; ++c) {
       const Tensor& cur = in.at(c == 0 ? "current_key" : "current_value");
       for (int64_t b = 0; b < p_.batches(); ++b)
         for (int64_t s = 0; s < p_.seqlens[b]; ++s)
           for (int64_t h = 0; h < Hk; ++h) {
             const int64_t T = p_.cache_row(b, p_.start_pos[b] + s);
-            std::vector<double> x(static_cast<size_t>(D));
-            for (int64_t d = 0; d < D; ++d) x[d] = cur.get(cur.offset({p_.seqstarts[b] + s, h, d}));
+            cur.get_range(cur.offset({p_.seqstarts[b] + s, h, 0}), x.size(), x.data());
             store_ppl_row(x, p_.quant_bit, p_.quant_group, p_.t1, p_.scale, p_.row_offset(T, c, h, D),
                           quant ? p_.row_offset(T, c, h, ng) : 0, cache, scale);
           }
     }
+    cache.finish();
+    scale.finish();
 
     // 2. Attention over the dequantized cache, following the PMX torch reference.
     const std::vector<double> slopes = alibi_slopes(H);
     const Tensor& query = in.at("query");
-    Expected out{.tensor = "attn_output"};
-    out.value.assign(static_cast<size_t>(p_.total_rows() * H * D), 0);
-    out.exact = out.value;
+    std::vector<double> out(static_cast<size_t>(p_.total_rows() * H * D), 0.0);  // exact, before the rounding to T1
     const Tensor* mask = p_.mask_rank ? &in.at("attn_mask") : nullptr;
     for (int64_t b = 0; b < p_.batches(); ++b) {
       const int64_t kvlen = p_.kvlen(b), seqlen = p_.seqlens[b], offset = kvlen - seqlen;
@@ -174,11 +180,16 @@ class MhcaCase final : public OpCase {
       // type_as), made as attend() packs them.
       const auto kv_rows = [&, b](int64_t c, int64_t hk) -> RowSource {
         return [&, b, c, hk](int64_t t, double* dst, int64_t step) {
+          // attend() may call this from several threads: the row is read into buffers of
+          // the calling thread.
+          thread_local std::vector<double> row, s;
+          row.resize(static_cast<size_t>(D));
+          s.resize(static_cast<size_t>(ng));
           const int64_t T = p_.cache_row(b, t);
-          const double* row = &cache.value[p_.row_offset(T, c, hk, D)];
-          const double* s = quant ? &scale.value[p_.row_offset(T, c, hk, ng)] : nullptr;
+          cache.value().get_range(p_.row_offset(T, c, hk, D), row.size(), row.data());
+          if (quant) scale.value().get_range(p_.row_offset(T, c, hk, ng), s.size(), s.data());
           for (int64_t d = 0; d < D; ++d)
-            dst[d * step] = s ? dequant_ppl(row[d], s[d / p_.quant_group], p_.scale, p_.t1) : row[d];
+            dst[d * step] = quant ? dequant_ppl(row[d], s[d / p_.quant_group], p_.scale, p_.t1) : row[d];
         };
       };
       const bool causal = p_.is_causal && seqlen > 1 && b >= p_.decoding_batches;
@@ -196,7 +207,7 @@ class MhcaCase final : public OpCase {
             double* qr = &q[rows.size() * D];
             for (int64_t d = 0; d < D; ++d) qr[d] = query.get(query.offset({n, h, d}));
             rows.push_back({.q = qr, .begin = 0, .end = causal ? std::min(kvlen, i + offset + 1) : kvlen,
-                            .out = &out.exact[static_cast<size_t>((n * H + h) * D)]});
+                            .out = &out[static_cast<size_t>((n * H + h) * D)]});
           }
         AttentionBlock a = block;
         a.bias = [&](int64_t r, int64_t begin, int64_t end, double* s) {
@@ -222,8 +233,7 @@ class MhcaCase final : public OpCase {
         attend(a, rows, kv_rows(0, hk), kv_rows(1, hk), nullptr);
       }
     }
-    for (size_t e = 0; e < out.exact.size(); ++e) out.value[e] = round_to(p_.t1, out.exact[e]);
-    std::vector<Expected> result = expected_list(out, cache);
+    std::vector<Expected> result = expected_list(Expected::rounded(in.at("attn_output"), std::move(out)), cache);
     if (quant) result.push_back(std::move(scale));
     return result;
   }

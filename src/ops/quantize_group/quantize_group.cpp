@@ -33,7 +33,9 @@ class QuantizeGroupCase final : public OpCase {
 
   std::vector<Expected> reference(const TensorSet& in) const override {
     const Tensor& x = in.at("x");
-    Expected y{.tensor = "y"}, scale{.tensor = "scale"}, zp{.tensor = "zero_point"};
+    // Values and exact values of y, scale and zero_point; y's boundary alternates.
+    std::vector<double> y, y_exact, scale, scale_exact, zp, zp_exact;
+    std::vector<Alternate> y_alternates;
     std::vector<double> row(static_cast<size_t>(p_.length));
     for (int64_t r = 0; r < p_.rows; ++r) {
       for (int64_t k = 0; k < p_.length; ++k) row[k] = x.get(static_cast<size_t>(r * p_.length + k));
@@ -41,19 +43,21 @@ class QuantizeGroupCase final : public OpCase {
         const int64_t begin = g * p_.group_size, n = std::min(p_.group_size, p_.length - begin);
         GroupCodes q = p_.zero_point ? quantize_asymmetric(&row[begin], n, p_.qmin(), p_.qmax(), x_)
                                      : quantize_symmetric(&row[begin], n, p_.qmax(), x_);
-        scale.value.push_back(round_to(scale_, q.scale));
-        scale.exact.push_back(q.scale);
-        zp.value.push_back(static_cast<double>(q.zero_point));
-        zp.exact.push_back(q.zero_point_exact);
+        scale.push_back(round_to(scale_, q.scale));
+        scale_exact.push_back(q.scale);
+        zp.push_back(static_cast<double>(q.zero_point));
+        zp_exact.push_back(q.zero_point_exact);
         for (int64_t k = 0; k < n; ++k) {
-          y.value.push_back(q.code[k]);
-          y.exact.push_back(q.quotient[k]);
-          y.alternate.push_back(q.alternate[k]);
+          if (!std::isnan(q.alternate[k])) y_alternates.push_back({y.size(), q.alternate[k]});
+          y.push_back(q.code[k]);
+          y_exact.push_back(q.quotient[k]);
         }
       }
     }
-    std::vector<Expected> out = expected_list(y, scale);
-    if (p_.zero_point) out.push_back(std::move(zp));
+    Expected y_golden = Expected::output(in.at("y"), y, std::move(y_exact));
+    for (const Alternate& a : y_alternates) y_golden.set_alternate(a.index, a.value);
+    std::vector<Expected> out = expected_list(y_golden, Expected::output(in.at("scale"), scale, std::move(scale_exact)));
+    if (p_.zero_point) out.push_back(Expected::output(in.at("zero_point"), zp, std::move(zp_exact)));
     return out;
   }
 

@@ -24,12 +24,17 @@ class CacheCopyCase : public OpCase {
   CacheCopyCase(Args a, DType dtype, int64_t head_size) : OpCase(std::move(a)), dtype_(dtype), head_size_(head_size) {}
   // The copies the operator makes, in any order.
   virtual std::vector<RowCopy> copies() const = 0;
+  // How many rows it copies into each cache (copies().size(), from the parameters alone).
+  virtual int64_t stored_rows() const = 0;
 
   void fill(Tensor& t) const override;
   // The golden caches: initial contents with every copied row replaced and marked touched.
   std::vector<Expected> reference(const TensorSet& in) const override;
   // Key and value read for every token, and the copied rows written to both caches.
   double traffic_bytes(const TensorSet& io) const override;
+  long double written_elements(const TensorSpec&) const override {
+    return static_cast<long double>(stored_rows()) * static_cast<long double>(head_size_);
+  }
 
  protected:
   // Tokens stored vs uncompressed, bytes saved and the ratio, for the report.

@@ -161,7 +161,7 @@ class OmniCase final : public CacheCopyCase {
     else CacheCopyCase::fill(t);
   }
 
-  std::vector<RowCopy> copies() const {
+  std::vector<RowCopy> copies() const override {
     std::vector<RowCopy> rows;
     int64_t token0 = 0;
     for (int64_t b = 0; b < p_.batches(); ++b) {
@@ -198,12 +198,14 @@ class OmniCase final : public CacheCopyCase {
     return batch.submit();
   }
 
-  CaseFigures figures() const override {
+  int64_t stored_rows() const override {
     int64_t stored = 0;
     for (int64_t i = 0; i < p_.runs(); ++i)
       if (p_.slot_mapping[i] >= 0) stored += p_.kept(i);
-    return memory_figures(stored, p_.num_tokens() * p_.num_head);
+    return stored;
   }
+
+  CaseFigures figures() const override { return memory_figures(stored_rows(), p_.num_tokens() * p_.num_head); }
 
  private:
   OmniParams p_;

@@ -56,7 +56,7 @@ PlainParams parse(Args& c) {
   p.dtype = c.dtype("key", DType::f16);
   for (const char* t : {"value", "key_cache", "value_cache"}) c.require_same_dtype(t, p.dtype, "key");
   // The caches (and the slot shuffle below), before anything is allocated.
-  c.require_memory("num_blocks", {p.num_blocks, p.block_size, p.num_heads, p.head_size}, 2 * dtype_bits(p.dtype) / 8 + 25,
+  c.require_memory("num_blocks", {p.num_blocks, p.block_size, p.num_heads, p.head_size}, inplace_host_bytes_each(p.dtype),
                    "the key cache");
   // The key and value tensors and the slot mapping of num_tokens, before the mapping is made.
   c.require_memory({{{{"num_tokens", p.num_tokens}, {"num_heads", p.num_heads}, {"head_size", p.head_size}},
@@ -125,7 +125,7 @@ class PlainCase final : public CacheCopyCase {
       throw SkipCase("the copy kernel moves 32-bit words: head_size * dtype bits must be a multiple of 32");
   }
 
-  std::vector<RowCopy> copies() const {
+  std::vector<RowCopy> copies() const override {
     std::vector<RowCopy> rows;
     for (int64_t t = 0; t < p_.num_tokens; ++t)
       if (p_.slot_mapping[t] >= 0)
@@ -145,10 +145,14 @@ class PlainCase final : public CacheCopyCase {
     return batch.submit();
   }
 
-  CaseFigures figures() const override {
+  int64_t stored_rows() const override {
     int64_t stored = 0;
     for (int64_t s : p_.slot_mapping) stored += s >= 0 ? p_.num_heads : 0;
-    return memory_figures(stored, stored);  // padding tokens are not data: nothing is saved
+    return stored;
+  }
+
+  CaseFigures figures() const override {
+    return memory_figures(stored_rows(), stored_rows());  // padding tokens are not data: nothing is saved
   }
 
  private:

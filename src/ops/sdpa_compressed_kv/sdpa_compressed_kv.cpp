@@ -238,9 +238,7 @@ class SdpaCase final : public OpCase {
   }
 
   std::vector<Expected> reference(const TensorSet& in) const override {
-    Expected e{.tensor = "output"};
-    e.exact = attention(in, true, false);
-    for (double x : e.exact) e.value.push_back(round_to(p_.q, x));
+    Expected e = Expected::rounded(in.at("output"), attention(in, true, false));
     // Accuracy attribution: the exact compressed attention against the unquantized one.
     if (figures_wanted() && generated("key") && generated("value")) {
       const std::vector<double> compressed = attention(in, false, false);

@@ -1,0 +1,257 @@
+#include "golden/expected_arrays.hpp"
+
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <optional>
+#include <stdexcept>
+
+#include "check/compare.hpp"
+#include "core/float_format.hpp"
+
+namespace kvbench {
+
+namespace {
+
+// Doubles read in chunks ([begin, begin + n) into out), so that a tensor's values can be
+// examined and stored without a double per element in memory.
+using ReadDoubles = std::function<void(size_t begin, size_t n, double* out)>;
+constexpr size_t kChunk = size_t{1} << 14;
+
+bool same_bits(double a, double b) { return std::memcmp(&a, &b, 8) == 0; }
+
+// The narrowest of F16, BF16 and F32 that gives back each of the n values bit for bit when
+// widened, or nullopt (F64). `has_nan` tells whether any value is a NaN.
+std::optional<DType> narrowest_float(size_t n, const ReadDoubles& read, bool& has_nan) {
+  std::vector<double> chunk(std::min(n, kChunk));
+  has_nan = false;
+  for (size_t begin = 0; begin < n; begin += kChunk) {
+    const size_t count = std::min(kChunk, n - begin);
+    read(begin, count, chunk.data());
+    for (size_t k = 0; k < count; ++k) has_nan = has_nan || std::isnan(chunk[k]);
+  }
+  for (const auto& [t, round_trip] : {std::pair{DType::f16, +[](double v) { return round_f16(v); }},
+                                      std::pair{DType::bf16, +[](double v) { return round_bf16(v); }},
+                                      std::pair{DType::f32, +[](double v) { return round_f32(v); }}}) {
+    bool holds = true;  // stops at the first value the format cannot hold
+    for (size_t begin = 0; holds && begin < n; begin += kChunk) {
+      const size_t count = std::min(kChunk, n - begin);
+      read(begin, count, chunk.data());
+      for (size_t k = 0; holds && k < count; ++k) holds = same_bits(round_trip(chunk[k]), chunk[k]);
+    }
+    if (holds) return t;
+  }
+  return std::nullopt;
+}
+
+// The n values stored as `t` (a float dtype that holds them all), or as F64.
+StoredTensor stored_doubles(std::optional<DType> t, size_t n, const ReadDoubles& read, const Shape& shape) {
+  std::vector<double> chunk(std::min(n, kChunk));
+  if (!t) {
+    StoredTensor s{"F64", shape, std::vector<uint8_t>(n * 8)};
+    for (size_t begin = 0; begin < n; begin += kChunk) {
+      const size_t count = std::min(kChunk, n - begin);
+      read(begin, count, chunk.data());
+      std::memcpy(s.bytes.data() + begin * 8, chunk.data(), count * 8);
+    }
+    return s;
+  }
+  Tensor narrow("", *t, {static_cast<int64_t>(n)}, Role::output);
+  for (size_t begin = 0; begin < n; begin += kChunk) {
+    const size_t count = std::min(kChunk, n - begin);
+    read(begin, count, chunk.data());
+    narrow.set_range(begin, count, chunk.data());
+  }
+  return StoredTensor{safetensors_dtype(*t), shape, std::move(narrow.bytes())};
+}
+
+// expected_f64.<out> (format 2): the exact values in the narrowest float type that holds
+// them; an in-place output's at its written elements only, in ascending index order (the
+// others hold their initial value, which the input tensor has).
+StoredTensor expected_f64(const Expected& e) {
+  bool has_nan = false;
+  if (e.is_in_place()) {
+    const auto written = e.written();
+    const ReadDoubles read = [&](size_t begin, size_t n, double* out) {
+      for (size_t k = 0; k < n; ++k) out[k] = written[begin + k].exact;
+    };
+    return stored_doubles(narrowest_float(written.size(), read, has_nan), written.size(), read,
+                          {static_cast<int64_t>(written.size())});
+  }
+  const Tensor& value = e.value();
+  const std::vector<double>& exact = e.exact();
+  if (!exact.empty()) {
+    const ReadDoubles read = [&](size_t begin, size_t n, double* out) { std::copy_n(&exact[begin], n, out); };
+    const auto t = narrowest_float(exact.size(), read, has_nan);
+    if (t) return stored_doubles(t, exact.size(), read, value.shape());
+    // F64: the doubles' own bytes (little-endian IEEE), borrowed rather than copied.
+    return StoredTensor{.dtype = "F64", .shape = value.shape(),
+                        .borrowed = {reinterpret_cast<const uint8_t*>(exact.data()), exact.size() * sizeof(double)}};
+  }
+  // The exact values are the values: widened from value(), or its own bytes when its
+  // dtype is the narrowest (no NaN, whose bits a round trip need not keep).
+  const ReadDoubles read = [&](size_t begin, size_t n, double* out) { value.get_range(begin, n, out); };
+  const auto t = narrowest_float(value.numel(), read, has_nan);
+  if (t == value.dtype() && !has_nan) return stored_view(value);
+  return stored_doubles(t, value.numel(), read, value.shape());
+}
+
+// touched.<out>: one bit per element, element i at bit i % 8 of byte i / 8 (numpy:
+// unpackbits(bitorder="little")).
+StoredTensor touched_bits(const Expected& e) {
+  const size_t n = e.value().numel();
+  StoredTensor s{"U8", {static_cast<int64_t>((n + 7) / 8)}, std::vector<uint8_t>((n + 7) / 8, 0)};
+  for (const WrittenElement& w : e.written()) s.bytes[w.index / 8] |= static_cast<uint8_t>(1u << (w.index % 8));
+  return s;
+}
+
+}  // namespace
+
+std::map<std::string, StoredTensor> expected_tensors(const Expected& e, nlohmann::json& out) {
+  std::map<std::string, StoredTensor> st;
+  st["expected." + e.tensor] = stored_view(e.value());
+  st["expected_f64." + e.tensor] = expected_f64(e);
+  // Alternates are rare (rounding boundaries): their indices and values only.
+  const auto alternates = e.alternates();
+  if (!alternates.empty()) {
+    const auto n = static_cast<int64_t>(alternates.size());
+    const ReadDoubles read = [&](size_t begin, size_t count, double* values) {
+      for (size_t k = 0; k < count; ++k) values[k] = alternates[begin + k].value;
+    };
+    bool has_nan = false;
+    st["alternate." + e.tensor] = stored_doubles(narrowest_float(alternates.size(), read, has_nan), alternates.size(), read, {n});
+    StoredTensor index{"I64", {n}, std::vector<uint8_t>(alternates.size() * 8)};
+    for (size_t k = 0; k < alternates.size(); ++k) {
+      const auto i = static_cast<int64_t>(alternates[k].index);
+      std::memcpy(index.bytes.data() + 8 * k, &i, 8);
+    }
+    st["alternate_index." + e.tensor] = std::move(index);
+    out["alternate"] = "alternate." + e.tensor;
+    out["alternate_index"] = "alternate_index." + e.tensor;
+  }
+  if (e.is_in_place()) {
+    st["touched." + e.tensor] = touched_bits(e);
+    out["touched"] = "touched." + e.tensor;
+  }
+  return st;
+}
+
+std::vector<uint8_t> read_checked(const SafetensorsReader& file, const std::string& key, const std::string& dtype,
+                                  const Shape& shape, const std::string& note) {
+  const TensorEntry* e = file.find(key);
+  if (!e) throw std::runtime_error(file.path() + " has no tensor '" + key + "'");
+  if (e->dtype != dtype)
+    throw std::runtime_error(file.path() + ": tensor '" + key + "' has dtype " + e->dtype + ", expected " + dtype + note);
+  if (e->shape != shape)
+    throw std::runtime_error(file.path() + ": tensor '" + key + "' has shape " + shape_string(e->shape) + ", expected " +
+                             shape_string(shape));
+  return file.read(*e);
+}
+
+Tensor load_tensor(const SafetensorsReader& file, const std::string& key, const ManifestOutput& o) {
+  const std::string note = dtype_bits(o.dtype) == 4 ? " (" + packing_name(o.dtype) + ")" : "";
+  std::vector<uint8_t> bytes = read_checked(file, key, safetensors_dtype(o.dtype), stored_shape(o.dtype, o.shape), note);
+  Tensor t(o.name, o.dtype, o.shape, o.role);
+  if (bytes.size() != t.bytes().size())  // cannot happen once dtype and shape match; kept as a guard
+    throw std::runtime_error(file.path() + ": tensor '" + key + "' holds " + std::to_string(bytes.size()) +
+                             " bytes, expected " + std::to_string(t.bytes().size()));
+  t.bytes() = std::move(bytes);
+  return t;
+}
+
+namespace {
+
+// Doubles stored as F64 (format 1), or in format 2 as F64, F32, F16 or BF16 (widened).
+std::vector<double> load_f64(const SafetensorsReader& file, const std::string& key, const Shape& shape, int format) {
+  const TensorEntry* e = file.find(key);
+  for (DType narrow : {DType::f16, DType::bf16, DType::f32})
+    if (format >= 2 && e && e->dtype == safetensors_dtype(narrow)) {
+      Tensor t(key, narrow, shape, Role::output);
+      t.bytes() = read_checked(file, key, e->dtype, shape);
+      return t.values();
+    }
+  const std::vector<uint8_t> bytes =
+      read_checked(file, key, "F64", shape, format >= 2 ? " (or F32, F16, BF16)" : "");
+  std::vector<double> v(bytes.size() / 8);
+  if (!v.empty()) std::memcpy(v.data(), bytes.data(), v.size() * 8);
+  return v;
+}
+
+// The flat indices where the operator writes: one byte (0 or 1) per element (format 1), or
+// one bit per element, little-endian within each byte (format 2).
+std::vector<uint64_t> load_touched(const SafetensorsReader& file, const std::string& key, const Shape& shape, int format) {
+  const size_t n = shape_numel(shape);
+  std::vector<uint64_t> touched;
+  if (format >= 2) {
+    const std::vector<uint8_t> bits = read_checked(file, key, "U8", {static_cast<int64_t>((n + 7) / 8)}, " (one bit per element)");
+    if (n % 8 && bits.back() >> (n % 8))
+      throw std::runtime_error(file.path() + ": tensor '" + key + "' has bits set past its " + std::to_string(n) + " elements");
+    for (size_t byte = 0; byte < bits.size(); ++byte)
+      for (unsigned b = 0; bits[byte] >> b; ++b)
+        if ((bits[byte] >> b) & 1u) touched.push_back(byte * 8 + b);
+    return touched;
+  }
+  const std::vector<uint8_t> t = read_checked(file, key, "U8", shape);
+  for (size_t i = 0; i < t.size(); ++i) {
+    if (t[i] > 1)
+      throw std::runtime_error(file.path() + ": tensor '" + key + "' holds " + std::to_string(t[i]) + " at " +
+                               index_string(shape, static_cast<int64_t>(i)) + " (must be 0 or 1)");
+    if (t[i]) touched.push_back(i);
+  }
+  return touched;
+}
+
+// Format 2's sparse alternates: values at ascending, distinct flat indices inside the tensor.
+std::vector<Alternate> load_sparse_alternates(const SafetensorsReader& file, const ManifestOutput& o, size_t n) {
+  const TensorEntry* e = file.find(o.alternate_index);
+  if (!e) throw std::runtime_error(file.path() + " has no tensor '" + o.alternate_index + "'");
+  if (e->shape.size() != 1) throw std::runtime_error(file.path() + ": tensor '" + o.alternate_index + "' must be one-dimensional");
+  const std::vector<double> values = load_f64(file, o.alternate, e->shape, 2);
+  const std::vector<uint8_t> raw = read_checked(file, o.alternate_index, "I64", e->shape);
+  std::vector<Alternate> alternates;
+  int64_t previous = -1;
+  for (size_t k = 0; k < values.size(); ++k) {
+    int64_t i;
+    std::memcpy(&i, raw.data() + 8 * k, 8);
+    if (i <= previous || i >= static_cast<int64_t>(n))
+      throw std::runtime_error(file.path() + ": tensor '" + o.alternate_index + "' holds " + std::to_string(i) + " at " +
+                               std::to_string(k) + ": indices must ascend within [0, " + std::to_string(n) + ")");
+    if (!std::isnan(values[k])) alternates.push_back({static_cast<uint64_t>(i), values[k]});
+    previous = i;
+  }
+  return alternates;
+}
+
+}  // namespace
+
+Expected load_expected(const SafetensorsReader& golden, const ManifestOutput& out, int format, Tensor value) {
+  const size_t n = value.numel();
+  Expected e;
+  if (!out.touched.empty()) {
+    const std::vector<uint64_t> touched = load_touched(golden, out.touched, out.shape, format);
+    std::vector<WrittenElement> written(touched.size());
+    if (format >= 2) {  // expected_f64 at the touched elements only
+      const std::vector<double> exact = load_f64(golden, out.expected_f64, {static_cast<int64_t>(touched.size())}, 2);
+      for (size_t k = 0; k < touched.size(); ++k) written[k] = {touched[k], exact[k]};
+    } else {
+      const std::vector<double> exact = load_f64(golden, out.expected_f64, out.shape, format);
+      for (size_t k = 0; k < touched.size(); ++k) written[k] = {touched[k], exact[touched[k]]};
+    }
+    e = Expected::in_place(std::move(value), std::move(written));
+  } else {
+    e = Expected::plain(std::move(value), load_f64(golden, out.expected_f64, out.shape, format));
+  }
+  if (!out.alternate.empty()) {
+    if (format >= 2) {
+      for (const Alternate& a : load_sparse_alternates(golden, out, n)) e.set_alternate(a.index, a.value);
+    } else {
+      const std::vector<double> dense = load_f64(golden, out.alternate, out.shape, format);
+      for (size_t i = 0; i < dense.size(); ++i) e.set_alternate(i, dense[i]);
+    }
+  }
+  e.finish();
+  e.tensor = out.name;
+  return e;
+}
+
+}  // namespace kvbench

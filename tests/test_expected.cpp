@@ -1,0 +1,100 @@
+// The golden of one output (src/check/expected.hpp): an in-place output holds its tensor
+// and the records of the elements written, in ascending order whatever order the reference
+// wrote them in; a plain output keeps exact values apart only where they differ.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <stdexcept>
+
+#include "check/compare.hpp"
+#include "check/expected.hpp"
+
+using namespace kvbench;
+
+namespace {
+
+Tensor cache_of(std::vector<double> v) {
+  Tensor t("cache", DType::i8, {static_cast<int64_t>(v.size())}, Role::inplace);
+  t.set_range(0, v.size(), v.data());
+  return t;
+}
+
+}  // namespace
+
+TEST_CASE("Expected in place: writes in any order read back ascending; the rest keeps its initial value") {
+  const Tensor initial = cache_of({1, 2, 3, 4, 5, 6});
+  Expected e = Expected::unchanged(initial);
+  const double row[2] = {-7, 8}, quotients[2] = {-7.25, 7.75};
+  e.write_row(4, 2, row, quotients);
+  e.write(1, 9, 9.5);
+  e.set_alternate(5, 7);
+  e.set_alternate(1, 10);
+  CHECK_THROWS_AS(e.written(), std::logic_error);  // read before finish(): out of order
+  e.finish();
+  REQUIRE(e.written().size() == 3);
+  CHECK(e.written()[0].index == 1);
+  CHECK(e.written()[0].exact == 9.5);
+  CHECK(e.written()[1].index == 4);
+  CHECK(e.written()[2].exact == 7.75);
+  CHECK(e.value().get(0) == 1);
+  CHECK(e.value().get(1) == 9);
+  CHECK(e.value().get(5) == 8);
+  CHECK(initial.get(5) == 6);  // the input is not the golden
+  CHECK(e.is_touched(4));
+  CHECK_FALSE(e.is_touched(3));
+  CHECK(e.alternate_at(1) == 10);
+  CHECK(std::isnan(e.alternate_at(4)));
+  CHECK(e.alternates_in(2, 6).size() == 1);
+  CHECK(e.alternates_in(2, 6)[0].index == 5);
+}
+
+TEST_CASE("Expected in place: an element written twice is a bug in the reference") {
+  Expected e = Expected::unchanged(cache_of({0, 0, 0}));
+  e.write(2, 1, 1);
+  e.write(0, 1, 1);
+  e.write(2, 3, 3);
+  CHECK_THROWS_AS(e.finish(), std::logic_error);
+}
+
+TEST_CASE("Expected plain: exact values kept apart only once one differs from its value") {
+  const Tensor like("y", DType::f16, {4}, Role::output);
+  Expected same = Expected::output(like);
+  const double v[2] = {0.5, -1.0};
+  same.set_row(0, 2, v, v);
+  same.set_row(2, 2, v, v);
+  CHECK(same.exact().empty());  // expected_f64 is the values: a file widens them
+
+  Expected differs = Expected::output(like);
+  const double exact[2] = {0.5000001, -1.0};
+  differs.set_row(2, 2, v, v);
+  differs.set_row(0, 2, v, exact);
+  REQUIRE(differs.exact().size() == 4);
+  CHECK(differs.exact()[0] == 0.5000001);
+  CHECK(differs.exact()[1] == -1.0);
+  CHECK(differs.exact()[2] == 0.5);  // set before the first difference: its value
+  CHECK(differs.value().get(0) == 0.5);
+}
+
+TEST_CASE("compare: an in-place golden's untouched elements are the initial bits, its written ones the golden") {
+  const Tensor before = cache_of({1, 2, 3, 4});
+  Expected e = Expected::unchanged(before);
+  e.write(2, 30, 30.2);
+  e.finish();
+  Tensor after = before;
+  after.set(2, 30);
+  CHECK(compare_output(e, after, before).passed());
+  after.set(2, 31);  // the written element wrong
+  CHECK(compare_output(e, after, before).violations == 1);
+  after.set(2, 30);
+  after.set(3, 5);  // an untouched one changed
+  const Metrics m = compare_output(e, after, before);
+  CHECK(m.untouched_changed == 1);
+  CHECK(m.worst_index == 3);
+  CHECK(m.worst_untouched);
+  // Poisoning hits the written element only.
+  Tensor poisoned = before;
+  poison_output(e, poisoned);
+  CHECK(poisoned.get(0) == 1);
+  CHECK(poisoned.get(3) == 4);
+  CHECK(std::fabs(poisoned.get(2) - 30) > 1);
+}
