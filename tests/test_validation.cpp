@@ -106,10 +106,28 @@ TEST_CASE("validation: pmx.KeyValueCache llama shape (65536 fetch groups before 
 // The warning-level settings CI runs a shard under (tests/data/validation): a case's buffers
 // are destroyed before the memory bound to them is freed, so the layer reports nothing of
 // type SPEC (it did, "VkBuffer still has a reference to mem obj", for every buffer).
+//
+// Under ASan the layer's own allocations at this level (best practices, synchronization
+// validation) outlive the instance and the loader unloads the layer before LeakSanitizer
+// reports them, so no suppression can name them (tools/lsan.supp): leak detection is off for
+// this one run, the other tests under ASan still check kvbench's own memory.
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define KVBENCH_TEST_UNDER_ASAN 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__)
+#define KVBENCH_TEST_UNDER_ASAN 1
+#endif
 TEST_CASE("validation at warning level: a case ends with no SPEC warning") {
-  const auto r = run_command("VK_LAYER_SETTINGS_PATH=" + source_path("tests/data/validation") + " KVBENCH_VALIDATION=1 " +
-                             KVBENCH_BINARY + " run " + source_path("tests/data/mixed/valid.json"));
-  CHECK(r.status == 0);
+#ifdef KVBENCH_TEST_UNDER_ASAN
+  const std::string no_leak_check = "ASAN_OPTIONS=\"${ASAN_OPTIONS:-}:detect_leaks=0\" ";
+#else
+  const std::string no_leak_check;
+#endif
+  const auto r = run_command(no_leak_check + "VK_LAYER_SETTINGS_PATH=" + source_path("tests/data/validation") +
+                             " KVBENCH_VALIDATION=1 " + KVBENCH_BINARY + " run " + source_path("tests/data/mixed/valid.json"));
+  CHECK_MESSAGE(r.status == 0, r.output.substr(r.output.size() > 3000 ? r.output.size() - 3000 : 0));
   CHECK(r.output.find("(INFO / SPEC)") != std::string::npos);  // the settings file was read
   CHECK_MESSAGE(r.output.find("(WARN / SPEC)") == std::string::npos, r.output.substr(0, 2000));
   CHECK_MESSAGE(r.output.find("(ERROR / ") == std::string::npos, r.output.substr(0, 2000));
