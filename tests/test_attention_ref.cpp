@@ -17,12 +17,12 @@
 #include "ref/attention.hpp"
 #include "ref/det_math.hpp"
 #include "ref/quant.hpp"
+#include "core/float_format.hpp"
 
 using namespace kvbench;
 
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
 
 struct Shape {
   int64_t rows, keys, dk, dv;

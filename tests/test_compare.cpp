@@ -8,13 +8,13 @@
 #include <vector>
 
 #include "check/compare.hpp"
+#include "core/float_format.hpp"
 
 using namespace kvbench;
 
 namespace {
 
 const double kNaN = std::numeric_limits<double>::quiet_NaN();
-const double kInf = std::numeric_limits<double>::infinity();
 
 Tensor filled(DType t, const std::vector<double>& v, Role role = Role::output) {
   Tensor x("out", t, {static_cast<int64_t>(v.size())}, role);

@@ -11,12 +11,11 @@
 
 #include "core/rng.hpp"
 #include "ref/det_math.hpp"
+#include "core/float_format.hpp"
 
 using namespace kvbench;
 
 namespace {
-
-constexpr double kInf = std::numeric_limits<double>::infinity();
 
 uint64_t bits(double x) {
   uint64_t u;

@@ -13,12 +13,12 @@
 #include "core/error.hpp"
 #include "ops/fused_infer_attention/fia_params.hpp"
 #include "ops/operator.hpp"
+#include "core/float_format.hpp"
 
 using namespace kvbench;
 
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
 
 // Row i of the band as a string of visible (1) and hidden (0) keys j = 0..S2b-1.
 std::string row_of(const Band& b, int64_t i, int64_t S2b) {

@@ -75,6 +75,9 @@ inline uint32_t f32_bits_from_double(double x) { return std::bit_cast<uint32_t>(
 inline double f32_bits_to_double(uint32_t bits) { return static_cast<double>(std::bit_cast<float>(bits)); }
 
 // The value x becomes when stored as f16 / bf16 / f32.
+// +infinity, the references' "no key" and masked-score value.
+inline constexpr double kInf = std::numeric_limits<double>::infinity();
+
 inline double round_f16(double x) { return f16_bits_to_double(f16_bits_from_double(x)); }
 inline double round_bf16(double x) { return bf16_bits_to_double(bf16_bits_from_double(x)); }
 inline double round_f32(double x) { return f32_bits_to_double(f32_bits_from_double(x)); }

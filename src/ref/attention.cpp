@@ -9,6 +9,7 @@
 #include "core/parallel.hpp"
 #include "ref/det_math.hpp"
 #include "ref/quant.hpp"
+#include "core/float_format.hpp"
 
 namespace kvbench {
 
@@ -24,7 +25,6 @@ std::vector<double> alibi_slopes(int64_t n) {
 
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
 
 // Four doubles in one vector (GCC/Clang vector extensions): every lane is an independent
 // IEEE operation, so the width changes the speed, never a result. Loads and stores of

@@ -29,7 +29,6 @@
 namespace kvbench {
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kIfaEmptyLse = static_cast<double>(-3.4e38f);  // the IFA kernel's lse of a batch without keys
 
 class FiaCase final : public OpCase {

@@ -15,11 +15,11 @@
 #include "ref/ppl_cache_store.hpp"
 #include "ref/quant.hpp"
 #include "vk/runtime.hpp"
+#include "core/float_format.hpp"
 
 namespace kvbench {
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 class MhcaCase final : public OpCase {

@@ -57,7 +57,7 @@ const Signature& omni_signature() {
   return sig;
 }
 
-OmniParams parse(Args& c) {
+OmniParams parse_omni(Args& c) {
   OmniParams p;
   p.num_head = c.integer("num_head");
   p.head_size = c.integer("head_size");
@@ -215,7 +215,7 @@ class OmniOperator final : public Operator {
  public:
   const Signature& signature() const override { return omni_signature(); }
   std::unique_ptr<OpCase> instantiate(Args a) const override {
-    OmniParams p = parse(a);
+    OmniParams p = parse_omni(a);
     return std::make_unique<OmniCase>(std::move(a), std::move(p));
   }
 };

@@ -46,7 +46,7 @@ const Signature& plain_signature() {
   return sig;
 }
 
-PlainParams parse(Args& c) {
+PlainParams parse_plain(Args& c) {
   PlainParams p;
   p.num_tokens = c.integer("num_tokens");
   p.num_heads = c.integer("num_heads");
@@ -163,7 +163,7 @@ class PlainOperator final : public Operator {
  public:
   const Signature& signature() const override { return plain_signature(); }
   std::unique_ptr<OpCase> instantiate(Args a) const override {
-    PlainParams p = parse(a);
+    PlainParams p = parse_plain(a);
     return std::make_unique<PlainCase>(std::move(a), std::move(p));
   }
 };

@@ -15,11 +15,11 @@
 #include "ref/attention.hpp"
 #include "ref/quant.hpp"
 #include "vk/runtime.hpp"
+#include "core/float_format.hpp"
 
 namespace kvbench {
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
 
 class SdpaCase final : public OpCase {
  public:
