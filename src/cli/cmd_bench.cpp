@@ -51,10 +51,13 @@ void add_bench_command(CLI::App& app, int& exit_code) {
         exit_code = 2;
         return;
       }
-    std::unique_ptr<Runtime> rt;
+    const std::unique_ptr<Runtime> rt = open_device(device);
+    if (!rt) {
+      exit_code = 2;
+      return;
+    }
     CopyBandwidth copy;
     try {
-      rt = std::make_unique<Runtime>(device >= 0 ? std::optional<int>(device) : std::nullopt);
       std::cout << "device: " << rt->info().name << " (" << rt->info().type << ")\n" << std::flush;
       copy = measure_copy_bandwidth(*rt, reps);
     } catch (const std::exception& e) {

@@ -6,6 +6,15 @@
 
 namespace kvbench {
 
+std::unique_ptr<Runtime> open_device(int device) {
+  try {
+    return std::make_unique<Runtime>(device >= 0 ? std::optional<int>(device) : std::nullopt);
+  } catch (const std::exception& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return nullptr;
+  }
+}
+
 void add_devices_command(CLI::App& app, int& exit_code) {
   auto* cmd = app.add_subcommand("devices", "List the Vulkan devices and the features kvbench uses");
   cmd->callback([&exit_code] {

@@ -160,11 +160,8 @@ void add_run_command(CLI::App& app, int& exit_code) {
       exit_code = run_on_backend(sel, reporter, backend, fail_fast);
       return;
     }
-    std::unique_ptr<Runtime> rt;
-    try {
-      rt = std::make_unique<Runtime>(device >= 0 ? std::optional<int>(device) : std::nullopt);
-    } catch (const std::exception& e) {
-      std::cerr << "error: " << e.what() << "\n";
+    const std::unique_ptr<Runtime> rt = open_device(device);
+    if (!rt) {
       exit_code = 2;
       return;
     }

@@ -57,14 +57,9 @@ void add_shrink_command(CLI::App& app, int& exit_code) {
       return;
     }
     std::unique_ptr<Runtime> rt;
-    if (backend.command.empty()) {
-      try {
-        rt = std::make_unique<Runtime>(device >= 0 ? std::optional<int>(device) : std::nullopt);
-      } catch (const std::exception& e) {
-        std::cerr << "error: " << e.what() << "\n";
-        exit_code = 2;
-        return;
-      }
+    if (backend.command.empty() && !(rt = open_device(device))) {
+      exit_code = 2;
+      return;
     }
     const CaseRunner runner = [&](const CaseDef& def, const OpCase& op) {
       return rt ? run_case(def, op, *rt) : run_case_on_backend(def, op, backend);

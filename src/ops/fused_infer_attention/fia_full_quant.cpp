@@ -18,7 +18,8 @@ double fia_code_scale(const Args& a, const std::string& tensor) {
 
 void fia_fill_codes(const Args& a, Tensor& t) {
   const CounterRng rng(a.seed(), t.name());
-  const auto [lo, hi] = a.range(t.name());
+  const auto range = a.range(t.name());  // a pair, not a structured binding: clang 14 cannot capture those
+  const double lo = range.first, hi = range.second;
   const double scale = fia_code_scale(a, t.name());
   constexpr double big = 0x1.8p52;
   std::vector<double> x(t.numel());
