@@ -47,7 +47,7 @@ FiaSide fia_side(const FiaParams& p, int side) {
   s.dim = side == 0 ? p.D : p.Dv;
   s.mode = side == 0 ? p.quant.key_mode : p.quant.value_mode;
   s.step = (s.mode == 0 && !p.quant.per_tensor) || s.mode == 6 ? 1 : 0;
-  s.group_channels = s.mode == 6 ? 32 : 1;
+  s.group_shift = s.mode == 6 ? 5 : 0;  // 32 channels a group
   if (p.quant.combined) {
     s.scale = "antiquantScale";
     s.offset = "antiquantOffset";
