@@ -211,13 +211,6 @@ TEST_CASE("run: every case of an operator skipping on the device is exit 1 with 
 
 // Not under the sanitizers: loading RADV in the sanitized binary is not covered by
 // tools/lsan.supp's preloaded-driver scheme (.ci/run's ASan stage preloads lavapipe only).
-#if defined(__SANITIZE_ADDRESS__)
-#define KVBENCH_SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define KVBENCH_SANITIZED 1
-#endif
-#endif
 #ifndef KVBENCH_SANITIZED
 TEST_CASE("run: with RADV_FORCE_FAMILY set, cases do not run on RADV's compile-only null device") {
   const auto r = run_command(std::string("RADV_FORCE_FAMILY=vega10 ") + KVBENCH_BINARY + " run " +

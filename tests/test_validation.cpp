@@ -111,16 +111,8 @@ TEST_CASE("validation: pmx.KeyValueCache llama shape (65536 fetch groups before 
 // validation) outlive the instance and the loader unloads the layer before LeakSanitizer
 // reports them, so no suppression can name them (tools/lsan.supp): leak detection is off for
 // this one run, the other tests under ASan still check kvbench's own memory.
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define KVBENCH_TEST_UNDER_ASAN 1
-#endif
-#endif
-#if defined(__SANITIZE_ADDRESS__)
-#define KVBENCH_TEST_UNDER_ASAN 1
-#endif
 TEST_CASE("validation at warning level: a case ends with no SPEC warning") {
-#ifdef KVBENCH_TEST_UNDER_ASAN
+#ifdef KVBENCH_SANITIZED
   const std::string no_leak_check = "ASAN_OPTIONS=\"${ASAN_OPTIONS:-}:detect_leaks=0\" ";
 #else
   const std::string no_leak_check;
