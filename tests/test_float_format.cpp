@@ -178,5 +178,15 @@ TEST_CASE("f16/bf16 narrowing equals the oracle at every pattern, its halfway po
     CAPTURE(x);
     REQUIRE(f16_bits_from_double(x) == oracle_narrow(x, 5, 10));
     REQUIRE(bf16_bits_from_double(x) == oracle_narrow(x, 8, 7));
+    // round_f16/round_bf16 round on the value, branch-free: the value of the narrowed
+    // bits, bit for bit (NaN: a quiet NaN with x's sign, as the widened bits are).
+    const double f = oracle_widen(oracle_narrow(x, 5, 10), 5, 10), b = oracle_widen(oracle_narrow(x, 8, 7), 8, 7);
+    if (std::isnan(x)) {
+      REQUIRE(bits_of(round_f16(x)) == bits_of(f16_bits_to_double(f16_bits_from_double(x))));
+      REQUIRE(bits_of(round_bf16(x)) == bits_of(bf16_bits_to_double(bf16_bits_from_double(x))));
+    } else {
+      REQUIRE(bits_of(round_f16(x)) == bits_of(f));
+      REQUIRE(bits_of(round_bf16(x)) == bits_of(b));
+    }
   }
 }
