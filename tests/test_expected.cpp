@@ -56,6 +56,28 @@ TEST_CASE("Expected in place: an element written twice is a bug in the reference
   CHECK_THROWS_AS(e.finish(), std::logic_error);
 }
 
+TEST_CASE("Expected in place: records in a few ascending runs (merged) or many (sorted) read back ascending, a repeat refused") {
+  // A descending order is one run per element (past the merge's 64 runs: sorted); three
+  // interleaved ascending runs are merged. Either way: 0, 1, ..., n - 1 with their exacts.
+  for (const int runs : {3, 200}) {
+    CAPTURE(runs);
+    const int n = 600;
+    Expected e = Expected::unchanged(cache_of(std::vector<double>(n, 0)));
+    for (int r = 0; r < runs; ++r)
+      for (int i = r; i < n; i += runs) e.write(runs == 3 ? i : n - 1 - i, 1, runs == 3 ? i : n - 1 - i);
+    e.finish();
+    REQUIRE(e.written().size() == n);
+    for (int i = 0; i < n; ++i) {
+      CHECK(e.written()[i].index == static_cast<uint64_t>(i));
+      CHECK(e.written()[i].exact == i);
+    }
+    Expected twice = Expected::unchanged(cache_of(std::vector<double>(n, 0)));
+    for (int i = 0; i < n; ++i) twice.write(i, 1, 1);
+    twice.write(n / 2, 1, 1);  // a second run holding an element of the first
+    CHECK_THROWS_AS(twice.finish(), std::logic_error);
+  }
+}
+
 TEST_CASE("Expected plain: exact values kept apart only once one differs from its value") {
   const Tensor like("y", DType::f16, {4}, Role::output);
   Expected same = Expected::output(like);

@@ -72,6 +72,8 @@ class Expected {
   // until finish()).
   void write(size_t i, double value, double exact);
   void write_row(size_t begin, size_t n, const double* values, const double* exact);
+  // Room for n more written elements (a reference that knows how many it will write).
+  void reserve_writes(size_t n) { written_.reserve(written_.size() + n); }
   // Records the (non-NaN) alternate of element i, in any order until finish().
   void set_alternate(size_t i, double v);
   // Sorts what was recorded out of order; an element written, or given an alternate,

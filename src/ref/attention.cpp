@@ -248,7 +248,7 @@ KVB_CLONES void score_phase(const Job& job, const Panels& K, BlockScores& b) {
 }
 
 // 2. Softmax of each row over its keys [begin, end), in ascending key order.
-void softmax_phase(const Job& job, BlockScores& b) {
+KVB_CLONES void softmax_phase(const Job& job, BlockScores& b) {
   const AttentionBlock& a = job.a;
   for (int64_t r = b.r0; r < b.r1; ++r) {
     const QueryRow& row = job.rows[r];
@@ -270,11 +270,11 @@ void softmax_phase(const Job& job, BlockScores& b) {
     det_exp_inplace(s, len);  // not std::exp: the same bits on every machine (ref/det_math.hpp)
     double sum = 0;
     for (int64_t t = 0; t < len; ++t) sum += s[t];
-    for (int64_t t = 0; t < len; ++t) {
-      if (a.quantize_p) s[t] = a.quantize_p(s[t]);
-      s[t] /= sum;
-      if (a.round_p) s[t] = round_to(*a.round_p, s[t]);
-    }
+    // Per element: quantize_p, the division, round_p (three loops: two of them vectorize).
+    if (a.quantize_p)
+      for (int64_t t = 0; t < len; ++t) s[t] = a.quantize_p(s[t]);
+    for (int64_t t = 0; t < len; ++t) s[t] /= sum;
+    if (a.round_p) round_span(*a.round_p, s, static_cast<size_t>(len));
     if (job.lse) job.lse[r] = m + det_log(sum);
     std::fill(row.out, row.out + a.dv, 0.0);
     b.live.push_back(r);

@@ -1,20 +1,29 @@
 #pragma once
-// PMX's KeyValueCache store of one (token, head) row, shared by the references of
+// PMX's KeyValueCache store of (token, head) rows, shared by the references of
 // pmx.KeyValueCache and pmx.dynamic_batching.MultiHeadCacheAttention
 // (specs/key_value_cache.md "Formulas").
 #include <cstddef>
 #include <cstdint>
-#include <vector>
+#include <span>
 
 #include "check/expected.hpp"
 #include "core/dtype.hpp"
+#include "core/tensor.hpp"
 
 namespace kvbench {
 
-// Writes row x into the golden cache at element `cache_offset` (and, when quant_bit > 0,
-// its group scales at `scale_offset`): the values as they are for quant_bit 0, else PPL's
-// symmetric codes with their boundary alternates.
-void store_ppl_row(const std::vector<double>& x, int64_t quant_bit, int64_t quant_group, DType t1, DType scale_dtype,
-                   size_t cache_offset, size_t scale_offset, Expected& cache, Expected& scale);
+// One row to store: `width` values of `source` from element `source_offset`, written into
+// the golden cache at element `cache_offset` and (quant_bit > 0) their group scales at
+// `scale_offset`.
+struct PplRow {
+  const Tensor* source;
+  size_t source_offset, cache_offset, scale_offset;
+};
+
+// Stores every row: the values rounded to t1 for quant_bit 0, else PPL's
+// symmetric codes with their boundary alternates. Rows are quantized on the reference's
+// threads and recorded in the cache's order, so the golden does not depend on the thread count.
+void store_ppl_rows(std::span<const PplRow> rows, size_t width, int64_t quant_bit, int64_t quant_group, DType t1,
+                    DType scale_dtype, Expected& cache, Expected& scale);
 
 }  // namespace kvbench

@@ -53,8 +53,8 @@ std::pair<double, double> round_code(double quotient, DType compute) {
 
 }  // namespace
 
-GroupCodes quantize_symmetric(const double* x, size_t n, int64_t qmax, DType compute) {
-  GroupCodes g;
+void quantize_symmetric(const double* x, size_t n, int64_t qmax, DType compute, GroupCodes& g) {
+  g.resize(n);
   double m = 0;
   for (size_t i = 0; i < n; ++i) m = std::max(m, std::fabs(x[i]));
   g.scale = std::max(round_to(compute, m / static_cast<double>(qmax)), scale_floor(compute));
@@ -63,15 +63,14 @@ GroupCodes quantize_symmetric(const double* x, size_t n, int64_t qmax, DType com
     auto [code, alt] = round_code(x[i] / g.scale, compute);
     code = std::clamp(code, lo, hi);
     if (!std::isnan(alt)) alt = std::clamp(alt, lo, hi);
-    g.code.push_back(code);
-    g.quotient.push_back(round_to(compute, x[i] / g.scale));
-    g.alternate.push_back(alt == code ? std::numeric_limits<double>::quiet_NaN() : alt);
+    g.code[i] = code;
+    g.quotient[i] = round_to(compute, x[i] / g.scale);
+    g.alternate[i] = alt == code ? std::numeric_limits<double>::quiet_NaN() : alt;
   }
-  return g;
 }
 
-GroupCodes quantize_asymmetric(const double* x, size_t n, int64_t qmin, int64_t qmax, DType compute) {
-  GroupCodes g;
+void quantize_asymmetric(const double* x, size_t n, int64_t qmin, int64_t qmax, DType compute, GroupCodes& g) {
+  g.resize(n);
   double lo = 0, hi = 0;
   for (size_t i = 0; i < n; ++i) {
     lo = std::min(lo, x[i]);
@@ -86,11 +85,10 @@ GroupCodes quantize_asymmetric(const double* x, size_t n, int64_t qmin, int64_t 
     auto [code, alt] = round_code(x[i] / g.scale, compute);
     code = std::clamp(code + zp, qlo, qhi) + 0.0;
     if (!std::isnan(alt)) alt = std::clamp(alt + zp, qlo, qhi);
-    g.code.push_back(code);
-    g.quotient.push_back(round_to(compute, x[i] / g.scale) + zp);
-    g.alternate.push_back(alt == code ? std::numeric_limits<double>::quiet_NaN() : alt);
+    g.code[i] = code;
+    g.quotient[i] = round_to(compute, x[i] / g.scale) + zp;
+    g.alternate[i] = alt == code ? std::numeric_limits<double>::quiet_NaN() : alt;
   }
-  return g;
 }
 
 double dequant_zero_point(double q, double zp, double s, DType out) {

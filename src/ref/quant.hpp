@@ -21,6 +21,15 @@ inline double round_to(DType t, double x) {
     default: throw_not_float(t);
   }
 }
+// round_to over a span, the dtype dispatched once (the loops vectorize).
+inline void round_span(DType t, double* v, size_t n) {
+  switch (t) {
+    case DType::f16: for (size_t i = 0; i < n; ++i) v[i] = round_f16(v[i]); return;
+    case DType::bf16: for (size_t i = 0; i < n; ++i) v[i] = round_bf16(v[i]); return;
+    case DType::f32: for (size_t i = 0; i < n; ++i) v[i] = round_f32(v[i]); return;
+    default: throw_not_float(t);
+  }
+}
 // One unit in the last place of float dtype t at x.
 double ulp_of(DType t, double x);
 
@@ -34,6 +43,12 @@ struct GroupCodes {
   std::vector<double> code;       // the integer codes (a zero code is +0.0)
   std::vector<double> quotient;   // T(x / s) + zero point: each code before rne and clamp
   std::vector<double> alternate;  // NaN, or the neighbouring code accepted at a rounding boundary
+  // n elements; the vectors keep their capacity, so one GroupCodes serves every group.
+  void resize(size_t n) {
+    code.resize(n);
+    quotient.resize(n);
+    alternate.resize(n);
+  }
 };
 
 // PPL's symmetric rule (OpenPPL/ppl.pmx torch_function/KeyValueCache.py, quant()),
@@ -41,14 +56,24 @@ struct GroupCodes {
 //   s = max(T(max|x| / qmax), T(1e-5));  q = clamp(rne(T(x / s)), -qmax, qmax)
 // where T() rounds to the compute dtype. The alternate code is offered when moving the
 // exact quotient x/s by 2^-20 (relative) either way would change the code.
-GroupCodes quantize_symmetric(const double* x, size_t n, int64_t qmax, DType compute);
+void quantize_symmetric(const double* x, size_t n, int64_t qmax, DType compute, GroupCodes& out);
+inline GroupCodes quantize_symmetric(const double* x, size_t n, int64_t qmax, DType compute) {
+  GroupCodes g;
+  quantize_symmetric(x, n, qmax, compute, g);
+  return g;
+}
 
 // Asymmetric with a zero point over the full integer range [qmin, qmax]:
 //   lo = min(min x, 0), hi = max(max x, 0)
 //   s  = max(T(T(hi - lo) / (qmax - qmin)), T(1e-5))
 //   zp = clamp(rne(qmin - T(lo / s)), qmin, qmax)
 //   q  = clamp(rne(T(x / s)) + zp, qmin, qmax)
-GroupCodes quantize_asymmetric(const double* x, size_t n, int64_t qmin, int64_t qmax, DType compute);
+void quantize_asymmetric(const double* x, size_t n, int64_t qmin, int64_t qmax, DType compute, GroupCodes& out);
+inline GroupCodes quantize_asymmetric(const double* x, size_t n, int64_t qmin, int64_t qmax, DType compute) {
+  GroupCodes g;
+  quantize_asymmetric(x, n, qmin, qmax, compute, g);
+  return g;
+}
 
 // Dequantization formulas of the three source families; `out` is the output dtype.
 // PPL:    y = out(S(q * s))            the product in the scale dtype S, then to out

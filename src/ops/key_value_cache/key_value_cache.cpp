@@ -131,18 +131,17 @@ class KeyValueCacheCase final : public OpCase {
     Expected cache = Expected::unchanged(in.at("cache"));
     Expected scale;
     if (quant) scale = Expected::unchanged(in.at("scale"));
-    std::vector<double> x(static_cast<size_t>(D));
+    std::vector<PplRow> rows;
     for (int64_t kv = 0; kv < 2; ++kv) {
       const Tensor& cur = in.at(kv == 0 ? "current_key" : "current_value");
       for (int64_t b = 0; b < p_.batch; ++b)
         for (int64_t s = 0; s < p_.seqlen; ++s)
           for (int64_t h = 0; h < p_.num_heads; ++h) {
             const int64_t t = p_.start_pos + s;
-            cur.get_range(cur.offset({b, s, h, 0}), x.size(), x.data());
-            store_ppl_row(x, p_.quant_bit, G, p_.input, p_.scale, row(b, kv, t, h, D), quant ? row(b, kv, t, h, ng) : 0,
-                          cache, scale);
+            rows.push_back({&cur, cur.offset({b, s, h, 0}), row(b, kv, t, h, D), quant ? row(b, kv, t, h, ng) : 0});
           }
     }
+    store_ppl_rows(rows, static_cast<size_t>(D), p_.quant_bit, G, p_.input, p_.scale, cache, scale);
     cache.finish();
     scale.finish();
 

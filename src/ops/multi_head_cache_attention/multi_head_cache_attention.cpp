@@ -154,18 +154,18 @@ class MhcaCase final : public OpCase {
     if (quant) scale = Expected::unchanged(in.at("scale"));
 
     // 1. Store, exactly as pmx.KeyValueCache's quantizer (specs/key_value_cache.md).
-    std::vector<double> x(static_cast<size_t>(D));
+    std::vector<PplRow> stored;
     for (int64_t c = 0; c < 2; ++c) {
       const Tensor& cur = in.at(c == 0 ? "current_key" : "current_value");
       for (int64_t b = 0; b < p_.batches(); ++b)
         for (int64_t s = 0; s < p_.seqlens[b]; ++s)
           for (int64_t h = 0; h < Hk; ++h) {
             const int64_t T = p_.cache_row(b, p_.start_pos[b] + s);
-            cur.get_range(cur.offset({p_.seqstarts[b] + s, h, 0}), x.size(), x.data());
-            store_ppl_row(x, p_.quant_bit, p_.quant_group, p_.t1, p_.scale, p_.row_offset(T, c, h, D),
-                          quant ? p_.row_offset(T, c, h, ng) : 0, cache, scale);
+            stored.push_back({&cur, cur.offset({p_.seqstarts[b] + s, h, 0}), p_.row_offset(T, c, h, D),
+                              quant ? p_.row_offset(T, c, h, ng) : 0});
           }
     }
+    store_ppl_rows(stored, static_cast<size_t>(D), p_.quant_bit, p_.quant_group, p_.t1, p_.scale, cache, scale);
     cache.finish();
     scale.finish();
 
@@ -205,12 +205,12 @@ class MhcaCase final : public OpCase {
           for (int64_t h = hk * G; h < (hk + 1) * G; ++h) {
             const int64_t n = p_.seqstarts[b] + i;
             double* qr = &q[rows.size() * D];
-            for (int64_t d = 0; d < D; ++d) qr[d] = query.get(query.offset({n, h, d}));
+            query.get_range(query.offset({n, h, 0}), static_cast<size_t>(D), qr);
             rows.push_back({.q = qr, .begin = 0, .end = causal ? std::min(kvlen, i + offset + 1) : kvlen,
                             .out = &out[static_cast<size_t>((n * H + h) * D)]});
           }
         AttentionBlock a = block;
-        a.bias = [&](int64_t r, int64_t begin, int64_t end, double* s) {
+        if (p_.is_alibi || mask) a.bias = [&](int64_t r, int64_t begin, int64_t end, double* s) {
           const int64_t i = r / G, h = hk * G + r % G, n = p_.seqstarts[b] + i;
           for (int64_t t = begin; t < end; ++t) {
             bool has_add = false;

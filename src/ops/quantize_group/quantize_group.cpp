@@ -37,12 +37,13 @@ class QuantizeGroupCase final : public OpCase {
     std::vector<double> y, y_exact, scale, scale_exact, zp, zp_exact;
     std::vector<Alternate> y_alternates;
     std::vector<double> row(static_cast<size_t>(p_.length));
+    GroupCodes q;
     for (int64_t r = 0; r < p_.rows; ++r) {
       for (int64_t k = 0; k < p_.length; ++k) row[k] = x.get(static_cast<size_t>(r * p_.length + k));
       for (int64_t g = 0; g < p_.groups(); ++g) {
         const int64_t begin = g * p_.group_size, n = std::min(p_.group_size, p_.length - begin);
-        GroupCodes q = p_.zero_point ? quantize_asymmetric(&row[begin], n, p_.qmin(), p_.qmax(), x_)
-                                     : quantize_symmetric(&row[begin], n, p_.qmax(), x_);
+        if (p_.zero_point) quantize_asymmetric(&row[begin], n, p_.qmin(), p_.qmax(), x_, q);
+        else quantize_symmetric(&row[begin], n, p_.qmax(), x_, q);
         scale.push_back(round_to(scale_, q.scale));
         scale_exact.push_back(q.scale);
         zp.push_back(static_cast<double>(q.zero_point));
