@@ -107,9 +107,9 @@ void Tensor::set(size_t i, double v) {
     default: break;
   }
   // The upper bound is exclusive at max + 1, which is exact in double for every integer
-  // dtype (the max itself is not for i64: INT64_MAX rounds up to 2^63).
-  const double above_max = dtype_ == DType::boolean ? 2.0 : std::ldexp(1.0, dtype_bits(dtype_) - (dtype_int_min(dtype_) < 0 ? 1 : 0));
-  if (v != std::floor(v) || v < static_cast<double>(dtype_int_min(dtype_)) || v >= above_max)
+  // dtype (the max itself is not for i64: INT64_MAX rounds up to 2^63, and so does + 1).
+  const double above_max = static_cast<double>(dtype_int_max(dtype_)) + 1.0;
+  if (!(v >= static_cast<double>(dtype_int_min(dtype_)) && v < above_max) || v != std::floor(v))
     throw std::logic_error("value " + std::to_string(v) + " does not fit " +
                            std::string(dtype_name(dtype_)) + " in tensor " + name_);
   set_bits(i, static_cast<uint64_t>(static_cast<int64_t>(v)));
@@ -165,19 +165,23 @@ void Tensor::set_range(size_t begin, size_t n, const double* in) {
     case DType::f32: return narrow_range<uint32_t>(p, begin, n, in, f32_bits_from_double);
     case DType::f16: return narrow_range<uint16_t>(p, begin, n, in, f16_bits_from_double);
     case DType::bf16: return narrow_range<uint16_t>(p, begin, n, in, bf16_bits_from_double);
-    case DType::i8: case DType::u8: case DType::s4: case DType::u4: {
+    case DType::i8: case DType::u8: case DType::s4: case DType::u4: case DType::boolean: case DType::i32: {
       // The integer codes: in range and integral, or set() names the bad value.
       const auto lo = static_cast<double>(dtype_int_min(dtype_)), hi = static_cast<double>(dtype_int_max(dtype_));
+      const int bits = dtype_bits(dtype_);
       for (size_t i = 0; i < n; ++i) {
         const double v = in[i];
         // (An int64 round trip tests integrality without a libm call: v is within [lo, hi].)
         if (!(v >= lo && v <= hi) || static_cast<double>(static_cast<int64_t>(v)) != v) set(begin + i, v);  // throws
-        const auto bits = static_cast<uint8_t>(static_cast<int64_t>(v));
-        if (dtype_bits(dtype_) == 8) {
-          p[begin + i] = bits;
+        const auto code = static_cast<int64_t>(v);
+        if (bits == 8) {
+          p[begin + i] = static_cast<uint8_t>(code);
+        } else if (bits == 32) {
+          const auto w = static_cast<int32_t>(code);
+          std::memcpy(p + (begin + i) * 4, &w, 4);
         } else {
           const size_t at = (begin + i) / 2, shift = (begin + i) % 2 * 4;
-          p[at] = static_cast<uint8_t>((p[at] & ~(0xFu << shift)) | ((bits & 0xFu) << shift));
+          p[at] = static_cast<uint8_t>((p[at] & ~(0xFu << shift)) | ((static_cast<uint32_t>(code) & 0xFu) << shift));
         }
       }
       return;

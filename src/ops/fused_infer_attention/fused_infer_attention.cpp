@@ -179,7 +179,7 @@ class FiaCase final : public OpCase {
   // padded tensors' positions (left padding moves a batch's first row and key).
   void fill_mask(Tensor& m) const {
     if (p_.compressed_mask()) {
-      for (size_t i = 0; i < m.numel(); ++i) m.set(i, i % 2048 > i / 2048 ? 1 : 0);
+      fill_with(m, [](size_t i) { return i % 2048 > i / 2048 ? 1.0 : 0.0; });
       return;
     }
     const CounterRng rng(args().seed(), "attenMask");
@@ -187,7 +187,7 @@ class FiaCase final : public OpCase {
     const bool per_batch = p_.mask_batch_stride() != 0, band0 = p_.sparse == 0 && !p_.ifa() && !p_.left_padded();
     int64_t end_min = p_.S1;  // where the last masked_rows rows end
     for (int64_t b = 0; b < p_.B; ++b) end_min = std::min(end_min, p_.q_start[b] + p_.s1b[b]);
-    for (size_t k = 0; k < m.numel(); ++k) {
+    fill_with(m, [&](size_t k) {
       const int64_t j = static_cast<int64_t>(k) % cols, i = static_cast<int64_t>(k) / cols % rows;
       const int64_t bm = static_cast<int64_t>(k) / (cols * rows);
       const int64_t end = per_batch ? p_.q_start[bm] + p_.s1b[bm] : end_min;
@@ -196,8 +196,8 @@ class FiaCase final : public OpCase {
       bool masked = rng.integer(k, 0, 3) == 0 && !anchor;
       if (band0 && (j - i < -p_.pre || j - i > p_.next)) masked = true;
       if (p_.masked_rows && i >= end - p_.masked_rows && i < end) masked = true;
-      m.set(k, masked ? 1 : 0);
-    }
+      return masked ? 1.0 : 0.0;
+    });
   }
 
   bool masked(const Tensor* mask, int64_t b, int64_t i, int64_t j) const {

@@ -1,5 +1,6 @@
 #include "ops/reshape_and_cache/cache_copy.hpp"
 
+#include <algorithm>
 #include <cstdio>
 
 namespace kvbench {
@@ -24,11 +25,15 @@ void CacheCopyCase::fill(Tensor& t) const {
 
 std::vector<Expected> CacheCopyCase::reference(const TensorSet& in) const {
   std::vector<Expected> out;
-  const auto rows = copies();
+  // In the cache's order, so that the written records ascend and need no sorting (a slot
+  // written twice is still refused by finish()).
+  auto rows = copies();
+  std::stable_sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.dst < b.dst; });
   for (const char* name : {"key", "value"}) {
     const Tensor& src = in.at(name);
     Expected e = Expected::unchanged(in.at(std::string(name) + "_cache"));
     std::vector<double> row(static_cast<size_t>(head_size_));
+    e.reserve_writes(rows.size() * row.size());
     for (const auto& r : rows) {
       src.get_range(static_cast<size_t>(r.src * head_size_), row.size(), row.data());
       e.write_row(static_cast<size_t>(r.dst * head_size_), row.size(), row.data(), row.data());
