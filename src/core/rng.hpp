@@ -7,6 +7,7 @@
 //   word = splitmix64(key + (i + 1) * 0x9E3779B97F4A7C15)
 // Floats are built from the top 53 bits of `word` in IEEE double arithmetic, never
 // through <random> distributions, whose algorithms differ between standard libraries.
+#include <bit>
 #include <cstdint>
 #include <string_view>
 
@@ -35,7 +36,14 @@ class CounterRng {
   // unit() and uniform() of given bits: both are monotone in them (never decreasing for
   // low <= high), so the least and greatest draw of a set come from its least and
   // greatest bits.
-  static double unit_of(uint64_t bits) { return static_cast<double>(bits) * 0x1p-53; }  // exact
+  static double unit_of(uint64_t bits) { return exact_double(bits) * 0x1p-53; }  // exact
+  // static_cast<double>(b), made of its two 32-bit halves (each exact through the 2^52
+  // exponent trick, one rounding in the sum): no branch, so that loops vectorize.
+  static double exact_double(uint64_t b) {
+    const double hi = std::bit_cast<double>((b >> 32) | 0x4330000000000000ull) - 0x1p52;
+    const double lo = std::bit_cast<double>((b & 0xFFFFFFFFull) | 0x4330000000000000ull) - 0x1p52;
+    return hi * 0x1p32 + lo;
+  }
   static double uniform_of(uint64_t bits, double low, double high) { return low + (high - low) * unit_of(bits); }
   // Uniform integer in [low, high] (inclusive).
   int64_t integer(uint64_t index, int64_t low, int64_t high) const;

@@ -6,6 +6,7 @@
 #include <limits>
 #include <memory>
 
+#include "core/clones.hpp"
 #include "core/parallel.hpp"
 #include "ref/det_math.hpp"
 #include "ref/quant.hpp"
@@ -39,13 +40,6 @@ typedef double V4u __attribute__((vector_size(32), aligned(8), may_alias));
 #define load4(p) (*reinterpret_cast<const V4u*>(p))
 #define store4(p, x) (*reinterpret_cast<V4u*>(p) = (x))
 
-// The hot loops have an AVX2 clone picked at run time on CPUs that have it (no FMA: every
-// product is rounded before its addition, as -ffp-contract=off asks of the scalar code).
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define KVB_CLONES __attribute__((target_clones("avx2", "default")))
-#else
-#define KVB_CLONES
-#endif
 
 constexpr int64_t kPanel = 8;      // keys per panel of the transposed K (two vectors)
 constexpr int kMr = 4;             // query rows per microkernel

@@ -12,6 +12,8 @@
 #include <cstring>
 #include <limits>
 
+#include "core/clones.hpp"
+
 namespace kvbench {
 namespace {
 
@@ -19,11 +21,6 @@ typedef double V4 __attribute__((vector_size(32)));
 typedef int64_t I4 __attribute__((vector_size(32)));
 typedef double V4u __attribute__((vector_size(32), aligned(8), may_alias));
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define KVB_CLONES __attribute__((target_clones("avx2", "default")))
-#else
-#define KVB_CLONES
-#endif
 
 constexpr double kInvLn2 = 1.44269504088896338700e+00;  // 0x3ff71547652b82fe
 constexpr double kLn2Hi = 6.93147180369123816490e-01;   // 0x3fe62e42fee00000: k * kLn2Hi is exact

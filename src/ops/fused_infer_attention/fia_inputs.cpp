@@ -8,6 +8,7 @@
 #include <numeric>
 #include <stdexcept>
 
+#include "core/clones.hpp"
 #include "core/parallel.hpp"
 #include "core/rng.hpp"
 #include "ref/quant.hpp"
@@ -80,6 +81,32 @@ inline double round_half_even(double v) {
   return (v + big) - big;
 }
 
+// The quantizer's two passes over a token row, each its own function for the AVX2 clone
+// (every loop in them vectorizes; the bits are the same in both clones).
+// Pass 1: the row's random bits.
+KVB_CLONES void draw_bits(const FiaOriginals& x, int64_t e, int64_t dim, uint64_t* bits) {
+  for (int64_t d = 0; d < dim; ++d) bits[d] = x.bits(e + d);
+}
+// Pass 1, a row whose channels have their own groups k0, k0 + 1, ...: its least and
+// greatest bits per group.
+KVB_CLONES void widen_ranges(const uint64_t* bits, int64_t dim, uint64_t* lo, uint64_t* hi) {
+  for (int64_t d = 0; d < dim; ++d) {
+    lo[d] = std::min(lo[d], bits[d]);
+    hi[d] = std::max(hi[d], bits[d]);
+  }
+}
+// Pass 2: the row's originals over their scales, rounded half to even, less their offsets,
+// clamped to the codes' range (FP4: the quotient; set() rounds it to the code).
+KVB_CLONES void code_row(const FiaOriginals& x, int64_t e, int64_t dim, const double* scale, const double* offset,
+                         bool fp4, double qmin, double qmax, double* codes) {
+  x.fill(e, dim, codes);
+  if (fp4) {
+    for (int64_t d = 0; d < dim; ++d) codes[d] /= scale[d];
+    return;
+  }
+  for (int64_t d = 0; d < dim; ++d) codes[d] = std::clamp(round_half_even(codes[d] / scale[d]) - offset[d], qmin, qmax);
+}
+
 }  // namespace
 
 TensorSet fia_quantized(const FiaParams& p, const Args& a, int side, Tensor& data) {
@@ -108,11 +135,14 @@ TensorSet fia_quantized(const FiaParams& p, const Args& a, int side, Tensor& dat
     g.lo.assign(groups, std::numeric_limits<uint64_t>::max());
     g.hi.assign(groups, 0);
     uint64_t *lo = g.lo.data(), *hi = g.hi.data();
+    std::vector<uint64_t> bits(static_cast<size_t>(s.dim));
     fia_for_each_row(p, table, s.dim, keys * i / spans, keys * (i + 1) / spans,
                      [&](int64_t b, int64_t t, int64_t hk, int64_t e, int64_t blk, int64_t r) {
       const int64_t k0 = group(b, t, hk, blk, r);
+      draw_bits(x, e, s.dim, bits.data());
+      if (s.step == 1 && s.group_shift == 0) return widen_ranges(bits.data(), s.dim, lo + k0, hi + k0);
       for (int64_t d = 0; d < s.dim; ++d) {
-        const uint64_t w = x.bits(e + d);
+        const uint64_t w = bits[static_cast<size_t>(d)];
         const int64_t k = s.group(k0, d);
         lo[k] = std::min(lo[k], w);
         hi[k] = std::max(hi[k], w);
@@ -170,16 +200,19 @@ TensorSet fia_quantized(const FiaParams& p, const Args& a, int side, Tensor& dat
   constexpr int64_t kChunk = 1024;  // key tokens per task
   int8_t* const int8 = data.dtype() == DType::i8 ? reinterpret_cast<int8_t*>(data.bytes().data()) : nullptr;
   parallel_for((keys + kChunk - 1) / kChunk, threads, [&](int64_t c) {
-    std::vector<double> codes(static_cast<size_t>(s.dim));
+    const auto dim = static_cast<size_t>(s.dim);
+    std::vector<double> codes(dim), row_scale(dim), row_offset(dim);
     fia_for_each_row(p, table, s.dim, c * kChunk, std::min(keys, (c + 1) * kChunk),
                      [&](int64_t b, int64_t t, int64_t hk, int64_t e, int64_t blk, int64_t r) {
-      x.fill(e, s.dim, codes.data());
       const int64_t g0 = group(b, t, hk, blk, r);
-      for (int64_t d = 0; d < s.dim; ++d) {
-        const auto g = static_cast<size_t>(s.group(g0, d));
-        const double q = codes[static_cast<size_t>(d)] / sc[g];  // FP4: set() rounds it to the code, saturating
-        codes[static_cast<size_t>(d)] = fp4 ? q : std::clamp(round_half_even(q) - off[g], qmin, qmax);
+      const bool own_groups = s.step == 1 && s.group_shift == 0;  // channel d's group is g0 + d
+      for (size_t d = 0; d < dim && !own_groups; ++d) {
+        const auto g = static_cast<size_t>(s.group(g0, static_cast<int64_t>(d)));
+        row_scale[d] = sc[g];
+        row_offset[d] = off[g];
       }
+      code_row(x, e, s.dim, own_groups ? &sc[static_cast<size_t>(g0)] : row_scale.data(),
+               own_groups ? &off[static_cast<size_t>(g0)] : row_offset.data(), fp4, qmin, qmax, codes.data());
       if (int8) {  // the common case, stored directly: the codes are integers in [qmin, qmax]
         for (int64_t d = 0; d < s.dim; ++d) int8[e + d] = static_cast<int8_t>(codes[static_cast<size_t>(d)]);
       } else {
