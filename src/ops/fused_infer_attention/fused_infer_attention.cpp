@@ -245,12 +245,13 @@ class FiaCase final : public OpCase {
         return;
       }
       const int64_t tt = t - Lp, e = fia_kv_index(p_, table, b, tt, hk, 0, dim);
-      if (originals) {
-        for (int64_t d = 0; d < dim; ++d) dst[d * step] = (*originals)(e + d);
-        return;
-      }
       thread_local std::vector<double> row;
       row.resize(static_cast<size_t>(dim));
+      if (originals) {  // drawn in bulk (the dtype dispatched once a row)
+        originals->fill(e, dim, row.data());
+        for (int64_t d = 0; d < dim; ++d) dst[d * step] = row[static_cast<size_t>(d)];
+        return;
+      }
       if (p_.nz) {  // the row's 16-channel pieces lie blockSize * 16 elements apart
         for (int64_t d = 0; d < dim; d += 16)
           data.get_range(static_cast<size_t>(fia_kv_index(p_, table, b, tt, hk, d, dim)), 16, row.data() + d);
