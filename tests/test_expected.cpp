@@ -56,9 +56,9 @@ TEST_CASE("Expected in place: an element written twice is a bug in the reference
   CHECK_THROWS_AS(e.finish(), std::logic_error);
 }
 
-TEST_CASE("Expected in place: records in a few ascending runs (merged) or many (sorted) read back ascending, a repeat refused") {
-  // A descending order is one run per element (past the merge's 64 runs: sorted); three
-  // interleaved ascending runs are merged. Either way: 0, 1, ..., n - 1 with their exacts.
+TEST_CASE("Expected in place: records in a few ascending runs or in descending order read back ascending, a repeat refused") {
+  // Three interleaved ascending runs, or a descending order (one run per element): either
+  // way 0, 1, ..., n - 1 with their exacts.
   for (const int runs : {3, 200}) {
     CAPTURE(runs);
     const int n = 600;

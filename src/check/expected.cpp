@@ -11,30 +11,11 @@ namespace {
 
 bool same_bits(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
 
-// Sorts records by index and refuses an index recorded twice. The references write in a
-// few ascending runs (MHCA: every K row, then every V row), so runs are merged, in linear
-// time per level; many runs are sorted.
+// Sorts records by index and refuses an index recorded twice. (The big writers record in
+// ascending order, so that finish() has nothing to sort.)
 template <typename Record>
 void sort_unique(std::vector<Record>& v, const std::string& tensor, const char* what) {
-  const auto by_index = [](const Record& a, const Record& b) { return a.index < b.index; };
-  constexpr size_t kMaxRuns = 64;
-  std::vector<size_t> runs{0};  // where each ascending run starts, then v.size()
-  for (size_t i = 1; i < v.size() && runs.size() <= kMaxRuns; ++i)
-    if (v[i].index < v[i - 1].index) runs.push_back(i);
-  if (runs.size() > kMaxRuns) {
-    std::sort(v.begin(), v.end(), by_index);
-  } else {
-    runs.push_back(v.size());
-    while (runs.size() > 2) {  // merge neighbouring pairs of runs
-      std::vector<size_t> merged{0};
-      for (size_t r = 0; r + 1 < runs.size(); r += 2) {
-        const size_t end = runs[std::min(r + 2, runs.size() - 1)];
-        std::inplace_merge(v.begin() + runs[r], v.begin() + runs[r + 1], v.begin() + end, by_index);
-        merged.push_back(end);
-      }
-      runs = std::move(merged);
-    }
-  }
+  std::sort(v.begin(), v.end(), [](const Record& a, const Record& b) { return a.index < b.index; });
   const auto twice = std::adjacent_find(v.begin(), v.end(), [](const Record& a, const Record& b) { return a.index == b.index; });
   if (twice != v.end())
     throw std::logic_error("the reference " + std::string(what) + " element " + std::to_string(twice->index) + " of " +

@@ -116,7 +116,9 @@ TensorSet fia_quantized(const FiaParams& p, const Args& a, int side, Tensor& dat
   const Shape sshape = p.antiquant_shape(s.mode, s.dim);
   const DType sdt = p.antiquant_dtype(s.mode);
   const size_t groups = shape_numel(sshape);
-  // The scale group of a row's channel d is s.group(group(row), d) (FiaSide).
+  // The scale group of a row's channel d is s.group(group(row), d) (FiaSide): per channel,
+  // group(row) + d, so a row's groups are a span.
+  const bool own_groups = s.step == 1 && s.group_shift == 0;
   const auto group = [&](int64_t b, int64_t t, int64_t hk, int64_t blk, int64_t r) {
     return p.antiquant_index(s.mode, s.dim, b, p.kv_start[b] + t, hk, 0, blk, r);
   };
@@ -140,7 +142,7 @@ TensorSet fia_quantized(const FiaParams& p, const Args& a, int side, Tensor& dat
                      [&](int64_t b, int64_t t, int64_t hk, int64_t e, int64_t blk, int64_t r) {
       const int64_t k0 = group(b, t, hk, blk, r);
       draw_bits(x, e, s.dim, bits.data());
-      if (s.step == 1 && s.group_shift == 0) return widen_ranges(bits.data(), s.dim, lo + k0, hi + k0);
+      if (own_groups) return widen_ranges(bits.data(), s.dim, lo + k0, hi + k0);
       for (int64_t d = 0; d < s.dim; ++d) {
         const uint64_t w = bits[static_cast<size_t>(d)];
         const int64_t k = s.group(k0, d);
@@ -205,7 +207,6 @@ TensorSet fia_quantized(const FiaParams& p, const Args& a, int side, Tensor& dat
     fia_for_each_row(p, table, s.dim, c * kChunk, std::min(keys, (c + 1) * kChunk),
                      [&](int64_t b, int64_t t, int64_t hk, int64_t e, int64_t blk, int64_t r) {
       const int64_t g0 = group(b, t, hk, blk, r);
-      const bool own_groups = s.step == 1 && s.group_shift == 0;  // channel d's group is g0 + d
       for (size_t d = 0; d < dim && !own_groups; ++d) {
         const auto g = static_cast<size_t>(s.group(g0, static_cast<int64_t>(d)));
         row_scale[d] = sc[g];
