@@ -64,25 +64,19 @@ void main() {
     float dot = 0.0;
 #define KV_DOT_FROM(src) for (uint j = 0u; j < DPL; ++j) dot += q[src][j] * subgroupShuffle(kr[j], base + src);
     FOR_EACH_LANE(KV_DOT_FROM)
-    float p = 0.0;
-    if (ti <= last) {  // within the lane's visible keys
-      const float s = score(bt, row, head, t, dot);
-      if (!(isinf(s) && s < 0.0)) {
-        if (s > m) {  // rescale only when the running maximum grows
-          const float rescale = exp(m - s);
-          l *= rescale;
-          for (uint src = 0u; src < LANES; ++src)
-            for (uint j = 0u; j < DPLV; ++j) acc[src][j] *= rescale;
-          m = s;
-        }
-        p = exp(s - m);
-        l += p;
-      }
-    }
+    // Branch-free online softmax (lavapipe executes both sides of a branch): a key that is
+    // masked or past the lane's last visible key has s = -inf and p = 0.
+    const float s = ti <= last ? score(bt, row, head, t, dot) : uintBitsToFloat(0xff800000u);
+    const float m_new = max(m, s);
+    const bool none = m_new == uintBitsToFloat(0xff800000u);  // no visible key yet: rescale 1, p 0
+    const float rescale = none ? 1.0 : exp(m - m_new);
+    const float p = none ? 0.0 : exp(s - m_new);
+    m = m_new;
+    l = l * rescale + p;
     float vr[DPLV];
     load_value(bt, hk, handle, lane, vr);
     const float w = ATTENTION_PV_WEIGHT(p);
-#define KV_ACC_FROM(src) for (uint j = 0u; j < DPLV; ++j) acc[src][j] += w * subgroupShuffle(vr[j], base + src);
+#define KV_ACC_FROM(src) for (uint j = 0u; j < DPLV; ++j) acc[src][j] = acc[src][j] * rescale + w * subgroupShuffle(vr[j], base + src);
     FOR_EACH_LANE(KV_ACC_FROM)
   }
 

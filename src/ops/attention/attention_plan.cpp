@@ -32,9 +32,12 @@ AttentionPlan plan_attention(const AttentionShape& s) {
     plan.slots += static_cast<uint64_t>(rows * s.num_heads * nsplit);
     // The vectors of (b, kv head hk): v = row * G + g for q head hk * G + g.
     const int64_t vectors = rows * G;
-    for (int64_t hk = 0; hk < s.num_kv_heads; ++hk)
-      for (int64_t v0 = 0; v0 < vectors; v0 += kVectorsPerItem)
-        for (int64_t split = 0; split < nsplit; ++split) {
+    // Splits outermost: consecutive items (the subgroups of one workgroup, which lavapipe
+    // runs one after the other) read the same keys' rows of neighbouring heads, which share
+    // cache lines, pages and the prefetcher's streams.
+    for (int64_t split = 0; split < nsplit; ++split)
+      for (int64_t hk = 0; hk < s.num_kv_heads; ++hk)
+        for (int64_t v0 = 0; v0 < vectors; v0 += kVectorsPerItem) {
           const int64_t nv = std::min<int64_t>(kVectorsPerItem, vectors - v0);
           for (int64_t x : {static_cast<int64_t>(b), hk, v0, nv, split}) plan.items.push_back(static_cast<uint32_t>(x));
           ++plan.num_items;
