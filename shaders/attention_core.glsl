@@ -4,12 +4,13 @@
 // written for shaders/attention_merge.comp to combine.
 //
 // One item = one batch b, one kv head hk, up to 8 query vectors that share it (the q heads
-// of a GQA group, then consecutive rows; kVectorsPerItem on the host), and one split
+// of a GQA group, then consecutive rows; AttentionPlan::vectors_per_item), and one split
 // [t0, t1) of the keys. Two bodies implement it over the same hooks:
 // - attention_tiles.glsl (built with KVBENCH_TILES, the "gpu" kernel): one workgroup per
 //   item, K/V tiles in shared memory, bounded state per invocation, no subgroup operation;
-// - attention_lanes.glsl (the "cpu" kernel): eight subgroup lanes per item exchanging K/V
-//   by shuffles, faster on lavapipe, limited to subgroups of >= 8 lanes and heads <= 256.
+// - attention_lanes.glsl (the "cpu" kernel): eight (or four) subgroup lanes per item
+//   exchanging K/V by shuffles, faster on lavapipe, limited to subgroups of >= 8 lanes and
+//   heads <= 256.
 // src/ops/attention/attention_kernel.cpp chooses (specs/runtime.md "The attention kernels").
 //
 // The including shader declares its buffers, its `Params` (which must hold num_items,
@@ -29,7 +30,9 @@ layout(constant_id = 0) const uint D = 128u;
 #ifdef KVBENCH_TILES
 const uint DPL = 8u;  // elements per slice: a chunk
 #else
-const uint LANES = 8u;  // lanes, and query vectors, per item (kVectorsPerItem on the host)
+// Lanes, and query vectors, per item: 8, or 4 for decodes with G <= 4 at heads <= 128
+// (attention_vectors_per_item and kLanesConstantId on the host).
+layout(constant_id = 7) const uint LANES = 8u;
 const uint DPL = D / LANES;  // dims per lane
 #endif
 // DPLV must be the very constant DPL when DV is D: glslang types float[D / 8] computed

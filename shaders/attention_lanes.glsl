@@ -2,11 +2,13 @@
 // KVBENCH_TILES. The hooks and their contract are declared there.
 //
 // One item = one batch b, one kv head, up to LANES query vectors that share it (the q heads
-// of a GQA group, then consecutive rows), and one split [t0, t1) of the keys. Eight lanes
-// serve an item, one query vector each: lane l holds its vector's q and accumulator whole
-// and computes its own scores and softmax. Each K/V row is loaded once per item, by all
-// eight lanes together (lane l loads dims [l*D/8, (l+1)*D/8), the hooks' slice), and every
-// lane reads the other lanes' elements by subgroup shuffles. So a key costs each lane one
+// of a GQA group, then consecutive rows), and one split [t0, t1) of the keys. LANES lanes
+// (8; 4 for decodes with G <= 4 at heads <= 128, so that a subgroup of 8 serves two items
+// instead of leaving half its lanes idle) serve an item, one query vector each: lane l
+// holds its vector's q and accumulator whole and computes its own scores and softmax. Each
+// K/V row is loaded once per item, by its lanes together (lane l loads dims
+// [l*D/LANES, (l+1)*D/LANES), the hooks' slice), and every lane reads the other lanes'
+// elements by subgroup shuffles. So a key costs each lane one
 // slice load of K and of V however many query vectors the item has, which is what makes
 // prefill fast on lavapipe (a load there is a loop over the lanes; arithmetic is 8-wide),
 // and there are no shared memory or barriers. It needs subgroups of at least 8 lanes with
@@ -18,8 +20,9 @@
 
 layout(local_size_x = 64) in;
 
-// The eight source lanes as literals, so that every shuffle index is a constant.
-#define FOR_EACH_LANE(X) X(0u) X(1u) X(2u) X(3u) X(4u) X(5u) X(6u) X(7u)
+// The source lanes as literals, so that every shuffle index is a constant (lanes 4-7 only
+// when LANES is 8: the condition folds when the pipeline is specialized).
+#define FOR_EACH_LANE(X) X(0u) X(1u) X(2u) X(3u) if (LANES == 8u) { X(4u) X(5u) X(6u) X(7u) }
 
 void main() {
   const uint invocation = grid_invocation();  // large plans dispatch a 2-D grid

@@ -107,11 +107,11 @@ namespace {
 
 // One SDPA query vector (f32, D 8, one head) over 600 keys of ones: three decode splits of
 // 256 keys. With `drop_last` the plan loses its last item, a hole in the plan.
-std::vector<float> attention_with_plan(Runtime& rt, bool drop_last) {
+std::vector<float> attention_with_plan(Runtime& rt, bool drop_last, uint32_t vectors_per_item) {
   const int64_t D = 8, S = 600;
   AttentionShape shape{.num_heads = 1, .num_kv_heads = 1, .q_rows = {1}, .kv_len = {S}};
   shape.out_vector = [](int64_t, int64_t, int64_t) { return int64_t{0}; };
-  AttentionPlan plan = plan_attention(shape);
+  AttentionPlan plan = plan_attention(shape, vectors_per_item);
   REQUIRE(plan.num_items == 3);
   if (drop_last) {
     --plan.num_items;
@@ -154,7 +154,57 @@ TEST_CASE("run_attention: a split the plan leaves out makes its output NaN (part
     CAPTURE(kernel);
     ForceKernel force(kernel);
     if (std::string(kernel) == "cpu" && rt.info().subgroup_size < 8) continue;  // the cpu kernel cannot run
-    for (float x : attention_with_plan(rt, false)) CHECK(x == doctest::Approx(1.0f));
-    for (float x : attention_with_plan(rt, true)) CHECK(std::isnan(x));
+    for (uint32_t per_item : {8u, 4u}) {  // the cpu kernel's items of 8 and of 4 lanes
+      CAPTURE(per_item);
+      for (float x : attention_with_plan(rt, false, per_item)) CHECK(x == doctest::Approx(1.0f));
+      for (float x : attention_with_plan(rt, true, per_item)) CHECK(std::isnan(x));
+    }
   }
+}
+
+TEST_CASE("plan_attention: items of at most vectors_per_item vectors, split-major") {
+  // Decode, 2 batches, 32 q heads on 8 kv heads (G 4), 600 keys: 3 splits of 256.
+  AttentionShape shape{.num_heads = 32, .num_kv_heads = 8, .q_rows = {1, 1}, .kv_len = {600, 600}};
+  shape.out_vector = [](int64_t b, int64_t, int64_t h) { return b * 32 + h; };
+  CHECK(max_vectors_per_kv_head(shape) == 4);
+  for (uint32_t per_item : {8u, 4u, 3u}) {
+    CAPTURE(per_item);
+    const AttentionPlan plan = plan_attention(shape, per_item);
+    CHECK(plan.vectors_per_item == per_item);
+    const uint32_t items_per_group = per_item >= 4 ? 1 : 2;  // 4 vectors per (batch, kv head)
+    REQUIRE(plan.num_items == 2 * 3 * 8 * items_per_group);
+    for (uint32_t i = 0; i < plan.num_items; ++i) {
+      const uint32_t* it = &plan.items[5 * i];  // batch, kv head, first vector, vectors, split
+      CHECK(it[3] <= per_item);
+      CHECK(it[2] + it[3] <= 4);
+    }
+    // The first items: batch 0, split 0, kv heads 0, 1, ...
+    CHECK(plan.items[0] == 0);
+    CHECK(plan.items[4] == 0);
+    CHECK(plan.items[5 * items_per_group + 1] == 1);
+    CHECK(plan.items[5 * items_per_group + 4] == 0);
+  }
+  CHECK_THROWS_AS(plan_attention(shape, 0), std::logic_error);
+  CHECK_THROWS_AS(plan_attention(shape, 9), std::logic_error);
+  shape.q_rows = {1, 2};  // a prefill row doubles the vectors of batch 1
+  CHECK(max_vectors_per_kv_head(shape) == 8);
+}
+
+TEST_CASE("attention_vectors_per_item: 4 for the cpu kernel's decodes with G <= 4 at heads <= 128, else 8") {
+  unsetenv("KVBENCH_KERNEL");
+  AttentionShape decode{.num_heads = 32, .num_kv_heads = 8, .q_rows = {1, 1}, .kv_len = {4096, 4096}};
+  const AttentionHeads h128{.key_dim = 128, .value_dim = 128};
+  CHECK(attention_vectors_per_item(device("cpu", 8), h128, decode) == 4);
+  CHECK(attention_vectors_per_item(device("cpu", 16), {.key_dim = 64, .value_dim = 64}, decode) == 4);
+  CHECK(attention_vectors_per_item(device("cpu", 8), {.key_dim = 192, .value_dim = 128}, decode) == 8);  // D / 4 > 32
+  CHECK(attention_vectors_per_item(device("cpu", 4), h128, decode) == 8);             // the gpu kernel runs it
+  CHECK(attention_vectors_per_item(device("discrete-gpu", 32), h128, decode) == 8);  // ditto
+  AttentionShape gqa8 = decode;
+  gqa8.num_kv_heads = 4;  // G 8: an item of 8 is full
+  CHECK(attention_vectors_per_item(device("cpu", 8), h128, gqa8) == 8);
+  AttentionShape prefill = decode;
+  prefill.q_rows = {1, 16};
+  CHECK(attention_vectors_per_item(device("cpu", 8), h128, prefill) == 8);
+  ForceKernel force("gpu");
+  CHECK(attention_vectors_per_item(device("cpu", 8), h128, decode) == 8);
 }

@@ -278,6 +278,7 @@ std::unique_ptr<Buffer> Runtime::host_buffer(size_t bytes, bool readback) {
 std::string Kernel::key() const {
   std::string k = shader;
   for (uint32_t c : constants) k += ":" + std::to_string(c);
+  for (const auto& [id, value] : constants_by_id) k += ":" + std::to_string(id) + "=" + std::to_string(value);
   return k;
 }
 
@@ -304,10 +305,16 @@ Runtime::Pipeline& Runtime::pipeline(const Kernel& kernel) {
   p->module = vk::raii::ShaderModule(
       device_, vk::ShaderModuleCreateInfo{.codeSize = code->second.size() * 4, .pCode = code->second.data()});
   std::vector<vk::SpecializationMapEntry> entries;
+  std::vector<uint32_t> values = kernel.constants;
   for (uint32_t i = 0; i < kernel.constants.size(); ++i)
     entries.push_back({.constantID = i, .offset = i * 4, .size = 4});
+  for (const auto& [id, value] : kernel.constants_by_id) {
+    if (id < kernel.constants.size()) throw std::logic_error(kernel.shader + ": specialization constant " + std::to_string(id) + " given twice");
+    entries.push_back({.constantID = id, .offset = static_cast<uint32_t>(values.size() * 4), .size = 4});
+    values.push_back(value);
+  }
   vk::SpecializationInfo spec{.mapEntryCount = static_cast<uint32_t>(entries.size()), .pMapEntries = entries.data(),
-                              .dataSize = kernel.constants.size() * 4, .pData = kernel.constants.data()};
+                              .dataSize = values.size() * 4, .pData = values.data()};
   vk::ComputePipelineCreateInfo info{
       .stage = {.stage = vk::ShaderStageFlagBits::eCompute, .module = *p->module, .pName = "main",
                 .pSpecializationInfo = entries.empty() ? nullptr : &spec},

@@ -11,6 +11,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #ifndef VULKAN_HPP_NO_CONSTRUCTORS
@@ -81,7 +82,8 @@ struct ValidationMessages {
 // where the driver stores one): keep the variants few.
 struct Kernel {
   std::string shader;
-  std::vector<uint32_t> constants;
+  std::vector<uint32_t> constants;  // specialization constant i = constants[i]
+  std::vector<std::pair<uint32_t, uint32_t>> constants_by_id;  // more: (constant_id, value)
   Kernel(const char* name) : shader(name) {}
   Kernel(std::string name, std::vector<uint32_t> values = {}) : shader(std::move(name)), constants(std::move(values)) {}
   std::string key() const;

@@ -81,6 +81,16 @@ void check_attention_device(const DeviceInfo& dev, const AttentionHeads& heads) 
                    dev.name + " allows " + std::to_string(std::min(dev.max_workgroup_invocations, dev.max_workgroup_size_x)));
 }
 
+uint32_t attention_vectors_per_item(const DeviceInfo& dev, const AttentionHeads& heads, const AttentionShape& shape) {
+  const bool small = heads.key_dim <= 128 && heads.value_dim <= 128 && max_vectors_per_kv_head(shape) <= 4;
+  return small && choose_attention_kernel(dev, heads) == AttentionKernel::lanes ? 4 : kVectorsPerItem;
+}
+
+void run_attention(Batch& batch, const AttentionShape& shape, AttentionLaunch launch) {
+  const uint32_t per_item = attention_vectors_per_item(batch.runtime().info(), launch.heads, shape);
+  run_attention(batch, plan_attention(shape, per_item), std::move(launch));
+}
+
 void run_attention(Batch& batch, const AttentionPlan& plan, AttentionLaunch launch) {
   Buffer* batch_plan = batch.buffer_with(plan.batch_plan);
   Buffer* items = batch.buffer_with(plan.items);
@@ -99,7 +109,11 @@ void run_attention(Batch& batch, const AttentionPlan& plan, AttentionLaunch laun
     const auto [ax, ay] = grid(plan.num_items);  // one workgroup per item
     batch.dispatch(launch.kernel, launch.buffers, launch.params, ax, ay);
   } else {
-    const auto [ax, ay] = grid((uint64_t{plan.num_items} * kVectorsPerItem + 63) / 64);  // 8 lanes per item
+    // A lane per query vector: 4 lanes per item for plans of 4-vector items, else 8.
+    const bool four = plan.vectors_per_item <= 4 && launch.heads.key_dim <= 128 && launch.heads.value_dim <= 128;
+    const uint32_t lanes = four ? 4 : kVectorsPerItem;
+    launch.kernel.constants_by_id.emplace_back(kLanesConstantId, lanes);
+    const auto [ax, ay] = grid((uint64_t{plan.num_items} * lanes + 63) / 64);
     batch.dispatch(launch.kernel, launch.buffers, launch.params, ax, ay);
   }
   const uint64_t elements = plan.merge.size() / 4 * static_cast<uint64_t>(launch.head_dim);

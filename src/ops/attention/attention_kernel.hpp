@@ -10,7 +10,7 @@ namespace kvbench {
 
 // The two bodies of shaders/attention_core.glsl (specs/runtime.md "The attention kernels").
 enum class AttentionKernel {
-  lanes,  // "cpu": 8 subgroup lanes per item, shuffles; subgroups >= 8, heads <= 256
+  lanes,  // "cpu": 8 (or 4) subgroup lanes per item, shuffles; subgroups >= 8, heads <= 256
   tiles,  // "gpu": one workgroup per item, K/V tiles in shared memory, any subgroup size
 };
 const char* attention_kernel_name(AttentionKernel k);  // "cpu" or "gpu"
@@ -23,6 +23,7 @@ struct AttentionHeads {
 };
 
 constexpr uint32_t kTilesWorkgroup = 128;  // WG in shaders/attention_tiles.glsl
+constexpr uint32_t kLanesConstantId = 7;   // LANES in shaders/attention_core.glsl
 constexpr uint32_t kPartialsPoison = 0x7fc00000u;  // a quiet NaN: the partial states before the attention dispatch
 
 // The kernel that runs a case on `dev`: KVBENCH_KERNEL=gpu|cpu forces one; otherwise the
@@ -58,7 +59,17 @@ struct AttentionLaunch {
   AttentionHeads heads;   // chooses the kernel, as check_attention_device did
 };
 
-// Records both dispatches (attention, then merge) and the plan's uploads in `batch`.
+// Query vectors per item for this shape on `dev`: 4 when the lanes kernel runs it, every
+// (batch, kv head) has at most 4 query vectors (a decode with G <= 4) and the heads are at
+// most 128 (a lane's share of a row, D / 4, stays within lavapipe's unrolling); otherwise
+// kVectorsPerItem. Items of 4 let one subgroup of 8 lanes serve two items at once instead
+// of one item with half of its lanes idle.
+uint32_t attention_vectors_per_item(const DeviceInfo& dev, const AttentionHeads& heads, const AttentionShape& shape);
+
+// Plans `shape` (with attention_vectors_per_item) and records both dispatches (attention,
+// then merge) and the plan's uploads in `batch`.
+void run_attention(Batch& batch, const AttentionShape& shape, AttentionLaunch launch);
+// The same with a given plan (tests alter plans).
 void run_attention(Batch& batch, const AttentionPlan& plan, AttentionLaunch launch);
 
 }  // namespace kvbench

@@ -2,11 +2,22 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <string>
 
 namespace kvbench {
 
-AttentionPlan plan_attention(const AttentionShape& s) {
+int64_t max_vectors_per_kv_head(const AttentionShape& s) {
+  int64_t rows = 0;
+  for (int64_t r : s.q_rows) rows = std::max(rows, r);
+  return rows * (s.num_heads / s.num_kv_heads);
+}
+
+AttentionPlan plan_attention(const AttentionShape& s, uint32_t vectors_per_item) {
+  if (vectors_per_item < 1 || vectors_per_item > kVectorsPerItem)
+    throw std::logic_error("plan_attention: items of " + std::to_string(vectors_per_item) + " vectors");
   AttentionPlan plan;
+  plan.vectors_per_item = vectors_per_item;
+  const int64_t per_item = vectors_per_item;
   const int64_t G = s.num_heads / s.num_kv_heads;
   int64_t vectors_out = 0;
   for (size_t b = 0; b < s.q_rows.size(); ++b) vectors_out += s.q_rows[b] * s.num_heads;
@@ -37,8 +48,8 @@ AttentionPlan plan_attention(const AttentionShape& s) {
     // cache lines, pages and the prefetcher's streams.
     for (int64_t split = 0; split < nsplit; ++split)
       for (int64_t hk = 0; hk < s.num_kv_heads; ++hk)
-        for (int64_t v0 = 0; v0 < vectors; v0 += kVectorsPerItem) {
-          const int64_t nv = std::min<int64_t>(kVectorsPerItem, vectors - v0);
+        for (int64_t v0 = 0; v0 < vectors; v0 += per_item) {
+          const int64_t nv = std::min<int64_t>(per_item, vectors - v0);
           for (int64_t x : {static_cast<int64_t>(b), hk, v0, nv, split}) plan.items.push_back(static_cast<uint32_t>(x));
           ++plan.num_items;
         }

@@ -15,9 +15,10 @@ struct AttentionPlan {
   std::vector<uint32_t> merge;       // per output vector: first slot, number of splits, lse index, head
   uint32_t num_items = 0;
   uint64_t slots = 0;                // partial states (each dv + 2 floats)
+  uint32_t vectors_per_item = 8;     // the most query vectors an item holds
 };
 
-constexpr uint32_t kVectorsPerItem = 8;  // LANES in the shader: one query vector per lane
+constexpr uint32_t kVectorsPerItem = 8;  // the most: NV of the tiles kernel, LANES of the lanes kernel
 
 struct AttentionShape {
   int64_t num_heads = 1, num_kv_heads = 1;
@@ -31,10 +32,14 @@ struct AttentionShape {
 
 constexpr uint32_t kNoLse = 0xffffffffu;
 
-// Items take up to kVectorsPerItem query vectors that share a kv head (the q heads of a
-// GQA group, then consecutive rows). Decode-like batches (one query row) split their KV
-// length in 256-key pieces so that a few batches still fill the device; others split only
-// every 2048 keys.
-AttentionPlan plan_attention(const AttentionShape& s);
+// Items take up to `vectors_per_item` (1 to kVectorsPerItem) query vectors that share a kv
+// head (the q heads of a GQA group, then consecutive rows). Decode-like batches (one query
+// row) split their KV length in 256-key pieces so that a few batches still fill the device;
+// others split only every 2048 keys. Items are ordered split-major: neighbouring items read
+// the same keys of neighbouring kv heads.
+AttentionPlan plan_attention(const AttentionShape& s, uint32_t vectors_per_item = kVectorsPerItem);
+
+// The most query vectors any (batch, kv head) of the shape has: rows x G.
+int64_t max_vectors_per_kv_head(const AttentionShape& s);
 
 }  // namespace kvbench

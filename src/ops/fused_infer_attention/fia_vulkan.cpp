@@ -152,7 +152,7 @@ double fia_run_vulkan(const FiaParams& p, const Args& args, Runtime& rt, TensorS
                             {"qr_sb", qrs.batch}, {"qr_st", qrs.token}, {"qr_sh", qrs.head},
                             {"kr_sb", krs.batch}, {"kr_st", krs.token}, {"kr_sh", krs.head}};
   run_attention(
-      batch, plan_attention(shape),
+      batch, shape,
       {.kernel = Kernel("fia_attention", {static_cast<uint32_t>(p.D + p.rope), static_cast<uint32_t>(p.Dv), kv_path(p, ks, vs),
                                          static_cast<uint32_t>(p.D), static_cast<uint32_t>(codes.k_step),
                                          static_cast<uint32_t>(codes.v_step), static_cast<uint32_t>(codes.offset)}),

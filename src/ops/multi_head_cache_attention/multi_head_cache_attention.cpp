@@ -262,7 +262,6 @@ class MhcaCase final : public OpCase {
       shape.kv_len.push_back(p_.kvlen(b));
     }
     shape.out_vector = [&](int64_t b, int64_t i, int64_t h) { return (p_.seqstarts[b] + i) * p_.num_heads + h; };
-    const AttentionPlan plan = plan_attention(shape);
     Batch batch(rt);
     DeviceTensors t(batch, io, args().signature());
     std::vector<float> slopes_t1;
@@ -297,7 +296,7 @@ class MhcaCase final : public OpCase {
     const auto store_rows = static_cast<uint32_t>(p_.total_rows() * p_.num_kv_heads * 2);
     batch.dispatch("mhca_store", buffers, store, (store_rows + 63) / 64);
     // head_dim, the cache's bits and quant_group are specialization constants (see the shader).
-    run_attention(batch, plan,
+    run_attention(batch, shape,
                   {.kernel = Kernel("mhca_attention", {static_cast<uint32_t>(p_.head_dim), static_cast<uint32_t>(bits),
                                                        static_cast<uint32_t>(p_.quant_bit ? p_.quant_group : 1)}),
                    .buffers = buffers,
