@@ -68,6 +68,12 @@ float score(Batch bt, uint row, uint head, uint t, float dot);  // the final sco
 #ifndef ATTENTION_PV_WEIGHT
 #define ATTENTION_PV_WEIGHT(p) (p)
 #endif
+// The lanes kernel calls item_begin(bt, hk, lane) once per item, before its key loop, when
+// the including shader defines ATTENTION_ITEM_BEGIN first: what every key's slice `lane`
+// needs (FIA's per-channel antiquant scales) is then loaded once, not once per key.
+#ifdef ATTENTION_ITEM_BEGIN
+void item_begin(Batch bt, uint hk, uint lane);
+#endif
 
 #ifdef KVBENCH_TILES
 #include "attention_tiles.glsl"

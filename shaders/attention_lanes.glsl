@@ -34,6 +34,9 @@ void main() {
   const uint slot_base = batch_plan[3u * b], nsplit = batch_plan[3u * b + 1u], chunk = batch_plan[3u * b + 2u];
   const uint H = pc.num_heads, G = pc.num_heads / pc.num_kv_heads;
   const Batch bt = batch_info(b);
+#ifdef ATTENTION_ITEM_BEGIN
+  item_begin(bt, hk, lane);
+#endif
   // The item's first lane in the subgroup: K/V elements are shuffled from lane base + src.
   const uint base = gl_SubgroupInvocationID & ~(LANES - 1u);
 

@@ -59,6 +59,7 @@ struct Batch {
 // Full int8 quantizes P before P.V (the kernel core's ATTENTION_PV_WEIGHT hook).
 float pv_weight(float p);
 #define ATTENTION_PV_WEIGHT(p) pv_weight(p)
+#define ATTENTION_ITEM_BEGIN  // the lanes kernel's per-channel antiquant scales, once per item
 #include "attention_core.glsl"
 
 layout(std430, binding = 0) readonly buffer Query { uint query[]; };
@@ -161,18 +162,41 @@ DEFINE_ROW_LOADER(value_row, value4, DPLV)
 // words of codes; scale and offset element `si`, the same for the slice, or per channel
 // (PER_CHANNEL: elements si.., 16-bit, two a word, si even). The caller checks the
 // alignment on the host.
-#define DEFINE_CODE_LOADER(NAME, CODES, SCALES, OFFSETS, N, PER_CHANNEL)                  \
+#define DEFINE_CHANNEL_LOADER(NAME, SCALES, OFFSETS, N)                                    \
+  void NAME(uint si, uint sdt, out float sc[N], out float of[N]) {                         \
+    for (uint k = 0u; k < N / 2u; ++k) {                                                   \
+      const uint ws = SCALES[si / 2u + k], wo = HAS_OFFSET ? OFFSETS[si / 2u + k] : 0u;    \
+      sc[2u * k] = decode_float(ws & 0xffffu, sdt);                                        \
+      sc[2u * k + 1u] = decode_float(ws >> 16u, sdt);                                      \
+      of[2u * k] = HAS_OFFSET ? decode_float(wo & 0xffffu, sdt) : 0.0;                    \
+      of[2u * k + 1u] = HAS_OFFSET ? decode_float(wo >> 16u, sdt) : 0.0;                   \
+    }                                                                                      \
+  }
+DEFINE_CHANNEL_LOADER(key_channels, keyAntiquantScale, keyAntiquantOffset, DPL)
+DEFINE_CHANNEL_LOADER(value_channels, valueAntiquantScale, valueAntiquantOffset, DPLV)
+
+// The lanes kernel's per-channel scales and offsets of its slice, loaded by item_begin
+// (they depend on the kv head and the channel only). The tiles kernel's slices change with
+// every call, so it loads them each time.
+#ifndef KVBENCH_TILES
+float k_chan_sc[DPL], k_chan_of[DPL], v_chan_sc[DPLV], v_chan_of[DPLV];
+#define CHANNELS_CACHED true
+#else
+float k_chan_sc[1], k_chan_of[1], v_chan_sc[1], v_chan_of[1];  // unused
+#define CHANNELS_CACHED false
+#endif
+
+#define DEFINE_CODE_LOADER(NAME, CODES, SCALES, OFFSETS, N, PER_CHANNEL, CHANNELS, CSC, COF) \
   void NAME(uint first, uint si, uint sdt, out float x[N]) {                              \
     const uint bits = KV_PATH == 2u ? 8u : 4u, per_word = 32u / bits;                     \
     float sc[N], of[N];                                                                    \
-    if (PER_CHANNEL) {                                                                     \
-      for (uint k = 0u; k < N / 2u; ++k) {                                                 \
-        const uint ws = SCALES[si / 2u + k], wo = HAS_OFFSET ? OFFSETS[si / 2u + k] : 0u;  \
-        sc[2u * k] = decode_float(ws & 0xffffu, sdt);                                      \
-        sc[2u * k + 1u] = decode_float(ws >> 16u, sdt);                                    \
-        of[2u * k] = HAS_OFFSET ? decode_float(wo & 0xffffu, sdt) : 0.0;                  \
-        of[2u * k + 1u] = HAS_OFFSET ? decode_float(wo >> 16u, sdt) : 0.0;                 \
+    if (PER_CHANNEL && CHANNELS_CACHED) {                                                  \
+      for (uint j = 0u; j < N; ++j) {                                                      \
+        sc[j] = CSC[j];                                                                    \
+        of[j] = COF[j];                                                                    \
       }                                                                                    \
+    } else if (PER_CHANNEL) {                                                              \
+      CHANNELS(si, sdt, sc, of);                                                           \
     } else {                                                                               \
       const uint sb = dtype_bits(sdt);                                                     \
       const float s1 = decode_float(LOAD_BITS(SCALES, si, sb), sdt);                       \
@@ -230,8 +254,19 @@ float scale_value(uint bits, uint dt) {
   return bits == 255u ? uintBitsToFloat(0x7fc00000u) : bits == 0u ? uintBitsToFloat(0x00400000u) : uintBitsToFloat(bits << 23u);
 }
 
-DEFINE_CODE_LOADER(key_codes, key, keyAntiquantScale, keyAntiquantOffset, DPL, K_PER_CHANNEL)
-DEFINE_CODE_LOADER(value_codes, value, valueAntiquantScale, valueAntiquantOffset, DPLV, V_PER_CHANNEL)
+DEFINE_CODE_LOADER(key_codes, key, keyAntiquantScale, keyAntiquantOffset, DPL, K_PER_CHANNEL, key_channels, k_chan_sc, k_chan_of)
+DEFINE_CODE_LOADER(value_codes, value, valueAntiquantScale, valueAntiquantOffset, DPLV, V_PER_CHANNEL, value_channels,
+                   v_chan_sc, v_chan_of)
+
+void item_begin(Batch bt, uint hk, uint lane) {
+#ifndef KVBENCH_TILES
+  // Mode 0 per channel (the only per-channel codes path): element hk * dim + d, any token.
+  if (CODES_KV && K_PER_CHANNEL)
+    key_channels(pc.ks_base + antiquant_index(pc.k_mode, D, bt, 0u, hk, lane * DPL), pc.ks_dtype, k_chan_sc, k_chan_of);
+  if (CODES_KV && V_PER_CHANNEL)
+    value_channels(pc.vs_base + antiquant_index(pc.v_mode, DV, bt, 0u, hk, lane * DPLV), pc.vs_dtype, v_chan_sc, v_chan_of);
+#endif
+}
 
 void load_key(Batch bt, uint hk, uint t, uint lane, out float k[DPL]) {
   if (PLAIN_KV) {
