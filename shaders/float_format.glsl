@@ -68,16 +68,19 @@ uint encode_float(float v, uint dt) {
   return floatBitsToUint(v);
 }
 
-// v rounded to f16 (round to nearest even), as a float, without branches: the carry trick
-// on the f32 bits for normal values, the 2^-24 grid for subnormals, infinity from 65520 on.
+// v rounded to f16 (round to nearest even), as a float, without branches: one add and
+// subtract of a magic number that sets the spacing, infinity from 65520 on.
 // Equal to decode_float(float_to_f16(v), DT_F16) for every non-NaN v; a NaN stays NaN or
 // becomes an infinity. Used on hot paths.
 float round_f16_fast(float v) {
-  const uint u = floatBitsToUint(v);
-  const float normal = uintBitsToFloat((u + 0xfffu + ((u >> 13u) & 1u)) & 0xffffe000u);
-  const float subnormal = round_half_even(v * 16777216.0) * (1.0 / 16777216.0);
-  const float r = abs(v) < 6.103515625e-05 ? subnormal : normal;
-  return abs(v) >= 65520.0 ? uintBitsToFloat((u & 0x80000000u) | 0x7f800000u) : r;
+  const uint u = floatBitsToUint(v), sign = u & 0x80000000u;
+  // m = 1.5 x 2^(e + 13), e = v's exponent, at least f16's smallest normal one (-14): the
+  // sum v + m has f16's spacing at v (2^(e - 10); 2^-24 below 2^-14), so the FPU's round
+  // to nearest even of the sum is f16's rounding of v, and subtracting m is exact.
+  const float m = uintBitsToFloat((max(u & 0x7f800000u, 0x38800000u) + 0x06800000u) | 0x00400000u);
+  precise float r = (v + m) - m;
+  const float rounded = uintBitsToFloat(floatBitsToUint(r) | sign);  // -0 and small negatives keep their sign
+  return abs(v) >= 65520.0 ? uintBitsToFloat(sign | 0x7f800000u) : rounded;
 }
 
 // v rounded to float dtype dt, as a float.

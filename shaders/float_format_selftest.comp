@@ -1,17 +1,20 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
-// A test of float_format.glsl's decoding on the device: every 16-bit pattern of one dtype
-// (f16 or bf16) decoded to f32, so that a driver that flushes f16 subnormals in
-// unpackHalf2x16 (Vulkan allows it) is caught. Used by tests/test_runtime.cpp only.
+// A test of float_format.glsl on the device, used by tests/test_runtime.cpp only:
+// op 0: every 16-bit pattern of one dtype (f16 or bf16) decoded to f32, so that a driver
+//       that flushes f16 subnormals in unpackHalf2x16 (Vulkan allows it) is caught;
+// op 1: round_f16_fast of each input float (its bits in `inputs`).
 #include "float_format.glsl"
 
 layout(local_size_x = 64) in;
 layout(std430, binding = 0) writeonly buffer Floats { uint floats[]; };
+layout(std430, binding = 1) readonly buffer Inputs { uint inputs[]; };
 layout(std140, binding = 31) uniform Params {  // kernel parameters, set by name from C++ (reflected)
-  uint count, dt;
+  uint count, dt, op;
 } pc;
 
 void main() {
   const uint i = gl_GlobalInvocationID.x;
-  if (i < pc.count) floats[i] = floatBitsToUint(decode_float(i, pc.dt));
+  if (i >= pc.count) return;
+  floats[i] = floatBitsToUint(pc.op == 0u ? decode_float(i, pc.dt) : round_f16_fast(uintBitsToFloat(inputs[i])));
 }

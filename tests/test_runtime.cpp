@@ -104,8 +104,8 @@ TEST_CASE("float_format.glsl: every f16 and bf16 pattern decodes exactly, subnor
   Runtime rt;
   auto out = rt.buffer(65536 * 4);
   for (DType dt : {DType::f16, DType::bf16}) {
-    rt.dispatch("float_format_selftest", {{"floats", out.get()}}, {{"count", 65536}, {"dt", static_cast<uint32_t>(dt)}},
-                65536 / 64);
+    rt.dispatch("float_format_selftest", {{"floats", out.get()}, {"inputs", nullptr}},
+                {{"count", 65536}, {"dt", static_cast<uint32_t>(dt)}, {"op", 0}}, 65536 / 64);
     std::vector<uint32_t> got(65536);
     out->download(std::span(reinterpret_cast<uint8_t*>(got.data()), got.size() * 4));
     size_t wrong = 0;
@@ -118,6 +118,52 @@ TEST_CASE("float_format.glsl: every f16 and bf16 pattern decodes exactly, subnor
     }
     CHECK(wrong == 0);
   }
+}
+
+TEST_CASE("float_format.glsl: round_f16_fast rounds like f16 at every f16 value, its neighbours and halfway points") {
+  // Inputs: each finite f16 value, the f32 values next to it, the halfway point to the next
+  // f16 value and that point's f32 neighbours (ties and near-ties, subnormals included), the
+  // overflow threshold 65520 and around it, and 200 000 random finite f32 patterns.
+  std::vector<float> in;
+  const auto near = [&](float x) {
+    in.push_back(x);
+    in.push_back(std::nextafter(x, INFINITY));
+    in.push_back(std::nextafter(x, -INFINITY));
+  };
+  for (uint32_t h = 0; h < 0x7c00; ++h)
+    for (float sign : {1.0f, -1.0f}) {
+      const double a = f16_bits_to_double(static_cast<uint16_t>(h)), b = f16_bits_to_double(static_cast<uint16_t>(h + 1));
+      near(sign * static_cast<float>(a));
+      near(sign * static_cast<float>((a + b) / 2));  // exact in f32: f16 has 11 significant bits
+    }
+  for (float x : {65504.0f, 65519.0f, 65520.0f, 65536.0f, 1e30f, 5.9604645e-08f / 2, 1e-30f}) {
+    near(x);
+    near(-x);
+  }
+  uint64_t state = 0x9e3779b97f4a7c15u;
+  while (in.size() % 64 != 0 || in.size() < 400000) {
+    state = state * 6364136223846793005u + 1442695040888963407u;
+    const auto bits = static_cast<uint32_t>(state >> 32);
+    if ((bits & 0x7f800000u) == 0x7f800000u) continue;  // no inf or NaN
+    float x;
+    std::memcpy(&x, &bits, 4);
+    in.push_back(x);
+  }
+  Runtime rt;
+  auto inputs = rt.buffer_with(in);
+  auto out = rt.buffer(in.size() * 4);
+  const auto n = static_cast<uint32_t>(in.size());
+  rt.dispatch("float_format_selftest", {{"floats", out.get()}, {"inputs", inputs.get()}},
+              {{"count", n}, {"dt", static_cast<uint32_t>(DType::f16)}, {"op", 1}}, n / 64);
+  std::vector<float> got(in.size());
+  out->download(std::span(reinterpret_cast<uint8_t*>(got.data()), got.size() * 4));
+  size_t wrong = 0;
+  for (size_t i = 0; i < in.size(); ++i) {
+    const double want = round_f16(in[i]);
+    if (!(static_cast<double>(got[i]) == want && std::signbit(got[i]) == std::signbit(want)) && wrong++ < 5)
+      FAIL_CHECK("round_f16_fast(" << in[i] << ") = " << got[i] << ", want " << want);
+  }
+  CHECK(wrong == 0);
 }
 
 TEST_CASE("timestamp_ticks: the difference modulo 2^timestampValidBits, across a wrap") {
