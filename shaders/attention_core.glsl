@@ -32,7 +32,7 @@ const uint DPL = 8u;  // elements per slice: a chunk
 #else
 // Lanes, and query vectors, per item: 8, or 4 for decodes with G <= 4 at heads <= 128
 // (attention_vectors_per_item and kLanesConstantId on the host).
-layout(constant_id = 7) const uint LANES = 8u;
+layout(constant_id = 15) const uint LANES = 8u;
 const uint DPL = D / LANES;  // dims per lane
 #endif
 // DPLV must be the very constant DPL when DV is D: glslang types float[D / 8] computed

@@ -20,6 +20,9 @@ struct Batch {
 // then have constant trip counts (see the spec's performance notes).
 layout(constant_id = 1) const uint CACHE_BITS = 8u;
 layout(constant_id = 2) const uint QG = 8u;  // quant_group (1 when unquantized)
+// Whether score() adds anything (ALiBi or attn_mask): a constant, because lavapipe runs a
+// run-time branch's body as masked code for every key even when no lane takes it.
+layout(constant_id = 3) const bool SCORE_ADDS = true;
 const uint WORDS = DPL * CACHE_BITS / 32u;   // 32-bit words per lane per row
 const uint PER_WORD = 32u / CACHE_BITS;
 
@@ -143,6 +146,7 @@ void load_value(Batch bt, uint hk, uint T, uint lane, out float v[DPL]) {
 
 // The query is pre-scaled by 1/sqrt(D); add PMX's ALiBi mask and attn_mask, each in T1.
 float score(Batch bt, uint row, uint head, uint t, float s) {
+  if (!SCORE_ADDS) return s;
   float add = 0.0;
   bool has_add = false;
   if (pc.is_alibi != 0u) {

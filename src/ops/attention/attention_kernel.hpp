@@ -23,7 +23,7 @@ struct AttentionHeads {
 };
 
 constexpr uint32_t kTilesWorkgroup = 128;  // WG in shaders/attention_tiles.glsl
-constexpr uint32_t kLanesConstantId = 7;   // LANES in shaders/attention_core.glsl
+constexpr uint32_t kLanesConstantId = 15;  // LANES in shaders/attention_core.glsl (above every operator's own)
 constexpr uint32_t kPartialsPoison = 0x7fc00000u;  // a quiet NaN: the partial states before the attention dispatch
 
 // The kernel that runs a case on `dev`: KVBENCH_KERNEL=gpu|cpu forces one; otherwise the
