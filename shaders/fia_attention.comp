@@ -28,9 +28,6 @@ layout(constant_id = 6) const bool HAS_OFFSET = false;
 // rest (MLA) from queryRope and keyRope. A constant, so that a kernel without rope has no
 // second load per element: each is a gather, and lavapipe compiles both sides of a branch.
 layout(constant_id = 3) const uint DQK = 128u;
-// Specialization constant 7: whether score() reads a mask or pse at all (a constant for the
-// same reason as KV_PATH: a run-time branch's loads would run for every key).
-layout(constant_id = 7) const bool SCORE_EXTRAS = true;
 #define DV FIA_DV
 
 layout(std140, binding = 31) uniform Params {  // kernel parameters, set by name from C++ (reflected)
@@ -343,12 +340,12 @@ void load_value(Batch bt, uint hk, uint t, uint lane, out float v[DPLV]) {
 float score(Batch bt, uint row, uint head, uint t, float dot) {
   const int rel = int(t) - int(row);
   if (rel < bt.lo || rel > bt.hi) return uintBitsToFloat(0xff800000u);
-  if (SCORE_EXTRAS && pc.has_mask != 0u) {
+  if (pc.has_mask != 0u) {
     const uint mi = bt.b * pc.mask_sb + (pc.ifa != 0u ? 0u : (bt.q0 + row) * pc.mask_row) + bt.kv0 + t;
     if (LOAD_BITS(attenMask, mi, 8u) != 0u) return uintBitsToFloat(0xff800000u);
   }
   float s = dot * pc.scale;
-  if (SCORE_EXTRAS && pc.has_pse != 0u) {
+  if (pc.has_pse != 0u) {
     const uint pi = bt.b * pc.pse_sb + head * pc.pse_sh + (bt.q0 + row) * pc.pse_row + bt.kv0 + t;
     s += decode_float(LOAD_BITS(pseShift, pi, dtype_bits(pc.pse_dtype)), pc.pse_dtype);
   }
