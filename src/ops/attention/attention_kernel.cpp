@@ -37,6 +37,9 @@ std::optional<AttentionKernel> forced_kernel() {
 
 bool lanes_can_run(const DeviceInfo& dev) { return dev.subgroup_size >= 8 && dev.subgroup_shuffle; }
 
+// Items of 4 lanes give each lane D / 4 elements: at most 32, lavapipe's unrolling limit.
+bool four_lanes_fit(const AttentionHeads& h) { return h.key_dim <= 128 && h.value_dim <= 128; }
+
 bool lanes_heads_fit(const AttentionHeads& h) {
   return h.lanes_fit && h.key_dim % 8 == 0 && h.value_dim % 8 == 0 && h.key_dim <= 256 && h.value_dim <= 256;
 }
@@ -82,8 +85,8 @@ void check_attention_device(const DeviceInfo& dev, const AttentionHeads& heads) 
 }
 
 uint32_t attention_vectors_per_item(const DeviceInfo& dev, const AttentionHeads& heads, const AttentionShape& shape) {
-  const bool small = heads.key_dim <= 128 && heads.value_dim <= 128 && max_vectors_per_kv_head(shape) <= 4;
-  return small && choose_attention_kernel(dev, heads) == AttentionKernel::lanes ? 4 : kVectorsPerItem;
+  const bool four = four_lanes_fit(heads) && max_vectors_per_kv_head(shape) <= 4;
+  return four && choose_attention_kernel(dev, heads) == AttentionKernel::lanes ? 4 : kVectorsPerItem;
 }
 
 void run_attention(Batch& batch, const AttentionShape& shape, AttentionLaunch launch) {
@@ -110,8 +113,7 @@ void run_attention(Batch& batch, const AttentionPlan& plan, AttentionLaunch laun
     batch.dispatch(launch.kernel, launch.buffers, launch.params, ax, ay);
   } else {
     // A lane per query vector: 4 lanes per item for plans of 4-vector items, else 8.
-    const bool four = plan.vectors_per_item <= 4 && launch.heads.key_dim <= 128 && launch.heads.value_dim <= 128;
-    const uint32_t lanes = four ? 4 : kVectorsPerItem;
+    const uint32_t lanes = plan.vectors_per_item <= 4 && four_lanes_fit(launch.heads) ? 4 : kVectorsPerItem;
     launch.kernel.constants_by_id.emplace_back(kLanesConstantId, lanes);
     const auto [ax, ay] = grid((uint64_t{plan.num_items} * lanes + 63) / 64);
     batch.dispatch(launch.kernel, launch.buffers, launch.params, ax, ay);
