@@ -9,16 +9,16 @@
 
 namespace kvbench {
 
+constexpr uint32_t kVectorsPerItem = 8;  // the most: NV of the tiles kernel, LANES of the lanes kernel
+
 struct AttentionPlan {
   std::vector<uint32_t> batch_plan;  // per batch: slot base, number of splits, split length
   std::vector<uint32_t> items;       // per item: batch, kv head, first vector, vectors, split
   std::vector<uint32_t> merge;       // per output vector: first slot, number of splits, lse index, head
   uint32_t num_items = 0;
   uint64_t slots = 0;                // partial states (each dv + 2 floats)
-  uint32_t vectors_per_item = 8;     // the most query vectors an item holds
+  uint32_t vectors_per_item = kVectorsPerItem;  // the most query vectors an item holds
 };
-
-constexpr uint32_t kVectorsPerItem = 8;  // the most: NV of the tiles kernel, LANES of the lanes kernel
 
 struct AttentionShape {
   int64_t num_heads = 1, num_kv_heads = 1;
