@@ -83,6 +83,19 @@ float round_f16_fast(float v) {
   return abs(v) >= 65520.0 ? uintBitsToFloat(sign | 0x7f800000u) : rounded;
 }
 
+// f16's rounding of x = q * s, for an integer q with |q| <= 256 and an f16 scale s (the
+// product is exact in f32), in three operations instead of round_f16_fast's ten: Veltkamp's
+// split with 2^13 + 1 leaves x's 11 leading significant bits, rounded to nearest even, and
+// such an x never needs f16's subnormal spacing (|x| >= |s| >= 2^-14 when s is normal, and
+// a multiple of 2^-24 when it is not). Past f16's largest value the split gives 65536 or
+// more, which becomes +-inf. Checked bit for bit against round_f16 for every such q and s
+// (tests/test_runtime.cpp).
+float round_f16_product(float x) {
+  precise float c = x * 8193.0;
+  precise float r = c - (c - x);
+  return abs(r) > 65504.0 ? r * uintBitsToFloat(0x7f000000u) : r;
+}
+
 // v rounded to float dtype dt, as a float.
 float round_to(float v, uint dt) { return decode_float(encode_float(v, dt), dt); }
 

@@ -23,6 +23,9 @@ layout(constant_id = 2) const uint QG = 8u;  // quant_group (1 when unquantized)
 // Whether score() adds anything (ALiBi or attn_mask): a constant, because lavapipe runs a
 // run-time branch's body as masked code for every key even when no lane takes it.
 layout(constant_id = 3) const bool SCORE_ADDS = true;
+// Whether the scales are f16: each q * s is then exact in f32 and rounds to f16 in three
+// operations (round_f16_product) instead of round_f16_fast's ten.
+layout(constant_id = 4) const bool SCALE_F16 = true;
 const uint WORDS = DPL * CACHE_BITS / 32u;   // 32-bit words per lane per row
 const uint PER_WORD = 32u / CACHE_BITS;
 
@@ -91,7 +94,7 @@ void load_row(uint base, uint sbase, uint lane, out float row[DPL]) {
     // in f32 for an f16 scale and rounded once by the multiply for an f32 scale; T1 and S
     // are f16 or f32, so at most one f16 rounding remains.
     const float x = float(q) * s;
-    row[j] = (pc.scale_dtype == DT_F16 || pc.t1_dtype == DT_F16) ? round_f16_fast(x) : x;
+    row[j] = SCALE_F16 ? round_f16_product(x) : pc.t1_dtype == DT_F16 ? round_f16_fast(x) : x;
   }
 }
 
