@@ -24,6 +24,9 @@ const bool CODES_KV = KV_PATH >= 2u;
 layout(constant_id = 4) const bool K_PER_CHANNEL = false;
 layout(constant_id = 5) const bool V_PER_CHANNEL = false;
 layout(constant_id = 6) const bool HAS_OFFSET = false;
+// Specialization constant 7: every K/V row of the codes paths starts on 16 bytes, so a
+// slice of whole uvec4s is read 16 bytes a load (codes_rows_in_uvec4s on the host).
+layout(constant_id = 7) const bool CODES_UVEC4 = false;
 // Specialization constant 3: channels [0, DQK) of q and k come from query and key, the
 // rest (MLA) from queryRope and keyRope. A constant, so that a kernel without rope has no
 // second load per element: each is a gather, and lavapipe compiles both sides of a branch.
@@ -159,9 +162,9 @@ DEFINE_ROW_LOADER(key_row, key4, DPL)
 DEFINE_ROW_LOADER(value_row, value4, DPLV)
 
 // N antiquantized elements of a K or V row from code `first` on (KV_PATH 2, 3): whole
-// words of codes; scale and offset element `si`, the same for the slice, or per channel
-// (PER_CHANNEL: elements si.., 16-bit, two a word, si even). The caller checks the
-// alignment on the host.
+// words of codes, by uvec4s where the rows allow it (CODES_UVEC4) and N fills whole ones;
+// scale and offset element `si`, the same for the slice, or per channel (PER_CHANNEL:
+// elements si.., 16-bit, two a word, si even). The caller checks the alignment on the host.
 #define DEFINE_CHANNEL_LOADER(NAME, SCALES, OFFSETS, N)                                    \
   void NAME(uint si, uint sdt, out float sc[N], out float of[N]) {                         \
     for (uint k = 0u; k < N / 2u; ++k) {                                                   \
@@ -206,8 +209,17 @@ float k_chan_sc[1], k_chan_of[1], v_chan_sc[1], v_chan_of[1];  // unused
         of[j] = o1;                                                                        \
       }                                                                                    \
     }                                                                                      \
+    uint words[N / per_word];                                                              \
+    if (CODES_UVEC4 && (N / per_word) % 4u == 0u) {                                        \
+      for (uint k = 0u; k < N / per_word / 4u; ++k) {                                      \
+        const uvec4 u = CODES##4[first / per_word / 4u + k];                               \
+        words[4u * k] = u.x; words[4u * k + 1u] = u.y; words[4u * k + 2u] = u.z; words[4u * k + 3u] = u.w; \
+      }                                                                                    \
+    } else {                                                                               \
+      for (uint k = 0u; k < N / per_word; ++k) words[k] = CODES[first / per_word + k];     \
+    }                                                                                      \
     for (uint k = 0u; k < N / per_word; ++k) {                                             \
-      const uint w = CODES[first / per_word + k];                                          \
+      const uint w = words[k];                                                             \
       for (uint e = 0u; e < per_word; ++e) {                                               \
         const int code = sign_extend((w >> (e * bits)) & ((1u << bits) - 1u), bits);     \
         x[k * per_word + e] = antiquant(code, of[k * per_word + e], sc[k * per_word + e]); \

@@ -59,6 +59,16 @@ uint32_t kv_path(const FiaParams& p, const Strides& ks, const Strides& vs) {
   return c.codes == DType::i8 ? 2 : 3;
 }
 
+// Whether every K/V row of the codes paths starts on 16 bytes (specialization constant 7):
+// slices of whole uvec4s are then read 16 bytes a load, which lavapipe pays per load.
+bool codes_rows_in_uvec4s(const FiaParams& p, const Strides& ks, const Strides& vs) {
+  if (kv_path(p, ks, vs) < 2) return false;
+  const int64_t bits = dtype_bits(kv_codes(p).codes);
+  for (int64_t x : {p.D, p.Dv, ks.batch, ks.token, ks.head, vs.batch, vs.token, vs.head})
+    if (x * bits % 128 != 0) return false;
+  return true;
+}
+
 
 }  // namespace
 
@@ -155,7 +165,8 @@ double fia_run_vulkan(const FiaParams& p, const Args& args, Runtime& rt, TensorS
       batch, shape,
       {.kernel = Kernel("fia_attention", {static_cast<uint32_t>(p.D + p.rope), static_cast<uint32_t>(p.Dv), kv_path(p, ks, vs),
                                          static_cast<uint32_t>(p.D), static_cast<uint32_t>(codes.k_step),
-                                         static_cast<uint32_t>(codes.v_step), static_cast<uint32_t>(codes.offset)}),
+                                         static_cast<uint32_t>(codes.v_step), static_cast<uint32_t>(codes.offset),
+                                         static_cast<uint32_t>(codes_rows_in_uvec4s(p, ks, vs))}),
        .buffers = buffers,
        .params = params,
        .out = t.at("attentionOut"),
