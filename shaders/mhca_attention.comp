@@ -124,17 +124,12 @@ float query_at(Batch bt, uint row, uint head, uint d) {
   return decode_float(LOAD_BITS(query, i, dtype_bits(pc.t1_dtype)), pc.t1_dtype) * (1.0 / sqrt(float(D)));
 }
 
-// The cache row of key t: cachestarts[b] + t, or through the page table, read once per
-// page (the loop visits keys in order).
-uint page_row = 0u, page_of = 0xffffffffu;
+// The cache row of key t: cachestarts[b] + t, or through the page table, read for every
+// key: remembering the page read last costs lavapipe a branch per key, which measured
+// slower than the load (it is in cache).
 uint key_handle(Batch bt, uint t) {
   if (pc.cache_mode == 0u) return uint(LOAD_I64(cachestarts, bt.b)) + t;
-  const uint page = t / pc.page_size;
-  if (page != page_of) {
-    page_of = page;
-    page_row = uint(LOAD_I64(cachestarts, bt.b * pc.max_pages + page));
-  }
-  return page_row + t % pc.page_size;
+  return uint(LOAD_I64(cachestarts, bt.b * pc.max_pages + t / pc.page_size)) + t % pc.page_size;
 }
 
 uint scale_groups() { return pc.quant_bit != 0u ? D / pc.quant_group : 1u; }
