@@ -87,13 +87,16 @@ float round_f16_fast(float v) {
 // product is exact in f32), in three operations instead of round_f16_fast's ten: Veltkamp's
 // split with 2^13 + 1 leaves x's 11 leading significant bits, rounded to nearest even, and
 // such an x never needs f16's subnormal spacing (|x| >= |s| >= 2^-14 when s is normal, and
-// a multiple of 2^-24 when it is not). Past f16's largest value the split gives 65536 or
-// more, which becomes +-inf. Checked bit for bit against round_f16 for every such q and s
-// (tests/test_runtime.cpp).
+// a multiple of 2^-24 when it is not). Past f16's largest value the split gives 2^16 or
+// more, which times 2^112 overflows f32 to +-inf; every smaller value comes back exactly
+// from the two power-of-two multiplies. Checked bit for bit against round_f16 for every
+// such q and s (tests/test_runtime.cpp).
 float round_f16_product(float x) {
   precise float c = x * 8193.0;
   precise float r = c - (c - x);
-  return abs(r) > 65504.0 ? r * uintBitsToFloat(0x7f000000u) : r;
+  precise float big = r * uintBitsToFloat(0x77800000u);  // 2^112
+  precise float back = big * uintBitsToFloat(0x07800000u);  // 2^-112
+  return back;
 }
 
 // v rounded to float dtype dt, as a float.
