@@ -8,7 +8,11 @@ set -uo pipefail
 kvbench=$1 src=$2 work=$3
 . "$src/tests/find_python.sh"
 require_python numpy
-rm -rf "$work" && mkdir -p "$work"
+rm -rf "$work" && mkdir -p "$work/tmp"
+# kvbench makes each backend's folder under TMPDIR: a TMPDIR of this test's own, so that
+# the leftover check below does not count the live folders of tests running beside it
+# (shrink also runs backends; CI's `ctest -j2` once ran the two together and this failed).
+export TMPDIR="$work/tmp"
 cd "$src"
 fail=0
 check() {  # check NAME WANT_EXIT WANT_TEXT -- kvbench args...
@@ -43,6 +47,6 @@ check hangs 1 "ran past --backend-timeout 0.5 s" -- run cases/kvbench.Dequantize
 cases=$("$kvbench" list cases/kvbench.DequantizeGroup/ascend.json --filter "$few" | grep -c '^dqg')
 check goes_on 1 "0 passed, $cases failed" -- run cases/kvbench.DequantizeGroup/ascend.json --filter "$few" --backend 'false'
 check no_device_flags 2 "are for the Vulkan one" -- run cases/kvbench.DequantizeGroup/ascend.json --backend 'true' --device 0
-leftover=$(find "${TMPDIR:-/tmp}" -maxdepth 1 -name 'kvbench-backend-*' -newer "$work" 2>/dev/null | wc -l)
+leftover=$(find "$TMPDIR" -maxdepth 1 -name 'kvbench-backend-*' 2>/dev/null | wc -l)
 [ "$leftover" = 0 ] || { echo "FAIL: $leftover temporary backend folders left behind"; fail=1; }
 exit $fail
