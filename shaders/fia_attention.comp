@@ -209,7 +209,7 @@ float k_chan_sc[1], k_chan_of[1], v_chan_sc[1], v_chan_of[1];  // unused
         of[j] = o1;                                                                        \
       }                                                                                    \
     }                                                                                      \
-    uint words[N / per_word];                                                              \
+    uint words[N / per_word + 1u]; /* + 1: never a 0-length array (KV_PATH 0 or 1 builds) */\
     if (CODES_UVEC4 && (N / per_word) % 4u == 0u) {                                        \
       for (uint k = 0u; k < N / per_word / 4u; ++k) {                                      \
         const uvec4 u = CODES##4[first / per_word / 4u + k];                               \
