@@ -83,8 +83,8 @@ float round_f16_fast(float v) {
   return abs(v) >= 65520.0 ? uintBitsToFloat(sign | 0x7f800000u) : rounded;
 }
 
-// f16's rounding of x = q * s, for an integer q with |q| <= 256 and an f16 scale s (the
-// product is exact in f32), in three operations instead of round_f16_fast's ten: Veltkamp's
+// f16's rounding of x = q * s, for an int8 or int4 code q (|q| <= 128) and an f16 scale s
+// (the product is exact in f32), in five operations instead of round_f16_fast's ten: Veltkamp's
 // split with 2^13 + 1 leaves x's 11 leading significant bits, rounded to nearest even, and
 // such an x never needs f16's subnormal spacing (|x| >= |s| >= 2^-14 when s is normal, and
 // a multiple of 2^-24 when it is not). Past f16's largest value the split gives 2^16 or

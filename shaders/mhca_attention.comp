@@ -23,7 +23,7 @@ layout(constant_id = 2) const uint QG = 8u;  // quant_group (1 when unquantized)
 // Whether score() adds anything (ALiBi or attn_mask): a constant, because lavapipe runs a
 // run-time branch's body as masked code for every key even when no lane takes it.
 layout(constant_id = 3) const bool SCORE_ADDS = true;
-// Whether the scales are f16: each q * s is then exact in f32 and rounds to f16 in three
+// Whether the scales are f16: each q * s is then exact in f32 and rounds to f16 in five
 // operations (round_f16_product) instead of round_f16_fast's ten.
 layout(constant_id = 4) const bool SCALE_F16 = true;
 const uint WORDS = DPL * CACHE_BITS / 32u;   // 32-bit words per lane per row
