@@ -8,9 +8,9 @@
 // [t0, t1) of the keys. Two bodies implement it over the same hooks:
 // - attention_tiles.glsl (built with KVBENCH_TILES, the "gpu" kernel): one workgroup per
 //   item, K/V tiles in shared memory, bounded state per invocation, no subgroup operation;
-// - attention_lanes.glsl (the "cpu" kernel): eight (or four) subgroup lanes per item
-//   exchanging K/V by shuffles, faster on lavapipe, limited to subgroups of >= 8 lanes and
-//   heads <= 256.
+// - attention_lanes.glsl (the "cpu" kernel): eight (or four) subgroup lanes per item, each
+//   with a slice of every vector, exchanging partial dots and softmax weights by shuffles;
+//   faster on lavapipe, limited to subgroups of >= 8 lanes and heads <= 256.
 // src/ops/attention/attention_kernel.cpp chooses (specs/runtime.md "The attention kernels").
 //
 // The including shader declares its buffers, its `Params` (which must hold num_items,

@@ -47,26 +47,29 @@ KvCodes kv_codes(const FiaParams& p) {
 // (D / 8 elements for the cpu kernel, 8 for the gpu kernel: both multiples of 8) starts on
 // a word, i.e. each stride holds whole words, with 16-bit per-channel scales at an even
 // element (two a word); else 0, element by element.
+// Whether every K/V row of `bits`-bit elements starts on a multiple of `unit` bits: each
+// stride does, and D and Dv, of which paged and tensorlist rows start at multiples.
+bool code_rows_aligned(const FiaParams& p, const Strides& ks, const Strides& vs, int64_t bits, int64_t unit) {
+  for (int64_t x : {p.D, p.Dv, ks.batch, ks.token, ks.head, vs.batch, vs.token, vs.head})
+    if (x * bits % unit != 0) return false;
+  return true;
+}
+
 uint32_t kv_path(const FiaParams& p, const Strides& ks, const Strides& vs) {
   if (plain_kv(p, ks, vs)) return 1;
   const KvCodes c = kv_codes(p);
   if (!c.on || p.rope || p.has_prefix() || p.nz || p.quant.fp4()) return 0;  // FP4: the general path
-  const int64_t bits = dtype_bits(c.codes);
-  for (int64_t x : {p.D, p.Dv, ks.batch, ks.token, ks.head, vs.batch, vs.token, vs.head})
-    if (x * bits % 32 != 0) return 0;
+  if (!code_rows_aligned(p, ks, vs, dtype_bits(c.codes), 32)) return 0;
   if (c.k_step && (dtype_bits(c.ks_dtype) != 16 || c.ks_base % 2 != 0)) return 0;
   if (c.v_step && (dtype_bits(c.vs_dtype) != 16 || c.vs_base % 2 != 0)) return 0;
   return c.codes == DType::i8 ? 2 : 3;
 }
 
-// Whether every K/V row of the codes paths starts on 16 bytes (specialization constant 7):
-// slices of whole uvec4s are then read 16 bytes a load, which lavapipe pays per load.
-bool codes_rows_in_uvec4s(const FiaParams& p, const Strides& ks, const Strides& vs) {
-  if (kv_path(p, ks, vs) < 2) return false;
-  const int64_t bits = dtype_bits(kv_codes(p).codes);
-  for (int64_t x : {p.D, p.Dv, ks.batch, ks.token, ks.head, vs.batch, vs.token, vs.head})
-    if (x * bits % 128 != 0) return false;
-  return true;
+// Whether every K/V row of a codes path (`path` = kv_path, 2 or 3) starts on 16 bytes
+// (specialization constant 7): slices of whole uvec4s are then read 16 bytes a load, which
+// lavapipe pays per load.
+bool codes_rows_in_uvec4s(const FiaParams& p, uint32_t path, const Strides& ks, const Strides& vs) {
+  return path >= 2 && code_rows_aligned(p, ks, vs, dtype_bits(kv_codes(p).codes), 128);
 }
 
 
@@ -161,12 +164,13 @@ double fia_run_vulkan(const FiaParams& p, const Args& args, Runtime& rt, TensorS
                             {"pv_sh", p.has_prefix() ? p.prefix_strides(p.Dv).head : 0},
                             {"qr_sb", qrs.batch}, {"qr_st", qrs.token}, {"qr_sh", qrs.head},
                             {"kr_sb", krs.batch}, {"kr_st", krs.token}, {"kr_sh", krs.head}};
+  const uint32_t path = kv_path(p, ks, vs);
   run_attention(
       batch, shape,
-      {.kernel = Kernel("fia_attention", {static_cast<uint32_t>(p.D + p.rope), static_cast<uint32_t>(p.Dv), kv_path(p, ks, vs),
+      {.kernel = Kernel("fia_attention", {static_cast<uint32_t>(p.D + p.rope), static_cast<uint32_t>(p.Dv), path,
                                          static_cast<uint32_t>(p.D), static_cast<uint32_t>(codes.k_step),
                                          static_cast<uint32_t>(codes.v_step), static_cast<uint32_t>(codes.offset),
-                                         static_cast<uint32_t>(codes_rows_in_uvec4s(p, ks, vs))}),
+                                         static_cast<uint32_t>(codes_rows_in_uvec4s(p, path, ks, vs))}),
        .buffers = buffers,
        .params = params,
        .out = t.at("attentionOut"),
