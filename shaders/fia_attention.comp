@@ -7,6 +7,7 @@
 // mask shape and dtype (bytes, 1 = masked), pse, and both page-attention caches. Q/K head
 // size D is specialization constant 0, V's Dv constant 1 (specs/fused_infer_attention_score.md).
 #include "quant.glsl"
+#include "texels.glsl"
 
 layout(constant_id = 1) const uint FIA_DV = 128u;
 // Specialization constant 2, how K and V are read (FiaCase::kv_path on the host; lavapipe
@@ -27,6 +28,10 @@ layout(constant_id = 6) const bool HAS_OFFSET = false;
 // Specialization constant 7: every K/V row of the codes paths starts on 16 bytes, so a
 // slice of whole uvec4s is read 16 bytes a load (codes_rows_in_uvec4s on the host).
 layout(constant_id = 7) const bool CODES_UVEC4 = false;
+// Specialization constant 8: the uvec4 loads of K/V rows (plain rows, codes by uvec4s) and
+// the block table go through the `_texels` views, one gather each on lavapipe instead of a
+// loop over the lanes (shaders/texels.glsl); set when the views cover their tensors.
+layout(constant_id = 8) const bool TEXELS = false;
 // Specialization constant 3: channels [0, DQK) of q and k come from query and key, the
 // rest (MLA) from queryRope and keyRope. A constant, so that a kernel without rope has no
 // second load per element: each is a gather, and lavapipe compiles both sides of a branch.
@@ -82,6 +87,9 @@ layout(std430, binding = 11) readonly buffer KeySharedPrefix { uint keySharedPre
 layout(std430, binding = 12) readonly buffer ValueSharedPrefix { uint valueSharedPrefix[]; };
 layout(std430, binding = 13) readonly buffer QueryRope { uint queryRope[]; };
 layout(std430, binding = 14) readonly buffer KeyRope { uint keyRope[]; };
+layout(binding = 15) uniform usamplerBuffer key_texels;  // K, V and the block table again, as uvec4 texels
+layout(binding = 16) uniform usamplerBuffer value_texels;
+layout(binding = 17) uniform usamplerBuffer blockTable_texels;
 
 Batch batch_info(uint b) {
   const uint o = 8u * b;
@@ -111,7 +119,10 @@ float pv_weight(float p) { return pc.quant_scale1 > 0.0 ? min(round_half_even(p 
 uint key_handle(Batch bt, uint t) { return t; }
 
 // Where key token t of batch b lives: the block and row of its page-attention slot.
-uvec2 slot(uint b, uint t) { return uvec2(blockTable[b * pc.max_blocks + t / pc.block_size], t % pc.block_size); }
+uvec2 slot(uint b, uint t) {
+  const uint i = b * pc.max_blocks + t / pc.block_size;
+  return uvec2(TEXELS ? texel_words(blockTable_texels, i, 1u).x : blockTable[i], t % pc.block_size);
+}
 
 // First element of the K or V row of kv head hk at token t (dims contiguous after it).
 uint row_base(Batch bt, uint hk, uint t, uint dim, uint sb, uint st, uint sh) {
@@ -131,14 +142,15 @@ uint row_base(Batch bt, uint hk, uint t, uint dim, uint sb, uint st, uint sh) {
 uint kv_offset(uint d) { return pc.nz != 0u ? (d >> 4u) * (pc.block_size << 4u) + (d & 15u) : d; }
 
 // N plain float elements (f32, f16, bf16) of a K or V row from element `first` on, by
-// uvec4 loads: lavapipe pays per load, not per byte, so this is 4-8x fewer loads than one
-// word per element. The caller checks row_in_uvec4s() first. GLSL cannot pass a buffer to
-// a function, hence one loader per buffer. Used when PLAIN_KV is set.
-#define DEFINE_ROW_LOADER(NAME, BUF4, N)                                                          \
+// uvec4 loads (through the texel view with TEXELS): lavapipe pays per load, not per byte,
+// so this is 4-8x fewer loads than one word per element. The caller checks row_in_uvec4s()
+// first. GLSL cannot pass a buffer to a function, hence one loader per buffer. Used when
+// PLAIN_KV is set.
+#define DEFINE_ROW_LOADER(NAME, BUF4, TEX, N)                                                     \
   void NAME(uint first, uint dt, out float x[N]) {                                                \
     if (dtype_bits(dt) == 16u) {                                                                  \
       for (uint i = 0u; i < N / 8u; ++i) {                                                        \
-        const uvec4 u = BUF4[first / 8u + i];                                                     \
+        const uvec4 u = TEXELS ? texel_words(TEX, first / 2u + 4u * i, 4u) : BUF4[first / 8u + i]; \
         x[8u * i] = decode_float(u.x & 0xffffu, dt);                                              \
         x[8u * i + 1u] = decode_float(u.x >> 16u, dt);                                            \
         x[8u * i + 2u] = decode_float(u.y & 0xffffu, dt);                                         \
@@ -150,7 +162,7 @@ uint kv_offset(uint d) { return pc.nz != 0u ? (d >> 4u) * (pc.block_size << 4u) 
       }                                                                                           \
     } else {                                                                                      \
       for (uint i = 0u; i < N / 4u; ++i) {                                                        \
-        const uvec4 u = BUF4[first / 4u + i];                                                     \
+        const uvec4 u = TEXELS ? texel_words(TEX, first + 4u * i, 4u) : BUF4[first / 4u + i];   \
         x[4u * i] = uintBitsToFloat(u.x);                                                         \
         x[4u * i + 1u] = uintBitsToFloat(u.y);                                                    \
         x[4u * i + 2u] = uintBitsToFloat(u.z);                                                    \
@@ -158,8 +170,8 @@ uint kv_offset(uint d) { return pc.nz != 0u ? (d >> 4u) * (pc.block_size << 4u) 
       }                                                                                           \
     }                                                                                             \
   }
-DEFINE_ROW_LOADER(key_row, key4, DPL)
-DEFINE_ROW_LOADER(value_row, value4, DPLV)
+DEFINE_ROW_LOADER(key_row, key4, key_texels, DPL)
+DEFINE_ROW_LOADER(value_row, value4, value_texels, DPLV)
 
 // N antiquantized elements of a K or V row from code `first` on (KV_PATH 2, 3): whole
 // words of codes, by uvec4s where the rows allow it (CODES_UVEC4) and N fills whole ones;
@@ -212,7 +224,8 @@ float k_chan_sc[1], k_chan_of[1], v_chan_sc[1], v_chan_of[1];  // unused
     uint words[N / per_word + 1u]; /* + 1: never a 0-length array (KV_PATH 0 or 1 builds) */\
     if (CODES_UVEC4 && (N / per_word) % 4u == 0u) {                                        \
       for (uint k = 0u; k < N / per_word / 4u; ++k) {                                      \
-        const uvec4 u = CODES##4[first / per_word / 4u + k];                               \
+        const uvec4 u = TEXELS ? texel_words(CODES##_texels, first / per_word + 4u * k, 4u)    \
+                               : CODES##4[first / per_word / 4u + k];                      \
         words[4u * k] = u.x; words[4u * k + 1u] = u.y; words[4u * k + 2u] = u.z; words[4u * k + 3u] = u.w; \
       }                                                                                    \
     } else {                                                                               \

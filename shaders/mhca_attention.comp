@@ -8,6 +8,7 @@
 // its hooks.
 #include "quant.glsl"
 #include "mhca_common.glsl"
+#include "texels.glsl"
 
 struct Batch {
   uint seq0, seqlen, kv0, kvlen, offset;  // offset = start_pos[b] = kvlen - seqlen
@@ -26,13 +27,17 @@ layout(constant_id = 3) const bool SCORE_ADDS = true;
 // Whether the scales are f16: each q * s is then exact in f32 and rounds to f16 in five
 // operations (round_f16_product) instead of round_f16_fast's ten.
 layout(constant_id = 4) const bool SCALE_F16 = true;
+// Whether every key's loads (cache codes 16 bytes at a time, scale words, page table) go
+// through the `_texels` views instead of the storage buffers: one gather each on lavapipe
+// instead of a loop over the lanes (shaders/texels.glsl). Set when the views cover their
+// tensors.
+layout(constant_id = 5) const bool TEXELS = false;
 const uint WORDS = DPL * CACHE_BITS / 32u;   // 32-bit words per lane per row
 const uint PER_WORD = 32u / CACHE_BITS;
 
 
 layout(std430, binding = 0) readonly buffer Query { uint query[]; };
 layout(std430, binding = 1) readonly buffer Cache { uint cache[]; };
-layout(std430, binding = 1) readonly buffer Cache4 { uvec4 cache4[]; };
 layout(std430, binding = 1) readonly buffer Cache2 { uvec2 cache2[]; };
 layout(std430, binding = 2) readonly buffer Scale { uint scale[]; };
 layout(std430, binding = 3) readonly buffer Cachestarts { uint cachestarts[]; };
@@ -40,15 +45,19 @@ layout(std430, binding = 4) readonly buffer Seqstarts { uint seqstarts[]; };
 layout(std430, binding = 5) readonly buffer Kvstarts { uint kvstarts[]; };
 layout(std430, binding = 6) readonly buffer AttnMask { uint attn_mask[]; };
 layout(std430, binding = 7) readonly buffer Slopes { float slopes[]; };
+// The per-key loads again, as uvec4 texels (TEXELS).
+layout(binding = 8) uniform usamplerBuffer cache_texels;
+layout(binding = 9) uniform usamplerBuffer scale_texels;
+layout(binding = 10) uniform usamplerBuffer cachestarts_texels;
 
 // Loads this lane's DPL elements of the cache row starting at element `base` and
 // dequantizes them with the row's scales (scale row `sbase`).
 void load_row(uint base, uint sbase, uint lane, out float row[DPL]) {
   const uint first_word = (base + lane * DPL) / PER_WORD;  // not * bits / 32: that overflows past 512 MiB
   uint w[WORDS];
-  if (WORDS % 4u == 0u) {
+  if (TEXELS && WORDS % 4u == 0u) {
     for (uint k = 0u; k < WORDS / 4u; ++k) {
-      const uvec4 v = cache4[first_word / 4u + k];
+      const uvec4 v = texel_words(cache_texels, first_word + 4u * k, 4u);
       w[4u * k] = v.x; w[4u * k + 1u] = v.y; w[4u * k + 2u] = v.z; w[4u * k + 3u] = v.w;
     }
   } else if (WORDS % 2u == 0u) {
@@ -76,8 +85,12 @@ void load_row(uint base, uint sbase, uint lane, out float row[DPL]) {
   const uint g_first = lane * DPL / QG;
   if (groups_in_lane || lane_in_group) {
     if (sbits == 16u && NS % 2u == 0u) {  // pairs of f16 scales share a word (g_first is even)
+      // A lane's NS / 2 words start at a multiple of NS / 2 (a row holds LANES * NS scales).
+      const uint w0 = (sbase + g_first) / 2u;
+      const bool in_texel = TEXELS && NS <= 8u && 4u % (NS / 2u) == 0u;
+      const uvec4 tw = in_texel ? texel_words(scale_texels, w0, NS / 2u) : uvec4(0u);
       for (uint k = 0u; k < NS / 2u; ++k) {
-        const uint word = scale[(sbase + g_first) / 2u + k];
+        const uint word = in_texel ? tw[k] : scale[w0 + k];
         scales[2u * k] = decode_float(word & 0xffffu, pc.scale_dtype);
         scales[2u * k + 1u] = decode_float(word >> 16u, pc.scale_dtype);
       }
@@ -124,12 +137,15 @@ float query_at(Batch bt, uint row, uint head, uint d) {
   return decode_float(LOAD_BITS(query, i, dtype_bits(pc.t1_dtype)), pc.t1_dtype) * (1.0 / sqrt(float(D)));
 }
 
+// Entry i of cachestarts (i64; its low word).
+uint cache_start(uint i) { return TEXELS ? texel_words(cachestarts_texels, 2u * i, 2u).x : uint(LOAD_I64(cachestarts, i)); }
+
 // The cache row of key t: cachestarts[b] + t, or through the page table, read for every
 // key: remembering the page read last costs lavapipe a branch per key, which measured
 // slower than the load (it is in cache).
 uint key_handle(Batch bt, uint t) {
-  if (pc.cache_mode == 0u) return uint(LOAD_I64(cachestarts, bt.b)) + t;
-  return uint(LOAD_I64(cachestarts, bt.b * pc.max_pages + t / pc.page_size)) + t % pc.page_size;
+  if (pc.cache_mode == 0u) return cache_start(bt.b) + t;
+  return cache_start(bt.b * pc.max_pages + t / pc.page_size) + t % pc.page_size;
 }
 
 uint scale_groups() { return pc.quant_bit != 0u ? D / pc.quant_group : 1u; }

@@ -2,6 +2,7 @@
 // SPIR-V declares) and the shaders' element addressing past 2^32 bits.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <map>
@@ -28,9 +29,13 @@ TEST_CASE("reflect_shader: bindings by their block's first member, Params member
   CHECK(s.params[3].name == "empty_zeros");
   CHECK(s.params[3].offset == 12);
   CHECK(s.params[3].type == ShaderInterface::Scalar::u32);
-  // Aliased blocks share one binding.
+  // Aliased blocks share one binding; `NAME_texels` views bind tensor NAME.
   const ShaderInterface m = reflect_shader(embedded_shaders().at("mhca_attention"));
-  CHECK(m.buffers.at(1).size() == 3);
+  auto cache_names = m.buffers.at(1);
+  std::sort(cache_names.begin(), cache_names.end());
+  CHECK(cache_names == std::vector<std::string>{"cache", "cache2"});
+  CHECK(m.texel_buffers == std::map<uint32_t, std::string>{{8, "cache"}, {9, "scale"}, {10, "cachestarts"}});
+  CHECK(s.texel_buffers.empty());
 }
 
 TEST_CASE("dispatch: a missing, unknown or out-of-range parameter or an unbound buffer is an error naming it") {
@@ -51,6 +56,34 @@ TEST_CASE("dispatch: a missing, unknown or out-of-range parameter or an unbound 
   CHECK(message(buffers, {{"count", -1}}).find("copy_bandwidth: parameter count = -1") == 0);
   CHECK(message(buffers, {{"count", 4294967296.0}}).find("does not fit its uint") != std::string::npos);
   CHECK(message({{"source", a.get()}}, {{"count", 4}}) == "copy_bandwidth: no buffer given for binding 1 (destination)");
+}
+
+TEST_CASE("texels.glsl: texel_words reads every word of a tensor in groups of 1, 2 and 4, to its last word") {
+  Runtime rt;
+  REQUIRE(rt.texels_cover(148));
+  // 37 distinct words (148 bytes: the buffer holds 10 whole texels, the last one padded).
+  std::vector<uint32_t> words(37);
+  for (uint32_t i = 0; i < words.size(); ++i) words[i] = 0x9e3779b9u * (i + 1);
+  auto source = rt.buffer_with(words);
+  CHECK(source->size() == 160);
+  for (uint32_t n : {1u, 2u, 4u}) {
+    CAPTURE(n);
+    const uint32_t count = static_cast<uint32_t>(words.size()) / n * n;  // whole groups of n
+    auto out = rt.buffer(count * 4);
+    rt.dispatch("texels_selftest", {{"source", source.get()}, {"destination", out.get()}}, {{"count", count}, {"n", n}}, 1);
+    std::vector<uint32_t> got(count);
+    out->download(std::span(reinterpret_cast<uint8_t*>(got.data()), got.size() * 4));
+    CHECK(got == std::vector<uint32_t>(words.begin(), words.begin() + count));
+  }
+}
+
+TEST_CASE("texels_cover: a tensor the view holds whole, never with KVBENCH_TEXELS=0") {
+  Runtime rt;
+  const uint64_t most = rt.info().max_texel_buffer_elements;
+  REQUIRE(most > 0);  // Vulkan requires R32G32B32A32_UINT uniform texel buffers
+  CHECK(rt.texels_cover(most * 16));
+  CHECK_FALSE(rt.texels_cover(most * 16 + 1));
+  CHECK_FALSE(Runtime(std::nullopt, RuntimeOptions{.texels = false}).texels_cover(16));
 }
 
 TEST_CASE("storage.glsl: element addressing stays exact where the bit offset passes 2^32") {

@@ -79,6 +79,7 @@ struct Batch::State {
   size_t params_used = 0;
   std::vector<vk::raii::DescriptorPool> pools;
   std::vector<vk::raii::DescriptorSet> sets;  // destroyed before their pools
+  std::vector<vk::raii::BufferView> views;    // the `_texels` bindings' views
   std::vector<vk::raii::QueryPool> queries;
   uint32_t timed = 0;  // dispatches with timestamps recorded
 
@@ -165,9 +166,10 @@ struct Batch::State {
         } catch (const vk::FragmentedPoolError&) {
         }
       }
-      // Room for kSetsPerPool sets of up to 32 storage buffers and one uniform buffer.
-      const std::array<vk::DescriptorPoolSize, 2> sizes{
+      // Room for kSetsPerPool sets of up to 32 storage buffers, 4 texel buffers and one uniform buffer.
+      const std::array<vk::DescriptorPoolSize, 3> sizes{
           vk::DescriptorPoolSize{.type = vk::DescriptorType::eStorageBuffer, .descriptorCount = kSetsPerPool * 32},
+          vk::DescriptorPoolSize{.type = vk::DescriptorType::eUniformTexelBuffer, .descriptorCount = kSetsPerPool * 4},
           vk::DescriptorPoolSize{.type = vk::DescriptorType::eUniformBuffer, .descriptorCount = kSetsPerPool}};
       pools.emplace_back(rt.device_, vk::DescriptorPoolCreateInfo{.flags = vk::DescriptorPoolCreateFlagBits::eFreeDescriptorSet,
                                                                   .maxSets = kSetsPerPool,
@@ -188,6 +190,7 @@ struct Batch::State {
     readbacks.clear();
     sets.clear();
     pools.clear();
+    views.clear();
     transient.clear();
     params = nullptr;
     params_used = 0;
@@ -276,6 +279,20 @@ void Batch::dispatch(const Kernel& kernel, const KernelBuffers& buffers, const K
     infos.push_back({.buffer = *b->handle(), .offset = 0, .range = VK_WHOLE_SIZE});
     slots.push_back(binding);
   }
+  // Each `_texels` binding views its tensor's buffer as uvec4 texels, as many as fit
+  // maxTexelBufferElements (an operator reads through it only when its data lies within).
+  std::vector<vk::BufferView> texel_views;
+  for (const auto& [binding, tensor] : p.interface.texel_buffers) {
+    auto it = buffers.find(tensor);
+    if (it == buffers.end()) throw std::logic_error(name + ": no buffer given for texel binding " + std::to_string(binding) + " (" + tensor + ")");
+    const Buffer* b = it->second ? it->second : rt.placeholder_.get();
+    const uint64_t texels = std::min<uint64_t>(b->size() / 16, info.max_texel_buffer_elements);
+    s.views.emplace_back(rt.device_, vk::BufferViewCreateInfo{.buffer = *b->handle(), .format = vk::Format::eR32G32B32A32Uint,
+                                                              .offset = 0, .range = texels * 16});
+    texel_views.push_back(*s.views.back());
+    slots.push_back(binding);
+    infos.push_back({.buffer = *b->handle(), .offset = 0, .range = texels * 16});  // for `bound` below; not written
+  }
   if (p.interface.params_binding) {
     const std::vector<uint8_t> bytes = pack_params(name, p.interface, params);
     const auto [chunk, offset] = s.params_slice(bytes.size());
@@ -287,7 +304,12 @@ void Batch::dispatch(const Kernel& kernel, const KernelBuffers& buffers, const K
   }
   const vk::DescriptorSet set = s.allocate_set(*p.set_layout);
   std::vector<vk::WriteDescriptorSet> writes;
-  for (size_t i = 0; i < infos.size(); ++i) {
+  for (size_t i = 0, texel = 0; i < infos.size(); ++i) {
+    if (p.interface.texel_buffers.count(slots[i])) {
+      writes.push_back({.dstSet = set, .dstBinding = slots[i], .descriptorCount = 1,
+                        .descriptorType = vk::DescriptorType::eUniformTexelBuffer, .pTexelBufferView = &texel_views[texel++]});
+      continue;
+    }
     const bool uniform = p.interface.params_binding && slots[i] == *p.interface.params_binding;
     writes.push_back({.dstSet = set, .dstBinding = slots[i], .descriptorCount = 1,
                       .descriptorType = uniform ? vk::DescriptorType::eUniformBuffer : vk::DescriptorType::eStorageBuffer,

@@ -27,6 +27,7 @@ RuntimeOptions RuntimeOptions::from_env() {
   if (staging == "1") o.staging = true;
   if (staging == "0") o.staging = false;
   o.pipeline_cache = env_value("KVBENCH_PIPELINE_CACHE") != "0";
+  o.texels = env_value("KVBENCH_TEXELS") != "0";
   return o;
 }
 

@@ -78,6 +78,10 @@ DeviceInfo describe(const vk::raii::PhysicalDevice& pd, int index) {
   d.max_workgroup_size_x = p.limits.maxComputeWorkGroupSize[0];
   d.max_stage_storage_buffers =
       std::min(p.limits.maxPerStageDescriptorStorageBuffers, p.limits.maxDescriptorSetStorageBuffers);
+  d.max_stage_sampled_images =
+      std::min(p.limits.maxPerStageDescriptorSampledImages, p.limits.maxDescriptorSetSampledImages);
+  if (pd.getFormatProperties(vk::Format::eR32G32B32A32Uint).bufferFeatures & vk::FormatFeatureFlagBits::eUniformTexelBuffer)
+    d.max_texel_buffer_elements = p.limits.maxTexelBufferElements;
   d.timestamps = p.limits.timestampComputeAndGraphics;
   auto feats = pd.getFeatures2<vk::PhysicalDeviceFeatures2, vk::PhysicalDeviceShaderFloat16Int8Features,
                                vk::PhysicalDevice8BitStorageFeatures, vk::PhysicalDevice16BitStorageFeatures>();
@@ -111,6 +115,12 @@ void check_descriptor_limits(const std::string& name, const ShaderInterface& sha
   if (shader.buffers.size() > dev.max_stage_storage_buffers)
     throw SkipCase(name + " binds " + std::to_string(shader.buffers.size()) + " storage buffers; " + dev.name +
                    " allows " + std::to_string(dev.max_stage_storage_buffers) + " per stage");
+  if (shader.texel_buffers.empty()) return;
+  if (dev.max_texel_buffer_elements == 0)
+    throw SkipCase(name + " reads uniform texel buffers of R32G32B32A32_UINT, which " + dev.name + " does not support");
+  if (shader.texel_buffers.size() > dev.max_stage_sampled_images)
+    throw SkipCase(name + " binds " + std::to_string(shader.texel_buffers.size()) + " texel buffers; " + dev.name +
+                   " allows " + std::to_string(dev.max_stage_sampled_images) + " per stage");
 }
 
 uint64_t timestamp_ticks(uint64_t begin, uint64_t end, uint32_t valid_bits) {
@@ -173,6 +183,7 @@ uint32_t pick_memory_type(const vk::PhysicalDeviceMemoryProperties& mem, uint32_
 }
 
 constexpr vk::BufferUsageFlags kBufferUsage = vk::BufferUsageFlagBits::eStorageBuffer | vk::BufferUsageFlagBits::eUniformBuffer |
+                                              vk::BufferUsageFlagBits::eUniformTexelBuffer |
                                               vk::BufferUsageFlagBits::eTransferSrc | vk::BufferUsageFlagBits::eTransferDst;
 
 }  // namespace
@@ -239,6 +250,7 @@ Runtime::Runtime(std::optional<int> index, RuntimeOptions options) {
   using M = vk::MemoryPropertyFlagBits;
   const vk::MemoryPropertyFlags mapped = M::eHostVisible | M::eHostCoherent, local = M::eDeviceLocal;
   staging_ = options.staging.value_or(info_.default_memory_mode() == "staging");
+  texels_ = options.texels;
   vk::raii::Buffer probe(device_, vk::BufferCreateInfo{.size = 256, .usage = kBufferUsage, .sharingMode = vk::SharingMode::eExclusive});
   const uint32_t bits = probe.getMemoryRequirements().memoryTypeBits;
   upload_memory_type_ = pick_memory_type(mem, bits, mapped, staging_ ? vk::MemoryPropertyFlags{} : local,
@@ -263,7 +275,8 @@ ValidationMessages Runtime::take_validation_messages() {
 }
 
 std::unique_ptr<Buffer> Runtime::buffer(size_t bytes) {
-  const size_t rounded = std::max<size_t>(4, (bytes + 3) / 4 * 4);
+  // Whole 16-byte texels, so that a `_texels` view covers every byte of the tensor.
+  const size_t rounded = std::max<size_t>(16, (bytes + 15) / 16 * 16);
   if (rounded > info_.max_storage_buffer_range)
     throw SkipCase("a tensor of " + std::to_string(bytes) + " bytes exceeds maxStorageBufferRange (" +
                    std::to_string(info_.max_storage_buffer_range) + " bytes) of " + info_.name);
@@ -294,6 +307,9 @@ Runtime::Pipeline& Runtime::pipeline(const Kernel& kernel) {
   std::vector<vk::DescriptorSetLayoutBinding> slots;
   for (const auto& [binding, names] : p->interface.buffers)
     slots.push_back({.binding = binding, .descriptorType = vk::DescriptorType::eStorageBuffer, .descriptorCount = 1,
+                     .stageFlags = vk::ShaderStageFlagBits::eCompute});
+  for (const auto& [binding, name] : p->interface.texel_buffers)
+    slots.push_back({.binding = binding, .descriptorType = vk::DescriptorType::eUniformTexelBuffer, .descriptorCount = 1,
                      .stageFlags = vk::ShaderStageFlagBits::eCompute});
   if (p->interface.params_binding)
     slots.push_back({.binding = *p->interface.params_binding, .descriptorType = vk::DescriptorType::eUniformBuffer,

@@ -40,6 +40,10 @@ struct DeviceInfo {
   std::array<uint32_t, 3> max_workgroup_count{};  // maxComputeWorkGroupCount
   uint32_t max_workgroup_invocations = 0, max_workgroup_size_x = 0;  // maxComputeWorkGroupInvocations, Size[0]
   uint32_t max_stage_storage_buffers = 0;  // min(maxPerStageDescriptorStorageBuffers, maxDescriptorSetStorageBuffers)
+  uint32_t max_stage_sampled_images = 0;   // the same for sampled images, which texel buffers count as
+  // maxTexelBufferElements, or 0 when R32G32B32A32_UINT cannot be a uniform texel buffer
+  // (Vulkan requires it can): the most uvec4 texels a shader's `_texels` binding views.
+  uint64_t max_texel_buffer_elements = 0;
   bool timestamps = false;
   // A memory type is device-local, host-visible and coherent at once (lavapipe, integrated
   // GPUs, resizable BAR): with a non-discrete device, the runtime's zero-copy mode.
@@ -56,7 +60,7 @@ struct DeviceInfo {
 // the elapsed ticks, and bits above the valid ones never count.
 uint64_t timestamp_ticks(uint64_t begin, uint64_t end, uint32_t valid_bits);
 
-// Throws SkipCase when shader `name` binds more storage buffers than `dev` allows one stage
+// Throws SkipCase when shader `name` binds more storage (or texel) buffers than `dev` allows one stage
 // (a case's dispatch checks this before its pipeline is made).
 struct ShaderInterface;
 void check_descriptor_limits(const std::string& name, const ShaderInterface& shader, const DeviceInfo& dev);
@@ -115,6 +119,9 @@ struct RuntimeOptions {
   bool pipeline_cache = true;
   // Where it is stored; empty: default_cache_dir().
   std::string cache_dir;
+  // Whether operators may read through `_texels` views (KVBENCH_TEXELS=0: never, so that
+  // their storage-buffer paths, which views too small for a tensor fall back to, are tested).
+  bool texels = true;
   static RuntimeOptions from_env();
 };
 
@@ -144,8 +151,13 @@ class Runtime {
   // buffers with copy commands; false: storage buffers are mapped (zero-copy).
   bool staging() const { return staging_; }
   const PipelineCacheStatus& pipeline_cache_status() const { return cache_status_; }
+  // Whether a shader may read a tensor of `bytes` through its `_texels` view: the view
+  // holds all of it (maxTexelBufferElements uvec4s) and KVBENCH_TEXELS is not 0.
+  bool texels_cover(size_t bytes) const {
+    return texels_ && info_.max_texel_buffer_elements > 0 && (bytes + 15) / 16 <= info_.max_texel_buffer_elements;
+  }
 
-  // A storage buffer of at least `bytes` (rounded up to 4 bytes): device-local in the staging
+  // A storage buffer of at least `bytes` (rounded up to 16 bytes, a whole uvec4 texel): device-local in the staging
   // mode, mapped in the zero-copy mode. Throws SkipCase when it exceeds maxStorageBufferRange.
   std::unique_ptr<Buffer> buffer(size_t bytes);
   // A buffer holding `values` (uploaded at once).
@@ -190,6 +202,7 @@ class Runtime {
   uint32_t timestamp_valid_bits_ = 64;
   uint64_t uniform_alignment_ = 256;
   bool staging_ = false;
+  bool texels_ = true;
   uint32_t device_memory_type_ = 0;               // storage buffers
   uint32_t upload_memory_type_ = 0;               // mapped: zero-copy buffers, uploads, parameters
   uint32_t readback_memory_type_ = 0;             // mapped, cached where the device has it: downloads

@@ -7,10 +7,10 @@ namespace {
 
 // SPIR-V opcodes, decorations and storage classes used here (SPIR-V 1.3 specification).
 enum : uint32_t {
-  OpName = 5, OpMemberName = 6, OpTypeInt = 21, OpTypeFloat = 22, OpTypeStruct = 30, OpTypePointer = 32,
-  OpVariable = 59, OpDecorate = 71, OpMemberDecorate = 72,
+  OpName = 5, OpMemberName = 6, OpTypeInt = 21, OpTypeFloat = 22, OpTypeImage = 25, OpTypeSampledImage = 27,
+  OpTypeStruct = 30, OpTypePointer = 32, OpVariable = 59, OpDecorate = 71, OpMemberDecorate = 72,
   DecBlock = 2, DecBufferBlock = 3, DecBinding = 33, DecDescriptorSet = 34, DecOffset = 35,
-  ClassUniform = 2, ClassStorageBuffer = 12,
+  ClassUniformConstant = 0, ClassUniform = 2, ClassStorageBuffer = 12, DimBuffer = 5,
 };
 
 std::string literal_string(std::span<const uint32_t> words) {
@@ -44,6 +44,8 @@ ShaderInterface reflect_shader(std::span<const uint32_t> code) {
   std::map<uint32_t, std::vector<uint32_t>> structs;      // struct id -> member type ids
   std::map<uint32_t, std::pair<uint32_t, uint32_t>> pointers;  // id -> (storage class, pointee)
   std::vector<std::pair<uint32_t, uint32_t>> variables;        // (pointer type, id)
+  std::map<uint32_t, uint32_t> image_dims;                     // image type id -> Dim
+  std::map<uint32_t, uint32_t> sampled_images;                 // sampled image type id -> image type id
   for (size_t i = 5; i < code.size();) {
     const uint32_t count = code[i] >> 16, op = code[i] & 0xffff;
     if (count == 0 || i + count > code.size()) throw std::runtime_error("truncated SPIR-V module");
@@ -57,6 +59,8 @@ ShaderInterface reflect_shader(std::span<const uint32_t> code) {
       case OpTypeFloat:
         if (w[2] == 32) scalars[w[1]] = ShaderInterface::Scalar::f32;
         break;
+      case OpTypeImage: image_dims[w[1]] = w[3]; break;
+      case OpTypeSampledImage: sampled_images[w[1]] = w[2]; break;
       case OpTypeStruct: structs[w[1]] = std::vector<uint32_t>(w.begin() + 2, w.end()); break;
       case OpTypePointer: pointers[w[1]] = {w[2], w[3]}; break;
       case OpVariable: variables.emplace_back(w[1], w[2]); break;
@@ -77,6 +81,13 @@ ShaderInterface reflect_shader(std::span<const uint32_t> code) {
     if (!binding.count(id)) continue;
     if (set.count(id) && set[id] != 0) throw std::runtime_error("kvbench shaders use descriptor set 0 only");
     const auto [storage, pointee] = pointers.at(type);
+    if (storage == ClassUniformConstant && sampled_images.count(pointee) && image_dims[sampled_images[pointee]] == DimBuffer) {
+      const std::string suffix = "_texels", name = names[id];
+      if (name.size() <= suffix.size() || name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0)
+        throw std::runtime_error("texel buffer " + name + " (binding " + std::to_string(binding[id]) + ") is not named TENSOR_texels");
+      out.texel_buffers[binding[id]] = name.substr(0, name.size() - suffix.size());
+      continue;
+    }
     const bool is_ssbo = storage == ClassStorageBuffer || (storage == ClassUniform && buffer_block[pointee]);
     if (!is_ssbo && storage == ClassUniform && names[pointee] == "Params") {
       out.params_binding = binding[id];
@@ -89,7 +100,7 @@ ShaderInterface reflect_shader(std::span<const uint32_t> code) {
       }
       continue;
     }
-    if (!is_ssbo) throw std::runtime_error("binding " + std::to_string(binding[id]) + " is neither a storage buffer nor Params");
+    if (!is_ssbo) throw std::runtime_error("binding " + std::to_string(binding[id]) + " is neither a storage buffer, a texel buffer nor Params");
     out.buffers[binding[id]].push_back(unreserved(member_names[{pointee, 0}]));
   }
   return out;

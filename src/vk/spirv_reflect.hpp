@@ -4,7 +4,10 @@
 // block's first member (`buffer Query { uint query[]; }` is "query"), and the members of
 // the uniform block named `Params` (the kernel parameters) with their offsets and types.
 // A trailing underscore is dropped from every name, for the names GLSL reserves
-// (`uint output_[]` binds the tensor "output").
+// (`uint output_[]` binds the tensor "output"). A `uniform usamplerBuffer NAME_texels`
+// binds tensor NAME again, read as 16-byte texels (a uniform texel buffer of
+// R32G32B32A32_UINT): where loads are per-lane loops (lavapipe's storage buffers), texel
+// fetches are gathers.
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -23,6 +26,8 @@ struct ShaderInterface {
   };
   // Storage-buffer bindings (set 0): binding -> the names that alias it.
   std::map<uint32_t, std::vector<std::string>> buffers;
+  // Uniform texel buffer bindings (set 0): binding -> the tensor it views as uvec4 texels.
+  std::map<uint32_t, std::string> texel_buffers;
   // The Params uniform block, if any: its binding and 32-bit scalar members.
   std::optional<uint32_t> params_binding;
   std::vector<Field> params;

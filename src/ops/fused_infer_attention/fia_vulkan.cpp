@@ -165,12 +165,18 @@ double fia_run_vulkan(const FiaParams& p, const Args& args, Runtime& rt, TensorS
                             {"qr_sb", qrs.batch}, {"qr_st", qrs.token}, {"qr_sh", qrs.head},
                             {"kr_sb", krs.batch}, {"kr_st", krs.token}, {"kr_sh", krs.head}};
   const uint32_t path = kv_path(p, ks, vs);
+  bool texels = true;  // whether the views cover K, V and the block table (the shader's TEXELS)
+  for (const char* name : {"key", "value", "blockTable"}) {
+    const Buffer* b = buffers.at(name);
+    texels = texels && (!b || batch.runtime().texels_cover(b->size()));
+  }
   run_attention(
       batch, shape,
       {.kernel = Kernel("fia_attention", {static_cast<uint32_t>(p.D + p.rope), static_cast<uint32_t>(p.Dv), path,
                                          static_cast<uint32_t>(p.D), static_cast<uint32_t>(codes.k_step),
                                          static_cast<uint32_t>(codes.v_step), static_cast<uint32_t>(codes.offset),
-                                         static_cast<uint32_t>(codes_rows_in_uvec4s(p, path, ks, vs))}),
+                                         static_cast<uint32_t>(codes_rows_in_uvec4s(p, path, ks, vs)),
+                                         static_cast<uint32_t>(texels)}),
        .buffers = buffers,
        .params = params,
        .out = t.at("attentionOut"),

@@ -295,14 +295,21 @@ class MhcaCase final : public OpCase {
     store.emplace("num_items", 0);  // the store kernel shares the Params block; it plans no items
     const auto store_rows = static_cast<uint32_t>(p_.total_rows() * p_.num_kv_heads * 2);
     batch.dispatch("mhca_store", buffers, store, (store_rows + 63) / 64);
-    // head_dim, the cache's bits, quant_group and whether scores get ALiBi or a mask are
-    // specialization constants (see the shader).
+    // head_dim, the cache's bits, quant_group, whether scores get ALiBi or a mask, and
+    // whether the per-key loads go through texel views are specialization constants (see
+    // the shader).
     const bool score_adds = p_.is_alibi || p_.mask_rank != 0;
+    bool texels = true;
+    for (const char* name : {"cache", "scale", "cachestarts"}) {
+      const Buffer* b = buffers.at(name);
+      texels = texels && (!b || rt.texels_cover(b->size()));
+    }
     run_attention(batch, shape,
                   {.kernel = Kernel("mhca_attention", {static_cast<uint32_t>(p_.head_dim), static_cast<uint32_t>(bits),
                                                        static_cast<uint32_t>(p_.quant_bit ? p_.quant_group : 1),
                                                        static_cast<uint32_t>(score_adds),
-                                                       static_cast<uint32_t>(p_.scale == DType::f16)}),
+                                                       static_cast<uint32_t>(p_.scale == DType::f16),
+                                                       static_cast<uint32_t>(texels)}),
                    .buffers = buffers,
                    .params = params,
                    .out = t.at("attn_output"),
