@@ -1,12 +1,15 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
-// The device's copy bandwidth for `kvbench bench`: uvec4 loads and stores (lavapipe is
-// bound by the number of loads, so the widest load streams fastest) in a grid-stride
-// loop. Dispatched with about 4 elements per invocation: on lavapipe that measured ~6%
-// faster than one element per invocation, and much faster than 16 or more.
+// The device's copy bandwidth for `kvbench bench`: uvec4 texel fetches and uvec4 stores
+// (lavapipe is bound by the number of loads, so the widest load streams fastest, and a
+// texel fetch is one gather where a storage-buffer load is a loop over the lanes: 12.2-12.6
+// against 7.8-9.4 GB/s measured, specs/runtime.md "Texel buffers"; the attention kernels
+// read through texel views too) in a grid-stride loop. Dispatched with about 4 elements per
+// invocation: on lavapipe that measured ~6% faster than one element per invocation, and
+// much faster than 16 or more.
 
 layout(local_size_x = 64) in;
-layout(std430, binding = 0) readonly buffer Source { uvec4 source[]; };
+layout(binding = 0) uniform usamplerBuffer source_texels;
 layout(std430, binding = 1) writeonly buffer Destination { uvec4 destination[]; };
 
 layout(std140, binding = 31) uniform Params {  // kernel parameters, set by name from C++ (reflected)
@@ -15,5 +18,5 @@ layout(std140, binding = 31) uniform Params {  // kernel parameters, set by name
 
 void main() {
   const uint stride = gl_NumWorkGroups.x * gl_WorkGroupSize.x;
-  for (uint i = gl_GlobalInvocationID.x; i < pc.count; i += stride) destination[i] = source[i];
+  for (uint i = gl_GlobalInvocationID.x; i < pc.count; i += stride) destination[i] = texelFetch(source_texels, int(i));
 }

@@ -20,7 +20,10 @@ constexpr uint32_t kMaxGroups = 65535;           // the portable limit; the loop
 CopyBandwidth measure_copy_bandwidth(Runtime& rt, const Repetitions& reps) {
   if (!rt.info().timestamps)
     throw std::runtime_error("device " + rt.info().name + " has no timestamp queries, which bench needs");
-  const size_t bytes = std::min<size_t>(kCopyBytes, rt.info().max_storage_buffer_range) / 16 * 16;
+  // Within one storage buffer and one texel view (the source is read through one).
+  const size_t bytes = std::min<uint64_t>({kCopyBytes, rt.info().max_storage_buffer_range,
+                                           rt.info().max_texel_buffer_elements * 16}) / 16 * 16;
+  if (bytes == 0) throw std::runtime_error("device " + rt.info().name + " has no R32G32B32A32_UINT texel buffers, which bench's copy reads through");
   auto source = rt.buffer(bytes);
   auto destination = rt.buffer(bytes);
   // Writing both buffers first maps their pages, which the first timed copy would pay for.

@@ -33,7 +33,7 @@ void add_bench_command(CLI::App& app, int& exit_code) {
       "Each case is checked once against the golden (status PASS/FAIL/SKIP), then its Vulkan implementation is\n"
       "timed with timestamp queries. MB_moved = the bytes the operator must read and write at least;\n"
       "GB/s = MB_moved / median time; %copy = GB/s as a share of the device's copy bandwidth (a uvec4 copy of\n"
-      "64 MiB, measured once per run); GFLOPS = the definition's FLOPs (attention: 2 * (Dk + Dv) per visible\n"
+      "64 MiB read through a texel view, measured once per run); GFLOPS = the definition's FLOPs (attention: 2 * (Dk + Dv) per visible\n"
       "query row, key and head) / median time, '-' for operators that count none. Exit status: 0 all timed cases correct; 1 a case failed; 2 unusable\n"
       "arguments, invalid case files or no device.");
   cmd->callback([&exit_code] {

@@ -10,7 +10,7 @@ namespace kvbench {
 std::string copy_bandwidth_line(const CopyBandwidth& copy, const Repetitions& reps) {
   char buf[256];
   std::snprintf(buf, sizeof buf,
-                "copy bandwidth: %.2f GB/s (uvec4 copy of %zu MiB, read + written / median device time %.3f ms "
+                "copy bandwidth: %.2f GB/s (uvec4 copy of %zu MiB read through a texel view, read + written / median device time %.3f ms "
                 "of %d runs after %d warm-up)",
                 copy.gbps, copy.bytes >> 20, copy.time.median_ms, reps.reps, reps.warmup);
   return buf;
