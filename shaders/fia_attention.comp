@@ -32,6 +32,10 @@ layout(constant_id = 7) const bool CODES_UVEC4 = false;
 // the block table go through the `_texels` views, one gather each on lavapipe instead of a
 // loop over the lanes (shaders/texels.glsl); set when the views cover their tensors.
 layout(constant_id = 8) const bool TEXELS = false;
+// Specialization constant 9: whether score() reads attenMask or pseShift at all. A run-time
+// `if` on has_mask / has_pse still costs lavapipe its load as masked code for every key
+// (the load's loop over the lanes): 29 -> 21 ms for the 8k decode without either, measured.
+layout(constant_id = 9) const bool SCORE_LOADS = true;
 // Specialization constant 3: channels [0, DQK) of q and k come from query and key, the
 // rest (MLA) from queryRope and keyRope. A constant, so that a kernel without rope has no
 // second load per element: each is a gather, and lavapipe compiles both sides of a branch.
@@ -365,12 +369,12 @@ void load_value(Batch bt, uint hk, uint t, uint lane, out float v[DPLV]) {
 float score(Batch bt, uint row, uint head, uint t, float dot) {
   const int rel = int(t) - int(row);
   if (rel < bt.lo || rel > bt.hi) return uintBitsToFloat(0xff800000u);
-  if (pc.has_mask != 0u) {
+  if (SCORE_LOADS && pc.has_mask != 0u) {
     const uint mi = bt.b * pc.mask_sb + (pc.ifa != 0u ? 0u : (bt.q0 + row) * pc.mask_row) + bt.kv0 + t;
     if (LOAD_BITS(attenMask, mi, 8u) != 0u) return uintBitsToFloat(0xff800000u);
   }
   float s = dot * pc.scale;
-  if (pc.has_pse != 0u) {
+  if (SCORE_LOADS && pc.has_pse != 0u) {
     const uint pi = bt.b * pc.pse_sb + head * pc.pse_sh + (bt.q0 + row) * pc.pse_row + bt.kv0 + t;
     s += decode_float(LOAD_BITS(pseShift, pi, dtype_bits(pc.pse_dtype)), pc.pse_dtype);
   }
