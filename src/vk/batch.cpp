@@ -60,6 +60,7 @@ std::vector<uint8_t> pack_params(const std::string& shader, const ShaderInterfac
 namespace {
 
 constexpr uint32_t kSetsPerPool = 16, kQueriesPerPool = 64;
+constexpr uint32_t kStorageBuffersPerSet = 32, kTexelBuffersPerSet = 4;  // room in the pools for each set
 
 }  // namespace
 
@@ -166,10 +167,10 @@ struct Batch::State {
         } catch (const vk::FragmentedPoolError&) {
         }
       }
-      // Room for kSetsPerPool sets of up to 32 storage buffers, 4 texel buffers and one uniform buffer.
+      // Room for kSetsPerPool sets of the most storage and texel buffers and one uniform buffer.
       const std::array<vk::DescriptorPoolSize, 3> sizes{
-          vk::DescriptorPoolSize{.type = vk::DescriptorType::eStorageBuffer, .descriptorCount = kSetsPerPool * 32},
-          vk::DescriptorPoolSize{.type = vk::DescriptorType::eUniformTexelBuffer, .descriptorCount = kSetsPerPool * 4},
+          vk::DescriptorPoolSize{.type = vk::DescriptorType::eStorageBuffer, .descriptorCount = kSetsPerPool * kStorageBuffersPerSet},
+          vk::DescriptorPoolSize{.type = vk::DescriptorType::eUniformTexelBuffer, .descriptorCount = kSetsPerPool * kTexelBuffersPerSet},
           vk::DescriptorPoolSize{.type = vk::DescriptorType::eUniformBuffer, .descriptorCount = kSetsPerPool}};
       pools.emplace_back(rt.device_, vk::DescriptorPoolCreateInfo{.flags = vk::DescriptorPoolCreateFlagBits::eFreeDescriptorSet,
                                                                   .maxSets = kSetsPerPool,
@@ -263,6 +264,8 @@ void Batch::dispatch(const Kernel& kernel, const KernelBuffers& buffers, const K
                            " workgroups exceed maxComputeWorkGroupCount (" + std::to_string(most[0]) + ", " +
                            std::to_string(most[1]) + ", " + std::to_string(most[2]) + ") of " + info.name);
   Runtime::Pipeline& p = rt.pipeline(kernel);
+  if (p.interface.buffers.size() > kStorageBuffersPerSet || p.interface.texel_buffers.size() > kTexelBuffersPerSet)
+    throw std::logic_error(name + ": more storage or texel buffers than a batch's descriptor pools hold a set");
   if (!rt.placeholder_) rt.placeholder_ = rt.buffer(16);
   std::vector<vk::DescriptorBufferInfo> infos;
   std::vector<uint32_t> slots;
