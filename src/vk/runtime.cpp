@@ -283,6 +283,14 @@ std::unique_ptr<Buffer> Runtime::buffer(size_t bytes) {
   return std::make_unique<Buffer>(*this, rounded, device_memory_type_, !staging_);
 }
 
+bool Runtime::texels_cover(const KernelBuffers& buffers, std::initializer_list<const char*> tensors) const {
+  for (const char* name : tensors) {
+    const Buffer* b = buffers.at(name);
+    if (b && !texels_cover(b->size())) return false;
+  }
+  return texels_ && info_.max_texel_buffer_elements > 0;
+}
+
 std::unique_ptr<Buffer> Runtime::host_buffer(size_t bytes, bool readback) {
   return std::make_unique<Buffer>(*this, std::max<size_t>(4, (bytes + 3) / 4 * 4),
                                   readback ? readback_memory_type_ : upload_memory_type_, true);

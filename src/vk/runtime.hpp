@@ -6,6 +6,7 @@
 // buffer, one submit, device times from timestamp queries. specs/runtime.md has the design.
 #include <array>
 #include <cstdint>
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <optional>
@@ -156,6 +157,8 @@ class Runtime {
   bool texels_cover(size_t bytes) const {
     return texels_ && info_.max_texel_buffer_elements > 0 && (bytes + 15) / 16 <= info_.max_texel_buffer_elements;
   }
+  // The same for each of `tensors` bound in `buffers` (one bound to null is covered).
+  bool texels_cover(const KernelBuffers& buffers, std::initializer_list<const char*> tensors) const;
 
   // A storage buffer of at least `bytes` (rounded up to 16 bytes, a whole uvec4 texel): device-local in the staging
   // mode, mapped in the zero-copy mode. Throws SkipCase when it exceeds maxStorageBufferRange.

@@ -165,11 +165,7 @@ double fia_run_vulkan(const FiaParams& p, const Args& args, Runtime& rt, TensorS
                             {"qr_sb", qrs.batch}, {"qr_st", qrs.token}, {"qr_sh", qrs.head},
                             {"kr_sb", krs.batch}, {"kr_st", krs.token}, {"kr_sh", krs.head}};
   const uint32_t path = kv_path(p, ks, vs);
-  bool texels = true;  // whether the views cover K, V and the block table (the shader's TEXELS)
-  for (const char* name : {"key", "value", "blockTable"}) {
-    const Buffer* b = buffers.at(name);
-    texels = texels && (!b || batch.runtime().texels_cover(b->size()));
-  }
+  const bool texels = batch.runtime().texels_cover(buffers, {"key", "value", "blockTable"});  // the shader's TEXELS
   run_attention(
       batch, shape,
       {.kernel = Kernel("fia_attention", {static_cast<uint32_t>(p.D + p.rope), static_cast<uint32_t>(p.Dv), path,

@@ -299,11 +299,7 @@ class MhcaCase final : public OpCase {
     // whether the per-key loads go through texel views are specialization constants (see
     // the shader).
     const bool score_adds = p_.is_alibi || p_.mask_rank != 0;
-    bool texels = true;
-    for (const char* name : {"cache", "scale", "cachestarts"}) {
-      const Buffer* b = buffers.at(name);
-      texels = texels && (!b || rt.texels_cover(b->size()));
-    }
+    const bool texels = rt.texels_cover(buffers, {"cache", "scale", "cachestarts"});
     run_attention(batch, shape,
                   {.kernel = Kernel("mhca_attention", {static_cast<uint32_t>(p_.head_dim), static_cast<uint32_t>(bits),
                                                        static_cast<uint32_t>(p_.quant_bit ? p_.quant_group : 1),
