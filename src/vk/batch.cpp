@@ -285,6 +285,7 @@ void Batch::dispatch(const Kernel& kernel, const KernelBuffers& buffers, const K
   // Each `_texels` binding views its tensor's buffer as uvec4 texels, as many as fit
   // maxTexelBufferElements (an operator reads through it only when its data lies within).
   std::vector<vk::BufferView> texel_views;
+  std::set<VkBuffer> bound;  // every buffer the dispatch reads or writes
   for (const auto& [binding, tensor] : p.interface.texel_buffers) {
     auto it = buffers.find(tensor);
     if (it == buffers.end()) throw std::logic_error(name + ": no buffer given for texel binding " + std::to_string(binding) + " (" + tensor + ")");
@@ -293,8 +294,7 @@ void Batch::dispatch(const Kernel& kernel, const KernelBuffers& buffers, const K
     s.views.emplace_back(rt.device_, vk::BufferViewCreateInfo{.buffer = *b->handle(), .format = vk::Format::eR32G32B32A32Uint,
                                                               .offset = 0, .range = texels * 16});
     texel_views.push_back(*s.views.back());
-    slots.push_back(binding);
-    infos.push_back({.buffer = *b->handle(), .offset = 0, .range = texels * 16});  // for `bound` below; not written
+    bound.insert(*b->handle());
   }
   if (p.interface.params_binding) {
     const std::vector<uint8_t> bytes = pack_params(name, p.interface, params);
@@ -307,20 +307,18 @@ void Batch::dispatch(const Kernel& kernel, const KernelBuffers& buffers, const K
   }
   const vk::DescriptorSet set = s.allocate_set(*p.set_layout);
   std::vector<vk::WriteDescriptorSet> writes;
-  for (size_t i = 0, texel = 0; i < infos.size(); ++i) {
-    if (p.interface.texel_buffers.count(slots[i])) {
-      writes.push_back({.dstSet = set, .dstBinding = slots[i], .descriptorCount = 1,
-                        .descriptorType = vk::DescriptorType::eUniformTexelBuffer, .pTexelBufferView = &texel_views[texel++]});
-      continue;
-    }
+  for (size_t i = 0; i < infos.size(); ++i) {
     const bool uniform = p.interface.params_binding && slots[i] == *p.interface.params_binding;
     writes.push_back({.dstSet = set, .dstBinding = slots[i], .descriptorCount = 1,
                       .descriptorType = uniform ? vk::DescriptorType::eUniformBuffer : vk::DescriptorType::eStorageBuffer,
                       .pBufferInfo = &infos[i]});
   }
+  size_t texel = 0;
+  for (const auto& [binding, tensor] : p.interface.texel_buffers)
+    writes.push_back({.dstSet = set, .dstBinding = binding, .descriptorCount = 1,
+                      .descriptorType = vk::DescriptorType::eUniformTexelBuffer, .pTexelBufferView = &texel_views[texel++]});
   rt.device_.updateDescriptorSets(writes, nullptr);
 
-  std::set<VkBuffer> bound;
   for (const auto& i : infos) bound.insert(i.buffer);
   s.stage_mapped_readbacks(bound);
   s.touched.insert(bound.begin(), bound.end());
