@@ -126,6 +126,35 @@ TEST_CASE("bench: attention cases report GFLOPS beside GB/s, in the table and th
   std::filesystem::remove(path);
 }
 
+TEST_CASE("bench: a case of several kernels lists each with its median device time") {
+  const auto path = std::filesystem::temp_directory_path() / "kvbench_test_bench_kernels.json";
+  const auto r = run_kvbench("bench " + source_path("cases/pmx.dynamic_batching.MultiHeadCacheAttention/decode_4096.json") +
+                             " --filter 'quant_bit=8' --warmup 1 --reps 3 --json " + path.string());
+  INFO(r.output);
+  CHECK(r.status == 0);
+  std::ifstream in(path);
+  const auto j = nlohmann::json::parse(in);
+  REQUIRE(j["cases"].size() == 1);
+  const auto& c = j["cases"][0];
+  // MHCA stores the new K/V, runs the attention kernel (gpu- or cpu-shaped), then merges the splits.
+  const auto& k = c["kernels"];
+  REQUIRE(k.size() == 3);
+  CHECK(k[0]["shader"] == "mhca_store");
+  CHECK(k[1]["shader"].get<std::string>().rfind("mhca_attention", 0) == 0);
+  CHECK(k[2]["shader"] == "attention_merge");
+  double sum = 0;
+  for (const auto& e : k) {
+    CHECK(e["median_ms"].get<double>() > 0);
+    sum += e["median_ms"].get<double>();
+  }
+  // The medians of the parts need not add up to the median of the whole, but come close.
+  CHECK(sum == doctest::Approx(c["median_ms"].get<double>()).epsilon(0.5));
+  const auto line = r.output.find("kernels: mhca_store ");
+  CHECK(line != std::string::npos);
+  CHECK(r.output.find("attention_merge", line) != std::string::npos);
+  std::filesystem::remove(path);
+}
+
 TEST_CASE("bench: unusable arguments exit 2") {
   const std::string file = source_path("tests/data/mixed/valid.json");
   CHECK(run_kvbench("bench").status == 2);

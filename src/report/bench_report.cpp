@@ -34,6 +34,14 @@ std::string bench_row(const BenchResult& r, const NameColumn& column) {
   char gflops[32] = "       -";  // an operator that counts no FLOPs
   if (r.flops > 0) std::snprintf(gflops, sizeof gflops, "%8.3g", r.gflops);
   std::string row = column.cell(c.name) + "  " + buf + " " + gflops;
+  if (r.kernels.size() > 1) {  // where the time goes when a case runs several kernels
+    row += "\n      kernels:";
+    for (size_t k = 0; k < r.kernels.size(); ++k) {
+      char part[160];
+      std::snprintf(part, sizeof part, "%s %s %.3f ms", k ? "," : "", r.kernels[k].first.c_str(), r.kernels[k].second);
+      row += part;
+    }
+  }
   if (c.status == Status::fail)
     for (const auto& line : failure_lines(c)) row += "\n      " + line;
   return row;
@@ -66,6 +74,12 @@ nlohmann::json bench_report_json(const DeviceInfo& device, const CopyBandwidth& 
     entry["flops"] = r.timed() && r.flops > 0 ? nlohmann::json(r.flops) : nlohmann::json(nullptr);
     if (r.timed() && r.flops > 0) put_number(entry, "gflops", r.gflops);
     else entry["gflops"] = nullptr;
+    entry["kernels"] = nlohmann::json::array();
+    for (const auto& [shader, ms] : r.kernels) {
+      nlohmann::json k{{"shader", shader}};
+      put_number(k, "median_ms", ms);
+      entry["kernels"].push_back(k);
+    }
     j["cases"].push_back(entry);
   }
   j["invalid"] = invalid_cases_json(invalid);

@@ -83,6 +83,7 @@ struct Batch::State {
   std::vector<vk::raii::BufferView> views;    // the `_texels` bindings' views
   std::vector<vk::raii::QueryPool> queries;
   uint32_t timed = 0;  // dispatches with timestamps recorded
+  std::vector<std::string> timed_shaders;
 
   struct Readback {
     const Buffer* source;
@@ -196,6 +197,7 @@ struct Batch::State {
     params = nullptr;
     params_used = 0;
     timed = 0;
+    timed_shaders.clear();
   }
 };
 
@@ -332,6 +334,7 @@ void Batch::dispatch(const Kernel& kernel, const KernelBuffers& buffers, const K
     pool = &*s.queries[s.timed / (kQueriesPerPool / 2)];
     query = s.timed % (kQueriesPerPool / 2) * 2;
     ++s.timed;
+    s.timed_shaders.push_back(name);
     s.cmd.resetQueryPool(*pool, query, 2);
     // Latched once everything before has finished: the dispatch alone lies between the two.
     s.cmd.writeTimestamp(vk::PipelineStageFlagBits::eBottomOfPipe, *pool, query);
@@ -366,6 +369,7 @@ double Batch::submit() {
           q, 2, 2 * sizeof(uint64_t), sizeof(uint64_t), vk::QueryResultFlagBits::e64 | vk::QueryResultFlagBits::eWait);
       s.ms.push_back(static_cast<double>(timestamp_ticks(stamps[0], stamps[1], rt.timestamp_valid_bits_)) *
                      rt.timestamp_period_ns_ * 1e-6);
+      if (rt.log_dispatches_) rt.dispatch_log_.push_back({s.timed_shaders[i], s.ms.back()});
     }
   }
   for (const auto& r : s.readbacks) std::memcpy(r.dst.data(), (r.staging ? r.staging : r.source)->mapped_, r.dst.size());

@@ -140,6 +140,20 @@ struct PipelineCacheStatus {
 
 class Batch;
 
+// `groups` workgroups as a 2-D grid within Vulkan's guaranteed 65535 per dimension: rows of
+// at most 65535 groups. Shaders linearize (shaders/grid.glsl) and ignore the surplus of the
+// last row.
+inline std::pair<uint32_t, uint32_t> dispatch_grid(uint64_t groups) {
+  const uint64_t width = groups < 65535 ? groups : 65535;
+  return {static_cast<uint32_t>(width), static_cast<uint32_t>(width ? (groups + width - 1) / width : 1)};
+}
+
+// A timed dispatch: the shader it ran and its device time.
+struct DispatchTime {
+  std::string shader;
+  double ms = 0;
+};
+
 class Runtime {
  public:
   // Opens device `index`, or the default device. Throws std::runtime_error with a clear
@@ -166,6 +180,11 @@ class Runtime {
   // A buffer holding `values` (uploaded at once).
   template <typename T>
   std::unique_ptr<Buffer> buffer_with(const std::vector<T>& values);
+
+  // While on, every timed dispatch submitted is logged, in order: its shader and device time
+  // (`kvbench bench` reports each kernel of a case this way). take_ returns and clears it.
+  void log_dispatches(bool on) { log_dispatches_ = on; }
+  std::vector<DispatchTime> take_dispatch_log() { return std::exchange(dispatch_log_, {}); }
 
   // One dispatch in a batch of its own (Batch::dispatch), submitted at once; returns its
   // device time in ms (0 when the queue has no timestamps).
@@ -201,6 +220,8 @@ class Runtime {
   uint32_t queue_family_ = 0;
   vk::raii::CommandPool command_pool_{nullptr};
   vk::raii::Fence fence_{nullptr};
+  bool log_dispatches_ = false;
+  std::vector<DispatchTime> dispatch_log_;
   double timestamp_period_ns_ = 0;
   uint32_t timestamp_valid_bits_ = 64;
   uint64_t uniform_alignment_ = 256;
