@@ -10,17 +10,6 @@
 #include "core/error.hpp"
 
 namespace kvbench {
-namespace {
-
-// `groups` workgroups as a 2-D grid within Vulkan's guaranteed 65535 per dimension; the
-// shaders linearize (y * width + x) and ignore the surplus of the last row.
-std::pair<uint32_t, uint32_t> grid(uint64_t groups) {
-  const uint64_t width = std::min<uint64_t>(groups, 65535);
-  return {static_cast<uint32_t>(width), static_cast<uint32_t>((groups + width - 1) / std::max<uint64_t>(width, 1))};
-}
-
-}  // namespace
-
 const char* attention_kernel_name(AttentionKernel k) { return k == AttentionKernel::lanes ? "cpu" : "gpu"; }
 
 namespace {
@@ -52,9 +41,9 @@ AttentionKernel choose_attention_kernel(const DeviceInfo& dev, const AttentionHe
 }
 
 uint32_t tiles_shared_bytes(int64_t key_dim, int64_t value_dim) {
-  // shaders/attention_tiles.glsl: q_s[NV * D], kv_s[TK * (max(D, DV) + 1)], p_s[NV * TK], 3 x [NV].
+  // shaders/attention_tiles.glsl: q_s[NV * D], kv_s[TK * (max(D, DV) + 1)], p_s[NV * TK], 3 x [NV], h_s[2 * TK].
   const int64_t nv = kVectorsPerItem, maxd = std::max(key_dim, value_dim), tk = maxd <= 256 ? 16 : 4;
-  return static_cast<uint32_t>(4 * (nv * key_dim + tk * (maxd + 1) + nv * tk + 3 * nv));
+  return static_cast<uint32_t>(4 * (nv * key_dim + tk * (maxd + 1) + nv * tk + 3 * nv + 2 * tk));
 }
 
 void check_attention_device(const DeviceInfo& dev, const AttentionHeads& heads) {
@@ -109,19 +98,19 @@ void run_attention(Batch& batch, const AttentionPlan& plan, AttentionLaunch laun
   const AttentionKernel kernel = choose_attention_kernel(batch.runtime().info(), launch.heads);
   if (kernel == AttentionKernel::tiles) {
     launch.kernel.shader += "_tiles";
-    const auto [ax, ay] = grid(plan.num_items);  // one workgroup per item
+    const auto [ax, ay] = dispatch_grid(plan.num_items);  // one workgroup per item
     batch.dispatch(launch.kernel, launch.buffers, launch.params, ax, ay);
   } else {
     // A lane per query vector: 4 lanes per item for plans of 4-vector items, else 8.
     const uint32_t lanes = plan.vectors_per_item <= 4 && four_lanes_fit(launch.heads) ? 4 : kVectorsPerItem;
     launch.kernel.constants_by_id.emplace_back(kLanesConstantId, lanes);
-    const auto [ax, ay] = grid((uint64_t{plan.num_items} * lanes + 63) / 64);
+    const auto [ax, ay] = dispatch_grid((uint64_t{plan.num_items} * lanes + 63) / 64);
     batch.dispatch(launch.kernel, launch.buffers, launch.params, ax, ay);
   }
   const uint64_t elements = plan.merge.size() / 4 * static_cast<uint64_t>(launch.head_dim);
   const auto& pq = launch.post_quant;
   const uint64_t words = elements * dtype_bits(launch.out_dtype) / 32;
-  const auto [mx, my] = grid((words + 63) / 64);
+  const auto [mx, my] = dispatch_grid((words + 63) / 64);
   batch.dispatch("attention_merge",
                  {{"partials", partials},
                   {"merge", merge},

@@ -293,8 +293,13 @@ class MhcaCase final : public OpCase {
                               {"batches", p_.batches()}};
     KernelParams store = params;
     store.emplace("num_items", 0);  // the store kernel shares the Params block; it plans no items
-    const auto store_rows = static_cast<uint32_t>(p_.total_rows() * p_.num_kv_heads * 2);
-    batch.dispatch("mhca_store", buffers, store, (store_rows + 63) / 64);
+    // One invocation per word of each (token, kv head, k/v) row of the cache and of the scale,
+    // one word more per row for a row that starts inside a word (shaders/mhca_store.comp).
+    const auto words = [](int64_t n, int64_t bits) { return (n * bits + 31) / 32 + 1; };
+    const int64_t per_row = words(p_.head_dim, dtype_bits(p_.cache)) +
+                            (p_.quant_bit ? words(p_.scale_groups(), dtype_bits(p_.scale)) : 0);
+    const auto [sx, sy] = dispatch_grid((static_cast<uint64_t>(p_.total_rows() * p_.num_kv_heads * 2 * per_row) + 63) / 64);
+    batch.dispatch("mhca_store", buffers, store, sx, sy);
     // head_dim, the cache's bits, quant_group, whether scores get ALiBi or a mask, and
     // whether the per-key loads go through texel views are specialization constants (see
     // the shader).
