@@ -11,7 +11,7 @@
 // - attention_lanes.glsl (the "cpu" kernel): eight (or four) subgroup lanes per item, each
 //   with a slice of every vector, exchanging partial dots and softmax weights by shuffles;
 //   faster on lavapipe, limited to subgroups of >= 8 lanes and heads <= 256.
-// src/ops/attention/attention_kernel.cpp chooses (specs/runtime.md "The attention kernels").
+// src/ops/attention/attention_kernel.cpp chooses (specs/attention-kernels.md).
 //
 // The including shader declares its buffers, its `Params` (which must hold num_items,
 // num_heads and num_kv_heads) and `struct Batch` (what its hooks need of one batch), then

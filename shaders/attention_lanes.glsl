@@ -15,8 +15,7 @@
 // query vectors the item has; there are no shared memory or barriers. It needs subgroups
 // of at least 8 lanes with shuffles and D, DV <= 256 (above 32 elements per lane llvmpipe
 // no longer unrolls the per-lane loops and the arrays are dynamically indexed):
-// src/ops/attention/attention_kernel.cpp selects it only then (specs/runtime.md "The
-// attention kernels").
+// src/ops/attention/attention_kernel.cpp selects it only then (specs/attention-kernels.md).
 #ifndef KVBENCH_ATTENTION_LANES_GLSL
 #define KVBENCH_ATTENTION_LANES_GLSL
 

@@ -8,7 +8,7 @@
 
 namespace kvbench {
 
-// The two bodies of shaders/attention_core.glsl (specs/runtime.md "The attention kernels").
+// The two bodies of shaders/attention_core.glsl (specs/attention-kernels.md).
 enum class AttentionKernel {
   lanes,  // "cpu": 8 (or 4) subgroup lanes per item, shuffles; subgroups >= 8, heads <= 256
   tiles,  // "gpu": one workgroup per item, K/V tiles in shared memory, any subgroup size
