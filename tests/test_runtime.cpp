@@ -86,6 +86,30 @@ TEST_CASE("texels_cover: a tensor the view holds whole, never with KVBENCH_TEXEL
   CHECK_FALSE(Runtime(std::nullopt, RuntimeOptions{.texels = false}).texels_cover(16));
 }
 
+TEST_CASE("dispatch_grid: rows of at most 65535 workgroups that cover every one") {
+  using G = std::pair<uint32_t, uint32_t>;
+  CHECK(dispatch_grid(1) == G{1, 1});
+  CHECK(dispatch_grid(65535) == G{65535, 1});
+  CHECK(dispatch_grid(65536) == G{65535, 2});
+  CHECK(dispatch_grid(200000) == G{65535, 4});  // 262140 >= 200000 > 196605
+  CHECK(dispatch_grid(0).first == 0);
+}
+
+TEST_CASE("grid.glsl: a 2-D grid past 65535 workgroups runs every invocation once") {
+  Runtime rt;
+  const uint32_t count = 65536 * 64 + 100;  // 65538 workgroups of 64: two rows, the second mostly surplus
+  auto hits = rt.buffer(size_t{count} * 4);
+  hits->upload(std::vector<uint8_t>(size_t{count} * 4, 0));
+  const auto [gx, gy] = dispatch_grid((count + 63) / 64);
+  REQUIRE(gy == 2);
+  rt.dispatch("grid_selftest", {{"hits", hits.get()}}, {{"count", count}}, gx, gy);
+  std::vector<uint32_t> got(count);
+  hits->download(std::span(reinterpret_cast<uint8_t*>(got.data()), got.size() * 4));
+  size_t wrong = 0;
+  for (uint32_t h : got) wrong += h != 1;
+  CHECK(wrong == 0);
+}
+
 TEST_CASE("storage.glsl: element addressing stays exact where the bit offset passes 2^32") {
   Runtime rt;
   // Indices of 4/8/16-bit elements whose bit offsets i * n overflow 32 bits (the last one
