@@ -10,6 +10,7 @@
 // scale and offset per tensor or per (head, channel) (FIA's quantScale2/quantOffset2).
 #include "grid.glsl"
 #include "quant.glsl"
+#include "texels.glsl"
 
 layout(local_size_x = 64) in;
 layout(std430, binding = 0) readonly buffer Partials { float partials[]; };
@@ -19,6 +20,15 @@ layout(std430, binding = 2) writeonly buffer Out { uint out_[]; };
 layout(std430, binding = 3) writeonly buffer Lse { float lse[]; };
 layout(std430, binding = 4) readonly buffer QuantScale2 { uint quantScale2[]; };
 layout(std430, binding = 5) readonly buffer QuantOffset2 { uint quantOffset2[]; };
+// The partial states again, as uvec4 texels: read through this view when TEXELS is set
+// (the host's texels_cover), one gather per (m, l) pair and per output word's
+// accumulators instead of a storage-buffer load per float (shaders/texels.glsl).
+layout(binding = 6) uniform usamplerBuffer partials_texels;
+layout(constant_id = 0) const bool TEXELS = false;
+// Output elements per 32-bit word (4 / dtype bits of out_dtype): a constant, so that only
+// this dtype's loads are compiled in (lavapipe runs a run-time branch's loads as masked
+// code even where no lane takes it).
+layout(constant_id = 1) const uint PER_WORD = 1u;
 layout(std140, binding = 31) uniform Params {  // kernel parameters, set by name from C++ (reflected)
   uint elements, head_dim, out_dtype, empty_zeros;
   uint has_lse, pq_per_channel, pq_offset, pq_dtype;
@@ -36,23 +46,47 @@ uint post_quant(float x, uint h, uint d) {
 
 void main() {
   const uint D = pc.head_dim;
-  const uint per_word = 32u / dtype_bits(pc.out_dtype);
+  const uint per_word = PER_WORD;
   const uint word = grid_invocation();
   if (word * per_word >= pc.elements) return;
   const uint e0 = word * per_word;
   const uint vec = e0 / D, d0 = e0 % D;
   const uint first = merge[4u * vec], nsplit = merge[4u * vec + 1u];
+  // A slot is D + 2 floats (D a multiple of 8): m and l start on an even word, and so do
+  // this word's accumulators when per_word is 2 or 4.
   float M = uintBitsToFloat(0xff800000u);
-  for (uint s = 0u; s < nsplit; ++s) M = max(M, partials[(first + s) * (D + 2u)]);
+  for (uint s = 0u; s < nsplit; ++s) {
+    const uint base = (first + s) * (D + 2u);
+    M = max(M, TEXELS ? uintBitsToFloat(texel_words(partials_texels, base, 2u).x) : partials[base]);
+  }
   float L = 0.0;
   float o[4] = float[4](0.0, 0.0, 0.0, 0.0);
   for (uint s = 0u; s < nsplit; ++s) {
     const uint base = (first + s) * (D + 2u);
-    const float m = partials[base];
+    float m, l, x[4];
+    if (TEXELS) {
+      const vec2 ml = uintBitsToFloat(texel_words(partials_texels, base, 2u).xy);
+      m = ml.x;
+      l = ml.y;
+      const uint a = base + 2u + d0;
+      if (per_word == 1u) {
+        x[0] = uintBitsToFloat(texel_words(partials_texels, a, 1u).x);
+      } else {
+        for (uint k = 0u; k < per_word; k += 2u) {
+          const vec2 pair = uintBitsToFloat(texel_words(partials_texels, a + k, 2u).xy);
+          x[k] = pair.x;
+          x[k + 1u] = pair.y;
+        }
+      }
+    } else {
+      m = partials[base];
+      l = partials[base + 1u];
+      for (uint k = 0u; k < per_word; ++k) x[k] = partials[base + 2u + d0 + k];
+    }
     if (isinf(m) && m < 0.0) continue;  // a split with no visible key
     const float w = exp(m - M);
-    L += w * partials[base + 1u];
-    for (uint k = 0u; k < per_word; ++k) o[k] += w * partials[base + 2u + d0 + k];
+    L += w * l;
+    for (uint k = 0u; k < per_word; ++k) o[k] += w * x[k];
   }
   const bool zero = L == 0.0 && pc.empty_zeros != 0u;
   if (pc.has_lse != 0u && d0 == 0u && merge[4u * vec + 2u] != 0xffffffffu)

@@ -111,7 +111,10 @@ void run_attention(Batch& batch, const AttentionPlan& plan, AttentionLaunch laun
   const auto& pq = launch.post_quant;
   const uint64_t words = elements * dtype_bits(launch.out_dtype) / 32;
   const auto [mx, my] = dispatch_grid((words + 63) / 64);
-  batch.dispatch("attention_merge",
+  // Constants: whether the partials are read through their texel view, and output elements per word.
+  const Kernel merge_kernel("attention_merge", {batch.runtime().texels_cover(partials->size()) ? 1u : 0u,
+                                                static_cast<uint32_t>(32 / dtype_bits(launch.out_dtype))});
+  batch.dispatch(merge_kernel,
                  {{"partials", partials},
                   {"merge", merge},
                   {"out", launch.out},
