@@ -1,11 +1,11 @@
 #pragma once
 // One case of `kvbench bench`: checked once against the golden (so the table says whether
 // the kernel being timed is correct), then its Vulkan implementation timed repeatedly.
-#include "bench/repeated_timing.hpp"
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "bench/repeated_timing.hpp"
 #include "runner/case_result.hpp"
 
 namespace kvbench {
