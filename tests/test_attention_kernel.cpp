@@ -190,6 +190,18 @@ TEST_CASE("plan_attention: items of at most vectors_per_item vectors, split-majo
   CHECK(max_vectors_per_kv_head(shape) == 8);
 }
 
+TEST_CASE("plan_attention: decode splits of decode_split keys (the cpu kernel's 1024), prefill of 2048") {
+  // One decode row over 2500 keys and one of 3 rows over 2500: 3 splits of 1024 (1024,
+  // 1024, 452) for the decode, 2 of 2048 for the other; 4 q heads on 1 kv head.
+  AttentionShape shape{.num_heads = 4, .num_kv_heads = 1, .q_rows = {1, 3}, .kv_len = {2500, 2500}};
+  shape.out_vector = [](int64_t b, int64_t r, int64_t h) { return b * 4 + r * 4 + h; };  // 16 vectors
+  const AttentionPlan plan = plan_attention(shape, 8, kDecodeSplitLanes);
+  CHECK(plan.batch_plan == std::vector<uint32_t>{0, 3, 1024, 12, 2, 2048});  // slot base, splits, split length
+  CHECK(plan.num_items == 3 + 2 * 2);  // decode: 4 vectors, one item per split; prefill: 12 vectors, two items
+  CHECK(plan_attention(shape).batch_plan[2] == 256);  // the default: the gpu kernel's
+  CHECK_THROWS_AS(plan_attention(shape, 8, 0), std::logic_error);
+}
+
 TEST_CASE("attention_vectors_per_item: 4 for the cpu kernel's decodes with G <= 4 at heads <= 128, else 8") {
   unsetenv("KVBENCH_KERNEL");
   AttentionShape decode{.num_heads = 32, .num_kv_heads = 8, .q_rows = {1, 1}, .kv_len = {4096, 4096}};

@@ -80,7 +80,8 @@ uint32_t attention_vectors_per_item(const DeviceInfo& dev, const AttentionHeads&
 
 void run_attention(Batch& batch, const AttentionShape& shape, AttentionLaunch launch) {
   const uint32_t per_item = attention_vectors_per_item(batch.runtime().info(), launch.heads, shape);
-  run_attention(batch, plan_attention(shape, per_item), std::move(launch));
+  const bool lanes = choose_attention_kernel(batch.runtime().info(), launch.heads) == AttentionKernel::lanes;
+  run_attention(batch, plan_attention(shape, per_item, lanes ? kDecodeSplitLanes : kDecodeSplitTiles), std::move(launch));
 }
 
 void run_attention(Batch& batch, const AttentionPlan& plan, AttentionLaunch launch) {

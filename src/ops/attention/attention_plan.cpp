@@ -12,7 +12,8 @@ int64_t max_vectors_per_kv_head(const AttentionShape& s) {
   return rows * (s.num_heads / s.num_kv_heads);
 }
 
-AttentionPlan plan_attention(const AttentionShape& s, uint32_t vectors_per_item) {
+AttentionPlan plan_attention(const AttentionShape& s, uint32_t vectors_per_item, int64_t decode_split) {
+  if (decode_split < 1) throw std::logic_error("plan_attention: decode splits of " + std::to_string(decode_split) + " keys");
   if (vectors_per_item < 1 || vectors_per_item > kVectorsPerItem)
     throw std::logic_error("plan_attention: items of " + std::to_string(vectors_per_item) + " vectors");
   AttentionPlan plan;
@@ -24,7 +25,7 @@ AttentionPlan plan_attention(const AttentionShape& s, uint32_t vectors_per_item)
   plan.merge.assign(static_cast<size_t>(4 * vectors_out), 0);
   for (size_t b = 0; b < s.q_rows.size(); ++b) {
     const int64_t rows = s.q_rows[b], kv_len = s.kv_len[b];
-    const int64_t chunk = rows == 1 ? 256 : 2048;
+    const int64_t chunk = rows == 1 ? decode_split : 2048;
     const int64_t nsplit = std::max<int64_t>(1, (kv_len + chunk - 1) / chunk);
     plan.batch_plan.push_back(static_cast<uint32_t>(plan.slots));
     plan.batch_plan.push_back(static_cast<uint32_t>(nsplit));
