@@ -3,7 +3,6 @@
 #include <algorithm>
 
 #include "runner/run_case.hpp"
-#include "vk/runtime.hpp"
 
 namespace kvbench {
 
@@ -47,7 +46,7 @@ BenchResult bench_case(const CaseDef& def, const OpCase& op, Runtime& rt, const 
     std::vector<double> ms;
     for (const auto& run : runs)
       if (k < run.size() && run[k].shader == runs.front()[k].shader) ms.push_back(run[k].ms);
-    r.kernels.emplace_back(runs.front()[k].shader, summarize(ms).median_ms);
+    r.kernels.push_back({runs.front()[k].shader, summarize(ms).median_ms});
   }
   if (r.timed()) r.gbps = r.bytes / (r.time.median_ms * 1e6);
   if (r.timed()) r.gflops = r.flops / (r.time.median_ms * 1e6);

@@ -1,16 +1,14 @@
 #pragma once
 // One case of `kvbench bench`: checked once against the golden (so the table says whether
 // the kernel being timed is correct), then its Vulkan implementation timed repeatedly.
-#include <string>
-#include <utility>
 #include <vector>
 
 #include "bench/repeated_timing.hpp"
 #include "runner/case_result.hpp"
+#include "vk/runtime.hpp"
 
 namespace kvbench {
 
-class Runtime;
 
 struct BenchResult {
   CaseResult check;            // the comparison: status, skip reason, worst element
@@ -20,8 +18,8 @@ struct BenchResult {
   double percent_of_copy = 0;  // gbps as a share of the device's copy bandwidth
   double flops = 0;            // op.flops(): 0 where the operator does not count them
   double gflops = 0;           // flops / median time, in 1e9 per second
-  // Each dispatch of a run (in order: its shader and median device time over the reps).
-  std::vector<std::pair<std::string, double>> kernels;
+  // Each dispatch of a run, in order: its shader and median device time over the reps.
+  std::vector<DispatchTime> kernels;
   bool timed() const { return time.median_ms > 0; }
 };
 

@@ -38,7 +38,7 @@ std::string bench_row(const BenchResult& r, const NameColumn& column) {
     row += "\n      kernels:";
     for (size_t k = 0; k < r.kernels.size(); ++k) {
       char part[160];
-      std::snprintf(part, sizeof part, "%s %s %.3f ms", k ? "," : "", r.kernels[k].first.c_str(), r.kernels[k].second);
+      std::snprintf(part, sizeof part, "%s %s %.3f ms", k ? "," : "", r.kernels[k].shader.c_str(), r.kernels[k].ms);
       row += part;
     }
   }
@@ -75,9 +75,9 @@ nlohmann::json bench_report_json(const DeviceInfo& device, const CopyBandwidth& 
     if (r.timed() && r.flops > 0) put_number(entry, "gflops", r.gflops);
     else entry["gflops"] = nullptr;
     entry["kernels"] = nlohmann::json::array();
-    for (const auto& [shader, ms] : r.kernels) {
-      nlohmann::json k{{"shader", shader}};
-      put_number(k, "median_ms", ms);
+    for (const auto& kernel : r.kernels) {
+      nlohmann::json k{{"shader", kernel.shader}};
+      put_number(k, "median_ms", kernel.ms);
       entry["kernels"].push_back(k);
     }
     j["cases"].push_back(entry);

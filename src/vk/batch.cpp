@@ -82,8 +82,7 @@ struct Batch::State {
   std::vector<vk::raii::DescriptorSet> sets;  // destroyed before their pools
   std::vector<vk::raii::BufferView> views;    // the `_texels` bindings' views
   std::vector<vk::raii::QueryPool> queries;
-  uint32_t timed = 0;  // dispatches with timestamps recorded
-  std::vector<std::string> timed_shaders;
+  std::vector<std::string> timed;  // the shader of each dispatch with timestamps recorded
 
   struct Readback {
     const Buffer* source;
@@ -196,8 +195,7 @@ struct Batch::State {
     transient.clear();
     params = nullptr;
     params_used = 0;
-    timed = 0;
-    timed_shaders.clear();
+    timed.clear();
   }
 };
 
@@ -329,12 +327,12 @@ void Batch::dispatch(const Kernel& kernel, const KernelBuffers& buffers, const K
   const vk::QueryPool* pool = nullptr;
   uint32_t query = 0;
   if (info.timestamps) {
-    if (s.timed % (kQueriesPerPool / 2) == 0 && s.timed / (kQueriesPerPool / 2) >= s.queries.size())
+    const size_t n = s.timed.size();
+    if (n % (kQueriesPerPool / 2) == 0 && n / (kQueriesPerPool / 2) >= s.queries.size())
       s.queries.emplace_back(rt.device_, vk::QueryPoolCreateInfo{.queryType = vk::QueryType::eTimestamp, .queryCount = kQueriesPerPool});
-    pool = &*s.queries[s.timed / (kQueriesPerPool / 2)];
-    query = s.timed % (kQueriesPerPool / 2) * 2;
-    ++s.timed;
-    s.timed_shaders.push_back(name);
+    pool = &*s.queries[n / (kQueriesPerPool / 2)];
+    query = static_cast<uint32_t>(n % (kQueriesPerPool / 2) * 2);
+    s.timed.push_back(name);
     s.cmd.resetQueryPool(*pool, query, 2);
     // Latched once everything before has finished: the dispatch alone lies between the two.
     s.cmd.writeTimestamp(vk::PipelineStageFlagBits::eBottomOfPipe, *pool, query);
@@ -363,13 +361,13 @@ double Batch::submit() {
       s.reset();
       throw std::runtime_error("waiting for a batch of work on " + rt.info_.name + " failed");
     }
-    for (uint32_t i = 0; i < s.timed; ++i) {
-      const uint32_t q = i % (kQueriesPerPool / 2) * 2;
+    for (size_t i = 0; i < s.timed.size(); ++i) {
+      const auto q = static_cast<uint32_t>(i % (kQueriesPerPool / 2) * 2);
       auto [result, stamps] = s.queries[i / (kQueriesPerPool / 2)].getResults<uint64_t>(
           q, 2, 2 * sizeof(uint64_t), sizeof(uint64_t), vk::QueryResultFlagBits::e64 | vk::QueryResultFlagBits::eWait);
       s.ms.push_back(static_cast<double>(timestamp_ticks(stamps[0], stamps[1], rt.timestamp_valid_bits_)) *
                      rt.timestamp_period_ns_ * 1e-6);
-      if (rt.log_dispatches_) rt.dispatch_log_.push_back({s.timed_shaders[i], s.ms.back()});
+      if (rt.log_dispatches_) rt.dispatch_log_.push_back({s.timed[i], s.ms.back()});
     }
   }
   for (const auto& r : s.readbacks) std::memcpy(r.dst.data(), (r.staging ? r.staging : r.source)->mapped_, r.dst.size());
