@@ -75,11 +75,30 @@ TEST_CASE("bench_case: warm-up runs are not counted; median, min, max, bandwidth
   CHECK(w.timed());  // a wrong kernel is still timed; the table marks it FAIL
 }
 
+namespace {
+
+// `kvbench bench ARGS --json FILE`, FILE a temporary named after `stem`: the command's output
+// and status, and the report it wrote (null when it wrote none).
+struct BenchWithJson {
+  CommandResult run;
+  nlohmann::json report;
+};
+
+BenchWithJson bench_with_json(const std::string& args, const std::string& stem) {
+  const auto path = std::filesystem::temp_directory_path() / ("kvbench_test_" + stem + ".json");
+  std::filesystem::remove(path);
+  BenchWithJson b{run_kvbench("bench " + args + " --json " + path.string()), nullptr};
+  if (std::ifstream in(path); in) b.report = nlohmann::json::parse(in);
+  std::filesystem::remove(path);
+  return b;
+}
+
+}  // namespace
+
 TEST_CASE("bench: one case prints the copy bandwidth and writes positive figures to --json") {
-  const auto path = std::filesystem::temp_directory_path() / "kvbench_test_bench.json";
-  const auto r = run_kvbench("bench " + source_path("cases/pmx.KeyValueCache/odd_groups.json") +
-                             " --filter 'layout=0,quant_bit=4,quant_group=3\\]' --warmup 1 --reps 3 --json " +
-                             path.string());
+  const auto [r, j] = bench_with_json(source_path("cases/pmx.KeyValueCache/odd_groups.json") +
+                                          " --filter 'layout=0,quant_bit=4,quant_group=3\\]' --warmup 1 --reps 3",
+                                      "bench");
   INFO(r.output);
   CHECK(r.status == 0);
   std::smatch m;
@@ -87,8 +106,6 @@ TEST_CASE("bench: one case prints the copy bandwidth and writes positive figures
   CHECK(std::stod(m[1]) > 0);
   CHECK(r.output.find("1 passed, 0 failed, 0 skipped") != std::string::npos);
 
-  std::ifstream in(path);
-  const auto j = nlohmann::json::parse(in);
   CHECK(j["copy_bandwidth_gbps"].get<double>() > 0);
   CHECK(j["reps"] == 3);
   REQUIRE(j["cases"].size() == 1);
@@ -104,18 +121,14 @@ TEST_CASE("bench: one case prints the copy bandwidth and writes positive figures
   CHECK(c["percent_of_copy"].get<double>() > 0);
   CHECK(c["flops"].is_null());  // a cache write counts no FLOPs
   CHECK(c["gflops"].is_null());
-  std::filesystem::remove(path);
 }
 
 TEST_CASE("bench: attention cases report GFLOPS beside GB/s, in the table and the JSON") {
-  const auto path = std::filesystem::temp_directory_path() / "kvbench_test_bench_gflops.json";
-  const auto r = run_kvbench("bench " + source_path("cases/aclnn.FusedInferAttentionScoreV3/sparse4_negative_pre.json") +
-                             " --warmup 1 --reps 2 --json " + path.string());
+  const auto [r, j] = bench_with_json(
+      source_path("cases/aclnn.FusedInferAttentionScoreV3/sparse4_negative_pre.json") + " --warmup 1 --reps 2", "bench_gflops");
   INFO(r.output);
   CHECK(r.status == 0);
   CHECK(r.output.find("GFLOPS") != std::string::npos);
-  std::ifstream in(path);
-  const auto j = nlohmann::json::parse(in);
   REQUIRE(j["cases"].size() == 1);
   const auto& c = j["cases"][0];
   // B 2, S1 10, S2 14 (offset 4), preTokens -3, nextTokens 6: row i sees keys i+7..i+10
@@ -123,17 +136,14 @@ TEST_CASE("bench: attention cases report GFLOPS beside GB/s, in the table and th
   CHECK(c["flops"].get<double>() == 2 * 22 * 2 * 2.0 * (32 + 32));
   CHECK(c["gflops"].get<double>() > 0);
   CHECK(c["gflops"].get<double>() == doctest::Approx(c["flops"].get<double>() / (c["median_ms"].get<double>() * 1e6)));
-  std::filesystem::remove(path);
 }
 
 TEST_CASE("bench: a case of several kernels lists each with its median device time") {
-  const auto path = std::filesystem::temp_directory_path() / "kvbench_test_bench_kernels.json";
-  const auto r = run_kvbench("bench " + source_path("cases/pmx.dynamic_batching.MultiHeadCacheAttention/decode_4096.json") +
-                             " --filter 'quant_bit=8' --warmup 1 --reps 3 --json " + path.string());
+  const auto [r, j] = bench_with_json(source_path("cases/pmx.dynamic_batching.MultiHeadCacheAttention/decode_4096.json") +
+                                          " --filter 'quant_bit=8' --warmup 1 --reps 3",
+                                      "bench_kernels");
   INFO(r.output);
   CHECK(r.status == 0);
-  std::ifstream in(path);
-  const auto j = nlohmann::json::parse(in);
   REQUIRE(j["cases"].size() == 1);
   const auto& c = j["cases"][0];
   // MHCA stores the new K/V, runs the attention kernel (gpu- or cpu-shaped), then merges the splits.
@@ -152,7 +162,6 @@ TEST_CASE("bench: a case of several kernels lists each with its median device ti
   const auto line = r.output.find("kernels: mhca_store ");
   CHECK(line != std::string::npos);
   CHECK(r.output.find("attention_merge", line) != std::string::npos);
-  std::filesystem::remove(path);
 }
 
 TEST_CASE("bench: unusable arguments exit 2") {
