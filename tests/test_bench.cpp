@@ -96,9 +96,11 @@ BenchWithJson bench_with_json(const std::string& args, const std::string& stem) 
 }  // namespace
 
 TEST_CASE("bench: one case prints the copy bandwidth and writes positive figures to --json") {
-  const auto [r, j] = bench_with_json(source_path("cases/pmx.KeyValueCache/odd_groups.json") +
+  const auto bench = bench_with_json(source_path("cases/pmx.KeyValueCache/odd_groups.json") +
                                           " --filter 'layout=0,quant_bit=4,quant_group=3\\]' --warmup 1 --reps 3",
                                       "bench");
+  const auto& r = bench.run;  // references, not a structured binding: clang 14 cannot capture
+  const auto& j = bench.report;  // a binding in the lambdas that INFO expands to
   INFO(r.output);
   CHECK(r.status == 0);
   std::smatch m;
@@ -124,8 +126,10 @@ TEST_CASE("bench: one case prints the copy bandwidth and writes positive figures
 }
 
 TEST_CASE("bench: attention cases report GFLOPS beside GB/s, in the table and the JSON") {
-  const auto [r, j] = bench_with_json(
+  const auto bench = bench_with_json(
       source_path("cases/aclnn.FusedInferAttentionScoreV3/sparse4_negative_pre.json") + " --warmup 1 --reps 2", "bench_gflops");
+  const auto& r = bench.run;  // references, not a structured binding: clang 14 cannot capture
+  const auto& j = bench.report;  // a binding in the lambdas that INFO expands to
   INFO(r.output);
   CHECK(r.status == 0);
   CHECK(r.output.find("GFLOPS") != std::string::npos);
@@ -139,9 +143,11 @@ TEST_CASE("bench: attention cases report GFLOPS beside GB/s, in the table and th
 }
 
 TEST_CASE("bench: a case of several kernels lists each with its median device time") {
-  const auto [r, j] = bench_with_json(source_path("cases/pmx.dynamic_batching.MultiHeadCacheAttention/decode_4096.json") +
+  const auto bench = bench_with_json(source_path("cases/pmx.dynamic_batching.MultiHeadCacheAttention/decode_4096.json") +
                                           " --filter 'quant_bit=8' --warmup 1 --reps 3",
                                       "bench_kernels");
+  const auto& r = bench.run;  // references, not a structured binding: clang 14 cannot capture
+  const auto& j = bench.report;  // a binding in the lambdas that INFO expands to
   INFO(r.output);
   CHECK(r.status == 0);
   REQUIRE(j["cases"].size() == 1);
