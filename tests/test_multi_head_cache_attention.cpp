@@ -112,3 +112,32 @@ TEST_CASE("MHCA rejects a decoding batch of more than one token, naming the fiel
     CHECK(e.pointer() == "/inputs/seqlens");
   }
 }
+
+// A decode's output must depend on its scores by more than the tolerance, or a kernel that
+// ignored Q.K would pass. Zeroing the query makes every score 0 (softmax uniform over the
+// visible keys): at least half of the output elements must then move out of tolerance, at
+// both bit widths. Int4 scales once spanned int8's range, [1/1024, 1/64): values below 0.11,
+// outputs near 2e-3, inside atol 1e-3 whatever the scores (a kernel computing scores from
+// one element per vector passed mhca_decode_4096[quant_bit=4]).
+TEST_CASE("MHCA decode: the output moves out of tolerance when the scores are flattened") {
+  for (const int bits : {8, 4}) {
+    CAPTURE(bits);
+    auto doc = nlohmann::json::parse(R"({
+      "op": "pmx.dynamic_batching.MultiHeadCacheAttention", "name": "flat", "seed": 40,
+      "attributes": {"num_heads": 8, "head_dim": 128, "is_causal": true, "num_kv_heads": 2,
+                     "quant_bit": 8, "quant_group": 8, "cache_mode": 1, "page_size": 128},
+      "inputs": {"seqlens": [1, 1], "start_pos": [511, 300], "decoding_batches": 2},
+      "dtypes": {"query": "f16", "scale": "f16"}})");
+    doc["attributes"]["quant_bit"] = bits;
+    auto op = instantiate(doc);
+    TensorSet ts = op->make_tensors();
+    const Tensor scored = op->reference(ts)[0].value();
+    zero(ts.at("query"));
+    const Tensor flat = op->reference(ts)[0].value();
+    const Tolerance tol = op->default_tolerance("attn_output");
+    size_t moved = 0;
+    for (size_t i = 0; i < scored.numel(); ++i)
+      moved += std::abs(scored.get(i) - flat.get(i)) > tol.atol + tol.rtol * std::abs(scored.get(i));
+    CHECK(moved * 2 > scored.numel());
+  }
+}

@@ -117,13 +117,17 @@ class MhcaCase final : public OpCase {
     const auto referenced = referenced_rows();
     fill_with(scale, [](size_t) { return kNaN; });
     const CounterRng srng(args().seed(), "scale");
+    // Scales in [1/1024, 1/64) for int8, widened by 127/7 for int4, so that dequantized
+    // values reach about 2 at either width. Int4 codes over int8's scales stay below 0.11:
+    // a decode's output is then near 2e-3, inside atol whatever its scores.
+    const double widen = p_.quant_bit == 4 ? 127.0 / 7.0 : 1.0;
     for (int64_t T = 0; T < p_.max_t; ++T)
       if (referenced[T])
         for (int64_t c = 0; c < 2; ++c)
           for (int64_t h = 0; h < p_.num_kv_heads; ++h)
             for (int64_t g = 0; g < p_.scale_groups(); ++g) {
               const size_t si = p_.row_offset(T, c, h, p_.scale_groups()) + g;
-              scale.set(si, srng.uniform(si, 1.0 / 1024, 1.0 / 64));
+              scale.set(si, srng.uniform(si, 1.0 / 1024, 1.0 / 64) * widen);
             }
   }
 
