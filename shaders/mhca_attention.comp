@@ -32,6 +32,9 @@ layout(constant_id = 4) const bool SCALE_F16 = true;
 // instead of a loop over the lanes (shaders/texels.glsl). Set when the views cover their
 // tensors.
 layout(constant_id = 5) const bool TEXELS = false;
+// The page size, 0 in offset mode: a key's page and row in it by a constant divisor, where a
+// run-time one is an integer division per key that lavapipe does lane by lane.
+layout(constant_id = 6) const uint PAGE_SIZE = 0u;
 const uint WORDS = DPL * CACHE_BITS / 32u;   // 32-bit words per lane per row
 const uint PER_WORD = 32u / CACHE_BITS;
 
@@ -49,6 +52,10 @@ layout(std430, binding = 7) readonly buffer Slopes { float slopes[]; };
 layout(binding = 8) uniform usamplerBuffer cache_texels;
 layout(binding = 9) uniform usamplerBuffer scale_texels;
 layout(binding = 10) uniform usamplerBuffer cachestarts_texels;
+
+// A scale's value from its bits, decoded by the constant SCALE_F16 (f16 or f32): a decode by
+// the run-time dtype runs every format's decoder on lavapipe.
+float scale_value(uint bits) { return SCALE_F16 ? f16_to_float(bits) : uintBitsToFloat(bits); }
 
 // Loads this lane's DPL elements of the cache row starting at element `base` and
 // dequantizes them with the row's scales (scale row `sbase`).
@@ -78,7 +85,7 @@ void load_row(uint base, uint sbase, uint lane, out float row[DPL]) {
   // The lane's scales. When quant_group divides the lane's DPL dims (or the other way
   // round) each element's scale has a constant index, so they stay in registers and are
   // loaded once per row; otherwise each element loads its own.
-  const uint sbits = dtype_bits(pc.scale_dtype);
+  const uint sbits = SCALE_F16 ? 16u : 32u;
   const bool groups_in_lane = DPL % QG == 0u, lane_in_group = QG % DPL == 0u;
   const uint NS = groups_in_lane ? DPL / QG : 1u;
   float scales[NS];
@@ -91,17 +98,17 @@ void load_row(uint base, uint sbase, uint lane, out float row[DPL]) {
       const uvec4 tw = in_texel ? texel_words(scale_texels, w0, NS / 2u) : uvec4(0u);
       for (uint k = 0u; k < NS / 2u; ++k) {
         const uint word = in_texel ? tw[k] : scale[w0 + k];
-        scales[2u * k] = decode_float(word & 0xffffu, pc.scale_dtype);
-        scales[2u * k + 1u] = decode_float(word >> 16u, pc.scale_dtype);
+        scales[2u * k] = scale_value(word & 0xffffu);
+        scales[2u * k + 1u] = scale_value(word >> 16u);
       }
     } else {
-      for (uint k = 0u; k < NS; ++k) scales[k] = decode_float(LOAD_BITS(scale, sbase + g_first + k, sbits), pc.scale_dtype);
+      for (uint k = 0u; k < NS; ++k) scales[k] = scale_value(LOAD_BITS(scale, sbase + g_first + k, sbits));
     }
   }
   for (uint j = 0u; j < DPL; ++j) {
     const float s = (groups_in_lane || lane_in_group)
                         ? scales[groups_in_lane ? j / QG : 0u]
-                        : decode_float(LOAD_BITS(scale, sbase + (lane * DPL + j) / QG, sbits), pc.scale_dtype);
+                        : scale_value(LOAD_BITS(scale, sbase + (lane * DPL + j) / QG, sbits));
     const int q = sign_extend((w[j / PER_WORD] >> ((j % PER_WORD) * CACHE_BITS)) & ((1u << CACHE_BITS) - 1u), CACHE_BITS);
     // PMX dequantizes into T1 through the scale dtype: T1(S(q * s)). The product is exact
     // in f32 for an f16 scale and rounded once by the multiply for an f32 scale; T1 and S
@@ -144,11 +151,13 @@ uint cache_start(uint i) { return TEXELS ? texel_words(cachestarts_texels, 2u * 
 // key: remembering the page read last costs lavapipe a branch per key, which measured
 // slower than the load (it is in cache).
 uint key_handle(Batch bt, uint t) {
-  if (pc.cache_mode == 0u) return cache_start(bt.b) + t;
-  return cache_start(bt.b * pc.max_pages + t / pc.page_size) + t % pc.page_size;
+  if (PAGE_SIZE == 0u) return cache_start(bt.b) + t;
+  return cache_start(bt.b * pc.max_pages + t / PAGE_SIZE) + t % PAGE_SIZE;
 }
 
-uint scale_groups() { return pc.quant_bit != 0u ? D / pc.quant_group : 1u; }
+// Scale groups per row, from the constants: a run-time D / quant_group is an integer
+// division per row, which lavapipe does lane by lane.
+uint scale_groups() { return CACHE_BITS < 16u ? D / QG : 1u; }
 
 void load_key(Batch bt, uint hk, uint T, uint lane, out float k[DPL]) {
   load_row(mhca_row(T, 0u, hk, D), mhca_row(T, 0u, hk, scale_groups()), lane, k);

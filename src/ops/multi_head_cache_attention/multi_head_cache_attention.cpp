@@ -304,9 +304,9 @@ class MhcaCase final : public OpCase {
                             (p_.quant_bit ? words(p_.scale_groups(), dtype_bits(p_.scale)) : 0);
     const auto [sx, sy] = dispatch_grid((static_cast<uint64_t>(p_.total_rows() * p_.num_kv_heads * 2 * per_row) + 63) / 64);
     batch.dispatch("mhca_store", buffers, store, sx, sy);
-    // head_dim, the cache's bits, quant_group, whether scores get ALiBi or a mask, and
-    // whether the per-key loads go through texel views are specialization constants (see
-    // the shader).
+    // head_dim, the cache's bits, quant_group, whether scores get ALiBi or a mask, whether
+    // the per-key loads go through texel views and the page size (0: offset mode) are
+    // specialization constants (see the shader).
     const bool score_adds = p_.is_alibi || p_.mask_rank != 0;
     const bool texels = rt.texels_cover(buffers, {"cache", "scale", "cachestarts"});
     run_attention(batch, shape,
@@ -314,7 +314,8 @@ class MhcaCase final : public OpCase {
                                                        static_cast<uint32_t>(p_.quant_bit ? p_.quant_group : 1),
                                                        static_cast<uint32_t>(score_adds),
                                                        static_cast<uint32_t>(p_.scale == DType::f16),
-                                                       static_cast<uint32_t>(texels)}),
+                                                       static_cast<uint32_t>(texels),
+                                                       static_cast<uint32_t>(p_.cache_mode ? p_.page_size : 0)}),
                    .buffers = buffers,
                    .params = params,
                    .out = t.at("attn_output"),
