@@ -8,7 +8,7 @@
 # each with the one array added (every other array identical): antiquant_paged's 12 cases
 # gained alternate.softmaxLse (the IFA kernel's lse of a batch without keys).
 # MHCA quant_groups' 10 int4 cases were re-recorded when int4 cache scales widened by 127/7
-# (specs/multi_head_cache_attention.md, Decisions: a decode's output must depend on its scores).
+# (specs/multi_head_cache_attention.md, "Case file": a decode's output must depend on its scores).
 # Usage: golden_identical.sh KVBENCH SOURCE_DIR WORK_DIR
 set -euo pipefail
 kvbench=$1 src=$2 work=$3

@@ -78,7 +78,9 @@ TEST_CASE("bench_case: warm-up runs are not counted; median, min, max, bandwidth
 namespace {
 
 // `kvbench bench ARGS --json FILE`, FILE a temporary named after `stem`: the command's output
-// and status, and the report it wrote (null when it wrote none).
+// and status, and the report it wrote (null when it wrote none). Tests name its members by
+// references, not a structured binding: clang 14 cannot capture a binding in the lambdas
+// that INFO expands to.
 struct BenchWithJson {
   CommandResult run;
   nlohmann::json report;
@@ -99,8 +101,8 @@ TEST_CASE("bench: one case prints the copy bandwidth and writes positive figures
   const auto bench = bench_with_json(source_path("cases/pmx.KeyValueCache/odd_groups.json") +
                                           " --filter 'layout=0,quant_bit=4,quant_group=3\\]' --warmup 1 --reps 3",
                                       "bench");
-  const auto& r = bench.run;  // references, not a structured binding: clang 14 cannot capture
-  const auto& j = bench.report;  // a binding in the lambdas that INFO expands to
+  const auto& r = bench.run;
+  const auto& j = bench.report;
   INFO(r.output);
   CHECK(r.status == 0);
   std::smatch m;
@@ -128,8 +130,8 @@ TEST_CASE("bench: one case prints the copy bandwidth and writes positive figures
 TEST_CASE("bench: attention cases report GFLOPS beside GB/s, in the table and the JSON") {
   const auto bench = bench_with_json(
       source_path("cases/aclnn.FusedInferAttentionScoreV3/sparse4_negative_pre.json") + " --warmup 1 --reps 2", "bench_gflops");
-  const auto& r = bench.run;  // references, not a structured binding: clang 14 cannot capture
-  const auto& j = bench.report;  // a binding in the lambdas that INFO expands to
+  const auto& r = bench.run;
+  const auto& j = bench.report;
   INFO(r.output);
   CHECK(r.status == 0);
   CHECK(r.output.find("GFLOPS") != std::string::npos);
@@ -146,8 +148,8 @@ TEST_CASE("bench: a case of several kernels lists each with its median device ti
   const auto bench = bench_with_json(source_path("cases/pmx.dynamic_batching.MultiHeadCacheAttention/decode_4096.json") +
                                           " --filter 'quant_bit=8' --warmup 1 --reps 3",
                                       "bench_kernels");
-  const auto& r = bench.run;  // references, not a structured binding: clang 14 cannot capture
-  const auto& j = bench.report;  // a binding in the lambdas that INFO expands to
+  const auto& r = bench.run;
+  const auto& j = bench.report;
   INFO(r.output);
   CHECK(r.status == 0);
   REQUIRE(j["cases"].size() == 1);

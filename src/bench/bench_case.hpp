@@ -9,7 +9,6 @@
 
 namespace kvbench {
 
-
 struct BenchResult {
   CaseResult check;            // the comparison: status, skip reason, worst element
   TimingStats time;            // device time of run_vulkan; zeros when the case was not timed
