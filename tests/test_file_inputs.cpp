@@ -205,3 +205,40 @@ TEST_CASE("file inputs: a file rewritten after its case was checked is not loade
   f.write("dump/key.npy", npy("<f2", {1, 2, 2, 16}, std::string(126, '\0') + "x"));
   CHECK_THROWS_WITH_AS(c->make_tensors(), doctest::Contains("changed after its case was checked"), std::runtime_error);
 }
+
+TEST_CASE("file inputs: FP4 codes (packed U8, \"dtype\": \"f4e2m1\") and E8M0 scales (U8 bytes) from files, bit for bit") {
+  // The FP4 mode of FusedInferAttentionScoreV3 (keyAntiquantMode 6): K/V are packed FP4 codes,
+  // their per-token-group scales FLOAT8_E8M0. Both were refused from files before: "f4e2m1" was
+  // not a dtype the schema allowed, and a U8 file was "u8; this case's keyAntiquantScale is f8e8m0".
+  const Folder f;
+  nlohmann::json doc = nlohmann::json::parse(R"({"op": "aclnn.FusedInferAttentionScoreV3", "name": "fp4", "seed": 5,
+    "attributes": {"numHeads": 2, "scaleValue": 1.0, "inputLayout": "BNSD", "keyAntiquantMode": 6},
+    "shapes": {"B": 1, "S1": 1, "S2": 3, "D": 64}, "dtypes": {"key": "f4e2m1"}})");
+  const TensorSet inline_tensors = instantiate_in(f, doc)->make_tensors();
+  const Tensor& key = inline_tensors.at("key");
+  const Tensor& scale = inline_tensors.at("keyAntiquantScale");
+  REQUIRE(key.dtype() == DType::f4e2m1);
+  REQUIRE(scale.dtype() == DType::f8e8m0);
+  // A different seed's bytes, so that equality below comes from the files.
+  std::string key_bytes(reinterpret_cast<const char*>(key.bytes().data()), key.bytes().size());
+  std::string scale_bytes(reinterpret_cast<const char*>(scale.bytes().data()), scale.bytes().size());
+  for (char& c : key_bytes) c = static_cast<char>(c ^ 0x5a);
+  for (char& c : scale_bytes) c = static_cast<char>(c ^ 1);
+  scale_bytes[0] = '\xff';  // E8M0's NaN
+  f.write("dump/key.npy", npy("|u1", {static_cast<int64_t>(key_bytes.size())}, key_bytes));
+  Shape scale_shape = scale.shape();
+  f.write("dump/scale.npy", npy("|u1", scale_shape, scale_bytes));
+  doc["inputs"] = {{"key", {{"file", "dump/key.npy"}, {"dtype", "f4e2m1"}}}, {"keyAntiquantScale", {{"file", "dump/scale.npy"}}}};
+  CHECK(error_in(f, doc) == "");
+  // Before the fix this hung: the NaN scan stepped through 4-bit elements 0 bytes at a time.
+  const auto c = instantiate_in(f, doc);
+  CHECK(c->description().find("key=dump/key.npy, keyAntiquantScale=dump/scale.npy (1 NaN, 0 Inf)") != std::string::npos);
+  const TensorSet t = c->make_tensors();
+  CHECK(std::memcmp(t.at("key").bytes().data(), key_bytes.data(), key_bytes.size()) == 0);
+  CHECK(std::memcmp(t.at("keyAntiquantScale").bytes().data(), scale_bytes.data(), scale_bytes.size()) == 0);
+  // "dtype": "f8e8m0" says the same; FP4 codes without "dtype" are U8 bytes, not this case's key.
+  doc["inputs"]["keyAntiquantScale"]["dtype"] = "f8e8m0";
+  CHECK(error_in(f, doc) == "");
+  doc["inputs"]["key"].erase("dtype");
+  CHECK(error_in(f, doc).find("/inputs/key: dump/key.npy is u8 [") == 0);
+}

@@ -72,9 +72,10 @@ std::string file_digest(const RegularFile& file) {
   return digests[key] = hex;
 }
 
-// NaN and Inf of a float tensor; for bool, a byte other than 0 and 1 is an error.
+// NaN and Inf of a float tensor; for bool, a byte other than 0 and 1 is an error. FP4 has
+// neither NaN nor Inf (and no whole byte per element); E8M0's one NaN is 0xFF.
 std::pair<uint64_t, uint64_t> scan_values(const FileSource& s, const RegularFile& file, const TensorFileEntry& e, DType dtype) {
-  if (!dtype_is_float(dtype) && dtype != DType::boolean) return {0, 0};
+  if ((!dtype_is_float(dtype) && dtype != DType::boolean) || dtype_bits(dtype) < 8) return {0, 0};
   const auto key = std::make_tuple(file.path(), file.size(), file.modified_ns(), e.offset, e.bytes, static_cast<int>(dtype));
   {
     std::lock_guard lock(cache_lock);
@@ -84,8 +85,8 @@ std::pair<uint64_t, uint64_t> scan_values(const FileSource& s, const RegularFile
   uint8_t bad_value = 0;
   const size_t width = dtype_bits(dtype) / 8;
   // Exponent all ones: Inf with a zero mantissa, else NaN.
-  const uint32_t exp_mask = dtype == DType::f16 ? 0x7c00u : dtype == DType::bf16 ? 0x7f80u : 0x7f800000u;
-  const uint32_t man_mask = dtype == DType::f16 ? 0x03ffu : dtype == DType::bf16 ? 0x007fu : 0x007fffffu;
+  const uint32_t exp_mask = dtype == DType::f16 ? 0x7c00u : dtype == DType::bf16 ? 0x7f80u : dtype == DType::f8e8m0 ? 0xffu : 0x7f800000u;
+  const uint32_t man_mask = dtype == DType::f16 ? 0x03ffu : dtype == DType::bf16 ? 0x007fu : dtype == DType::f8e8m0 ? 0xffu : 0x007fffffu;
   std::vector<uint8_t> carry;  // an element split between two windows
   file.scan(e.offset, e.bytes, [&](std::span<const uint8_t> b) {
     size_t at = 0;
@@ -192,7 +193,10 @@ FileInput check_file_input(const FileSource& s, const std::optional<TensorExpect
     if (!s.dtype && !e.dtype)
       throw CaseError(s.pointer, s.written + " holds " + entry_type_name(e) +
                                      ": say which dtype they are with \"dtype\" (bf16 or f16 for numpy's uint16 form)");
-    const DType as = s.dtype ? *s.dtype : *e.dtype;
+    // FLOAT8_E8M0 has no numpy or safetensors dtype: its bytes come as U8, as the golden
+    // files store them, and are read as this case's f8e8m0 without a "dtype".
+    const bool e8m0_bytes = !s.dtype && *e.dtype == DType::u8 && expected->dtype == DType::f8e8m0;
+    const DType as = s.dtype ? *s.dtype : e8m0_bytes ? DType::f8e8m0 : *e.dtype;
     // s4/u4 come as the golden files store them: U8 bytes of two elements, shape [ceil(n / 2)].
     const Shape want = packed ? stored_shape(expected->dtype, expected->shape) : expected->shape;
     if (as != expected->dtype || e.shape != want)
