@@ -10,7 +10,7 @@
 #include "texels.glsl"
 
 layout(constant_id = 1) const uint FIA_DV = 128u;
-// Specialization constant 2, how K and V are read (FiaCase::kv_path on the host; lavapipe
+// Specialization constant 2, how K and V are read (kv_path in fia_vulkan.cpp; lavapipe
 // runs both sides of every run-time branch, so only a constant removes the general path's
 // per-element loads from this kernel):
 //   0 element by element, every mode (the general path);
@@ -147,9 +147,9 @@ uint kv_offset(uint d) { return pc.nz != 0u ? (d >> 4u) * (pc.block_size << 4u) 
 
 // N plain float elements (f32, f16, bf16) of a K or V row from element `first` on, by
 // uvec4 loads (through the texel view with TEXELS): lavapipe pays per load, not per byte,
-// so this is 4-8x fewer loads than one word per element. The caller checks row_in_uvec4s()
-// first. GLSL cannot pass a buffer to a function, hence one loader per buffer. Used when
-// PLAIN_KV is set.
+// so this is 4-8x fewer loads than one word per element. Used when PLAIN_KV is set: the host
+// (plain_kv in fia_vulkan.cpp) has checked that every slice is whole, aligned uvec4s. GLSL
+// cannot pass a buffer to a function, hence one loader per buffer.
 #define DEFINE_ROW_LOADER(NAME, BUF4, TEX, N)                                                     \
   void NAME(uint first, uint dt, out float x[N]) {                                                \
     if (dtype_bits(dt) == 16u) {                                                                  \

@@ -1,6 +1,6 @@
 #pragma once
 // The case-selection flags shared by run, bench, list and golden: --filter, --op, --shard,
-// --slow, --failed-from, --allow-empty, the limits of one case file (--memory-budget, --max-cases)
+// --slow, --failed-from, --cases-from, --allow-empty, the limits of one case file (--memory-budget, --max-cases)
 // and where its input files may be (--allow-outside-paths).
 #include <cstdint>
 #include <iostream>
@@ -43,6 +43,7 @@ struct SelectionFlags {
   std::string slow = "exclude";
   std::string memory;
   std::string failed_from;
+  std::string cases_from;
   uint64_t max_cases = 0;
   bool outside_paths = false;
 
@@ -53,6 +54,9 @@ struct SelectionFlags {
     cmd->add_option("--op", ops, "Keep only cases of this operator id (repeatable; see `kvbench ops`)")->allow_extra_args(false);
     cmd->add_option("--failed-from", failed_from,
                     "Keep only the cases that failed or were invalid in this earlier `run --json` report");
+    cmd->add_option("--cases-from", cases_from,
+                    "Keep only the cases named in this file, one whole name a line ('#' comments); a name no case "
+                    "file expands to is an error");
     cmd->add_flag("--allow-empty", allow_empty, "Accept a selection of no case (otherwise an error, exit 2)");
     cmd->add_option("--shard", shard, "Keep shard K of N (K/N, 1-based): N jobs with K=1..N cover every case once")
         ->check([](const std::string& v) { return parse_shard(v) ? "" : "--shard takes K/N with 1 <= K <= N"; });
@@ -77,6 +81,7 @@ struct SelectionFlags {
     try {
       SelectOptions o = options();
       if (!failed_from.empty()) o.rerun = failed_cases_from(failed_from);
+      if (!cases_from.empty()) o.named = named_cases_from(cases_from);
       Selection s = select_cases(paths, o);
       // A typo in a CI filter must not turn the job green by selecting nothing.
       if (s.cases.empty() && s.errors.empty() && !allow_empty) {

@@ -2,9 +2,11 @@
 
 
 #include <algorithm>
+#include <sstream>
 #include <stdexcept>
 
 #include "core/error.hpp"
+#include "core/file_io.hpp"
 #include "core/rng.hpp"
 #include "runner/name_filter.hpp"
 
@@ -26,6 +28,27 @@ std::optional<Shard> parse_shard(const std::string& text) {
   }
 }
 
+NamedCases named_cases_from(const std::string& path) {
+  NamedCases named{.file = path, .lines = {}};
+  std::string text;
+  try {
+    text = read_text_file(path, 64ull << 20);
+  } catch (const FileError& e) {
+    throw std::invalid_argument("--cases-from " + path + ": " + e.what());
+  }
+  std::istringstream in(text);
+  std::string line;
+  for (int number = 1; std::getline(in, line); ++number) {
+    line = line.substr(0, line.find('#'));
+    const auto first = line.find_first_not_of(" \t\r"), last = line.find_last_not_of(" \t\r");
+    if (first == std::string::npos) continue;
+    const std::string name = line.substr(first, last - first + 1);
+    if (!named.lines.emplace(name, number).second)
+      throw std::invalid_argument("--cases-from " + path + ":" + std::to_string(number) + ": " + name + " is named twice");
+  }
+  return named;
+}
+
 Selection select_cases(const std::vector<std::string>& paths, const SelectOptions& options) {
   std::vector<NameFilter> filters;
   for (const auto& f : options.filters) {
@@ -38,9 +61,15 @@ Selection select_cases(const std::vector<std::string>& paths, const SelectOption
   for (const auto& id : options.ops)
     if (!find_operator(id)) throw std::invalid_argument("--op " + id + " is not an operator (see `kvbench ops`)");
   LoadedCases loaded = load_case_paths(paths);
+  if (options.named)
+    for (const auto& [name, line] : options.named->lines)
+      if (std::none_of(loaded.cases.begin(), loaded.cases.end(), [&](const CaseDef& d) { return d.name == name; }))
+        throw std::invalid_argument("--cases-from " + options.named->file + ":" + std::to_string(line) + ": no case is named " +
+                                    name);
   Selection s;
   s.errors = std::move(loaded.errors);
   for (auto& def : loaded.cases) {
+    if (options.named && !options.named->lines.count(def.name)) continue;
     bool kept = filters.empty();
     for (const auto& f : filters) kept = kept || f.matches(def.name);
     if (!kept) continue;

@@ -2,6 +2,7 @@
 // Loads case paths, keeps the cases whose names match a filter, and instantiates each
 // through the operator registry. Invalid files and cases become errors; the rest run.
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -35,6 +36,14 @@ std::optional<Shard> parse_shard(const std::string& text);
 // Case files may mark themselves "slow" (long sweeps kept out of the default gate).
 enum class SlowMode { exclude, include, only };
 
+// --cases-from FILE: whole case names, one a line ('#' starts a comment), with their lines.
+struct NamedCases {
+  std::string file;
+  std::map<std::string, int> lines;
+};
+// Throws std::invalid_argument naming the file (and line) when it cannot be read or names a case twice.
+NamedCases named_cases_from(const std::string& path);
+
 struct SelectOptions {
   // POSIX extended regexes searched in each expanded case name: a case is kept when it
   // matches any of them (none keeps all).
@@ -43,9 +52,13 @@ struct SelectOptions {
   Shard shard;
   SlowMode slow = SlowMode::exclude;
   std::optional<RerunSet> rerun;  // --failed-from: only these cases
+  std::optional<NamedCases> named;  // --cases-from: only these cases, each of which must exist
 };
 
-// Throws std::invalid_argument for a malformed filter or an unknown operator id.
+
+// Throws std::invalid_argument for a malformed filter, an unknown operator id, or a
+// --cases-from name that no case file under `paths` expands to (a renamed case must not
+// silently leave a list).
 Selection select_cases(const std::vector<std::string>& paths, const SelectOptions& options);
 
 }  // namespace kvbench

@@ -264,6 +264,10 @@ void Batch::dispatch(const Kernel& kernel, const KernelBuffers& buffers, const K
                            " workgroups exceed maxComputeWorkGroupCount (" + std::to_string(most[0]) + ", " +
                            std::to_string(most[1]) + ", " + std::to_string(most[2]) + ") of " + info.name);
   Runtime::Pipeline& p = rt.pipeline(kernel);
+  if (rt.plan_only_) {
+    rt.pipeline_log_.push_back(kernel.key());
+    return;
+  }
   if (p.interface.buffers.size() > kStorageBuffersPerSet || p.interface.texel_buffers.size() > kTexelBuffersPerSet)
     throw std::logic_error(name + ": more storage or texel buffers than a batch's descriptor pools hold a set");
   if (!rt.placeholder_) rt.placeholder_ = rt.buffer(16);

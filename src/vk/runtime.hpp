@@ -186,6 +186,13 @@ class Runtime {
   void log_dispatches(bool on) { log_dispatches_ = on; }
   std::vector<DispatchTime> take_dispatch_log() { return std::exchange(dispatch_log_, {}); }
 
+  // While on (`kvbench list --pipelines`), Batch::dispatch creates each dispatch's pipeline
+  // and logs its key but records no dispatch: nothing is computed, and on lavapipe, which
+  // compiles a pipeline with LLVM at its first dispatch, nothing is compiled either.
+  // take_pipeline_log returns and clears the keys.
+  void plan_only(bool on) { plan_only_ = on; }
+  std::vector<std::string> take_pipeline_log() { return std::exchange(pipeline_log_, {}); }
+
   // One dispatch in a batch of its own (Batch::dispatch), submitted at once; returns its
   // device time in ms (0 when the queue has no timestamps).
   double dispatch(const Kernel& kernel, const KernelBuffers& buffers, const KernelParams& params, uint32_t groups_x,
@@ -221,6 +228,8 @@ class Runtime {
   vk::raii::CommandPool command_pool_{nullptr};
   vk::raii::Fence fence_{nullptr};
   bool log_dispatches_ = false;
+  bool plan_only_ = false;
+  std::vector<std::string> pipeline_log_;
   std::vector<DispatchTime> dispatch_log_;
   double timestamp_period_ns_ = 0;
   uint32_t timestamp_valid_bits_ = 64;

@@ -10,7 +10,6 @@
 #include "core/error.hpp"
 
 namespace kvbench {
-const char* attention_kernel_name(AttentionKernel k) { return k == AttentionKernel::lanes ? "cpu" : "gpu"; }
 
 namespace {
 

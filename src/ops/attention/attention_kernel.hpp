@@ -13,7 +13,6 @@ enum class AttentionKernel {
   lanes,  // "cpu": 8 (or 4) subgroup lanes per item, shuffles; subgroups >= 8, heads <= 256
   tiles,  // "gpu": one workgroup per item, K/V tiles in shared memory, any subgroup size
 };
-const char* attention_kernel_name(AttentionKernel k);  // "cpu" or "gpu"
 
 // What decides the kernel of a case: its head sizes (of Q/K, of V) and whether the
 // operator's loads fit the lanes kernel's slices of D / 8 elements.

@@ -42,11 +42,6 @@ KvCodes kv_codes(const FiaParams& p) {
           .ks_base = k.base, .vs_base = v.base, .k_step = k.mode == 6 ? 0 : k.step, .v_step = v.mode == 6 ? 0 : v.step};
 }
 
-// How the kernel reads K and V (specialization constant 2 of shaders/fia_attention.comp):
-// 1 plain rows (plain_kv), 2/3 int8/int4 antiquant codes by whole words when every slice
-// (D / 8 elements for the cpu kernel, 8 for the gpu kernel: both multiples of 8) starts on
-// a word, i.e. each stride holds whole words, with 16-bit per-channel scales at an even
-// element (two a word); else 0, element by element.
 // Whether every K/V row of `bits`-bit elements starts on a multiple of `unit` bits: each
 // stride does, and D and Dv, of which paged and tensorlist rows start at multiples.
 bool code_rows_aligned(const FiaParams& p, const Strides& ks, const Strides& vs, int64_t bits, int64_t unit) {
@@ -55,6 +50,11 @@ bool code_rows_aligned(const FiaParams& p, const Strides& ks, const Strides& vs,
   return true;
 }
 
+// How the kernel reads K and V (specialization constant 2 of shaders/fia_attention.comp):
+// 1 plain rows (plain_kv), 2/3 int8/int4 antiquant codes by whole words when every slice
+// (D / 8 elements for the cpu kernel, 8 for the gpu kernel: both multiples of 8) starts on
+// a word, i.e. each stride holds whole words, with 16-bit per-channel scales at an even
+// element (two a word); else 0, element by element.
 uint32_t kv_path(const FiaParams& p, const Strides& ks, const Strides& vs) {
   if (plain_kv(p, ks, vs)) return 1;
   const KvCodes c = kv_codes(p);

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# The attention cases of tests/data/variants/CONFIG.txt (tools/pick_variant_cases.py: a few
+# cases that compile every code variant of the attention pipelines) at one configuration:
+#   4_lanes, 16_lanes  lavapipe at LP_NATIVE_VECTOR_WIDTH 128 or 512, each width with the
+#                      Mesa shader cache that tests/subgroup_widths.sh uses for it (Mesa's
+#                      cache key ignores the width: a shared cache would run another width's code);
+#   storage_loads      KVBENCH_TEXELS=0: the storage-buffer loads of MHCA and FIA.
+# All must pass with no SKIP. With --check, instead: the list still holds every code variant
+# that the whole attention suite compiles at CONFIG (`kvbench list --pipelines`, no case run).
+# Exit 77 (a CTest skip) for a width when the default device is not lavapipe.
+# Usage: variant_cases.sh KVBENCH SOURCE_DIR WORK_DIR CONFIG [--check]
+set -euo pipefail
+kvbench=$1 src=$2 work=$3 config=$4 mode=${5:-run}
+list="$src/tests/data/variants/$config.txt"
+attention=("$src/cases/aclnn.FusedInferAttentionScoreV3" "$src/cases/pmx.dynamic_batching.MultiHeadCacheAttention"
+           "$src/cases/dnnl.SDPACompressedKV")
+mkdir -p "$work"
+case $config in
+  4_lanes | 16_lanes)
+    width=$(( ${config%_lanes} * 32 ))
+    export LP_NATIVE_VECTOR_WIDTH=$width MESA_SHADER_CACHE_DIR="$work/../subgroup_widths/mesa-cache-$width"
+    if ! "$kvbench" devices | grep -q '^\* .*llvmpipe'; then
+      echo "SKIP: the default Vulkan device is not lavapipe, whose subgroup width LP_NATIVE_VECTOR_WIDTH sets"
+      exit 77
+    fi
+    if ! "$kvbench" devices | grep -q "subgroup size ${config%_lanes} ("; then
+      echo "FAIL: LP_NATIVE_VECTOR_WIDTH=$width should give lavapipe subgroups of ${config%_lanes} lanes"
+      exit 1
+    fi ;;
+  storage_loads) export KVBENCH_TEXELS=0 ;;
+  *) echo "unknown configuration $config"; exit 2 ;;
+esac
+
+if [ "$mode" = --check ]; then
+  . "$src/tests/find_python.sh"
+  require_python json
+  "$kvbench" list "${attention[@]}" --pipelines > "$work/$config.full.txt"
+  "$kvbench" list "${attention[@]}" --pipelines --cases-from "$list" > "$work/$config.list.txt"
+  if ! $python "$src/tools/pick_variant_cases.py" --check "$work/$config.full.txt" "$work/$config.list.txt"; then
+    echo "FAIL: $list misses code variants; make it anew from the full suite's pipelines:"
+    echo "  $kvbench list ${attention[*]} --pipelines > full.txt  (with this configuration's environment)"
+    echo "  $python tools/pick_variant_cases.py full.txt > tests/data/variants/$config.txt"
+    exit 1
+  fi
+  exit 0
+fi
+
+start=$SECONDS
+if ! out=$("$kvbench" run "${attention[@]}" --cases-from "$list" 2>&1); then
+  echo "$out" | grep -vE '^ +[0-9]+ PASS ' | tail -60
+  echo "FAIL: the cases of $list at $config (kvbench run exited non-zero)"
+  exit 1
+fi
+summary=$(grep -E '^[0-9]+ passed, ' <<<"$out" | tail -1)
+echo "ok: the cases of $list at $config: $summary ($((SECONDS - start)) s)"
+if ! grep -q ' 0 skipped$' <<<"$summary"; then
+  grep -E '^ +[0-9]+ SKIP ' -A1 <<<"$out" | head -20
+  echo "FAIL: cases skipped at $config"
+  exit 1
+fi
