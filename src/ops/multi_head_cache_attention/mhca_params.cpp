@@ -86,6 +86,15 @@ const Signature& mhca_signature() {
       .from_files = {"query", "current_key", "current_value", "cache", "scale", "attn_mask"},
       .sizes = {"seqlens", "start_pos", "num_heads", "num_kv_heads", "head_dim", "page_size", "num_layer",
                 "attn_mask_padding", "cache_gap", "spare_pages"},
+      .faults = with_attention_faults({
+          {"quant_truncate", "cache codes truncated toward zero (a C cast of x / s) instead of rounded to nearest even", ""},
+          {"int4_nibble_swap", "int4 cache codes stored with the two nibbles of each byte swapped", ""},
+          {"causal_diagonal_excluded", "causal row i sees keys [0, i + start_pos) instead of [0, i + start_pos]", ""},
+          {"causal_top_left", "causal band aligned top-left (row i sees [0, i]) ignoring the cached start_pos", ""},
+          {"gqa_head_mod", "query head h reads kv head h % num_kv_heads instead of h / (num_heads / num_kv_heads)", ""},
+          {"alibi_slope_unrounded", "ALiBi slopes used in f32 instead of rounded to T1 first", ""},
+          {"page_index_stuck", "paged cache: every key read from its batch's first page (page index never advanced)", ""},
+      }),
   };
   return sig;
 }
