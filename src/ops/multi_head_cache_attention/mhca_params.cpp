@@ -92,7 +92,6 @@ const Signature& mhca_signature() {
           {"causal_diagonal_excluded", "causal row i sees keys [0, i + start_pos) instead of [0, i + start_pos]", ""},
           {"causal_top_left", "causal band aligned top-left (row i sees [0, i]) ignoring the cached start_pos", ""},
           {"gqa_head_mod", "query head h reads kv head h % num_kv_heads instead of h / (num_heads / num_kv_heads)", ""},
-          {"alibi_slope_unrounded", "ALiBi slopes used in f32 instead of rounded to T1 first", ""},
           {"page_index_stuck", "paged cache: every key read from its batch's first page (page index never advanced)", ""},
       }),
   };

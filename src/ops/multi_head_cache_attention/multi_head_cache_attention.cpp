@@ -231,8 +231,7 @@ class MhcaCase final : public OpCase {
               // PMX's ALiBi mask, built in T1: -inf past the query's position, else
               // T1(T1(slope) * T1(distance)); added to attn_mask in T1.
               const double distance = static_cast<double>(t - offset - i);
-              const double slope = fault_is("alibi_slope_unrounded") ? round_f32(slopes[h]) : round_to(p_.t1, slopes[h]);
-              add = distance > 0 ? -kInf : round_to(p_.t1, slope * round_to(p_.t1, distance));
+              add = distance > 0 ? -kInf : round_to(p_.t1, round_to(p_.t1, slopes[h]) * round_to(p_.t1, distance));
               has_add = true;
             }
             if (mask) {
