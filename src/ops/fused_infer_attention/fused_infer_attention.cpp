@@ -371,7 +371,8 @@ class FiaCase final : public OpCase {
       double sum = 0;
       for (size_t c = 0; c < dv; ++c)
         sum = std::max(sum, prefix[static_cast<size_t>(rows[r].end) * dv + c] - prefix[static_cast<size_t>(rows[r].begin) * dv + c]);
-      full_atol_ = std::max(full_atol_, fia_full_quant_row_bound(qs1, row_max[r], row_lse[r], sum));
+      const bool one_key = rows[r].end - rows[r].begin == 1;
+      full_atol_ = std::max(full_atol_, fia_full_quant_row_bound(qs1, row_max[r], row_lse[r], sum, one_key));
     }
   }
 
@@ -429,11 +430,13 @@ class FiaCase final : public OpCase {
     const double vmax = std::max(std::fabs(vr.first), std::fabs(vr.second));
     const double p_error = (p_.q == DType::f16 ? std::ldexp(1.0, -11) : p_.q == DType::bf16 ? std::ldexp(1.0, -8) : 0.0) * vmax + 1e-6;
     std::vector<int64_t> head(exact.size() / static_cast<size_t>(p_.Dv)), row(head.size());
+    std::vector<uint8_t> one_key(head.size(), 0);  // the row's band holds a single key
     for (int64_t b = 0; b < p_.B; ++b)
       for (int64_t i = 0; i < (p_.tnd ? p_.s1b[b] : p_.S1); ++i)
         for (int64_t h = 0; h < p_.N; ++h) {
           head[p_.out_vector(b, i, h)] = h;
           row[p_.out_vector(b, i, h)] = p_.lse_index(b, i, h);
+          one_key[p_.out_vector(b, i, h)] = single_key(b, i);
         }
     std::vector<double> codes(exact.size());
     std::vector<Alternate> alternates;
@@ -454,7 +457,11 @@ class FiaCase final : public OpCase {
       const double below = std::clamp(std::floor(v), -128.0, 127.0), above = std::clamp(std::floor(v) + 1, -128.0, 127.0);
       const double boundary = std::floor(v) + 0.5;
       const double other = code == below ? above : below;
-      if (std::fabs(v - boundary) <= near && other != code) alternates.push_back({e, other});
+      // A tie exact in every precision (one key: x is that value row, and x, x * s and v
+      // are f16 values) takes the tie rule alone; any other near tie keeps its alternate.
+      const bool exact_tie = one_key[vec] && !p_.full.on && v == boundary && round_f16(x) == x && round_f16(x * s) == x * s &&
+                             round_f16(v) == v;
+      if (std::fabs(v - boundary) <= near && other != code && !exact_tie) alternates.push_back({e, other});
       exact[e] = v;
       codes[e] = code;
     }
@@ -464,6 +471,12 @@ class FiaCase final : public OpCase {
   }
 
   CaseFigures figures() const override { return figures_; }
+
+  // Whether row i of batch b sees one key at most (its band, before any mask).
+  bool single_key(int64_t b, int64_t i) const {
+    const int64_t first = std::max<int64_t>(0, i + p_.band[b].lo), last = std::min<int64_t>(p_.keys(b) - 1, i + p_.band[b].hi);
+    return last <= first;
+  }
 
   // Keys inside the band of every computed row (the mask's data is not counted).
   double flops() const override {
