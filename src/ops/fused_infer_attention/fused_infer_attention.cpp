@@ -237,6 +237,7 @@ class FiaCase final : public OpCase {
     // times deqScale2, in double.
     const double factor = p_.full.on && side == 1 ? in.at("deqScale2").get(0) : 1.0;
     const bool stuck = fault_is("page_index_stuck") && p_.paged();
+    const bool no_left_pad = fault_is("kv_left_padding_ignored") && !p_.paged() && !p_.nz;
     const bool swap_nibbles = fault_is("int4_nibble_swap") && dtype_bits(data.dtype()) == 4;
     const double offset_sign = fault_is("antiquant_offset_subtracted") ? -1.0 : 1.0;
     return [=, this, &data, &table, &prefix, &scale, &offset](int64_t t, double* dst, int64_t step) {
@@ -247,7 +248,8 @@ class FiaCase final : public OpCase {
         for (int64_t d = 0; d < dim; ++d) dst[d * step] = prefix[static_cast<size_t>(side)][ps.at(0, t, hk, d)];
         return;
       }
-      const int64_t tt = stuck ? (t - Lp) % p_.block_size : t - Lp, e = fia_kv_index(p_, table, b, tt, hk, 0, dim);
+      const int64_t tt = stuck ? (t - Lp) % p_.block_size : t - Lp;
+      const int64_t e = fia_kv_index(p_, table, b, tt - (no_left_pad ? p_.kv_start[b] : 0), hk, 0, dim);
       thread_local std::vector<double> row;
       row.resize(static_cast<size_t>(dim));
       if (originals) {  // drawn in bulk (the dtype dispatched once a row)

@@ -55,6 +55,7 @@ const Signature& kvc_signature() {
       .faults =
           {
               {"quant_truncate", "cache codes truncated toward zero (a C cast of x / s) instead of rounded to nearest even", ""},
+              {"quant_scale_f32", "the scale max|x| / qmax computed and applied in f32 where T1 is f16 (codes from an f32 scale)", ""},
               {"int4_nibble_swap", "int4 codes stored with the two nibbles of each byte swapped", ""},
               {"repeat_head_mod", "output head o reads kv head o % H instead of o / num_repeat (GQA mapping)", ""},
               {"dequant_product_f32", "the dequantized q * s kept in f32, not rounded to the scale dtype before T1", ""},
@@ -151,7 +152,7 @@ class KeyValueCacheCase final : public OpCase {
           }
     }
     store_ppl_rows(rows, static_cast<size_t>(D), p_.quant_bit, G, p_.input, p_.scale, cache, scale,
-                   {.quant = {.truncate = fault_is("quant_truncate")}, .swap_nibbles = fault_is("int4_nibble_swap")});
+                   {.quant = {.truncate = fault_is("quant_truncate"), .scale_f32 = fault_is("quant_scale_f32")}, .swap_nibbles = fault_is("int4_nibble_swap")});
     const auto kv_head = [&](int64_t o) { return fault_is("repeat_head_mod") ? o % p_.num_heads : o / p_.num_repeat; };
     const DType product = fault_is("dequant_product_f32") ? DType::f32 : p_.scale;
     cache.finish();

@@ -170,11 +170,13 @@ class MhcaCase final : public OpCase {
           }
     }
     store_ppl_rows(stored, static_cast<size_t>(D), p_.quant_bit, p_.quant_group, p_.t1, p_.scale, cache, scale,
-                   {.quant = {.truncate = fault_is("quant_truncate")}, .swap_nibbles = fault_is("int4_nibble_swap")});
+                   {.quant = {.truncate = fault_is("quant_truncate"), .scale_f32 = fault_is("quant_scale_f32")},
+                    .swap_nibbles = fault_is("int4_nibble_swap")});
     // Query head j of kv head hk's group (the fault gqa_head_mod interleaves the groups).
     const bool head_mod = fault_is("gqa_head_mod");
     const auto head = [&](int64_t hk, int64_t j) { return head_mod ? j * Hk + hk : hk * G + j; };
     const bool stuck = fault_is("page_index_stuck") && p_.cache_mode != 0;
+    const bool first_group = fault_is("key_scale_first_group");
     cache.finish();
     scale.finish();
 
@@ -198,7 +200,7 @@ class MhcaCase final : public OpCase {
           cache.value().get_range(p_.row_offset(T, c, hk, D), row.size(), row.data());
           if (quant) scale.value().get_range(p_.row_offset(T, c, hk, ng), s.size(), s.data());
           for (int64_t d = 0; d < D; ++d)
-            dst[d * step] = quant ? dequant_ppl(row[d], s[d / p_.quant_group], p_.scale, p_.t1) : row[d];
+            dst[d * step] = quant ? dequant_ppl(row[d], s[first_group && c == 0 ? 0 : d / p_.quant_group], p_.scale, p_.t1) : row[d];
         };
       };
       const bool causal = p_.is_causal && seqlen > 1 && b >= p_.decoding_batches;
