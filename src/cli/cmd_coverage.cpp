@@ -44,32 +44,27 @@ void add_coverage_command(CLI::App& app, int& exit_code) {
       exit_code = 2;
       return;
     }
+    // --json, when given: false (and exit 2) when it cannot be written.
+    const auto write_json = [&exit_code](const nlohmann::json& doc) {
+      if (json.empty()) return true;
+      try {
+        write_file_atomically(json, doc.dump(1) + "\n");
+        return true;
+      } catch (const std::exception& e) {
+        std::cerr << "error: --json: " << e.what() << "\n";
+        exit_code = 2;
+        return false;
+      }
+    };
     if (faults) {
       const FaultCoverage report = compute_fault_coverage(selected->cases, [](const CaseFaults& c) { std::cout << fault_case_line(c) << std::flush; });
       std::cout << "\n" << fault_table(report);
-      exit_code = report.undetected() ? 1 : 0;
-      if (!json.empty()) {
-        try {
-          write_file_atomically(json, fault_json(report).dump(1) + "\n");
-        } catch (const std::exception& e) {
-          std::cerr << "error: --json: " << e.what() << "\n";
-          exit_code = 2;
-        }
-      }
+      if (write_json(fault_json(report))) exit_code = report.undetected() ? 1 : 0;
       return;
     }
     const auto report = compute_coverage(selected->cases);
     std::cout << coverage_table(report, max_pairs);
-    if (!json.empty()) {
-      try {
-        write_file_atomically(json, coverage_json(report).dump(1) + "\n");
-      } catch (const std::exception& e) {
-        std::cerr << "error: --json: " << e.what() << "\n";
-        exit_code = 2;
-        return;
-      }
-    }
-    exit_code = 0;
+    if (write_json(coverage_json(report))) exit_code = 0;
   });
 }
 
