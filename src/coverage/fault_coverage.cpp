@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "check/compare.hpp"
+#include "core/parallel.hpp"
 
 namespace kvbench {
 namespace {
@@ -80,10 +81,19 @@ FaultCoverage compute_fault_coverage(const std::vector<SelectedCase>& cases, con
       c.op->skip_figures();
       const TensorSet inputs = c.op->make_tensors(OutputData::none);
       const std::vector<Expected> golden = c.op->golden(inputs);
-      for (FaultSummary& s : of.faults) {
+      // The faults of one case side by side on the reference threads (each fault's golden
+      // made by one task; a reference's own parallel_for nests), recorded in catalogue order.
+      std::vector<FaultOnCase> results(of.faults.size());
+      std::vector<uint8_t> applied(of.faults.size(), 0);
+      parallel_for(static_cast<int64_t>(of.faults.size()), reference_threads(), [&](int64_t i) {
         bool applies = false;
-        FaultOnCase r = run_fault(op, c.def, s.fault, inputs, golden, applies);
-        if (!applies) continue;
+        results[static_cast<size_t>(i)] = run_fault(op, c.def, of.faults[static_cast<size_t>(i)].fault, inputs, golden, applies);
+        applied[static_cast<size_t>(i)] = applies;
+      });
+      for (size_t i = 0; i < of.faults.size(); ++i) {
+        FaultSummary& s = of.faults[i];
+        FaultOnCase& r = results[i];
+        if (!applied[i]) continue;
         ++s.applies;
         if (r.detected) s.detected_by.push_back(row.name);
         s.max_over_tolerance = std::max(s.max_over_tolerance, r.over_tolerance);

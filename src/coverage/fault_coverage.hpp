@@ -54,8 +54,8 @@ struct FaultCoverage {
 };
 
 // Runs every case's reference once plus once per fault of its operator, one case at a time
-// (each reference on the reference threads), so memory stays one case's inputs and two
-// goldens. `done` is called after each case.
+// with its faults on the reference threads, so memory stays one case's inputs, its golden
+// and one faulted golden per thread. `done` is called after each case.
 FaultCoverage compute_fault_coverage(const std::vector<SelectedCase>& cases,
                                      const std::function<void(const CaseFaults&)>& done = {});
 
