@@ -130,6 +130,7 @@ TEST_CASE("fault catalogue: at least 40 faults over the 8 operators, names uniqu
       CHECK_MESSAGE(!f.bug.empty(), f.name);
     }
     total += faults.size();
+    CHECK(op->signature().to_json()["faults"].size() == faults.size());  // `kvbench ops --json` lists them
   }
   CHECK(operators().size() == 8);
   CHECK(total >= 40);
