@@ -201,6 +201,8 @@ const Signature& fia_signature() {
           {"page_index_stuck", "paged K/V: every key read from its batch's first block (block index never advanced)", ""},
           {"post_quant_half_away", "post-quant int8 output rounded half away from zero instead of half to even", "issue 36"},
           {"p_code_half_away", "full int8: P's codes rounded half away from zero instead of half to even", "issue 36"},
+          {"mask_inverted", "attenMask read as torch's bool mask (true: attend) instead of Ascend's (true: masked out)",
+           "torch.nn.functional.scaled_dot_product_attention's attn_mask convention"},
           {"kv_left_padding_ignored", "batch b's K/V rows read from the start of the sequence axis, its start (kvPaddingSize's left "
            "padding, a TND batch's offset) ignored", ""},
           {"antiquant_offset_subtracted", "antiquant (code - offset) * scale instead of (code + offset) * scale", ""},

@@ -203,7 +203,8 @@ class FiaCase final : public OpCase {
   bool masked(const Tensor* mask, int64_t b, int64_t i, int64_t j) const {
     if (!mask || !p_.mask_applies()) return false;
     const int64_t row = p_.ifa() ? 0 : (p_.q_start[b] + i) * p_.mask_row_stride();
-    return mask->get(static_cast<size_t>(b * p_.mask_batch_stride() + row + p_.kv_start[b] + j)) != 0;
+    const bool set = mask->get(static_cast<size_t>(b * p_.mask_batch_stride() + row + p_.kv_start[b] + j)) != 0;
+    return set != fault_is("mask_inverted");
   }
 
   // Each side's antiquant scales and offsets as doubles (empty without antiquant / offset).

@@ -217,6 +217,7 @@ class SdpaCase final : public OpCase {
                      .empty = fault_is("masked_row_nan") ? EmptyRow::nan : EmptyRow::zeros,  // no visible key: zeros (inf_as_zero)
                      .fault = attention_fault(fault())};
     const bool head_mod = fault_is("gqa_head_mod"), swapped = fault_is("causal_alignment_swapped");
+    const bool head_broadcast = fault_is("mask_head_broadcast");
     const int64_t diagonal = fault_is("causal_diagonal_excluded") ? 0 : 1;
     for (int64_t n = 0; n < p_.N; ++n)
       for (int64_t hk = 0; hk < p_.H_kv; ++hk) {
@@ -235,7 +236,7 @@ class SdpaCase final : public OpCase {
         if (mask)
           a.bias = [&](int64_t row, int64_t begin, int64_t end, double* s) {
             const int64_t r = row / Gq, h = head_mod ? row % Gq * p_.H_kv + hk : hk * Gq + row % Gq;
-            const int64_t m0 = n * p_.mask_stride(0) + h * p_.mask_stride(1) + r * p_.mask_stride(2);
+            const int64_t m0 = n * p_.mask_stride(0) + (head_broadcast ? 0 : h * p_.mask_stride(1)) + r * p_.mask_stride(2);
             for (int64_t c = begin; c < end; ++c) s[c - begin] += mask->get(static_cast<size_t>(m0 + c));
           };
         const int64_t kvb = (n * p_.H_kv + hk) * p_.S_kv;

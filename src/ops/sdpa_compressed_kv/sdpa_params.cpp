@@ -77,6 +77,7 @@ const Signature& sdpa_signature() {
           {"causal_diagonal_excluded", "a causal row sees keys up to its limit, exclusive", ""},
           {"gqa_head_mod", "query head h reads kv head h % H_kv instead of h / (H / H_kv)", ""},
           {"scale_multiplied", "scale_op divide ignored: scores multiplied by scale", ""},
+          {"mask_head_broadcast", "a per-head mask [N, H, S_q, S_kv] read as [N, 1, S_q, S_kv] (head 0's mask for every head)", ""},
           {"masked_row_nan", "a fully masked row gives NaN (softmax of all -inf) instead of zeros (inf_as_zero)", ""},
       }),
   };
