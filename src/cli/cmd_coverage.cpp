@@ -57,7 +57,8 @@ void add_coverage_command(CLI::App& app, int& exit_code) {
       }
     };
     if (faults) {
-      const FaultCoverage report = compute_fault_coverage(selected->cases, [](const CaseFaults& c) { std::cout << fault_case_line(c) << std::flush; });
+      const FaultCoverage report =
+          compute_fault_coverage(selected->cases, [](const CaseFaults& c) { std::cout << fault_case_line(c) << std::flush; });
       std::cout << "\n" << fault_table(report);
       if (write_json(fault_json(report))) exit_code = report.undetected() ? 1 : 0;
       return;

@@ -44,7 +44,8 @@ class QuantizeGroupCase final : public OpCase {
                         .range_without_zero = fault_is("range_without_zero")};
     const bool over_qmin = fault_is("symmetric_scale_over_qmin"), read_on = fault_is("last_group_reads_next_row");
     for (int64_t r = 0; r < p_.rows; ++r) {
-      const int64_t have = std::min<int64_t>(p_.length + (read_on ? p_.group_size : 0), static_cast<int64_t>(x.numel()) - r * p_.length);
+      const int64_t have =
+          std::min<int64_t>(p_.length + (read_on ? p_.group_size : 0), static_cast<int64_t>(x.numel()) - r * p_.length);
       for (int64_t k = 0; k < have; ++k) row[k] = x.get(static_cast<size_t>(r * p_.length + k));
       for (int64_t g = 0; g < p_.groups(); ++g) {
         const int64_t begin = g * p_.group_size, n = std::min(p_.group_size, p_.length - begin);
