@@ -9,6 +9,7 @@
 #include "cases/case_loader.hpp"
 #include "check/compare.hpp"
 #include "core/float_format.hpp"
+#include "core/parallel.hpp"
 #include "coverage/fault_coverage.hpp"
 #include "ref/attention.hpp"
 
@@ -117,6 +118,24 @@ TEST_CASE("fault coverage: a tiny onednn case, the zero point's order derived fr
   CHECK(miss.nearest_miss == "tiny");
   CHECK(miss.nearest_miss_over_tolerance == doctest::Approx(by_hand / 1e5));
   CHECK(fault_table(m).find("UNDETECTED: applies to 1 cases, nearest miss") != std::string::npos);
+}
+
+TEST_CASE("fault coverage: the same report on 1 and 3 reference threads (a case's faults run side by side)") {
+  const auto suite = suite_of(nlohmann::json::parse(R"({"op": "pmx.KeyValueCache", "name": "kvc", "seed": 3,
+    "attributes": {"num_layer": 1, "layer_idx": 0, "quant_bit": 4, "quant_group": 4, "num_repeat": 2},
+    "shapes": {"batch": 2, "seqlen": 3, "num_heads": 2, "head_dim": 16, "max_seqlen": 8},
+    "inputs": {"start_pos": 2}, "dtypes": {"current_key": "f32"}})"));
+  const unsigned before = reference_threads();
+  set_reference_threads(1);
+  const nlohmann::json one = fault_json(compute_fault_coverage(suite));
+  set_reference_threads(3);
+  const nlohmann::json three = fault_json(compute_fault_coverage(suite));
+  set_reference_threads(before);
+  // Every KeyValueCache fault but quant_scale_f32 applies (T1 f32 computes the scale in f32).
+  CHECK(one["cases"][0]["faults"].size() == 5);
+  CHECK(!one["cases"][0]["faults"].contains("quant_scale_f32"));
+  CHECK(one == three);
+  CHECK(one["undetected"] == 1);
 }
 
 TEST_CASE("fault catalogue: at least 40 faults over the 8 operators, names unique, each described") {
