@@ -40,7 +40,8 @@ std::vector<Expected> CacheCopyCase::reference(const TensorSet& in) const {
     rows = std::move(kept);
   }
   for (const char* name : {"key", "value"}) {
-    const Tensor& src = in.at(name);
+    // key_value_swapped: the key rows go to value_cache and the value rows to key_cache.
+    const Tensor& src = in.at(fault_is("key_value_swapped") ? (std::string(name) == "key" ? "value" : "key") : name);
     Expected e = Expected::unchanged(in.at(std::string(name) + "_cache"));
     std::vector<double> row(static_cast<size_t>(head_size_));
     e.reserve_writes(rows.size() * row.size());

@@ -58,6 +58,7 @@ const Signature& omni_signature() {
               {"window_end_inclusive", "drops tokens [offsetIndex, offsetIndex + win] (one past the window) and keeps "
                "the rest after them", ""},
               {"window_ignored", "stores every token of a compressed run (the window not dropped; rows past the cache lost)", ""},
+              {"key_value_swapped", "key rows stored in value_cache and value rows in key_cache (arguments swapped)", ""},
               {"slot_per_batch", "every head of a batch stored from the batch's first slot, slot_mapping[b * num_head], "
                "later heads overwriting earlier ones", ""},
           },

@@ -47,6 +47,7 @@ const Signature& plain_signature() {
               {"padding_slot_wraps", "a padding token (slot -1) stored in the last slot, as a negative index wraps", ""},
               {"head_major_cache", "the cache addressed as [num_blocks, num_heads, block_size, head_size] (the head-major "
                "layout of another backend)", ""},
+              {"key_value_swapped", "key rows stored in value_cache and value rows in key_cache (arguments swapped)", ""},
               {"copy_through_f16", "rows copied through f16 registers (bf16 and f32 values rounded to f16)", ""},
           },
   };
