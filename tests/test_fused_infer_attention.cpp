@@ -295,23 +295,28 @@ TEST_CASE("FIA left padding: batch rows [S1 - pad - len, S1 - pad) are computed,
   CHECK(rejection(fia("", decode, R"(, "inputs": {"actualSeqLengthsKv": [6], "kvPaddingSize": 2})")) == "");
 }
 
-TEST_CASE("FIA post-quant: at an exact tie the golden rounds to even and accepts the other neighbour") {
-  auto op = instantiate(nlohmann::json::parse(R"({
-    "op": "aclnn.FusedInferAttentionScoreV3", "name": "pq", "seed": 1,
-    "attributes": {"numHeads": 1, "inputLayout": "BSND", "postquant_ties": true},
-    "shapes": {"B": 1, "S1": 1, "S2": 1, "D": 8},
-    "dtypes": {"attentionOut": "i8"}})"));
-  const auto e = op->reference(op->make_tensors());
-  // One key: attentionOut = v exactly, v[d] = (d - 8) / 8, times quantScale2 4: -4, -3.5, ..., -0.5.
-  for (int d = 0; d < 8; ++d) {
-    const double v = (d - 8) / 2.0;
-    CHECK(e[0].exact()[d] == v);
-    if (d % 2 == 0) {
-      CHECK(e[0].value().get(d) == v);
-      CHECK(std::isnan(e[0].alternate_at(d)));
-    } else {
-      CHECK(e[0].value().get(d) == std::nearbyint(v));         // ties to even
-      CHECK(e[0].value().get(d) + e[0].alternate_at(d) == 2 * v);  // the other side of the tie
+TEST_CASE("FIA post-quant: a tie rounds to even; only a tie the double reference alone sees accepts the other neighbour") {
+  // S2 1: attentionOut = v exactly on any device (P = 1), a tie exact in every precision:
+  // the tie rule alone. S2 2: equal value rows, a tie only where P sums to 1 exactly.
+  for (const int keys : {1, 2}) {
+    auto op = instantiate(nlohmann::json::parse(R"({
+      "op": "aclnn.FusedInferAttentionScoreV3", "name": "pq", "seed": 1,
+      "attributes": {"numHeads": 1, "inputLayout": "BSND", "postquant_ties": true},
+      "shapes": {"B": 1, "S1": 1, "S2": )" + std::to_string(keys) + R"(, "D": 8},
+      "dtypes": {"attentionOut": "i8"}})"));
+    const auto e = op->reference(op->make_tensors());
+    // attentionOut = v, v[d] = (d - 8) / 8, times quantScale2 4: -4, -3.5, ..., -0.5.
+    for (int d = 0; d < 8; ++d) {
+      const double v = (d - 8) / 2.0;
+      CHECK(e[0].exact()[d] == doctest::Approx(v).epsilon(1e-15));
+      if (d % 2 == 0) {
+        CHECK(e[0].value().get(d) == v);
+        CHECK(std::isnan(e[0].alternate_at(d)));
+      } else {
+        CHECK(e[0].value().get(d) == std::nearbyint(v));  // ties to even
+        if (keys == 1) CHECK(std::isnan(e[0].alternate_at(d)));
+        else CHECK(e[0].value().get(d) + e[0].alternate_at(d) == 2 * v);  // the other side of the tie
+      }
     }
   }
   CHECK(rejection(fia(R"("postquant_offset": true, "sparseMode": 3, "attenMask_shape": "2048,2048")",

@@ -33,6 +33,15 @@ bool within(double a, double g, const Tolerance& t) {
   return std::fabs(a - g) <= t.atol + t.rtol * std::fabs(g);
 }
 
+// |a - g| over the element's tolerance bound (see Metrics::max_over_tolerance).
+double over_tolerance(double a, double g, const Tolerance& t) {
+  if (std::isnan(g) || std::isnan(a)) return std::isnan(g) && std::isnan(a) ? 0 : INFINITY;
+  if (std::isinf(g) || std::isinf(a)) return a == g ? 0 : INFINITY;
+  const double error = std::fabs(a - g), bound = t.atol + t.rtol * std::fabs(g);
+  if (error == 0) return 0;
+  return bound > 0 ? error / bound : INFINITY;
+}
+
 }  // namespace
 
 Metrics compare_output(const Expected& e, const Tensor& actual, const Tensor& before) {
@@ -65,10 +74,16 @@ Metrics compare_output(const Expected& e, const Tensor& actual, const Tensor& be
       double alt = Expected::none;
       if (next_alternate < alternates.size() && alternates[next_alternate].index == i) alt = alternates[next_alternate++].value;
       bool bad = false;
+      if (touched) {
+        double over = over_tolerance(a, g, e.tolerance);
+        if (!std::isnan(alt)) over = std::min(over, over_tolerance(a, alt, e.tolerance));
+        m.max_over_tolerance = std::max(m.max_over_tolerance, over);
+      }
       if (!touched) {
         // Bit-exact: an untouched element must be exactly what it was before the dispatch.
         if (actual.bits(i) != before.bits(i)) {
           ++m.untouched_changed;
+          m.max_over_tolerance = INFINITY;
           bad = true;
         }
       } else if (!within(a, g, e.tolerance)) {

@@ -23,6 +23,11 @@ struct Metrics {
   int64_t worst_index = -1;   // flat index of the worst violation (or of the largest error when none)
   double worst_actual = 0, worst_golden = 0;
   bool worst_untouched = false;  // the worst element lies outside the written region
+  // The largest |a - g| / (atol + rtol |g|) over the written elements (an element's
+  // alternate, where it has one, taken when it is nearer); +inf for a NaN/Inf mismatch, a
+  // changed untouched element, or any difference under an exact tolerance. A violation is
+  // exactly an element above 1.
+  double max_over_tolerance = 0;
   bool passed() const { return violations == 0; }
   // max_abs relative to the output's scale: unlike max_rel, small for a small error on a
   // golden near zero. 0 when both are 0; +inf for an error on an all-zero golden.

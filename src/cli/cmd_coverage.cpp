@@ -6,6 +6,7 @@
 #include "cli/selection_flags.hpp"
 #include "core/file_io.hpp"
 #include "coverage/coverage.hpp"
+#include "coverage/fault_coverage.hpp"
 
 namespace kvbench {
 
@@ -15,16 +16,22 @@ void add_coverage_command(CLI::App& app, int& exit_code) {
   static SelectionFlags selection;
   static std::string json;
   static size_t max_pairs = 20;
+  static bool faults = false;
   cmd->add_option("paths", paths, "Case files or folders (searched recursively for *.json)")->required();
   selection.add_to(cmd);
   cmd->add_option("--json", json, "Also write the whole report (every pair) as JSON to this file");
   cmd->add_option("--pairs", max_pairs, "Uncombined value pairs listed per operator on the terminal (default 20)");
+  cmd->add_flag("--faults", faults,
+                "Instead: which cases detect each kernel fault of the operators' catalogues (reference only, no device)");
   cmd->footer(
       "Per operator, from its declaration (kvbench ops) and the expanded cases: every enumerated value (allowed\n"
       "values, booleans, integer ranges of at most 17 values, dtype choices) with the number of cases using it;\n"
       "the values never used that the operator's constraint checker accepts on a probe (a suite case with the\n"
       "value set); the value pairs of two enumerated keys no case combines although a probe accepts them; and\n"
-      "each other integer key's range with its boundary values. Exit 0 (2: unusable arguments, no case).");
+      "each other integer key's range with its boundary values. Exit 0 (2: unusable arguments, no case).\n"
+      "With --faults: per case, each fault that applies with its largest error over the case's tolerance ('-': not\n"
+      "detected); per operator, each fault's detecting cases or, undetected, its nearest miss (specs/coverage.md).\n"
+      "Exit 1 when a fault of an operator with cases is undetected.");
   cmd->callback([&exit_code] {
     auto selected = selection.select(paths);
     if (!selected) {
@@ -37,18 +44,28 @@ void add_coverage_command(CLI::App& app, int& exit_code) {
       exit_code = 2;
       return;
     }
-    const auto report = compute_coverage(selected->cases);
-    std::cout << coverage_table(report, max_pairs);
-    if (!json.empty()) {
+    // --json, when given: false (and exit 2) when it cannot be written.
+    const auto write_json = [&exit_code](const nlohmann::json& doc) {
+      if (json.empty()) return true;
       try {
-        write_file_atomically(json, coverage_json(report).dump(1) + "\n");
+        write_file_atomically(json, doc.dump(1) + "\n");
+        return true;
       } catch (const std::exception& e) {
         std::cerr << "error: --json: " << e.what() << "\n";
         exit_code = 2;
-        return;
+        return false;
       }
+    };
+    if (faults) {
+      const FaultCoverage report =
+          compute_fault_coverage(selected->cases, [](const CaseFaults& c) { std::cout << fault_case_line(c) << std::flush; });
+      std::cout << "\n" << fault_table(report);
+      if (write_json(fault_json(report))) exit_code = report.undetected() ? 1 : 0;
+      return;
     }
-    exit_code = 0;
+    const auto report = compute_coverage(selected->cases);
+    std::cout << coverage_table(report, max_pairs);
+    if (write_json(coverage_json(report))) exit_code = 0;
   });
 }
 

@@ -77,6 +77,11 @@ class OpCase {
   // A golden file has no place for figures, and some cost a second reference (FIA's and
   // SDPA's quant_err: the attention again on the unquantized K/V): `golden` turns them off.
   void skip_figures() { figures_wanted_ = false; }
+  // Plants fault `name` (one of the signature's faults) in reference(): the golden a
+  // kernel with that bug would agree with (`kvbench coverage --faults`). Empty: none.
+  void set_fault(std::string name) { fault_ = std::move(name); }
+  const std::string& fault() const { return fault_; }
+  bool fault_is(const char* name) const { return fault_ == name; }
   // Bytes the operator must move at least (read + written), counted from the shapes, for
   // the effective bandwidth of `kvbench bench`. The default counts every input and output
   // tensor once and every in-place tensor twice (read and written); operators that touch
@@ -128,6 +133,7 @@ class OpCase {
  private:
   Args args_;
   bool figures_wanted_ = true;
+  std::string fault_;
   std::vector<FileInput> file_inputs_;
 };
 

@@ -485,6 +485,8 @@ std::string Signature::describe() const {
     << "\n  files:     " << (files.empty() ? "(none)" : files) << (in.empty() ? "" : "; values of " + in)
     << "\n  (inputs: {NAME: {\"file\": PATH, \"tensor\": NAME, \"dtype\": DTYPE}}; specs/case-format.md \"Inputs from files\")"
     << "\n  sizes:     " << (sizes.empty() ? "(none)" : join(sizes)) << " (what kvbench shrink reduces)\n";
+  if (!faults.empty()) o << "\nfaults (kvbench coverage --faults; specs/coverage.md)\n";
+  for (const auto& f : faults) o << "  " << pad(f.name, 30) << f.bug << (f.source.empty() ? "" : " [" + f.source + "]") << "\n";
   return o.str();
 }
 
@@ -514,6 +516,8 @@ nlohmann::json Signature::to_json() const {
     j["tensors"].push_back(e);
   }
   j["sizes"] = sizes;
+  j["faults"] = nlohmann::json::array();
+  for (const auto& f : faults) j["faults"].push_back({{"name", f.name}, {"bug", f.bug}, {"source", f.source}});
   return j;
 }
 

@@ -17,6 +17,7 @@
 #include "core/dtype.hpp"
 #include "core/tensor.hpp"
 #include "inputs/file_inputs.hpp"
+#include "ops/fault.hpp"
 
 namespace kvbench {
 
@@ -66,6 +67,8 @@ struct Signature {
   // The keys that set sizes (batch, lengths, head counts, head sizes, page size), in the
   // order `kvbench shrink` reduces them.
   std::vector<std::string> sizes;
+  // The kernel faults `kvbench coverage --faults` plants in this operator's reference.
+  std::vector<Fault> faults;
 
   const Param* param(const std::string& name) const;
   // The declaration of a tensor, a list element NAME.<index> included.

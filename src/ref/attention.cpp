@@ -14,6 +14,13 @@
 
 namespace kvbench {
 
+AttentionFault attention_fault(const std::string& name) {
+  if (name == "softmax_no_max_subtraction") return AttentionFault::no_max_subtraction;
+  if (name == "softmax_sum_f16") return AttentionFault::sum_f16;
+  if (name == "pv_accumulate_f16") return AttentionFault::pv_f16;
+  return AttentionFault::none;
+}
+
 std::vector<double> alibi_slopes(int64_t n) {
   int64_t c = 1;
   while (c * 2 <= n) c *= 2;
@@ -260,18 +267,38 @@ KVB_CLONES void softmax_phase(const Job& job, BlockScores& b) {
       empty_row(job, r);
       continue;
     }
-    for (int64_t t = 0; t < len; ++t) s[t] = s[t] - m;
+    const bool no_max = a.fault == AttentionFault::no_max_subtraction;
+    for (int64_t t = 0; t < len; ++t) s[t] = s[t] - (no_max ? 0.0 : m);
     det_exp_inplace(s, len);  // not std::exp: the same bits on every machine (ref/det_math.hpp)
+    if (no_max) round_span(DType::f32, s, static_cast<size_t>(len));  // exp(88.73) is inf in f32
     double sum = 0;
-    for (int64_t t = 0; t < len; ++t) sum += s[t];
+    if (a.fault == AttentionFault::sum_f16)
+      for (int64_t t = 0; t < len; ++t) sum = round_f16(sum + s[t]);
+    else
+      for (int64_t t = 0; t < len; ++t) sum += s[t];
     // Per element: quantize_p, the division, round_p (three loops: two of them vectorize).
     if (a.quantize_p)
       for (int64_t t = 0; t < len; ++t) s[t] = a.quantize_p(s[t]);
     for (int64_t t = 0; t < len; ++t) s[t] /= sum;
     if (a.round_p) round_span(*a.round_p, s, static_cast<size_t>(len));
-    if (job.lse) job.lse[r] = m + det_log(sum);
+    if (job.lse) job.lse[r] = (no_max ? 0.0 : m) + det_log(sum);
     std::fill(row.out, row.out + a.dv, 0.0);
     b.live.push_back(r);
+  }
+}
+
+// 3 with AttentionFault::pv_f16: each row's running sum of P @ V rounded to f16 after
+// every addition, in the same ascending key order.
+void value_phase_f16(const Job& job, const Strips& V, const BlockScores& b) {
+  const int64_t dv = job.a.dv, vec = dv / 8 * 8;
+  for (int64_t r : b.live) {
+    const QueryRow& row = job.rows[r];
+    const double* p = b.S.get() + (r - b.r0) * b.W;
+    for (int64_t t = std::max(row.begin, V.k0); t < std::min(row.end, V.k0 + V.keys); ++t)
+      for (int64_t c = 0; c < dv; ++c) {
+        const double v = c < vec ? V.strip(c / 8)[(t - V.k0) * 8 + c % 8] : V.tail_at(t, c - vec);
+        row.out[c] = round_f16(row.out[c] + p[t - b.origin] * v);
+      }
   }
 }
 
@@ -281,6 +308,7 @@ KVB_CLONES void softmax_phase(const Job& job, BlockScores& b) {
 // after that common range) row by row, in key order.
 KVB_CLONES void value_phase(const Job& job, const Strips& V, const BlockScores& b) {
   const AttentionBlock& a = job.a;
+  if (a.fault == AttentionFault::pv_f16) return value_phase_f16(job, V, b);
   const int64_t lo = std::max(b.kb, V.k0), hi = std::min(b.ke, V.k0 + V.keys);
   for (int64_t vt = lo; vt < hi; vt += kValueTile) {
     const int64_t vt1 = std::min(hi, vt + kValueTile);

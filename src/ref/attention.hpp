@@ -34,6 +34,17 @@ enum class EmptyRow {
   zeros,  // zeros and log-sum-exp +inf (oneDNN's inf_as_zero, Ascend's innerPrecise row fix)
 };
 
+// A kernel fault planted in attend() (ops/fault.hpp with_attention_faults; `kvbench
+// coverage --faults`): none for every golden.
+enum class AttentionFault {
+  none,
+  no_max_subtraction,  // p = f32(exp(s)), no max subtracted: inf past s = 88.72, then NaN
+  sum_f16,             // the softmax sum accumulated in f16
+  pv_f16,              // each partial sum of P.V rounded to f16
+};
+// The attention fault of a fault name (none for any other name).
+AttentionFault attention_fault(const std::string& name);
+
 // One query row: its query vector, the keys it sees, where its output goes.
 struct QueryRow {
   const double* q = nullptr;   // dk values
@@ -58,6 +69,7 @@ struct AttentionBlock {
   // When set: row r's largest score at row_max[r] (-inf for a row that sees no key).
   double* row_max = nullptr;
   EmptyRow empty = EmptyRow::zeros;
+  AttentionFault fault = AttentionFault::none;
 };
 
 // For every row r: rows[r].out[0, dv) = softmax(scores) @ V and, when lse is not null,

@@ -9,7 +9,7 @@
 namespace kvbench {
 
 void store_ppl_rows(std::span<const PplRow> to_store, size_t width, int64_t quant_bit, int64_t quant_group, DType t1,
-                    DType scale_dtype, Expected& cache, Expected& scale) {
+                    DType scale_dtype, Expected& cache, Expected& scale, PplStoreFault fault) {
   // In the cache's order, so that the records ascend and need no sorting (the golden is
   // the same in any order).
   std::vector<PplRow> rows(to_store.begin(), to_store.end());
@@ -37,7 +37,7 @@ void store_ppl_rows(std::span<const PplRow> to_store, size_t width, int64_t quan
       }
       thread_local GroupCodes q;  // reused: a row is many small groups
       for (size_t g = 0; g < groups; ++g) {
-        quantize_symmetric(v + g * G, G, qmax, t1, q);
+        quantize_symmetric(v + g * G, G, qmax, t1, q, fault.quant);
         const size_t at = static_cast<size_t>(i) * width + g * G;
         std::copy(q.code.begin(), q.code.end(), v + g * G);  // after the group's last read of v
         std::copy(q.quotient.begin(), q.quotient.end(), &exact[at]);
@@ -46,6 +46,8 @@ void store_ppl_rows(std::span<const PplRow> to_store, size_t width, int64_t quan
         group_exact[static_cast<size_t>(i) * groups + g] = q.scale;
         group_scale[static_cast<size_t>(i) * groups + g] = round_to(scale_dtype, q.scale);
       }
+      if (fault.swap_nibbles && quant_bit == 4)
+        for (size_t k = 0; k + 1 < width; k += 2) std::swap(v[k], v[k + 1]);
     });
     for (size_t i = 0; i < n; ++i) {
       const PplRow& row = rows[first + i];

@@ -39,9 +39,12 @@ constexpr double kBoundaryEpsilon = 0x1p-20;
 
 // rne(T(quotient)), and the neighbouring code when moving the exact quotient by
 // kBoundaryEpsilon (relative) either way changes the result.
-std::pair<double, double> round_code(double quotient, DType compute) {
+std::pair<double, double> round_code(double quotient, DType compute, bool truncate) {
   // + 0.0: nearbyint(-0.3) is -0.0, and a code is an integer: 0 dequantizes to +0.0.
-  auto code = [compute](double q) { return std::nearbyint(round_to(compute, q)) + 0.0; };
+  auto code = [compute, truncate](double q) {
+    const double t = round_to(compute, q);
+    return (truncate ? std::trunc(t) : std::nearbyint(t)) + 0.0;
+  };
   const double c = code(quotient);
   const double below = code(quotient * (1 - kBoundaryEpsilon));
   const double above = code(quotient * (1 + kBoundaryEpsilon));
@@ -53,14 +56,15 @@ std::pair<double, double> round_code(double quotient, DType compute) {
 
 }  // namespace
 
-void quantize_symmetric(const double* x, size_t n, int64_t qmax, DType compute, GroupCodes& g) {
+void quantize_symmetric(const double* x, size_t n, int64_t qmax, DType compute, GroupCodes& g, QuantFault fault) {
   g.resize(n);
   double m = 0;
   for (size_t i = 0; i < n; ++i) m = std::max(m, std::fabs(x[i]));
+  if (fault.scale_f32) compute = DType::f32;
   g.scale = std::max(round_to(compute, m / static_cast<double>(qmax)), scale_floor(compute));
   const double lo = -static_cast<double>(qmax), hi = static_cast<double>(qmax);
   for (size_t i = 0; i < n; ++i) {
-    auto [code, alt] = round_code(x[i] / g.scale, compute);
+    auto [code, alt] = round_code(x[i] / g.scale, compute, fault.truncate);
     code = std::clamp(code, lo, hi);
     if (!std::isnan(alt)) alt = std::clamp(alt, lo, hi);
     g.code[i] = code;
@@ -69,9 +73,11 @@ void quantize_symmetric(const double* x, size_t n, int64_t qmax, DType compute, 
   }
 }
 
-void quantize_asymmetric(const double* x, size_t n, int64_t qmin, int64_t qmax, DType compute, GroupCodes& g) {
+void quantize_asymmetric(const double* x, size_t n, int64_t qmin, int64_t qmax, DType compute, GroupCodes& g,
+                         QuantFault fault) {
   g.resize(n);
-  double lo = 0, hi = 0;
+  if (fault.scale_f32) compute = DType::f32;
+  double lo = fault.range_without_zero ? x[0] : 0, hi = lo;
   for (size_t i = 0; i < n; ++i) {
     lo = std::min(lo, x[i]);
     hi = std::max(hi, x[i]);
@@ -82,7 +88,7 @@ void quantize_asymmetric(const double* x, size_t n, int64_t qmin, int64_t qmax, 
   g.zero_point = static_cast<int64_t>(std::clamp(std::nearbyint(g.zero_point_exact), qlo, qhi));
   const double zp = static_cast<double>(g.zero_point);
   for (size_t i = 0; i < n; ++i) {
-    auto [code, alt] = round_code(x[i] / g.scale, compute);
+    auto [code, alt] = round_code(x[i] / g.scale, compute, fault.truncate);
     code = std::clamp(code + zp, qlo, qhi) + 0.0;
     if (!std::isnan(alt)) alt = std::clamp(alt + zp, qlo, qhi);
     g.code[i] = code;

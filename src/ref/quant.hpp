@@ -51,12 +51,19 @@ struct GroupCodes {
   }
 };
 
+// Kernel faults of a group quantizer (`kvbench coverage --faults`); all off for a golden.
+struct QuantFault {
+  bool truncate = false;            // codes truncated toward zero (a C cast) instead of rne
+  bool scale_f32 = false;           // the scale computed and used in f32, not the compute dtype
+  bool range_without_zero = false;  // asymmetric range [min x, max x], 0 not included
+};
+
 // PPL's symmetric rule (OpenPPL/ppl.pmx torch_function/KeyValueCache.py, quant()),
 // generalised to any qmax:
 //   s = max(T(max|x| / qmax), T(1e-5));  q = clamp(rne(T(x / s)), -qmax, qmax)
 // where T() rounds to the compute dtype. The alternate code is offered when moving the
 // exact quotient x/s by 2^-20 (relative) either way would change the code.
-void quantize_symmetric(const double* x, size_t n, int64_t qmax, DType compute, GroupCodes& out);
+void quantize_symmetric(const double* x, size_t n, int64_t qmax, DType compute, GroupCodes& out, QuantFault fault = {});
 inline GroupCodes quantize_symmetric(const double* x, size_t n, int64_t qmax, DType compute) {
   GroupCodes g;
   quantize_symmetric(x, n, qmax, compute, g);
@@ -68,7 +75,8 @@ inline GroupCodes quantize_symmetric(const double* x, size_t n, int64_t qmax, DT
 //   s  = max(T(T(hi - lo) / (qmax - qmin)), T(1e-5))
 //   zp = clamp(rne(qmin - T(lo / s)), qmin, qmax)
 //   q  = clamp(rne(T(x / s)) + zp, qmin, qmax)
-void quantize_asymmetric(const double* x, size_t n, int64_t qmin, int64_t qmax, DType compute, GroupCodes& out);
+void quantize_asymmetric(const double* x, size_t n, int64_t qmin, int64_t qmax, DType compute, GroupCodes& out,
+                         QuantFault fault = {});
 inline GroupCodes quantize_asymmetric(const double* x, size_t n, int64_t qmin, int64_t qmax, DType compute) {
   GroupCodes g;
   quantize_asymmetric(x, n, qmin, qmax, compute, g);

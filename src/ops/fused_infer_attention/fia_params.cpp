@@ -191,6 +191,23 @@ const Signature& fia_signature() {
                      "valueSharedPrefix", "queryRope", "keyRope", "quantScale2", "quantOffset2"},
       .sizes = {"B", "actualSeqLengthsKv", "S2", "actualSeqLengths", "S1", "numHeads", "numKeyValueHeads", "D", "Dv",
                 "blockSize", "S_prefix", "actualSharedPrefixLen", "attenMask_pad", "pseShift_pad"},
+      .faults = with_attention_faults({
+          {"lse_log2", "softmaxLse in base 2 (log2 of the sum, max in log2 units) instead of the natural log", ""},
+          {"empty_lse_zero", "softmaxLse 0 for a row with no visible key instead of +inf", ""},
+          {"band_end_exclusive", "row i sees keys up to i + nextTokens exclusive (the causal diagonal dropped)", ""},
+          {"band_start_late", "row i sees keys from i - preTokens + 1 (one key too few at the band's start)", ""},
+          {"gqa_head_mod", "query head h reads kv head h % numKeyValueHeads instead of h / (numHeads / numKeyValueHeads)", ""},
+          {"keys_past_512_dropped", "keys at positions >= 512 ignored", "vllm-ascend #15503 (named in issue 36)"},
+          {"page_index_stuck", "paged K/V: every key read from its batch's first block (block index never advanced)", ""},
+          {"post_quant_half_away", "post-quant int8 output rounded half away from zero instead of half to even", "issue 36"},
+          {"p_code_half_away", "full int8: P's codes rounded half away from zero instead of half to even", "issue 36"},
+          {"mask_inverted", "attenMask read as torch's bool mask (true: attend) instead of Ascend's (true: masked out)",
+           "torch.nn.functional.scaled_dot_product_attention's attn_mask convention"},
+          {"kv_left_padding_ignored", "batch b's K/V rows read from the start of the sequence axis, its start (kvPaddingSize's left "
+           "padding, a TND batch's offset) ignored", ""},
+          {"antiquant_offset_subtracted", "antiquant (code - offset) * scale instead of (code + offset) * scale", ""},
+          {"int4_nibble_swap", "int4 K/V codes read with the two nibbles of each byte swapped", ""},
+      }),
   };
   return sig;
 }

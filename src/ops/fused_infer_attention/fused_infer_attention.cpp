@@ -203,7 +203,8 @@ class FiaCase final : public OpCase {
   bool masked(const Tensor* mask, int64_t b, int64_t i, int64_t j) const {
     if (!mask || !p_.mask_applies()) return false;
     const int64_t row = p_.ifa() ? 0 : (p_.q_start[b] + i) * p_.mask_row_stride();
-    return mask->get(static_cast<size_t>(b * p_.mask_batch_stride() + row + p_.kv_start[b] + j)) != 0;
+    const bool set = mask->get(static_cast<size_t>(b * p_.mask_batch_stride() + row + p_.kv_start[b] + j)) != 0;
+    return set != fault_is("mask_inverted");
   }
 
   // Each side's antiquant scales and offsets as doubles (empty without antiquant / offset).
@@ -236,6 +237,10 @@ class FiaCase final : public OpCase {
     // Full int8: K rows are the codes (deqScale1 joins the score scale), V rows the codes
     // times deqScale2, in double.
     const double factor = p_.full.on && side == 1 ? in.at("deqScale2").get(0) : 1.0;
+    const bool stuck = fault_is("page_index_stuck") && p_.paged();
+    const bool no_left_pad = fault_is("kv_left_padding_ignored") && !p_.paged() && !p_.nz;
+    const bool swap_nibbles = fault_is("int4_nibble_swap") && dtype_bits(data.dtype()) == 4;
+    const double offset_sign = fault_is("antiquant_offset_subtracted") ? -1.0 : 1.0;
     return [=, this, &data, &table, &prefix, &scale, &offset](int64_t t, double* dst, int64_t step) {
       const int64_t Lp = p_.prefix_len, dim = s.dim;
       for (int64_t d = 0; rope && d < p_.rope; ++d)
@@ -244,7 +249,8 @@ class FiaCase final : public OpCase {
         for (int64_t d = 0; d < dim; ++d) dst[d * step] = prefix[static_cast<size_t>(side)][ps.at(0, t, hk, d)];
         return;
       }
-      const int64_t tt = t - Lp, e = fia_kv_index(p_, table, b, tt, hk, 0, dim);
+      const int64_t tt = stuck ? (t - Lp) % p_.block_size : t - Lp;
+      const int64_t e = fia_kv_index(p_, table, b, tt - (no_left_pad ? p_.kv_start[b] : 0), hk, 0, dim);
       thread_local std::vector<double> row;
       row.resize(static_cast<size_t>(dim));
       if (originals) {  // drawn in bulk (the dtype dispatched once a row)
@@ -258,6 +264,8 @@ class FiaCase final : public OpCase {
       } else {
         data.get_range(static_cast<size_t>(e), static_cast<size_t>(dim), row.data());
       }
+      if (swap_nibbles)
+        for (int64_t d = 0; d + 1 < dim; d += 2) std::swap(row[static_cast<size_t>(d)], row[static_cast<size_t>(d + 1)]);
       if (scale.empty()) {
         for (int64_t d = 0; d < dim; ++d) dst[d * step] = row[static_cast<size_t>(d)] * factor;
         return;
@@ -266,7 +274,7 @@ class FiaCase final : public OpCase {
       const int64_t g0 = s.base + p_.antiquant_index(s.mode, dim, b, p_.kv_start[b] + tt, hk, 0, blk, r);
       for (int64_t d = 0; d < dim; ++d) {
         const auto g = static_cast<size_t>(s.group(g0, d));
-        dst[d * step] = dequant_offset(row[static_cast<size_t>(d)], offset.empty() ? 0.0 : offset[g], scale[g], DType::f32);
+        dst[d * step] = dequant_offset(row[static_cast<size_t>(d)], offset.empty() ? 0.0 : offset[g] * offset_sign, scale[g], DType::f32);
       }
     };
   }
@@ -285,6 +293,10 @@ class FiaCase final : public OpCase {
     const Tensor* q_rope = p_.rope ? &in.at("queryRope") : nullptr;
     const int64_t DK = p_.D + p_.rope;  // MLA: the rope channels extend the contraction
     const Antiquant scales = antiquant(in);
+    const bool head_mod = fault_is("gqa_head_mod");
+    const auto head = [&](int64_t hk, int64_t j) { return head_mod ? j * p_.Nkv + hk : hk * G + j; };
+    const int64_t late = fault_is("band_start_late") ? 1 : 0, diagonal = fault_is("band_end_exclusive") ? 0 : 1;
+    const int64_t key_limit = fault_is("keys_past_512_dropped") ? 512 : std::numeric_limits<int64_t>::max();
     std::vector<double> out(shape_numel(p_.out_shape()), 0.0), lse(static_cast<size_t>(p_.T() * p_.N), kInf);
     for (int64_t b = 0; b < p_.B; ++b) {
       const int64_t S1b = p_.s1b[b];
@@ -296,27 +308,31 @@ class FiaCase final : public OpCase {
         std::vector<double> qv(static_cast<size_t>(S1b * G * DK));
         std::vector<QueryRow> rows;
         for (int64_t i = 0; i < S1b; ++i)
-          for (int64_t h = hk * G; h < (hk + 1) * G; ++h) {
+          for (int64_t j = 0; j < G; ++j) {
+            const int64_t h = head(hk, j);
             double* q = &qv[rows.size() * DK];
             for (int64_t d = 0; d < p_.D; ++d) q[d] = query.get(static_cast<size_t>(qs.at(b, p_.query_row(b, i), h, d)));
             for (int64_t d = 0; d < p_.rope; ++d)
               q[p_.D + d] = q_rope->get(static_cast<size_t>(qrs.at(b, p_.query_row(b, i), h, d)));
-            const int64_t begin = std::clamp<int64_t>(i + band.lo, 0, S2b), end = std::clamp<int64_t>(i + band.hi + 1, 0, S2b);
+            const int64_t begin = std::clamp<int64_t>(i + band.lo + late, 0, S2b);
+            const int64_t end = std::clamp<int64_t>(std::min(i + band.hi + diagonal, key_limit), 0, S2b);
             rows.push_back({.q = q, .begin = begin, .end = std::max(begin, end),
                             .out = &out[p_.out_vector(b, i, h) * p_.Dv]});
           }
-        AttentionBlock a{.dk = DK, .dv = p_.Dv, .scale = p_.scale, .empty = EmptyRow::zeros};
+        AttentionBlock a{.dk = DK, .dv = p_.Dv, .scale = p_.scale, .empty = EmptyRow::zeros, .fault = attention_fault(fault())};
         std::vector<double> row_max;
         if (p_.full.on) {  // s = scaleValue * deqScale1 * (q . k); P as int8 codes (spec "Full int8")
           const double qs1 = in.at("quantScale1").get(0);
           a.scale = p_.scale * in.at("deqScale1").get(0);
-          a.quantize_p = [qs1](double p) { return fia_p_code(p, qs1); };
+          a.quantize_p = [qs1, away = fault_is("p_code_half_away")](double p) {
+            return away ? std::clamp(std::round(p * qs1), 0.0, 127.0) : fia_p_code(p, qs1);
+          };
           row_max.resize(rows.size());
           a.row_max = row_max.data();
         }
         if ((mask && p_.mask_applies()) || pse)
           a.bias = [&](int64_t r, int64_t begin, int64_t end, double* s) {
-            const int64_t i = r / G, h = hk * G + r % G;
+            const int64_t i = r / G, h = head(hk, r % G);
             for (int64_t j = begin; j < end; ++j) {
               if (masked(mask, b, i, j)) s[j - begin] = -kInf;
               else if (pse) s[j - begin] += pse->get(static_cast<size_t>(ps.at(b, p_.q_start[b] + i, h, p_.kv_start[b] + j)));
@@ -328,8 +344,8 @@ class FiaCase final : public OpCase {
                row_lse.data());
         if (p_.full.on) full_quant_bound(in, rows, values, S2b, row_max, row_lse);
         for (size_t r = 0; r < rows.size(); ++r) {
-          const int64_t i = static_cast<int64_t>(r) / G, h = hk * G + static_cast<int64_t>(r) % G;
-          if (std::isinf(row_lse[r]) && rows[r].begin < rows[r].end && p_.inner_precise < 2)
+          const int64_t i = static_cast<int64_t>(r) / G, h = head(hk, static_cast<int64_t>(r) % G);
+          if (std::isinf(row_lse[r]) && rows[r].begin < rows[r].end && p_.inner_precise < 2 && fault().empty())
             // The generator never makes one; an attenMask or pseShift from a file may.
             throw std::runtime_error("row " + std::to_string(i) + " of batch " + std::to_string(b) +
                                      " has every key masked, which the document leaves undefined without innerPrecise 2/3");
@@ -358,7 +374,8 @@ class FiaCase final : public OpCase {
       double sum = 0;
       for (size_t c = 0; c < dv; ++c)
         sum = std::max(sum, prefix[static_cast<size_t>(rows[r].end) * dv + c] - prefix[static_cast<size_t>(rows[r].begin) * dv + c]);
-      full_atol_ = std::max(full_atol_, fia_full_quant_row_bound(qs1, row_max[r], row_lse[r], sum));
+      const bool one_key = rows[r].end - rows[r].begin == 1;
+      full_atol_ = std::max(full_atol_, fia_full_quant_row_bound(qs1, row_max[r], row_lse[r], sum, one_key));
     }
   }
 
@@ -384,7 +401,11 @@ class FiaCase final : public OpCase {
       for (double x : in.at("quantScale2").values()) full_qs2_max_ = std::max(full_qs2_max_, std::fabs(x));
     Expected out = p_.post.on ? post_quantize(in, row_lse, std::move(out_exact))
                               : Expected::rounded(in.at("attentionOut"), std::move(out_exact));
-    Expected lse = Expected::rounded(in.at("softmaxLse"), p_.lse ? row_lse : std::vector<double>{0.0});
+    std::vector<double> lse_out = p_.lse ? row_lse : std::vector<double>{0.0};
+    for (double& x : lse_out)  // the softmaxLse faults
+      if (fault_is("lse_log2") && std::isfinite(x)) x /= std::log(2.0);
+      else if (fault_is("empty_lse_zero") && std::isinf(x)) x = 0;
+    Expected lse = Expected::rounded(in.at("softmaxLse"), std::move(lse_out));
     accept_ifa_empty_lse(lse);
     return expected_list(out, lse);
   }
@@ -412,11 +433,13 @@ class FiaCase final : public OpCase {
     const double vmax = std::max(std::fabs(vr.first), std::fabs(vr.second));
     const double p_error = (p_.q == DType::f16 ? std::ldexp(1.0, -11) : p_.q == DType::bf16 ? std::ldexp(1.0, -8) : 0.0) * vmax + 1e-6;
     std::vector<int64_t> head(exact.size() / static_cast<size_t>(p_.Dv)), row(head.size());
+    std::vector<uint8_t> one_key(head.size(), 0);  // the row's band holds a single key
     for (int64_t b = 0; b < p_.B; ++b)
       for (int64_t i = 0; i < (p_.tnd ? p_.s1b[b] : p_.S1); ++i)
         for (int64_t h = 0; h < p_.N; ++h) {
           head[p_.out_vector(b, i, h)] = h;
           row[p_.out_vector(b, i, h)] = p_.lse_index(b, i, h);
+          one_key[p_.out_vector(b, i, h)] = single_key(b, i);
         }
     std::vector<double> codes(exact.size());
     std::vector<Alternate> alternates;
@@ -430,14 +453,18 @@ class FiaCase final : public OpCase {
       const size_t c = p_.post.per_channel ? static_cast<size_t>(head[vec] * p_.Dv) + e % static_cast<size_t>(p_.Dv) : 0;
       const double s = scale.get(c), x = exact[e];
       const double v = x * s + (offset ? offset->get(c) : 0.0);
-      const double code = std::clamp(std::nearbyint(v), -128.0, 127.0);
+      const double code = std::clamp(fault_is("post_quant_half_away") ? std::round(v) : std::nearbyint(v), -128.0, 127.0);
       const double near = p_error * std::fabs(s) + std::ldexp(std::fabs(v), -11);
       // The two codes around v and the boundary between them; the alternate is the one
       // the golden did not pick.
       const double below = std::clamp(std::floor(v), -128.0, 127.0), above = std::clamp(std::floor(v) + 1, -128.0, 127.0);
       const double boundary = std::floor(v) + 0.5;
       const double other = code == below ? above : below;
-      if (std::fabs(v - boundary) <= near && other != code) alternates.push_back({e, other});
+      // A tie exact in every precision (one key: x is that value row, and x, x * s and v
+      // are f16 values) takes the tie rule alone; any other near tie keeps its alternate.
+      const bool exact_tie = one_key[vec] && !p_.full.on && v == boundary && round_f16(x) == x && round_f16(x * s) == x * s &&
+                             round_f16(v) == v;
+      if (std::fabs(v - boundary) <= near && other != code && !exact_tie) alternates.push_back({e, other});
       exact[e] = v;
       codes[e] = code;
     }
@@ -447,6 +474,12 @@ class FiaCase final : public OpCase {
   }
 
   CaseFigures figures() const override { return figures_; }
+
+  // Whether row i of batch b sees one key at most (its band, before any mask).
+  bool single_key(int64_t b, int64_t i) const {
+    const int64_t first = std::max<int64_t>(0, i + p_.band[b].lo), last = std::min<int64_t>(p_.keys(b) - 1, i + p_.band[b].hi);
+    return last <= first;
+  }
 
   // Keys inside the band of every computed row (the mask's data is not counted).
   double flops() const override {

@@ -52,6 +52,15 @@ const Signature& kvc_signature() {
           },
       .from_files = {"current_key", "current_value", "cache", "scale"},
       .sizes = {"batch", "max_batch", "seqlen", "start_pos", "max_seqlen", "num_heads", "num_repeat", "head_dim", "num_layer"},
+      .faults =
+          {
+              {"quant_truncate", "cache codes truncated toward zero (a C cast of x / s) instead of rounded to nearest even", ""},
+              {"quant_scale_f32", "the scale max|x| / qmax computed and applied in f32 where T1 is f16 (codes from an f32 scale)", ""},
+              {"int4_nibble_swap", "int4 codes stored with the two nibbles of each byte swapped", ""},
+              {"repeat_head_mod", "output head o reads kv head o % H instead of o / num_repeat (GQA mapping)", ""},
+              {"dequant_product_f32", "the dequantized q * s kept in f32, not rounded to the scale dtype before T1", ""},
+              {"store_position_off_by_one", "current tokens stored at start_pos + s + 1 (past max_seqlen: dropped)", ""},
+          },
   };
   return sig;
 }
@@ -137,11 +146,15 @@ class KeyValueCacheCase final : public OpCase {
       for (int64_t b = 0; b < p_.batch; ++b)
         for (int64_t s = 0; s < p_.seqlen; ++s)
           for (int64_t h = 0; h < p_.num_heads; ++h) {
-            const int64_t t = p_.start_pos + s;
+            const int64_t t = p_.start_pos + s + (fault_is("store_position_off_by_one") ? 1 : 0);
+            if (t >= p_.max_seqlen) continue;
             rows.push_back({&cur, cur.offset({b, s, h, 0}), row(b, kv, t, h, D), quant ? row(b, kv, t, h, ng) : 0});
           }
     }
-    store_ppl_rows(rows, static_cast<size_t>(D), p_.quant_bit, G, p_.input, p_.scale, cache, scale);
+    store_ppl_rows(rows, static_cast<size_t>(D), p_.quant_bit, G, p_.input, p_.scale, cache, scale,
+                   {.quant = {.truncate = fault_is("quant_truncate"), .scale_f32 = fault_is("quant_scale_f32")}, .swap_nibbles = fault_is("int4_nibble_swap")});
+    const auto kv_head = [&](int64_t o) { return fault_is("repeat_head_mod") ? o % p_.num_heads : o / p_.num_repeat; };
+    const DType product = fault_is("dequant_product_f32") ? DType::f32 : p_.scale;
     cache.finish();
     scale.finish();
 
@@ -157,16 +170,16 @@ class KeyValueCacheCase final : public OpCase {
       for (int64_t b = 0; b < p_.batch; ++b)
         for (int64_t t = 0; t < total; ++t)
           for (int64_t o = 0; o < OH; ++o, i += codes.size()) {
-            const size_t c = row(b, kv, t, o / R, D);
+            const size_t c = row(b, kv, t, kv_head(o), D);
             cache.value().get_range(c, codes.size(), codes.data());
             if (!quant) {
               e.set_row(i, codes.size(), codes.data(), codes.data());
               continue;
             }
             // T1(S(q * s)): exact holds S(q * s), before the final rounding to T1.
-            scale.value().get_range(row(b, kv, t, o / R, ng), scales.size(), scales.data());
+            scale.value().get_range(row(b, kv, t, kv_head(o), ng), scales.size(), scales.data());
             for (int64_t d = 0; d < D; ++d) {
-              exact[d] = round_to(p_.scale, codes[d] * scales[d / G]);
+              exact[d] = round_to(product, codes[d] * scales[d / G]);
               values[d] = round_to(p_.input, exact[d]);
             }
             e.set_row(i, codes.size(), values.data(), exact.data());

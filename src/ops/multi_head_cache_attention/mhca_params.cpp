@@ -86,6 +86,17 @@ const Signature& mhca_signature() {
       .from_files = {"query", "current_key", "current_value", "cache", "scale", "attn_mask"},
       .sizes = {"seqlens", "start_pos", "num_heads", "num_kv_heads", "head_dim", "page_size", "num_layer",
                 "attn_mask_padding", "cache_gap", "spare_pages"},
+      .faults = with_attention_faults({
+          {"quant_truncate", "cache codes truncated toward zero (a C cast of x / s) instead of rounded to nearest even", ""},
+          {"quant_scale_f32", "the scale max|x| / qmax computed and applied in f32 where T1 is f16 (codes from an f32 scale)", ""},
+          {"int4_nibble_swap", "int4 cache codes stored with the two nibbles of each byte swapped", ""},
+          {"causal_diagonal_excluded", "causal row i sees keys [0, i + start_pos) instead of [0, i + start_pos]", ""},
+          {"causal_top_left", "causal band aligned top-left (row i sees [0, i]) ignoring the cached start_pos", ""},
+          {"gqa_head_mod", "query head h reads kv head h % num_kv_heads instead of h / (num_heads / num_kv_heads)", ""},
+          {"key_scale_first_group", "every key element dequantized with its row's first group scale (the group index "
+           "d / quant_group dropped for K)", "issue 36: broken scores passed mhca_decode_4096[quant_bit=4] (fixed in dcbd18c)"},
+          {"page_index_stuck", "paged cache: every key read from its batch's first page (page index never advanced)", ""},
+      }),
   };
   return sig;
 }

@@ -169,7 +169,14 @@ class MhcaCase final : public OpCase {
                               quant ? p_.row_offset(T, c, h, ng) : 0});
           }
     }
-    store_ppl_rows(stored, static_cast<size_t>(D), p_.quant_bit, p_.quant_group, p_.t1, p_.scale, cache, scale);
+    store_ppl_rows(stored, static_cast<size_t>(D), p_.quant_bit, p_.quant_group, p_.t1, p_.scale, cache, scale,
+                   {.quant = {.truncate = fault_is("quant_truncate"), .scale_f32 = fault_is("quant_scale_f32")},
+                    .swap_nibbles = fault_is("int4_nibble_swap")});
+    // Query head j of kv head hk's group (the fault gqa_head_mod interleaves the groups).
+    const bool head_mod = fault_is("gqa_head_mod");
+    const auto head = [&](int64_t hk, int64_t j) { return head_mod ? j * Hk + hk : hk * G + j; };
+    const bool stuck = fault_is("page_index_stuck") && p_.cache_mode != 0;
+    const bool first_group = fault_is("key_scale_first_group");
     cache.finish();
     scale.finish();
 
@@ -189,33 +196,36 @@ class MhcaCase final : public OpCase {
           thread_local std::vector<double> row, s;
           row.resize(static_cast<size_t>(D));
           s.resize(static_cast<size_t>(ng));
-          const int64_t T = p_.cache_row(b, t);
+          const int64_t T = stuck ? p_.cache_row(b, t % p_.page_size) : p_.cache_row(b, t);
           cache.value().get_range(p_.row_offset(T, c, hk, D), row.size(), row.data());
           if (quant) scale.value().get_range(p_.row_offset(T, c, hk, ng), s.size(), s.data());
           for (int64_t d = 0; d < D; ++d)
-            dst[d * step] = quant ? dequant_ppl(row[d], s[d / p_.quant_group], p_.scale, p_.t1) : row[d];
+            dst[d * step] = quant ? dequant_ppl(row[d], s[first_group && c == 0 ? 0 : d / p_.quant_group], p_.scale, p_.t1) : row[d];
         };
       };
       const bool causal = p_.is_causal && seqlen > 1 && b >= p_.decoding_batches;
       const AttentionBlock block{.dk = D, .dv = D, .scale = 1.0 / std::sqrt(static_cast<double>(D)),
                                  .round_p = p_.t1,  // P is cast to V's dtype (T1) before P @ V, as PMX does
-                                 .empty = EmptyRow::nan};
+                                 .empty = EmptyRow::nan,
+                                 .fault = attention_fault(fault())};
+      const int64_t diagonal = fault_is("causal_diagonal_excluded") ? 0 : 1;
+      const int64_t causal_offset = fault_is("causal_top_left") ? 0 : offset;
       for (int64_t hk = 0; hk < Hk; ++hk) {
         // Rows (i, h) of the kv head's G query heads, position-major: a group of rows
         // shares its causal key range. Causal rows see keys [0, i + offset].
         std::vector<double> q(static_cast<size_t>(seqlen * G * D));
         std::vector<QueryRow> rows;
         for (int64_t i = 0; i < seqlen; ++i)
-          for (int64_t h = hk * G; h < (hk + 1) * G; ++h) {
-            const int64_t n = p_.seqstarts[b] + i;
+          for (int64_t j = 0; j < G; ++j) {
+            const int64_t n = p_.seqstarts[b] + i, h = head(hk, j);
             double* qr = &q[rows.size() * D];
             query.get_range(query.offset({n, h, 0}), static_cast<size_t>(D), qr);
-            rows.push_back({.q = qr, .begin = 0, .end = causal ? std::min(kvlen, i + offset + 1) : kvlen,
+            rows.push_back({.q = qr, .begin = 0, .end = causal ? std::min(kvlen, i + causal_offset + diagonal) : kvlen,
                             .out = &out[static_cast<size_t>((n * H + h) * D)]});
           }
         AttentionBlock a = block;
         if (p_.is_alibi || mask) a.bias = [&](int64_t r, int64_t begin, int64_t end, double* s) {
-          const int64_t i = r / G, h = hk * G + r % G, n = p_.seqstarts[b] + i;
+          const int64_t i = r / G, h = head(hk, r % G), n = p_.seqstarts[b] + i;
           for (int64_t t = begin; t < end; ++t) {
             bool has_add = false;
             double add = 0;

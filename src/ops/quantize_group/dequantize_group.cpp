@@ -64,15 +64,21 @@ class DequantizeGroupCase final : public OpCase {
     for (int64_t r = 0; r < p_.rows; ++r)
       for (int64_t k = 0; k < p_.length; ++k) {
         const size_t i = static_cast<size_t>(r * p_.length + k);
-        const size_t g = static_cast<size_t>(r * p_.groups() + k / p_.group_size);
-        const double q = x.get(i), s = scale.get(g);
+        const size_t g = fault_is("group_index_flat") ? i / static_cast<size_t>(p_.group_size)
+                                                       : static_cast<size_t>(r * p_.groups() + k / p_.group_size);
+        const bool swap = fault_is("int4_nibble_swap") && p_.bits == 4 && (i ^ 1) < x.numel();
+        const double q = x.get(swap ? i ^ 1 : i), s = scale.get(g);
         const double shift = has_shift() ? in.at(shift_name()).get(g) : 0.0;
         // exact: every rounding of the formula but the last, to y's dtype.
         double exact = 0;
         switch (formula_) {
-          case Formula::ppl: exact = round_to(scale_, q * s); break;
-          case Formula::onednn: exact = round_f32((q - shift) * s); break;
-          case Formula::ascend: exact = round_f32(round_f32(q + shift) * s); break;
+          case Formula::ppl: exact = round_to(fault_is("ppl_product_f32") ? DType::f32 : scale_, q * s); break;
+          case Formula::onednn:
+            exact = fault_is("zero_point_after_scale") ? round_f32(round_f32(q * s) - shift) : round_f32((q - shift) * s);
+            break;
+          case Formula::ascend:
+            exact = round_f32(round_f32(q + (fault_is("offset_subtracted") ? -shift : shift)) * s);
+            break;
         }
         y.push_back(exact);
       }
@@ -129,6 +135,15 @@ class DequantizeGroupOperator final : public Operator {
               },
           .from_files = {"x", "scale", "zero_point", "offset"},
           .sizes = {"rows", "length", "group_size"},
+          .faults =
+              {
+                  {"ppl_product_f32", "ppl: q * s kept in f32 instead of rounded to the scale dtype S before y", ""},
+                  {"zero_point_after_scale", "onednn: q * s - zp instead of (q - zp) * s (zero point in the wrong order)", ""},
+                  {"offset_subtracted", "ascend: (q - offset) * s instead of (q + offset) * s", ""},
+                  {"int4_nibble_swap", "int4 codes read with the two nibbles of each byte swapped", ""},
+                  {"group_index_flat", "the group of element (r, k) taken as (r * length + k) / group_size, wrong once a "
+                   "row ends in a partial group", ""},
+              },
       };
       g.params.insert(g.params.begin(), Param{.section = "attributes", .name = "formula", .type = ParamType::string,
                                               .allowed = {"ppl", "onednn", "ascend"},

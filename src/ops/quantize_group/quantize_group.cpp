@@ -3,6 +3,7 @@
 // of a row is shorter when group_size does not divide length.
 #include "ops/quantize_group/quantize_group.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/rng.hpp"
@@ -36,14 +37,22 @@ class QuantizeGroupCase final : public OpCase {
     // Values and exact values of y, scale and zero_point; y's boundary alternates.
     std::vector<double> y, y_exact, scale, scale_exact, zp, zp_exact;
     std::vector<Alternate> y_alternates;
-    std::vector<double> row(static_cast<size_t>(p_.length));
+    // The row and, for the fault last_group_reads_next_row, group_size elements past it.
+    std::vector<double> row(static_cast<size_t>(p_.length + p_.group_size), 0.0);
     GroupCodes q;
+    const QuantFault qf{.truncate = fault_is("quant_truncate"), .scale_f32 = fault_is("scale_f32"),
+                        .range_without_zero = fault_is("range_without_zero")};
+    const bool over_qmin = fault_is("symmetric_scale_over_qmin"), read_on = fault_is("last_group_reads_next_row");
     for (int64_t r = 0; r < p_.rows; ++r) {
-      for (int64_t k = 0; k < p_.length; ++k) row[k] = x.get(static_cast<size_t>(r * p_.length + k));
+      const int64_t have =
+          std::min<int64_t>(p_.length + (read_on ? p_.group_size : 0), static_cast<int64_t>(x.numel()) - r * p_.length);
+      for (int64_t k = 0; k < have; ++k) row[k] = x.get(static_cast<size_t>(r * p_.length + k));
       for (int64_t g = 0; g < p_.groups(); ++g) {
         const int64_t begin = g * p_.group_size, n = std::min(p_.group_size, p_.length - begin);
-        if (p_.zero_point) quantize_asymmetric(&row[begin], n, p_.qmin(), p_.qmax(), x_, q);
-        else quantize_symmetric(&row[begin], n, p_.qmax(), x_, q);
+        const int64_t seen = read_on ? std::min(p_.group_size, have - begin) : n;
+        if (p_.zero_point) quantize_asymmetric(&row[begin], seen, p_.qmin(), p_.qmax(), x_, q, qf);
+        else quantize_symmetric(&row[begin], seen, p_.qmax() + (over_qmin ? 1 : 0), x_, q, qf);
+        for (double& c : q.code) c = std::min(c, static_cast<double>(p_.qmax()));
         scale.push_back(round_to(scale_, q.scale));
         scale_exact.push_back(q.scale);
         zp.push_back(static_cast<double>(q.zero_point));
@@ -105,6 +114,15 @@ class QuantizeGroupOperator final : public Operator {
             },
         .from_files = {"x"},
         .sizes = {"rows", "length", "group_size"},
+        .faults =
+            {
+                {"quant_truncate", "codes truncated toward zero (a C cast of x / s) instead of rounded to nearest even", ""},
+                {"scale_f32", "the scale computed and applied in f32 where the compute dtype is f16 or bf16", ""},
+                {"range_without_zero", "asymmetric range [min x, max x] without 0, as a plain min/max kernel computes it", ""},
+                {"symmetric_scale_over_qmin", "symmetric scale max|x| / |qmin| (128, 8) instead of / qmax, codes clamped to qmax", ""},
+                {"last_group_reads_next_row", "the row's last, partial group takes its scale over group_size elements, "
+                 "reading on into the next row (no bounds check)", ""},
+            },
     };
     return sig;
   }

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "ref/quant.hpp"
+
 namespace kvbench {
 
 std::vector<TensorDecl> cache_copy_tensors(const std::string& input_shape, const std::string& cache_shape) {
@@ -29,13 +31,26 @@ std::vector<Expected> CacheCopyCase::reference(const TensorSet& in) const {
   // written twice is still refused by finish()).
   auto rows = copies();
   std::stable_sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.dst < b.dst; });
+  if (!fault().empty()) {
+    // A faulty kernel's copies may collide (the later one wins) or fall past the cache (lost).
+    const auto cache_rows = static_cast<int64_t>(in.at("key_cache").numel()) / head_size_;
+    std::vector<RowCopy> kept;
+    for (size_t i = 0; i < rows.size(); ++i)
+      if (rows[i].dst < cache_rows && (i + 1 == rows.size() || rows[i + 1].dst != rows[i].dst)) kept.push_back(rows[i]);
+    rows = std::move(kept);
+  }
   for (const char* name : {"key", "value"}) {
-    const Tensor& src = in.at(name);
+    // key_value_swapped: the key rows go to value_cache and the value rows to key_cache.
+    const Tensor& src = in.at(fault_is("key_value_swapped") ? (std::string(name) == "key" ? "value" : "key") : name);
     Expected e = Expected::unchanged(in.at(std::string(name) + "_cache"));
     std::vector<double> row(static_cast<size_t>(head_size_));
     e.reserve_writes(rows.size() * row.size());
     for (const auto& r : rows) {
       src.get_range(static_cast<size_t>(r.src * head_size_), row.size(), row.data());
+      if (fault_is("copy_through_f16")) {
+        round_span(DType::f16, row.data(), row.size());
+        round_span(dtype_, row.data(), row.size());  // and back to the cache's dtype
+      }
       e.write_row(static_cast<size_t>(r.dst * head_size_), row.size(), row.data(), row.data());
     }
     e.finish();

@@ -53,6 +53,15 @@ const Signature& omni_signature() {
       }(),
       .from_files = {"key", "value", "key_cache", "value_cache"},
       .sizes = {"seqLen", "num_head", "head_size", "num_blocks", "block_size"},
+      .faults =
+          {
+              {"window_end_inclusive", "drops tokens [offsetIndex, offsetIndex + win] (one past the window) and keeps "
+               "the rest after them", ""},
+              {"window_ignored", "stores every token of a compressed run (the window not dropped; rows past the cache lost)", ""},
+              {"key_value_swapped", "key rows stored in value_cache and value rows in key_cache (arguments swapped)", ""},
+              {"slot_per_batch", "every head of a batch stored from the batch's first slot, slot_mapping[b * num_head], "
+               "later heads overwriting earlier ones", ""},
+          },
   };
   return sig;
 }
@@ -166,12 +175,14 @@ class OmniCase final : public CacheCopyCase {
     int64_t token0 = 0;
     for (int64_t b = 0; b < p_.batches(); ++b) {
       for (int64_t h = 0; h < p_.num_head; ++h) {
-        const int64_t i = b * p_.num_head + h, slot = p_.slot_mapping[i];
+        const int64_t i = b * p_.num_head + h;
+        const int64_t slot = p_.slot_mapping[fault_is("slot_per_batch") ? b * p_.num_head : i];
         if (slot < 0) continue;
-        const int64_t off = p_.offset_index[i], w = p_.wins[i];
+        const int64_t off = p_.offset_index[i], w = p_.wins[i] + (fault_is("window_end_inclusive") ? 1 : 0);
+        const bool drop = p_.compressed(i) && !fault_is("window_ignored");
         int64_t k = 0;
         for (int64_t j = 0; j < p_.seq_len[b]; ++j) {
-          if (p_.compressed(i) && j >= off && j < off + w) continue;
+          if (drop && j >= off && j < off + w) continue;
           rows.push_back({(token0 + j) * p_.num_head + h, slot + k++});
         }
       }

@@ -42,6 +42,14 @@ const Signature& plain_signature() {
       }(),
       .from_files = {"key", "value", "key_cache", "value_cache"},
       .sizes = {"num_tokens", "padding_tokens", "num_heads", "head_size", "num_blocks", "block_size"},
+      .faults =
+          {
+              {"padding_slot_wraps", "a padding token (slot -1) stored in the last slot, as a negative index wraps", ""},
+              {"head_major_cache", "the cache addressed as [num_blocks, num_heads, block_size, head_size] (the head-major "
+               "layout of another backend)", ""},
+              {"key_value_swapped", "key rows stored in value_cache and value rows in key_cache (arguments swapped)", ""},
+              {"copy_through_f16", "rows copied through f16 registers (bf16 and f32 values rounded to f16)", ""},
+          },
   };
   return sig;
 }
@@ -127,9 +135,14 @@ class PlainCase final : public CacheCopyCase {
 
   std::vector<RowCopy> copies() const override {
     std::vector<RowCopy> rows;
-    for (int64_t t = 0; t < p_.num_tokens; ++t)
-      if (p_.slot_mapping[t] >= 0)
-        for (int64_t h = 0; h < p_.num_heads; ++h) rows.push_back({t * p_.num_heads + h, p_.slot_mapping[t] * p_.num_heads + h});
+    const int64_t H = p_.num_heads, bs = p_.block_size;
+    for (int64_t t = 0; t < p_.num_tokens; ++t) {
+      int64_t slot = p_.slot_mapping[t];
+      if (slot < 0 && fault_is("padding_slot_wraps")) slot += p_.num_blocks * bs;
+      if (slot < 0) continue;
+      for (int64_t h = 0; h < H; ++h)
+        rows.push_back({t * H + h, fault_is("head_major_cache") ? (slot / bs * H + h) * bs + slot % bs : slot * H + h});
+    }
     return rows;
   }
 

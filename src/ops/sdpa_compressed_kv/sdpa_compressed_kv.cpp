@@ -183,7 +183,8 @@ class SdpaCase final : public OpCase {
     const std::string name = c == 0 ? "key" : "value";
     const auto r = args().range(name);
     const CounterRng rng(args().seed(), name + "_unquantized");
-    return [this, &side, c, first_row, unquantized, r, rng](int64_t t, double* dst, int64_t step) {
+    const bool zp_after_scale = fault_is("zero_point_after_scale");
+    return [this, &side, c, first_row, unquantized, r, rng, zp_after_scale](int64_t t, double* dst, int64_t step) {
       const int64_t row = first_row + t;
       for (int64_t d = 0; d < p_.D; ++d) {
         if (unquantized) {  // originals(c), element by element
@@ -196,7 +197,9 @@ class SdpaCase final : public OpCase {
           continue;
         }
         const size_t gi = group_index(c, row, d);
-        dst[d * step] = dequant_zero_point(q, side.zp.empty() ? 0.0 : side.zp[gi], side.scale[gi], DType::f32);
+        const double zp = side.zp.empty() ? 0.0 : side.zp[gi];
+        dst[d * step] = zp_after_scale ? round_f32(round_f32(q * side.scale[gi]) - zp)
+                                       : dequant_zero_point(q, zp, side.scale[gi], DType::f32);
       }
     };
   }
@@ -209,26 +212,31 @@ class SdpaCase final : public OpCase {
     const int64_t Gq = p_.H / p_.H_kv;
     std::vector<double> out(static_cast<size_t>(p_.N * p_.H * p_.S_q * p_.D), 0.0);
     std::vector<double> q(static_cast<size_t>(p_.S_q * Gq * p_.D));
-    AttentionBlock a{.dk = p_.D, .dv = p_.D, .scale = p_.scale, .divide_by_scale = p_.divide,
+    AttentionBlock a{.dk = p_.D, .dv = p_.D, .scale = p_.scale, .divide_by_scale = p_.divide && !fault_is("scale_multiplied"),
                      .round_p = round_p ? std::optional<DType>(p_.q) : std::nullopt,
-                     .empty = EmptyRow::zeros};  // no visible key: zeros (inf_as_zero)
+                     .empty = fault_is("masked_row_nan") ? EmptyRow::nan : EmptyRow::zeros,  // no visible key: zeros (inf_as_zero)
+                     .fault = attention_fault(fault())};
+    const bool head_mod = fault_is("gqa_head_mod"), swapped = fault_is("causal_alignment_swapped");
+    const bool head_broadcast = fault_is("mask_head_broadcast");
+    const int64_t diagonal = fault_is("causal_diagonal_excluded") ? 0 : 1;
     for (int64_t n = 0; n < p_.N; ++n)
       for (int64_t hk = 0; hk < p_.H_kv; ++hk) {
         // Rows (r, h) of the kv head's Gq query heads, position-major. A causal row r sees
         // keys [0, limit]: limit = r (top-left) or r + S_kv - S_q (bottom-right).
         std::vector<QueryRow> rows;
         for (int64_t r = 0; r < p_.S_q; ++r)
-          for (int64_t h = hk * Gq; h < (hk + 1) * Gq; ++h) {
+          for (int64_t j = 0; j < Gq; ++j) {
+            const int64_t h = head_mod ? j * p_.H_kv + hk : hk * Gq + j;
             double* qr = &q[rows.size() * p_.D];
             for (int64_t d = 0; d < p_.D; ++d) qr[d] = query.get(query.offset({n, h, r, d}));
-            const int64_t limit = p_.causal == 1 ? r : r + p_.S_kv - p_.S_q;
-            rows.push_back({.q = qr, .begin = 0, .end = p_.causal ? std::clamp<int64_t>(limit + 1, 0, p_.S_kv) : p_.S_kv,
+            const int64_t limit = (p_.causal == 1) != swapped ? r : r + p_.S_kv - p_.S_q;
+            rows.push_back({.q = qr, .begin = 0, .end = p_.causal ? std::clamp<int64_t>(limit + diagonal, 0, p_.S_kv) : p_.S_kv,
                             .out = &out[static_cast<size_t>(((n * p_.H + h) * p_.S_q + r) * p_.D)]});
           }
         if (mask)
           a.bias = [&](int64_t row, int64_t begin, int64_t end, double* s) {
-            const int64_t r = row / Gq, h = hk * Gq + row % Gq;
-            const int64_t m0 = n * p_.mask_stride(0) + h * p_.mask_stride(1) + r * p_.mask_stride(2);
+            const int64_t r = row / Gq, h = head_mod ? row % Gq * p_.H_kv + hk : hk * Gq + row % Gq;
+            const int64_t m0 = n * p_.mask_stride(0) + (head_broadcast ? 0 : h * p_.mask_stride(1)) + r * p_.mask_stride(2);
             for (int64_t c = begin; c < end; ++c) s[c - begin] += mask->get(static_cast<size_t>(m0 + c));
           };
         const int64_t kvb = (n * p_.H_kv + hk) * p_.S_kv;

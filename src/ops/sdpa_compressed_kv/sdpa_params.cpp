@@ -71,6 +71,15 @@ const Signature& sdpa_signature() {
           },
       .from_files = {"query", "key", "scale_k", "zp_k", "value", "scale_v", "zp_v", "attn_mask"},
       .sizes = {"N", "S_kv", "S_q", "H", "H_kv", "D", "group_size"},
+      .faults = with_attention_faults({
+          {"zero_point_after_scale", "K/V dequantized as q * s - zp instead of (q - zp) * s", ""},
+          {"causal_alignment_swapped", "causal top-left and bottom-right exchanged (row r sees r + S_kv - S_q for 1, r for 2)", ""},
+          {"causal_diagonal_excluded", "a causal row sees keys up to its limit, exclusive", ""},
+          {"gqa_head_mod", "query head h reads kv head h % H_kv instead of h / (H / H_kv)", ""},
+          {"scale_multiplied", "scale_op divide ignored: scores multiplied by scale", ""},
+          {"mask_head_broadcast", "a per-head mask [N, H, S_q, S_kv] read as [N, 1, S_q, S_kv] (head 0's mask for every head)", ""},
+          {"masked_row_nan", "a fully masked row gives NaN (softmax of all -inf) instead of zeros (inf_as_zero)", ""},
+      }),
   };
   return sig;
 }
