@@ -27,7 +27,9 @@ case $config in
       echo "FAIL: LP_NATIVE_VECTOR_WIDTH=$width should give lavapipe subgroups of ${config%_lanes} lanes"
       exit 1
     fi ;;
-  storage_loads) export KVBENCH_TEXELS=0 ;;
+  storage_loads)  # SDPA reads no texel view
+    export KVBENCH_TEXELS=0
+    attention=("${attention[@]:0:2}") ;;
   *) echo "unknown configuration $config"; exit 2 ;;
 esac
 
