@@ -81,7 +81,10 @@ uint32_t attention_vectors_per_item(const DeviceInfo& dev, const AttentionHeads&
 void run_attention(Batch& batch, const AttentionShape& shape, AttentionLaunch launch) {
   const uint32_t per_item = attention_vectors_per_item(batch.runtime().info(), launch.heads, shape);
   const bool lanes = choose_attention_kernel(batch.runtime().info(), launch.heads) == AttentionKernel::lanes;
-  run_attention(batch, plan_attention(shape, per_item, lanes ? kDecodeSplitLanes : kDecodeSplitTiles), std::move(launch));
+  // Two items per compute unit at least (DeviceInfo::compute_units).
+  const DecodeSplit split{.max_keys = lanes ? kDecodeSplitLanes : kDecodeSplitTiles,
+                          .target_items = 2 * static_cast<int64_t>(batch.runtime().info().compute_units)};
+  run_attention(batch, plan_attention(shape, per_item, split), std::move(launch));
 }
 
 void run_attention(Batch& batch, const AttentionPlan& plan, AttentionLaunch launch) {
@@ -110,8 +113,7 @@ void run_attention(Batch& batch, const AttentionPlan& plan, AttentionLaunch laun
   }
   const uint64_t elements = plan.merge.size() / 4 * static_cast<uint64_t>(launch.head_dim);
   const auto& pq = launch.post_quant;
-  const uint64_t words = elements * dtype_bits(launch.out_dtype) / 32;
-  const auto [mx, my] = dispatch_grid((words + 63) / 64);
+  const auto [mx, my] = dispatch_grid(plan.merge.size() / 4);  // a workgroup per output vector
   // Constants: whether the partials are read through their texel view, and output elements per word.
   const Kernel merge_kernel("attention_merge", {batch.runtime().texels_cover(partials->size()) ? 1u : 0u,
                                                 static_cast<uint32_t>(32 / dtype_bits(launch.out_dtype))});
