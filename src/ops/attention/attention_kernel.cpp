@@ -113,10 +113,14 @@ void run_attention(Batch& batch, const AttentionPlan& plan, AttentionLaunch laun
   }
   const uint64_t elements = plan.merge.size() / 4 * static_cast<uint64_t>(launch.head_dim);
   const auto& pq = launch.post_quant;
-  const auto [mx, my] = dispatch_grid(plan.merge.size() / 4);  // a workgroup per output vector
+  // The gpu kernel's merge: a workgroup per output vector, parallel over its splits; the cpu
+  // kernel's: an invocation per output word (faster on lavapipe: specs/attention-kernels.md).
+  const uint64_t words = elements * dtype_bits(launch.out_dtype) / 32;
+  const auto [mx, my] = dispatch_grid(kernel == AttentionKernel::tiles ? plan.merge.size() / 4 : (words + 63) / 64);
   // Constants: whether the partials are read through their texel view, and output elements per word.
-  const Kernel merge_kernel("attention_merge", {batch.runtime().texels_cover(partials->size()) ? 1u : 0u,
-                                                static_cast<uint32_t>(32 / dtype_bits(launch.out_dtype))});
+  const Kernel merge_kernel(kernel == AttentionKernel::tiles ? "attention_merge_splits" : "attention_merge",
+                            {batch.runtime().texels_cover(partials->size()) ? 1u : 0u,
+                             static_cast<uint32_t>(32 / dtype_bits(launch.out_dtype))});
   batch.dispatch(merge_kernel,
                  {{"partials", partials},
                   {"merge", merge},

@@ -46,7 +46,7 @@ struct AttentionLaunch {
   KernelParams params;    // the operator's parameters; num_items is added
   Buffer* out = nullptr;  // the output tensor: [vectors in the plan's order, head_dim]
   Buffer* lse = nullptr;  // the log-sum-exp of each vector at the plan's lse index (optional)
-  // An i8 output is post-quantized with these (shaders/attention_merge.comp).
+  // An i8 output is post-quantized with these (shaders/attention_merge_common.glsl).
   struct PostQuant {
     Buffer* scale = nullptr;
     Buffer* offset = nullptr;  // optional

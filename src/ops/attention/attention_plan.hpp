@@ -1,7 +1,7 @@
 #pragma once
 // The host's plan for the shared attention kernel (shaders/attention_core.glsl): which work
 // items exist, where each writes its partial softmax state, and which partial states the
-// merge (shaders/attention_merge.comp) combines into each output vector. Every attention
+// merge (shaders/attention_merge*.comp) combines into each output vector. Every attention
 // operator (MHCA, SDPA) plans through here.
 #include <cstdint>
 #include <functional>
@@ -38,7 +38,7 @@ constexpr uint32_t kNoLse = 0xffffffffu;
 // at a time and pays for each split in partial states and merge work (lavapipe's 8k FIA
 // decode 19.6 -> 18.3 ms).
 constexpr int64_t kDecodeSplitTiles = 256, kDecodeSplitLanes = 1024;
-// The most splits of one output vector: attention_merge.comp keeps a weight per split in
+// The most splits of one output vector: attention_merge_splits.comp keeps a weight per split in
 // shared memory. Longer sequences get longer splits.
 constexpr int64_t kMaxMergeSplits = 512;
 
