@@ -13,7 +13,10 @@
 #include "quant.glsl"
 #include "texels.glsl"
 
-layout(local_size_x = 64) in;
+#ifndef MERGE_WORKGROUP
+#define MERGE_WORKGROUP 64
+#endif
+layout(local_size_x = MERGE_WORKGROUP) in;
 layout(std430, binding = 0) readonly buffer Partials { float partials[]; };
 // Per vector: first slot, splits, lse index, head.
 layout(std430, binding = 1) readonly buffer Merge { uint merge[]; };

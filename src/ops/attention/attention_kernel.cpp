@@ -68,8 +68,10 @@ void check_attention_device(const DeviceInfo& dev, const AttentionHeads& heads) 
     throw SkipCase("the gpu attention kernel needs " + std::to_string(shared) + " bytes of shared memory at head sizes " +
                    std::to_string(kd) + "/" + std::to_string(vd) + "; " + dev.name + " gives " +
                    std::to_string(dev.shared_memory_bytes));
-  if (dev.max_workgroup_invocations < kTilesWorkgroup || dev.max_workgroup_size_x < kTilesWorkgroup)
-    throw SkipCase("the gpu attention kernel needs workgroups of " + std::to_string(kTilesWorkgroup) + " invocations; " +
+  // The kernel's workgroups, and its merge's (Vulkan guarantees only 128 invocations).
+  const uint32_t wg = std::max(kTilesWorkgroup, kMergeSplitsWorkgroup);
+  if (dev.max_workgroup_invocations < wg || dev.max_workgroup_size_x < wg)
+    throw SkipCase("the gpu attention kernel and its merge need workgroups of " + std::to_string(wg) + " invocations; " +
                    dev.name + " allows " + std::to_string(std::min(dev.max_workgroup_invocations, dev.max_workgroup_size_x)));
 }
 
