@@ -24,6 +24,9 @@ BenchResult bench_case(const CaseDef& def, const OpCase& op, Runtime& rt, const 
   try {
     TensorSet io = initial;
     r.timing = time_repeated(rt, reps, r.check.device_ms, [&] { op.run_vulkan(rt, io); });
+    // Under KVBENCH_VALIDATION=1 the repeated submission is checked as run's is.
+    if (const ValidationMessages v = rt.take_validation_messages(); v.count() > 0)
+      throw std::runtime_error("validation: " + std::to_string(v.count()) + " messages, first: " + v.first);
   } catch (const std::exception& e) {
     r.check.status = Status::fail;
     r.check.reason = std::string("error while timing: ") + e.what();
