@@ -16,7 +16,12 @@ struct Repetitions {
   int64_t warmup = 2;       // --warmup: warm-up repetitions at least
   double warmup_ms = 200;   // --warmup-ms: and at least this much device time
   int reps = 10;            // --reps: timed repetitions
-  Buffer* flush = nullptr;  // --flush-cache: filled between timed repetitions (untimed)
+  std::vector<Buffer*> flush;  // --flush-cache: filled between timed repetitions (untimed)
+  size_t flush_bytes() const {
+    size_t n = 0;
+    for (const Buffer* b : flush) n += b->size();
+    return n;
+  }
 };
 
 struct TimingStats {

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <iostream>
 
 #include "bench/bench_case.hpp"
@@ -67,11 +68,16 @@ void add_bench_command(CLI::App& app, int& exit_code) {
       return;
     }
     CopyBandwidth copy;
-    std::unique_ptr<Buffer> flush;
+    std::vector<std::unique_ptr<Buffer>> flush;
     try {
       std::cout << "device: " << rt->info().name << " (" << rt->info().type << ")\n" << std::flush;
-      if (flush_cache) flush = rt->buffer(2 * (cache_mib << 20));
-      reps.flush = flush.get();
+      // Twice the cache, in buffers no larger than the device lets one storage buffer be.
+      const size_t most = std::max<size_t>(16, rt->info().max_storage_buffer_range / 16 * 16);
+      reps.flush.clear();
+      for (size_t left = flush_cache ? 2 * (cache_mib << 20) : 0; left > 0; left -= std::min(left, most)) {
+        flush.push_back(rt->buffer(std::min(left, most)));
+        reps.flush.push_back(flush.back().get());
+      }
       copy = measure_copy_bandwidth(*rt, reps);
     } catch (const std::exception& e) {
       std::cerr << "error: " << e.what() << "\n";

@@ -17,7 +17,7 @@ std::string clock_text(const std::optional<double>& mhz) {
 std::string timing_text(const RepeatedTiming& t, const Repetitions& reps) {
   char buf[256];
   std::snprintf(buf, sizeof buf, "%d back-to-back runs%s after a %.1f ms warm-up of %lld runs, %s", t.reps,
-                reps.flush ? " with the cache flushed between them" : "", t.warmup_ms,
+                !reps.flush.empty() ? " with the cache flushed between them" : "", t.warmup_ms,
                 static_cast<long long>(t.warmup_count), clock_text(t.clock_mhz).c_str());
   return buf;
 }
@@ -83,8 +83,8 @@ nlohmann::json bench_report_json(const DeviceInfo& device, const CopyBandwidth& 
                    {"warmup", reps.warmup},
                    {"warmup_min_ms", reps.warmup_ms},
                    {"reps", reps.reps},
-                   {"flush_cache", reps.flush != nullptr},
-                   {"flush_bytes", reps.flush ? nlohmann::json(reps.flush->size()) : nlohmann::json(nullptr)},
+                   {"flush_cache", !reps.flush.empty()},
+                   {"flush_bytes", !reps.flush.empty() ? nlohmann::json(reps.flush_bytes()) : nlohmann::json(nullptr)},
                    {"shader_clock_extension", device.shader_clock},
                    {"calibrated_timestamps_extension", device.calibrated_timestamps}};
   put_number(j, "copy_bandwidth_gbps", copy.gbps);

@@ -457,8 +457,8 @@ void Batch::State::run_repeated(const RepeatPlan& plan) {
       }
       c.writeTimestamp(vk::PipelineStageFlagBits::eBottomOfPipe, pool, 1);
       for (uint32_t r = 0; r < reps; ++r) {
-        if (plan.flush) {  // untimed: outside every dispatch's pair of timestamps
-          c.fillBuffer(*plan.flush->handle(), 0, VK_WHOLE_SIZE, r);
+        if (!plan.flush.empty()) {  // untimed: outside every dispatch's pair of timestamps
+          for (const Buffer* b : plan.flush) c.fillBuffer(*b->handle(), 0, VK_WHOLE_SIZE, r);
           full_barrier(c);
         }
         for (size_t i = first; i <= last; ++i) emit(c, entries[i], pool, q);

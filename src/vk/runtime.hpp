@@ -165,14 +165,14 @@ struct DispatchTime {
 
 // How `kvbench bench` repeats a batch's dispatches (Runtime::repeat_dispatches): in one
 // submission, an untimed warm-up of at least `warmup_ms` device time and `min_warmup`
-// repetitions, then `reps` timed ones back to back, with `flush` (when set) filled between
+// repetitions, then `reps` timed ones back to back, with the `flush` buffers filled between
 // them outside the timed intervals; then, where the device has a shader clock, a probe of it.
 struct RepeatPlan {
   int64_t min_warmup = 0;
   double warmup_ms = 200;
   double rep_ms_hint = 0;  // one repetition's expected device time: sizes the first warm-up
   int reps = 1;
-  Buffer* flush = nullptr;
+  std::vector<Buffer*> flush;  // each within maxStorageBufferRange, together the size wanted
 };
 
 // What the repeated batches measured (summed over the batches of a run).
