@@ -483,7 +483,9 @@ void Batch::State::run_repeated(const RepeatPlan& plan) {
     const double counted = static_cast<double>(words[0]) + 4294967296.0 * words[1];
     if (ms.back() > 0) o.clock_mhz = counted / (ms.back() * 1e3);
   }
-  ms.assign(ms.end() - static_cast<ptrdiff_t>(d + (cycles ? 1 : 0)), ms.end() - (cycles ? 1 : 0));  // the last repetition's
+  // The last repetition's (a copy first: assign from the vector's own range is undefined).
+  std::vector<double> last_rep(ms.end() - static_cast<ptrdiff_t>(d + (cycles ? 1 : 0)), ms.end() - (cycles ? 1 : 0));
+  ms = std::move(last_rep);
 }
 
 double Batch::submit() {

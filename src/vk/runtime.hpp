@@ -335,7 +335,8 @@ class Batch {
   void download(const Buffer& src, std::span<uint8_t> dst);
 
   // Runs what was recorded, waits, fills the downloads. Returns the device time of the
-  // dispatches in ms, summed (dispatch_ms() has each). The batch is empty again afterwards.
+  // dispatches in ms, summed (dispatch_ms() has each; under Runtime::repeat_dispatches, the
+  // last timed repetition's). The batch is empty again afterwards.
   double submit();
   const std::vector<double>& dispatch_ms() const;
 
