@@ -98,7 +98,7 @@ TEST_CASE("check_attention_device: no subgroup SKIP at any width; head sizes to 
   CHECK(skip_reason(small, {.key_dim = 576, .value_dim = 512}).find("bytes of shared memory") != std::string::npos);
   CHECK(skip_reason(small, {.key_dim = 128, .value_dim = 128}) == "");
   small.max_workgroup_invocations = 64;
-  CHECK(skip_reason(small, {.key_dim = 128, .value_dim = 128}).find("workgroups of 128") != std::string::npos);
+  CHECK(skip_reason(small, {.key_dim = 128, .value_dim = 128}).find("workgroups of 256") != std::string::npos);
   CHECK(skip_reason(device("cpu", 8), {.key_dim = 640, .value_dim = 512}).find("up to 576") != std::string::npos);
   CHECK(skip_reason(device("cpu", 8), {.key_dim = 132, .value_dim = 128}).find("multiples of 8") != std::string::npos);
 }
@@ -195,11 +195,35 @@ TEST_CASE("plan_attention: decode splits of decode_split keys (the cpu kernel's 
   // 1024, 452) for the decode, 2 of 2048 for the other; 4 q heads on 1 kv head.
   AttentionShape shape{.num_heads = 4, .num_kv_heads = 1, .q_rows = {1, 3}, .kv_len = {2500, 2500}};
   shape.out_vector = [](int64_t b, int64_t r, int64_t h) { return b * 4 + r * 4 + h; };  // 16 vectors
-  const AttentionPlan plan = plan_attention(shape, 8, kDecodeSplitLanes);
+  const AttentionPlan plan = plan_attention(shape, 8, {.max_keys = kDecodeSplitLanes});
   CHECK(plan.batch_plan == std::vector<uint32_t>{0, 3, 1024, 12, 2, 2048});  // slot base, splits, split length
   CHECK(plan.num_items == 3 + 2 * 2);  // decode: 4 vectors, one item per split; prefill: 12 vectors, two items
   CHECK(plan_attention(shape).batch_plan[2] == 256);  // the default: the gpu kernel's
-  CHECK_THROWS_AS(plan_attention(shape, 8, 0), std::logic_error);
+  CHECK_THROWS_AS(plan_attention(shape, 8, {.max_keys = 0}), std::logic_error);
+  CHECK_THROWS_AS(plan_attention(shape, 8, {.min_keys = 40}), std::logic_error);  // not whole tiles
+}
+
+TEST_CASE("plan_attention: decode splits shorten until the plan fills the device twice, within the merge's splits") {
+  // Llama-3-70B TP8 decode: 8 q heads on 1 kv head, 32k keys. 256-key splits give 128 items;
+  // a device of 132 compute units wants 264: splits of 112 keys, 293 items.
+  AttentionShape shape{.num_heads = 8, .num_kv_heads = 1, .q_rows = {1}, .kv_len = {32768}};
+  shape.out_vector = [](int64_t, int64_t, int64_t h) { return h; };
+  CHECK(plan_attention(shape).num_items == 128);
+  const AttentionPlan filled = plan_attention(shape, 8, {.target_items = 264});
+  CHECK(filled.num_items >= 264);
+  CHECK(filled.batch_plan[2] == 112);
+  CHECK(filled.batch_plan[2] % 16 == 0);
+  // Enough items already: the splits stay at max_keys.
+  CHECK(plan_attention(shape, 8, {.target_items = 100}).batch_plan[2] == 256);
+  // A short sequence stops at min_keys: 1000 keys, 16 splits of 64.
+  shape.kv_len = {1000};
+  CHECK(plan_attention(shape, 8, {.target_items = 264}).batch_plan[1] == 16);
+  CHECK(plan_attention(shape, 8, {.target_items = 264}).batch_plan[2] == 64);
+  // A million keys: 4096 splits of 256 would exceed the merge's 512; splits of 2048.
+  shape.kv_len = {1 << 20};
+  const AttentionPlan longest = plan_attention(shape);
+  CHECK(longest.batch_plan[1] == 512);
+  CHECK(longest.batch_plan[2] == 2048);
 }
 
 TEST_CASE("attention_vectors_per_item: 4 for the cpu kernel's decodes with G <= 4 at heads <= 128, else 8") {

@@ -27,10 +27,8 @@ const Signature& scripted_signature() {
 
 class ScriptedCopy final : public OpCase {
  public:
-  ScriptedCopy(std::vector<double> times_ms, bool writes)
-      : OpCase(Args(CaseDef{.file = "stub.json", .name = "scripted", .op = "stub"}, scripted_signature())),
-        times_(std::move(times_ms)),
-        writes_(writes) {}
+  explicit ScriptedCopy(bool writes)
+      : OpCase(Args(CaseDef{.file = "stub.json", .name = "scripted", .op = "stub"}, scripted_signature())), writes_(writes) {}
   std::string describe() const override { return "scripted copy"; }
   std::vector<TensorSpec> tensor_specs() const override { return {{"x", DType::f32, {4}}, {"y", DType::f32, {4}}}; }
   void fill(Tensor& x) const override {
@@ -40,39 +38,69 @@ class ScriptedCopy final : public OpCase {
     const std::vector<double> x = in.at("x").values();
     return expected_list(Expected::output(in.at("y"), x, x));
   }
-  double run_vulkan(Runtime&, TensorSet& io) const override {
+  // One real dispatch (a 16-byte copy), so that the device repeats and times it.
+  double run_vulkan(Runtime& rt, TensorSet& io) const override {
+    ++calls_;
+    auto source = rt.buffer(16), destination = rt.buffer(16);
+    const double ms = rt.dispatch("copy_bandwidth", {{"source", source.get()}, {"destination", destination.get()}}, {{"count", 1}}, 1);
     if (writes_) io.at("y").bytes() = io.at("x").bytes();
-    return times_[calls_++ % times_.size()];
+    return ms;
   }
   size_t calls() const { return calls_; }
 
  private:
-  std::vector<double> times_;
   bool writes_;
   mutable size_t calls_ = 0;
 };
 
 }  // namespace
 
-TEST_CASE("bench_case: warm-up runs are not counted; median, min, max, bandwidth and % of copy") {
+TEST_CASE("bench_case: a warm-up of at least 200 ms device time, then back-to-back timed runs of one submission") {
   Runtime rt;
   const CaseDef def{.file = "stub.json", .name = "scripted", .op = "stub"};
-  // The check's run, 1 warm-up, then 4 timed runs: 0.004, 0.001, 0.002, 0.003 ms.
-  const ScriptedCopy op({9, 9, 0.004, 0.001, 0.002, 0.003}, true);
-  const BenchResult r = bench_case(def, op, rt, {.warmup = 1, .reps = 4}, 0.016);
-  CHECK(op.calls() == 6);
+  const ScriptedCopy op(true);
+  const BenchResult r = bench_case(def, op, rt, {.warmup = 3, .warmup_ms = 200, .reps = 4}, 0.016);
+  // The check's run and one timed run: the repetitions are the device's, not the host's.
+  CHECK(op.calls() == 2);
   CHECK(r.check.status == Status::pass);
-  CHECK(r.time.median_ms == doctest::Approx(0.0025));
-  CHECK(r.time.min_ms == doctest::Approx(0.001));
-  CHECK(r.time.max_ms == doctest::Approx(0.004));
+  const RepeatedTiming& t = r.timing;
+  CHECK(t.reps == 4);
+  CHECK(t.warmup_count >= 3);
+  CHECK(t.warmup_ms >= 200);  // measured by timestamps, not counted
+  CHECK(t.time.min_ms > 0);
+  CHECK(t.time.min_ms <= t.time.median_ms);
+  CHECK(t.time.median_ms <= t.time.max_ms);
+  REQUIRE(t.kernels.size() == 1);
+  CHECK(t.kernels[0].shader == "copy_bandwidth");
   CHECK(r.bytes == 32);  // 16 bytes read, 16 written
-  CHECK(r.gbps == doctest::Approx(0.0128));  // 32 bytes in 2.5 us
-  CHECK(r.percent_of_copy == doctest::Approx(80));
+  CHECK(r.gbps == doctest::Approx(32 / (t.time.median_ms * 1e6)));
+  CHECK(r.percent_of_copy == doctest::Approx(100 * r.gbps / 0.016));
+  // The clock is measured where the device has VK_KHR_shader_clock, and only there.
+  CHECK(t.clock_mhz.has_value() == rt.info().shader_clock);
+  if (t.clock_mhz) CHECK(*t.clock_mhz > 0);
 
-  const ScriptedCopy wrong({1}, false);
+  const ScriptedCopy wrong(false);
   const BenchResult w = bench_case(def, wrong, rt, {.warmup = 0, .reps = 2}, 0.016);
   CHECK(w.check.status == Status::fail);
   CHECK(w.timed());  // a wrong kernel is still timed; the table marks it FAIL
+}
+
+TEST_CASE("summarize_repeats: a repetition's time is the sum of its dispatches; each kernel its median") {
+  RepeatOutcome o{.warmup_count = 7, .warmup_ms = 250};
+  for (const double ms : {0.004, 0.001, 0.002, 0.003}) o.reps.push_back({{"a", ms}, {"b", 2 * ms}});
+  o.clock_mhz = 1980;
+  const RepeatedTiming t = summarize_repeats(o);
+  CHECK(t.reps == 4);
+  CHECK(t.warmup_count == 7);
+  CHECK(t.warmup_ms == 250);
+  CHECK(t.time.median_ms == doctest::Approx(0.0075));
+  CHECK(t.time.min_ms == doctest::Approx(0.003));
+  CHECK(t.time.max_ms == doctest::Approx(0.012));
+  REQUIRE(t.kernels.size() == 2);
+  CHECK(t.kernels[1].shader == "b");
+  CHECK(t.kernels[1].ms == doctest::Approx(0.005));
+  CHECK(t.clock_mhz == 1980);
+  CHECK(summarize_repeats({}).reps == 0);
 }
 
 namespace {
@@ -95,12 +123,15 @@ BenchWithJson bench_with_json(const std::string& args, const std::string& stem) 
   return b;
 }
 
+// One quick case: a 4-bit KV-cache write.
+std::string one_cache_case() {
+  return source_path("cases/pmx.KeyValueCache/odd_groups.json") + " --filter 'layout=0,quant_bit=4,quant_group=3\\]'";
+}
+
 }  // namespace
 
 TEST_CASE("bench: one case prints the copy bandwidth and writes positive figures to --json") {
-  const auto bench = bench_with_json(source_path("cases/pmx.KeyValueCache/odd_groups.json") +
-                                          " --filter 'layout=0,quant_bit=4,quant_group=3\\]' --warmup 1 --reps 3",
-                                      "bench");
+  const auto bench = bench_with_json(one_cache_case() + " --warmup 1 --reps 3", "bench");
   const auto& r = bench.run;
   const auto& j = bench.report;
   INFO(r.output);
@@ -112,6 +143,19 @@ TEST_CASE("bench: one case prints the copy bandwidth and writes positive figures
 
   CHECK(j["copy_bandwidth_gbps"].get<double>() > 0);
   CHECK(j["reps"] == 3);
+  CHECK(j["flush_cache"] == false);
+  CHECK(j["flush_bytes"].is_null());
+  // The warm-up happened, was long enough by the device's own timestamps, and the clock
+  // field is there: a number where the device has a shader clock, else "unknown".
+  for (const auto& timing : {j["copy_timing"], j["cases"][0]["timing"]}) {
+    INFO(timing.dump());
+    CHECK(timing["warmup_ms"].get<double>() >= 200);
+    CHECK(timing["warmup_count"].get<int64_t>() >= 1);
+    CHECK(timing["reps"] == 3);
+    REQUIRE(timing.contains("shader_clock_mhz"));
+    CHECK(timing["shader_clock_mhz"].is_null() == (timing["shader_clock_source"] == "unknown"));
+    CHECK(timing["shader_clock_mhz"].is_null() == !j["shader_clock_extension"].get<bool>());
+  }
   REQUIRE(j["cases"].size() == 1);
   const auto& c = j["cases"][0];
   CHECK(c["name"] == "kvc_odd_groups[cache_layout=0,quant_bit=4,quant_group=3]");
@@ -172,11 +216,26 @@ TEST_CASE("bench: a case of several kernels lists each with its median device ti
   CHECK(r.output.find("attention_merge", line) != std::string::npos);
 }
 
+TEST_CASE("bench: --flush-cache fills twice --cache-mib between the timed runs, and says so") {
+  // 192 MiB: more than lavapipe's maxStorageBufferRange (128 MiB), so filled as two buffers.
+  const auto bench = bench_with_json(one_cache_case() + " --reps 2 --flush-cache --cache-mib 96", "bench_flush");
+  INFO(bench.run.output);
+  CHECK(bench.run.status == 0);
+  CHECK(bench.run.output.find("with the cache flushed between them") != std::string::npos);
+  const auto& j = bench.report;
+  CHECK(j["flush_cache"] == true);
+  CHECK(j["flush_bytes"] == 192 << 20);
+  REQUIRE(j["cases"].size() == 1);
+  CHECK(j["cases"][0]["timing"]["reps"] == 2);
+}
+
 TEST_CASE("bench: unusable arguments exit 2") {
   const std::string file = source_path("tests/data/mixed/valid.json");
   CHECK(run_kvbench("bench").status == 2);
   CHECK(run_kvbench("bench " + file + " --reps 0").status == 2);
   CHECK(run_kvbench("bench " + file + " --warmup -1").status == 2);
+  CHECK(run_kvbench("bench " + file + " --warmup-ms 100").status == 2);  // never under 200 ms
+  CHECK(run_kvbench("bench " + file + " --flush-cache --cache-mib 0").status == 2);
   CHECK(run_kvbench("bench " + file + " --filter '('").status == 2);
   CHECK(run_kvbench("bench " + file + " --device 99").status == 2);
 }

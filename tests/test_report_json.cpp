@@ -155,6 +155,9 @@ TEST_CASE("check --json and bench --json: resolved parameters and the documented
   nlohmann::json broken = bj;
   broken["cases"][0]["gbps"] = "1.5";
   CHECK(violations(broken, "specs/bench-report.schema.json") != "");
+  nlohmann::json unclocked = bj;  // the clock figure is never left out, even where it is unknown
+  unclocked["cases"][0]["timing"].erase("shader_clock_mhz");
+  CHECK(violations(unclocked, "specs/bench-report.schema.json") != "");
   fs::remove_all(dir);
 }
 

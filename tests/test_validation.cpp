@@ -111,16 +111,33 @@ TEST_CASE("validation: pmx.KeyValueCache llama shape (65536 fetch groups before 
 // validation) outlive the instance and the loader unloads the layer before LeakSanitizer
 // reports them, so no suppression can name them (tools/lsan.supp): leak detection is off for
 // this one run, the other tests under ASan still check kvbench's own memory.
-TEST_CASE("validation at warning level: a case ends with no SPEC warning") {
+namespace {
+
+// `kvbench ARGS` (ENV before it) under those settings: it exits 0, the settings were read,
+// and the layer reported no SPEC warning and no error (synchronization hazards included).
+void check_clean_under_warning_level(const std::string& env, const std::string& args) {
 #ifdef KVBENCH_SANITIZED
   const std::string no_leak_check = "ASAN_OPTIONS=\"${ASAN_OPTIONS:-}:detect_leaks=0\" ";
 #else
   const std::string no_leak_check;
 #endif
   const auto r = run_command(no_leak_check + "VK_LAYER_SETTINGS_PATH=" + source_path("tests/data/validation") +
-                             " KVBENCH_VALIDATION=1 " + KVBENCH_BINARY + " run " + source_path("tests/data/mixed/valid.json"));
+                             " KVBENCH_VALIDATION=1 " + env + " " + KVBENCH_BINARY + " " + args);
   CHECK_MESSAGE(r.status == 0, r.output.substr(r.output.size() > 3000 ? r.output.size() - 3000 : 0));
   CHECK(r.output.find("(INFO / SPEC)") != std::string::npos);  // the settings file was read
   CHECK_MESSAGE(r.output.find("(WARN / SPEC)") == std::string::npos, r.output.substr(0, 2000));
   CHECK_MESSAGE(r.output.find("(ERROR / ") == std::string::npos, r.output.substr(0, 2000));
+}
+
+}  // namespace
+
+TEST_CASE("validation at warning level: a case ends with no SPEC warning") {
+  check_clean_under_warning_level("", "run " + source_path("tests/data/mixed/valid.json"));
+}
+
+// bench's one submission of warm-up, timed repetitions, cache flushes and clock probe, in
+// the staging mode a discrete GPU runs (readbacks as copies inside the repeated span).
+TEST_CASE("validation at warning level: bench's repeated submission is clean, staged and flushed") {
+  check_clean_under_warning_level("KVBENCH_STAGING=1", "bench " + source_path("tests/data/mixed/valid.json") +
+                                                           " --reps 2 --flush-cache --cache-mib 1");
 }

@@ -4,8 +4,8 @@
 // reports per pipeline: VGPRs, SGPRs, spilled registers, scratch bytes, LDS bytes and
 // waves (subgroups) per SIMD (VK_KHR_pipeline_executable_properties).
 //
-// Exit 0: printed, and no gpu-kernel (tiles) pipeline with head sizes <= 256 uses scratch
-// or spills VGPRs; 1: one does (each named); 77: no null device (RADV missing, or
+// Exit 0: printed, and no gpu-kernel (tiles) pipeline with head sizes <= 256 and no
+// attention_merge_splits pipeline uses scratch or spills VGPRs; 1: one does (each named); 77: no null device (RADV missing, or
 // RADV_FORCE_FAMILY unset), the reason on stdout. The cpu kernel's pipelines (lanes) are
 // printed for comparison and not gated: it runs only on CPU devices.
 // Usage: RADV_FORCE_FAMILY=vega10 attention_isa_stats
@@ -45,6 +45,12 @@ std::vector<Variant> variants() {
     v.push_back({"fia_attention" + b, {128, 128, 0, 128}, 128, 128, "FIA antiquant/paged D 128"});
     v.push_back({"fia_attention" + b, {192, 128, 0, 128}, 192, 128, "FIA MLA 128+64 / 128"});
     if (tiles) v.push_back({"fia_attention" + b, {576, 512, 0, 512}, 576, 512, "FIA MLA 512+64 / 512"});
+  }
+  // The merges (TEXELS, PER_WORD): the gpu kernel's (gated) and the cpu kernel's.
+  for (const std::string merge : {"attention_merge_splits", "attention_merge"}) {
+    v.push_back({merge, {1, 1}, 0, 0, "merge f32 out (texels)"});
+    v.push_back({merge, {1, 2}, 0, 0, "merge f16 out (texels)"});
+    v.push_back({merge, {0, 4}, 0, 0, "merge i8 out (buffers)"});
   }
   return v;
 }
@@ -100,6 +106,9 @@ int main() {
     for (const auto& [binding, names] : iface.buffers)
       slots.push_back({.binding = binding, .descriptorType = vk::DescriptorType::eStorageBuffer, .descriptorCount = 1,
                        .stageFlags = vk::ShaderStageFlagBits::eCompute});
+    for (const auto& [binding, tensor] : iface.texel_buffers)
+      slots.push_back({.binding = binding, .descriptorType = vk::DescriptorType::eUniformTexelBuffer, .descriptorCount = 1,
+                       .stageFlags = vk::ShaderStageFlagBits::eCompute});
     if (iface.params_binding)
       slots.push_back({.binding = *iface.params_binding, .descriptorType = vk::DescriptorType::eUniformBuffer,
                        .descriptorCount = 1, .stageFlags = vk::ShaderStageFlagBits::eCompute});
@@ -134,7 +143,8 @@ int main() {
       std::printf("%-34s %-22s %6s %6s %8s %8s %8s %7s %6s\n", var.label.c_str(), var.shader.c_str(), get("VGPRs").c_str(),
                   get("SGPRs").c_str(), get("Spilled VGPRs").c_str(), get("Spilled SGPRs").c_str(),
                   get("Scratch size").c_str(), get("LDS size").c_str(), get("Subgroups per SIMD").c_str());
-      const bool gated = var.shader.find("_tiles") != std::string::npos && var.key_dim <= 256 && var.value_dim <= 256;
+      const bool gated = (var.shader.find("_tiles") != std::string::npos || var.shader == "attention_merge_splits") &&
+                         var.key_dim <= 256 && var.value_dim <= 256;
       if (gated && (stat["Scratch size"] > 0 || stat["Spilled VGPRs"] > 0)) {
         std::printf("FAIL: %s (%s) uses scratch or spills VGPRs at head sizes <= 256\n", var.label.c_str(), var.shader.c_str());
         ++failures;

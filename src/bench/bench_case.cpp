@@ -1,7 +1,5 @@
 #include "bench/bench_case.hpp"
 
-#include <algorithm>
-
 #include "runner/run_case.hpp"
 
 namespace kvbench {
@@ -21,35 +19,21 @@ BenchResult bench_case(const CaseDef& def, const OpCase& op, Runtime& rt, const 
   const TensorSet initial = op.make_tensors();
   r.bytes = op.traffic_bytes(initial);
   r.flops = op.flops();
-  // Every run starts from the initial tensors: an in-place cache must not carry one run's
-  // writes into the next.
-  std::vector<std::vector<DispatchTime>> runs;  // the timed runs' dispatches
-  rt.log_dispatches(true);
+  // The timed run starts from the initial tensors; its repetitions run the same dispatches
+  // on the same buffers, which every kernel here writes from its inputs alone.
   try {
-    r.time = time_repeatedly(reps, [&] {
-      TensorSet io = initial;
-      rt.take_dispatch_log();
-      const double ms = op.run_vulkan(rt, io);
-      runs.push_back(rt.take_dispatch_log());
-      return ms;
-    });
-    rt.log_dispatches(false);
+    TensorSet io = initial;
+    r.timing = time_repeated(rt, reps, r.check.device_ms, [&] { op.run_vulkan(rt, io); });
+    // Under KVBENCH_VALIDATION=1 the repeated submission is checked as run's is.
+    if (const ValidationMessages v = rt.take_validation_messages(); v.count() > 0)
+      throw std::runtime_error("validation: " + std::to_string(v.count()) + " messages, first: " + v.first);
   } catch (const std::exception& e) {
-    rt.log_dispatches(false);
     r.check.status = Status::fail;
     r.check.reason = std::string("error while timing: ") + e.what();
     return r;
   }
-  // The last reps runs are the timed ones; each ran the same dispatches in the same order.
-  runs.erase(runs.begin(), runs.end() - std::min<ptrdiff_t>(reps.reps, std::ssize(runs)));
-  for (size_t k = 0; !runs.empty() && k < runs.front().size(); ++k) {
-    std::vector<double> ms;
-    for (const auto& run : runs)
-      if (k < run.size() && run[k].shader == runs.front()[k].shader) ms.push_back(run[k].ms);
-    r.kernels.push_back({runs.front()[k].shader, summarize(ms).median_ms});
-  }
-  if (r.timed()) r.gbps = r.bytes / (r.time.median_ms * 1e6);
-  if (r.timed()) r.gflops = r.flops / (r.time.median_ms * 1e6);
+  if (r.timed()) r.gbps = r.bytes / (r.timing.time.median_ms * 1e6);
+  if (r.timed()) r.gflops = r.flops / (r.timing.time.median_ms * 1e6);
   if (copy_gbps > 0) r.percent_of_copy = 100 * r.gbps / copy_gbps;
   return r;
 }

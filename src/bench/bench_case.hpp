@@ -1,6 +1,7 @@
 #pragma once
 // One case of `kvbench bench`: checked once against the golden (so the table says whether
-// the kernel being timed is correct), then its Vulkan implementation timed repeatedly.
+// the kernel being timed is correct), then its Vulkan implementation run once with its
+// dispatches warmed up and repeated (bench/repeated_timing.hpp).
 #include <vector>
 
 #include "bench/repeated_timing.hpp"
@@ -11,15 +12,13 @@ namespace kvbench {
 
 struct BenchResult {
   CaseResult check;            // the comparison: status, skip reason, worst element
-  TimingStats time;            // device time of run_vulkan; zeros when the case was not timed
+  RepeatedTiming timing;       // the timed repetitions; zeros when the case was not timed
   double bytes = 0;            // op.traffic_bytes: what the operator must move at least
   double gbps = 0;             // bytes / median time, in 1e9 bytes per second
   double percent_of_copy = 0;  // gbps as a share of the device's copy bandwidth
   double flops = 0;            // op.flops(): 0 where the operator does not count them
   double gflops = 0;           // flops / median time, in 1e9 per second
-  // Each dispatch of a run, in order: its shader and median device time over the reps.
-  std::vector<DispatchTime> kernels;
-  bool timed() const { return time.median_ms > 0; }
+  bool timed() const { return timing.time.median_ms > 0; }
 };
 
 // A skipped case, or one whose check threw, is not timed. A failing case is timed all the

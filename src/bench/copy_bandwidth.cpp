@@ -37,14 +37,14 @@ CopyBandwidth measure_copy_bandwidth(Runtime& rt, const Repetitions& reps) {
   const uint32_t groups = std::min(kMaxGroups, (count + per_group - 1) / per_group);
   CopyBandwidth r;
   r.bytes = bytes;
-  r.time = time_repeatedly(reps, [&] {
-    return rt.dispatch("copy_bandwidth", {{"source", source.get()}, {"destination", destination.get()}}, {{"count", count}}, groups);
+  r.timing = time_repeated(rt, reps, 0, [&] {
+    rt.dispatch("copy_bandwidth", {{"source", source.get()}, {"destination", destination.get()}}, {{"count", count}}, groups);
   });
   std::vector<uint8_t> copied(bytes);
   destination->download(copied);
   if (copied != pattern)
     throw std::runtime_error("the copy-bandwidth kernel did not copy its buffer on " + rt.info().name);
-  r.gbps = r.time.median_ms > 0 ? 2.0 * static_cast<double>(bytes) / (r.time.median_ms * 1e6) : 0;
+  r.gbps = r.timing.time.median_ms > 0 ? 2.0 * static_cast<double>(bytes) / (r.timing.time.median_ms * 1e6) : 0;
   return r;
 }
 

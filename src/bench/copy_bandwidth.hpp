@@ -12,7 +12,7 @@ class Runtime;
 
 struct CopyBandwidth {
   size_t bytes = 0;  // size of the source, and of the destination
-  TimingStats time;
+  RepeatedTiming timing;  // warmed up and repeated as the cases are
   double gbps = 0;   // (bytes read + bytes written) / median time, in 1e9 bytes per second
 };
 

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <iostream>
 
 #include "bench/bench_case.hpp"
@@ -21,17 +22,27 @@ void add_bench_command(CLI::App& app, int& exit_code) {
   static Repetitions reps;
   static std::string json;
   static int device = -1;
+  static bool flush_cache = false;
+  static size_t cache_mib = 128;
   cmd->add_option("paths", paths, "Case files or folders (searched recursively for *.json)")->required();
   selection.add_to(cmd);
   cmd->add_option("--device", device, "Vulkan device index (see `kvbench devices`; default: first GPU, else lavapipe)")
       ->check(CLI::NonNegativeNumber);
-  cmd->add_option("--warmup", reps.warmup, "Untimed runs before the timed ones (default 2, at most 10000)")->check(CLI::Range(0, 10000));
-  cmd->add_option("--reps", reps.reps, "Timed runs; the table gives their median, min and max (default 10, at most 100000)")
-      ->check(CLI::Range(1, 100000));
+  cmd->add_option("--warmup", reps.warmup, "Untimed warm-up runs at least, before the timed ones (default 2, at most 10000)")
+      ->check(CLI::Range(0, 10000));
+  cmd->add_option("--warmup-ms", reps.warmup_ms, "And at least this much device time of warm-up (default 200, at least 200)")
+      ->check(CLI::Range(200.0, 60000.0));
+  cmd->add_option("--reps", reps.reps, "Timed runs, back to back; the table gives their median, min and max (default 10, at most 10000)")
+      ->check(CLI::Range(1, 10000));
+  cmd->add_flag("--flush-cache", flush_cache, "Fill a buffer of twice --cache-mib between timed runs (untimed), so K/V come from memory");
+  cmd->add_option("--cache-mib", cache_mib, "The last-level cache size --flush-cache assumes, in MiB (default 128: H100/H200 L2 50 MB, MI300X 256 MB)")
+      ->check(CLI::Range(1, 4096));
   cmd->add_option("--json", json, "Also write the results as JSON to this file");
   cmd->footer(
-      "Each case is checked once against the golden (status PASS/FAIL/SKIP), then its Vulkan implementation is\n"
-      "timed with timestamp queries. MB_moved = the bytes the operator must read and write at least;\n"
+      "Each case is checked once against the golden (status PASS/FAIL/SKIP), then its Vulkan implementation runs once\n"
+      "with its dispatches repeated in one submission: an untimed warm-up of at least --warmup-ms of device time (which\n"
+      "raises a GPU's clock), then --reps back-to-back runs timed with timestamp queries, then a probe of the shader clock\n"
+      "(VK_KHR_shader_clock; 'unknown' without it). MB_moved = the bytes the operator must read and write at least;\n"
       "GB/s = MB_moved / median time; %copy = GB/s as a share of the device's copy bandwidth (a uvec4 copy of\n"
       "64 MiB read through a texel view, measured once per run); GFLOPS = the definition's FLOPs (attention: 2 * (Dk + Dv) per visible\n"
       "query row, key and head) / median time, '-' for operators that count none. Exit status: 0 all timed cases correct; 1 a case failed; 2 unusable\n"
@@ -57,8 +68,16 @@ void add_bench_command(CLI::App& app, int& exit_code) {
       return;
     }
     CopyBandwidth copy;
+    std::vector<std::unique_ptr<Buffer>> flush;
     try {
       std::cout << "device: " << rt->info().name << " (" << rt->info().type << ")\n" << std::flush;
+      // Twice the cache, in buffers no larger than the device lets one storage buffer be.
+      const size_t most = std::max<size_t>(16, rt->info().max_storage_buffer_range / 16 * 16);
+      reps.flush.clear();
+      for (size_t left = flush_cache ? 2 * (cache_mib << 20) : 0; left > 0; left -= std::min(left, most)) {
+        flush.push_back(rt->buffer(std::min(left, most)));
+        reps.flush.push_back(flush.back().get());
+      }
       copy = measure_copy_bandwidth(*rt, reps);
     } catch (const std::exception& e) {
       std::cerr << "error: " << e.what() << "\n";
@@ -82,7 +101,7 @@ void add_bench_command(CLI::App& app, int& exit_code) {
       if (terminal) std::cout << "\r\x1b[K";
       char prefix[32];
       std::snprintf(prefix, sizeof prefix, "%5zu ", i + 1);
-      std::cout << prefix << bench_row(r, column) << "\n";
+      std::cout << prefix << bench_row(r, column, reps) << "\n";
       // The comparison's details are `run`'s job: point at the command that shows them.
       if (r.check.status == Status::fail) {
         failed.emplace_back(c.def.name, repro_command(program_path(), c.def.file, c.def.name,

@@ -42,6 +42,8 @@ void add_devices_command(CLI::App& app, int& exit_code) {
                 << "      subgroup size " << d.subgroup_size << " (shuffle " << yes(d.subgroup_shuffle) << "), shared memory " << d.shared_memory_bytes / 1024
                 << " KiB, max storage buffer " << d.max_storage_buffer_range / (1024 * 1024) << " MiB, timestamps "
                 << yes(d.timestamps) << "\n"
+                << "      compute units " << d.compute_units << " (" << d.compute_units_source << "), shader clock "
+                << yes(d.shader_clock) << ", calibrated timestamps " << yes(d.calibrated_timestamps) << "\n"
                 << "      memory: " << d.default_memory_mode()
                 << (d.default_memory_mode() == "staging" ? " (device-local buffers, copies through host-visible staging)"
                                                           : " (mapped device-local buffers, no copies)")

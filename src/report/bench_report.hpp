@@ -19,7 +19,8 @@ std::string copy_bandwidth_line(const CopyBandwidth& copy, const Repetitions& re
 inline constexpr size_t kBenchRowIndent = 6;       // "%5zu "
 inline constexpr size_t kBenchFiguresWidth = 69;  // "  " + status .. %copy
 std::string bench_header(const NameColumn& column);
-std::string bench_row(const BenchResult& r, const NameColumn& column);
+// Under the figures, a line of how it was timed (warm-up, repetitions, shader clock).
+std::string bench_row(const BenchResult& r, const NameColumn& column, const Repetitions& reps);
 
 nlohmann::json bench_report_json(const DeviceInfo& device, const CopyBandwidth& copy, const Repetitions& reps,
                                  const std::vector<BenchResult>& results, const std::vector<CaseFileError>& invalid);

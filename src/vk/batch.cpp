@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <set>
 #include <stdexcept>
 #include <utility>
@@ -59,14 +60,19 @@ std::vector<uint8_t> pack_params(const std::string& shader, const ShaderInterfac
 
 namespace {
 
-constexpr uint32_t kSetsPerPool = 16, kQueriesPerPool = 64;
+constexpr uint32_t kSetsPerPool = 16;
 constexpr uint32_t kStorageBuffersPerSet = 32, kTexelBuffersPerSet = 4;  // room in the pools for each set
 
 }  // namespace
 
 struct Batch::State {
   Runtime& rt;
-  vk::raii::CommandBuffer cmd{nullptr};
+  // The commands, recorded when submit() knows how often to repeat the dispatches.
+  struct Entry {
+    std::function<void(vk::CommandBuffer)> record;
+    std::string shader;  // a dispatch's shader; "" for other commands
+  };
+  std::vector<Entry> entries;
   bool recording = false;
   enum class Last { none, upload, dispatch, download } last = Last::none;
   vk::PipelineStageFlags src_stages;
@@ -81,8 +87,6 @@ struct Batch::State {
   std::vector<vk::raii::DescriptorPool> pools;
   std::vector<vk::raii::DescriptorSet> sets;  // destroyed before their pools
   std::vector<vk::raii::BufferView> views;    // the `_texels` bindings' views
-  std::vector<vk::raii::QueryPool> queries;
-  std::vector<std::string> timed;  // the shader of each dispatch with timestamps recorded
 
   struct Readback {
     const Buffer* source;
@@ -93,14 +97,18 @@ struct Batch::State {
   std::vector<double> ms;
 
   explicit State(Runtime& r) : rt(r) {}
+  // Records the commands `body` gives into a command buffer with `queries` timestamps, runs
+  // it and waits: the interval of each pair of timestamps, in ms.
+  std::vector<double> execute(uint32_t queries, const std::function<void(vk::CommandBuffer, vk::QueryPool)>& body);
+  void run_once();
+  static void emit(vk::CommandBuffer c, const Entry& e, vk::QueryPool pool, uint32_t& q);
+  void run_repeated(const RepeatPlan& plan);
+  // A dispatch's descriptor set and parameters, made now; `bound` gets the buffers it uses.
+  Entry prepare(const Kernel& kernel, const KernelBuffers& buffers, const KernelParams& params, uint32_t gx, uint32_t gy,
+                uint32_t gz, std::set<VkBuffer>& bound);
 
   void begin() {
     if (recording) return;
-    vk::raii::CommandBuffers cmds(rt.device_, vk::CommandBufferAllocateInfo{.commandPool = *rt.command_pool_,
-                                                                            .level = vk::CommandBufferLevel::ePrimary,
-                                                                            .commandBufferCount = 1});
-    cmd = std::move(cmds[0]);
-    cmd.begin(vk::CommandBufferBeginInfo{.flags = vk::CommandBufferUsageFlagBits::eOneTimeSubmit});
     recording = true;
     // Whatever earlier submissions wrote is visible to this batch. They ran only copies and
     // compute dispatches, so those stages are named (not ALL_COMMANDS, which best practices
@@ -112,7 +120,8 @@ struct Batch::State {
   void barrier(vk::PipelineStageFlags dst_stages, vk::AccessFlags dst_access) {
     if (!src_stages) return;
     const vk::MemoryBarrier b{.srcAccessMask = src_writes, .dstAccessMask = dst_access};
-    cmd.pipelineBarrier(src_stages, dst_stages, {}, b, nullptr, nullptr);
+    const vk::PipelineStageFlags src = src_stages;
+    entries.push_back({[=](vk::CommandBuffer c) { c.pipelineBarrier(src, dst_stages, {}, b, nullptr, nullptr); }, ""});
     src_stages = {};
     src_writes = {};
     uploaded.clear();
@@ -135,10 +144,14 @@ struct Batch::State {
     auto staging = rt.host_buffer(r.dst.size(), true);
     begin();
     if (last != Last::download) barrier(vk::PipelineStageFlagBits::eTransfer, vk::AccessFlagBits::eTransferRead);
-    cmd.copyBuffer(*r.source->handle(), *staging->handle(), vk::BufferCopy{.srcOffset = 0, .dstOffset = 0, .size = r.dst.size()});
+    copy(*r.source->handle(), *staging->handle(), r.dst.size());
     executed(Last::download, vk::PipelineStageFlagBits::eTransfer, vk::AccessFlagBits::eTransferWrite);
     r.staging = staging.get();
     transient.push_back(std::move(staging));
+  }
+
+  void copy(vk::Buffer from, vk::Buffer to, size_t bytes) {
+    entries.push_back({[=](vk::CommandBuffer c) { c.copyBuffer(from, to, vk::BufferCopy{.srcOffset = 0, .dstOffset = 0, .size = bytes}); }, ""});
   }
 
   // A slice of a mapped uniform buffer for one dispatch's parameters.
@@ -181,7 +194,7 @@ struct Batch::State {
   }
 
   void reset() {
-    cmd = vk::raii::CommandBuffer(nullptr);
+    entries.clear();
     recording = false;
     last = Last::none;
     src_stages = {};
@@ -195,7 +208,6 @@ struct Batch::State {
     transient.clear();
     params = nullptr;
     params_used = 0;
-    timed.clear();
   }
 };
 
@@ -224,7 +236,7 @@ void Batch::upload(Buffer& dst, std::span<const uint8_t> bytes) {
   s.begin();
   if (s.last != State::Last::upload || s.uploaded.count(*dst.handle()))
     s.barrier(vk::PipelineStageFlagBits::eTransfer, vk::AccessFlagBits::eTransferWrite);
-  s.cmd.copyBuffer(*staging->handle(), *dst.handle(), vk::BufferCopy{.srcOffset = 0, .dstOffset = 0, .size = bytes.size()});
+  s.copy(*staging->handle(), *dst.handle(), bytes.size());
   s.executed(State::Last::upload, vk::PipelineStageFlagBits::eTransfer, vk::AccessFlagBits::eTransferWrite);
   s.uploaded.insert(*dst.handle());
   s.touched.insert(*dst.handle());
@@ -237,7 +249,8 @@ void Batch::fill(Buffer& dst, uint32_t word) {
   s.begin();
   if (s.last != State::Last::upload || s.uploaded.count(*dst.handle()))
     s.barrier(vk::PipelineStageFlagBits::eTransfer, vk::AccessFlagBits::eTransferWrite);
-  s.cmd.fillBuffer(*dst.handle(), 0, VK_WHOLE_SIZE, word);
+  const vk::Buffer target = *dst.handle();
+  s.entries.push_back({[=](vk::CommandBuffer c) { c.fillBuffer(target, 0, VK_WHOLE_SIZE, word); }, ""});
   s.executed(State::Last::upload, vk::PipelineStageFlagBits::eTransfer, vk::AccessFlagBits::eTransferWrite);
   s.uploaded.insert(*dst.handle());
   s.touched.insert(*dst.handle());
@@ -252,10 +265,9 @@ void Batch::download(const Buffer& src, std::span<uint8_t> dst) {
   if (!src.mapped_) s.record_readback(s.readbacks.back());
 }
 
-void Batch::dispatch(const Kernel& kernel, const KernelBuffers& buffers, const KernelParams& params, uint32_t gx,
-                     uint32_t gy, uint32_t gz) {
-  State& s = *s_;
-  Runtime& rt = s.rt;
+Batch::State::Entry Batch::State::prepare(const Kernel& kernel, const KernelBuffers& buffers, const KernelParams& params,
+                                          uint32_t gx, uint32_t gy, uint32_t gz, std::set<VkBuffer>& bound) {
+  State& s = *this;
   const std::string& name = kernel.shader;
   const auto& info = rt.info_;
   const auto& most = info.max_workgroup_count;
@@ -289,7 +301,6 @@ void Batch::dispatch(const Kernel& kernel, const KernelBuffers& buffers, const K
   // Each `_texels` binding views its tensor's buffer as uvec4 texels, as many as fit
   // maxTexelBufferElements (an operator reads through it only when its data lies within).
   std::vector<vk::BufferView> texel_views;
-  std::set<VkBuffer> bound;  // every buffer the dispatch reads or writes
   for (const auto& [binding, tensor] : p.interface.texel_buffers) {
     auto it = buffers.find(tensor);
     if (it == buffers.end()) throw std::logic_error(name + ": no buffer given for texel binding " + std::to_string(binding) + " (" + tensor + ")");
@@ -324,28 +335,161 @@ void Batch::dispatch(const Kernel& kernel, const KernelBuffers& buffers, const K
   rt.device_.updateDescriptorSets(writes, nullptr);
 
   for (const auto& i : infos) bound.insert(i.buffer);
+  const vk::Pipeline pipeline = *p.pipeline;
+  const vk::PipelineLayout layout = *p.layout;
+  return {[=](vk::CommandBuffer c) {
+            c.bindPipeline(vk::PipelineBindPoint::eCompute, pipeline);
+            c.bindDescriptorSets(vk::PipelineBindPoint::eCompute, layout, 0, set, nullptr);
+            c.dispatch(gx, gy, gz);
+          },
+          name};
+}
+
+void Batch::dispatch(const Kernel& kernel, const KernelBuffers& buffers, const KernelParams& params, uint32_t gx,
+                     uint32_t gy, uint32_t gz) {
+  State& s = *s_;
+  std::set<VkBuffer> bound;  // every buffer the dispatch reads or writes
+  State::Entry entry = s.prepare(kernel, buffers, params, gx, gy, gz, bound);
   s.stage_mapped_readbacks(bound);
   s.touched.insert(bound.begin(), bound.end());
   s.begin();
   s.barrier(vk::PipelineStageFlagBits::eComputeShader, vk::AccessFlagBits::eShaderRead | vk::AccessFlagBits::eShaderWrite);
-  const vk::QueryPool* pool = nullptr;
-  uint32_t query = 0;
-  if (info.timestamps) {
-    const size_t n = s.timed.size();
-    if (n % (kQueriesPerPool / 2) == 0 && n / (kQueriesPerPool / 2) >= s.queries.size())
-      s.queries.emplace_back(rt.device_, vk::QueryPoolCreateInfo{.queryType = vk::QueryType::eTimestamp, .queryCount = kQueriesPerPool});
-    pool = &*s.queries[n / (kQueriesPerPool / 2)];
-    query = static_cast<uint32_t>(n % (kQueriesPerPool / 2) * 2);
-    s.timed.push_back(name);
-    s.cmd.resetQueryPool(*pool, query, 2);
-    // Latched once everything before has finished: the dispatch alone lies between the two.
-    s.cmd.writeTimestamp(vk::PipelineStageFlagBits::eBottomOfPipe, *pool, query);
-  }
-  s.cmd.bindPipeline(vk::PipelineBindPoint::eCompute, *p.pipeline);
-  s.cmd.bindDescriptorSets(vk::PipelineBindPoint::eCompute, *p.layout, 0, set, nullptr);
-  s.cmd.dispatch(gx, gy, gz);
-  if (pool) s.cmd.writeTimestamp(vk::PipelineStageFlagBits::eBottomOfPipe, *pool, query + 1);
+  s.entries.push_back(std::move(entry));
   s.executed(State::Last::dispatch, vk::PipelineStageFlagBits::eComputeShader, vk::AccessFlagBits::eShaderWrite);
+}
+
+namespace {
+
+// A repeated submission's warm-up records at most this many dispatches (a command buffer of
+// a few hundred thousand commands), whatever its device time.
+constexpr uint64_t kMostWarmupDispatches = 200000;
+// shaders/shader_clock.comp spins this many shader clock cycles: milliseconds at any clock,
+// so the launch's microseconds are below a percent of the interval timed.
+constexpr uint32_t kClockSpinCycles = 1u << 23;
+constexpr int kWarmupAttempts = 4;
+
+// Each memory write before it reaches every later compute or transfer command: between
+// repetitions, which read what the previous one wrote (and a flush that overwrites a buffer).
+void full_barrier(vk::CommandBuffer c) {
+  using S = vk::PipelineStageFlagBits;
+  using A = vk::AccessFlagBits;
+  const vk::MemoryBarrier b{.srcAccessMask = A::eShaderWrite | A::eTransferWrite,
+                            .dstAccessMask = A::eShaderRead | A::eShaderWrite | A::eTransferRead | A::eTransferWrite};
+  c.pipelineBarrier(S::eComputeShader | S::eTransfer, S::eComputeShader | S::eTransfer, {}, b, nullptr, nullptr);
+}
+
+}  // namespace
+
+// Records `e`; a dispatch between timestamps q and q + 1 when `pool` is given.
+void Batch::State::emit(vk::CommandBuffer c, const Entry& e, vk::QueryPool pool, uint32_t& q) {
+  if (!pool || e.shader.empty()) return e.record(c);
+  // Latched once everything before has finished: the dispatch alone lies between the two.
+  c.writeTimestamp(vk::PipelineStageFlagBits::eBottomOfPipe, pool, q++);
+  e.record(c);
+  c.writeTimestamp(vk::PipelineStageFlagBits::eBottomOfPipe, pool, q++);
+}
+
+std::vector<double> Batch::State::execute(uint32_t queries, const std::function<void(vk::CommandBuffer, vk::QueryPool)>& body) {
+  vk::raii::CommandBuffers cmds(rt.device_, vk::CommandBufferAllocateInfo{.commandPool = *rt.command_pool_,
+                                                                          .level = vk::CommandBufferLevel::ePrimary,
+                                                                          .commandBufferCount = 1});
+  vk::raii::CommandBuffer& cmd = cmds[0];
+  cmd.begin(vk::CommandBufferBeginInfo{.flags = vk::CommandBufferUsageFlagBits::eOneTimeSubmit});
+  vk::raii::QueryPool pool{nullptr};
+  if (queries) {
+    pool = vk::raii::QueryPool(rt.device_, vk::QueryPoolCreateInfo{.queryType = vk::QueryType::eTimestamp, .queryCount = queries});
+    cmd.resetQueryPool(*pool, 0, queries);
+  }
+  body(*cmd, queries ? *pool : vk::QueryPool{});
+  cmd.end();
+  const vk::CommandBuffer raw = *cmd;
+  rt.queue_.submit(vk::SubmitInfo{.commandBufferCount = 1, .pCommandBuffers = &raw}, *rt.fence_);
+  // Block in the driver rather than spin: a spinning host thread steals a core from lavapipe.
+  const vk::Result waited = rt.device_.waitForFences({*rt.fence_}, VK_TRUE, UINT64_MAX);
+  rt.device_.resetFences({*rt.fence_});
+  if (waited != vk::Result::eSuccess) throw std::runtime_error("waiting for a batch of work on " + rt.info_.name + " failed");
+  std::vector<double> ms;  // each pair of timestamps' interval
+  if (!queries) return ms;
+  auto [result, stamps] = pool.getResults<uint64_t>(0, queries, queries * sizeof(uint64_t), sizeof(uint64_t),
+                                                    vk::QueryResultFlagBits::e64 | vk::QueryResultFlagBits::eWait);
+  for (uint32_t i = 0; i + 1 < queries; i += 2)
+    ms.push_back(static_cast<double>(timestamp_ticks(stamps[i], stamps[i + 1], rt.timestamp_valid_bits_)) *
+                 rt.timestamp_period_ns_ * 1e-6);
+  return ms;
+}
+
+void Batch::State::run_once() {
+  std::vector<std::string> timed;
+  for (const auto& e : entries)
+    if (!e.shader.empty() && rt.info_.timestamps) timed.push_back(e.shader);
+  ms = execute(static_cast<uint32_t>(2 * timed.size()), [&](vk::CommandBuffer c, vk::QueryPool pool) {
+    uint32_t q = 0;
+    for (const auto& e : entries) emit(c, e, pool, q);
+  });
+  if (rt.log_dispatches_)
+    for (size_t i = 0; i < ms.size(); ++i) rt.dispatch_log_.push_back({timed[i], ms[i]});
+}
+
+// The dispatches (first to last, with what lies between) repeated back to back in one
+// submission: an untimed warm-up of at least plan.warmup_ms device time (resubmitted with
+// more repetitions when it fell short), then plan.reps timed ones, then the clock probe.
+void Batch::State::run_repeated(const RepeatPlan& plan) {
+  std::vector<size_t> at;  // the entries that dispatch
+  for (size_t i = 0; i < entries.size(); ++i)
+    if (!entries[i].shader.empty()) at.push_back(i);
+  const size_t first = at.front(), last = at.back(), d = at.size();
+  const uint64_t most = std::max<uint64_t>(1, kMostWarmupDispatches / d);
+  const uint64_t guess = plan.rep_ms_hint > 0 ? static_cast<uint64_t>(std::ceil(plan.warmup_ms / plan.rep_ms_hint)) : 1;
+  uint64_t warmup = std::min(most, std::max<uint64_t>(guess, static_cast<uint64_t>(plan.min_warmup)));
+  std::unique_ptr<Buffer> cycles;
+  Entry probe;
+  if (rt.info_.shader_clock) {
+    cycles = rt.host_buffer(16, true);
+    std::set<VkBuffer> bound;
+    probe = prepare(Kernel("shader_clock"), {{"cycles", cycles.get()}}, {{"spin", kClockSpinCycles}}, 1, 1, 1, bound);
+  }
+  const auto reps = static_cast<uint32_t>(plan.reps);
+  const auto queries = static_cast<uint32_t>(2 + 2 * d * reps + (cycles ? 2 : 0));
+  for (int attempt = 1;; ++attempt) {
+    ms = execute(queries, [&](vk::CommandBuffer c, vk::QueryPool pool) {
+      uint32_t q = 2;
+      for (size_t i = 0; i < first; ++i) entries[i].record(c);
+      c.writeTimestamp(vk::PipelineStageFlagBits::eBottomOfPipe, pool, 0);
+      for (uint64_t w = 0; w < warmup; ++w) {
+        for (size_t i = first; i <= last; ++i) entries[i].record(c);
+        full_barrier(c);
+      }
+      c.writeTimestamp(vk::PipelineStageFlagBits::eBottomOfPipe, pool, 1);
+      for (uint32_t r = 0; r < reps; ++r) {
+        if (!plan.flush.empty()) {  // untimed: outside every dispatch's pair of timestamps
+          for (const Buffer* b : plan.flush) c.fillBuffer(*b->handle(), 0, VK_WHOLE_SIZE, r);
+          full_barrier(c);
+        }
+        for (size_t i = first; i <= last; ++i) emit(c, entries[i], pool, q);
+        full_barrier(c);
+      }
+      if (cycles) emit(c, probe, pool, q);
+      for (size_t i = last + 1; i < entries.size(); ++i) entries[i].record(c);
+    });
+    if (ms[0] >= plan.warmup_ms || warmup >= most || attempt == kWarmupAttempts) break;
+    // The warm-up measured short (a cold first estimate): size it from what it measured.
+    warmup = std::min(most, ms[0] > 0 ? static_cast<uint64_t>(std::ceil(warmup * plan.warmup_ms * 1.25 / ms[0])) : warmup * 10 + 1);
+  }
+  RepeatOutcome& o = rt.repeat_outcome_;
+  o.warmup_count += static_cast<int64_t>(warmup);
+  o.warmup_ms += ms[0];
+  if (o.reps.size() < reps) o.reps.resize(reps);
+  for (uint32_t r = 0; r < reps; ++r)
+    for (size_t k = 0; k < d; ++k) o.reps[r].push_back({entries[at[k]].shader, ms[1 + r * d + k]});
+  if (cycles) {
+    uint32_t words[2];
+    std::memcpy(words, cycles->mapped_, sizeof words);
+    const double counted = static_cast<double>(words[0]) + 4294967296.0 * words[1];
+    if (ms.back() > 0) o.clock_mhz = counted / (ms.back() * 1e3);
+  }
+  // The last repetition's (a copy first: assign from the vector's own range is undefined).
+  std::vector<double> last_rep(ms.end() - static_cast<ptrdiff_t>(d + (cycles ? 1 : 0)), ms.end() - (cycles ? 1 : 0));
+  ms = std::move(last_rep);
 }
 
 double Batch::submit() {
@@ -354,24 +498,14 @@ double Batch::submit() {
   if (s.recording) {
     // Everything the batch wrote is visible to the host reads that follow.
     s.barrier(vk::PipelineStageFlagBits::eHost, vk::AccessFlagBits::eHostRead);
-    s.cmd.end();
-    Runtime& rt = s.rt;
-    const vk::CommandBuffer raw = *s.cmd;
-    rt.queue_.submit(vk::SubmitInfo{.commandBufferCount = 1, .pCommandBuffers = &raw}, *rt.fence_);
-    // Block in the driver rather than spin: a spinning host thread steals a core from lavapipe.
-    const vk::Result waited = rt.device_.waitForFences({*rt.fence_}, VK_TRUE, UINT64_MAX);
-    rt.device_.resetFences({*rt.fence_});
-    if (waited != vk::Result::eSuccess) {
+    bool dispatches = false;
+    for (const auto& e : s.entries) dispatches = dispatches || !e.shader.empty();
+    try {
+      if (s.rt.repeat_ && dispatches && s.rt.info_.timestamps) s.run_repeated(*s.rt.repeat_);
+      else s.run_once();
+    } catch (...) {
       s.reset();
-      throw std::runtime_error("waiting for a batch of work on " + rt.info_.name + " failed");
-    }
-    for (size_t i = 0; i < s.timed.size(); ++i) {
-      const auto q = static_cast<uint32_t>(i % (kQueriesPerPool / 2) * 2);
-      auto [result, stamps] = s.queries[i / (kQueriesPerPool / 2)].getResults<uint64_t>(
-          q, 2, 2 * sizeof(uint64_t), sizeof(uint64_t), vk::QueryResultFlagBits::e64 | vk::QueryResultFlagBits::eWait);
-      s.ms.push_back(static_cast<double>(timestamp_ticks(stamps[0], stamps[1], rt.timestamp_valid_bits_)) *
-                     rt.timestamp_period_ns_ * 1e-6);
-      if (rt.log_dispatches_) rt.dispatch_log_.push_back({s.timed[i], s.ms.back()});
+      throw;
     }
   }
   for (const auto& r : s.readbacks) std::memcpy(r.dst.data(), (r.staging ? r.staging : r.source)->mapped_, r.dst.size());

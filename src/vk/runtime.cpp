@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <cstring>
 #include <mutex>
+#include <set>
+#include <thread>
 #include <stdexcept>
 #include <utility>
 
@@ -50,6 +52,38 @@ std::string type_name(vk::PhysicalDeviceType t) {
   }
 }
 
+// DeviceInfo::compute_units: from the first extension that gives them, else the default.
+void describe_compute_units(const vk::raii::PhysicalDevice& pd, const std::set<std::string>& extensions, DeviceInfo& d) {
+  const auto has = [&](const char* name) { return extensions.count(name) > 0; };
+  uint32_t units = 0;
+  if (has(VK_AMD_SHADER_CORE_PROPERTIES_2_EXTENSION_NAME)) {
+    units = pd.getProperties2<vk::PhysicalDeviceProperties2, vk::PhysicalDeviceShaderCoreProperties2AMD>()
+                .get<vk::PhysicalDeviceShaderCoreProperties2AMD>()
+                .activeComputeUnitCount;
+    d.compute_units_source = VK_AMD_SHADER_CORE_PROPERTIES_2_EXTENSION_NAME;
+  } else if (has(VK_AMD_SHADER_CORE_PROPERTIES_EXTENSION_NAME)) {
+    const auto p = pd.getProperties2<vk::PhysicalDeviceProperties2, vk::PhysicalDeviceShaderCorePropertiesAMD>()
+                       .get<vk::PhysicalDeviceShaderCorePropertiesAMD>();
+    units = p.shaderEngineCount * p.shaderArraysPerEngineCount * p.computeUnitsPerShaderArray;
+    d.compute_units_source = VK_AMD_SHADER_CORE_PROPERTIES_EXTENSION_NAME;
+  } else if (has(VK_ARM_SHADER_CORE_BUILTINS_EXTENSION_NAME)) {
+    units = pd.getProperties2<vk::PhysicalDeviceProperties2, vk::PhysicalDeviceShaderCoreBuiltinsPropertiesARM>()
+                .get<vk::PhysicalDeviceShaderCoreBuiltinsPropertiesARM>()
+                .shaderCoreCount;
+    d.compute_units_source = VK_ARM_SHADER_CORE_BUILTINS_EXTENSION_NAME;
+  } else if (has(VK_NV_SHADER_SM_BUILTINS_EXTENSION_NAME)) {
+    units = pd.getProperties2<vk::PhysicalDeviceProperties2, vk::PhysicalDeviceShaderSMBuiltinsPropertiesNV>()
+                .get<vk::PhysicalDeviceShaderSMBuiltinsPropertiesNV>()
+                .shaderSMCount;
+    d.compute_units_source = VK_NV_SHADER_SM_BUILTINS_EXTENSION_NAME;
+  }
+  if (units == 0) {
+    units = d.type == "cpu" ? std::max(1u, std::thread::hardware_concurrency()) : 132u;
+    d.compute_units_source = "default";
+  }
+  d.compute_units = units;
+}
+
 DeviceInfo describe(const vk::raii::PhysicalDevice& pd, int index) {
   DeviceInfo d;
   d.index = index;
@@ -92,6 +126,17 @@ DeviceInfo describe(const vk::raii::PhysicalDevice& pd, int index) {
   d.shader_float16 = feats.get<vk::PhysicalDeviceShaderFloat16Int8Features>().shaderFloat16;
   d.storage_8bit = feats.get<vk::PhysicalDevice8BitStorageFeatures>().storageBuffer8BitAccess;
   d.storage_16bit = feats.get<vk::PhysicalDevice16BitStorageFeatures>().storageBuffer16BitAccess;
+  std::set<std::string> extensions;
+  for (const auto& e : pd.enumerateDeviceExtensionProperties()) {
+    const std::string name = e.extensionName.data();
+    extensions.insert(name);
+    d.calibrated_timestamps = d.calibrated_timestamps || name == VK_EXT_CALIBRATED_TIMESTAMPS_EXTENSION_NAME;
+    if (name == VK_KHR_SHADER_CLOCK_EXTENSION_NAME)
+      d.shader_clock = pd.getFeatures2<vk::PhysicalDeviceFeatures2, vk::PhysicalDeviceShaderClockFeaturesKHR>()
+                           .get<vk::PhysicalDeviceShaderClockFeaturesKHR>()
+                           .shaderSubgroupClock;
+  }
+  describe_compute_units(pd, extensions, d);
   const auto mem = pd.getMemoryProperties();
   const auto shared = vk::MemoryPropertyFlagBits::eDeviceLocal | vk::MemoryPropertyFlagBits::eHostVisible |
                       vk::MemoryPropertyFlagBits::eHostCoherent;
@@ -232,7 +277,13 @@ Runtime::Runtime(std::optional<int> index, RuntimeOptions options) {
 
   const float priority = 1.0f;
   vk::DeviceQueueCreateInfo queue_info{.queueFamilyIndex = queue_family_, .queueCount = 1, .pQueuePriorities = &priority};
-  vk::DeviceCreateInfo device_info{.queueCreateInfoCount = 1, .pQueueCreateInfos = &queue_info};
+  vk::PhysicalDeviceShaderClockFeaturesKHR clock{.shaderSubgroupClock = VK_TRUE};
+  const char* clock_extension = VK_KHR_SHADER_CLOCK_EXTENSION_NAME;
+  vk::DeviceCreateInfo device_info{.pNext = info_.shader_clock ? &clock : nullptr,
+                                   .queueCreateInfoCount = 1,
+                                   .pQueueCreateInfos = &queue_info,
+                                   .enabledExtensionCount = info_.shader_clock ? 1u : 0u,
+                                   .ppEnabledExtensionNames = &clock_extension};
   device_ = vk::raii::Device(physical_, device_info);
   queue_ = vk::raii::Queue(device_, queue_family_, 0);
   command_pool_ = vk::raii::CommandPool(

@@ -46,6 +46,15 @@ struct DeviceInfo {
   // (Vulkan requires it can): the most uvec4 texels a shader's `_texels` binding views.
   uint64_t max_texel_buffer_elements = 0;
   bool timestamps = false;
+  // VK_KHR_shader_clock's shaderSubgroupClock (enabled when present): `kvbench bench`
+  // measures the clock its kernels ran at with it. VK_EXT_calibrated_timestamps: reported.
+  bool shader_clock = false, calibrated_timestamps = false;
+  // Compute units (SMs, CUs, shader cores) where an extension gives them
+  // (VK_AMD_shader_core_properties(2), VK_ARM_shader_core_builtins, VK_NV_shader_sm_builtins);
+  // else 132 on a GPU (an H100 SXM's SMs: a smaller GPU gets more than two items a unit,
+  // which costs little) and the host's threads on a CPU device (lavapipe's default).
+  uint32_t compute_units = 0;
+  std::string compute_units_source;  // the extension, or "default"
   // A memory type is device-local, host-visible and coherent at once (lavapipe, integrated
   // GPUs, resizable BAR): with a non-discrete device, the runtime's zero-copy mode.
   bool host_shared_memory = false;
@@ -154,6 +163,26 @@ struct DispatchTime {
   double ms = 0;
 };
 
+// How `kvbench bench` repeats a batch's dispatches (Runtime::repeat_dispatches): in one
+// submission, an untimed warm-up of at least `warmup_ms` device time and `min_warmup`
+// repetitions, then `reps` timed ones back to back, with the `flush` buffers filled between
+// them outside the timed intervals; then, where the device has a shader clock, a probe of it.
+struct RepeatPlan {
+  int64_t min_warmup = 0;
+  double warmup_ms = 200;
+  double rep_ms_hint = 0;  // one repetition's expected device time: sizes the first warm-up
+  int reps = 1;
+  std::vector<Buffer*> flush;  // each within maxStorageBufferRange, together the size wanted
+};
+
+// What the repeated batches measured (summed over the batches of a run).
+struct RepeatOutcome {
+  int64_t warmup_count = 0;  // untimed repetitions
+  double warmup_ms = 0;      // their device time, from a pair of timestamps around them
+  std::vector<std::vector<DispatchTime>> reps;  // each timed repetition's dispatches, in order
+  std::optional<double> clock_mhz;  // shader clock cycles / device time of the probe
+};
+
 class Runtime {
  public:
   // Opens device `index`, or the default device. Throws std::runtime_error with a clear
@@ -193,6 +222,11 @@ class Runtime {
   void plan_only(bool on) { plan_only_ = on; }
   std::vector<std::string> take_pipeline_log() { return std::exchange(pipeline_log_, {}); }
 
+  // While set, every batch that dispatches is submitted as `plan` says (RepeatPlan) and what
+  // it measured accumulates until take_repeat_outcome(). Needs timestamps (else ignored).
+  void repeat_dispatches(std::optional<RepeatPlan> plan) { repeat_ = plan; }
+  RepeatOutcome take_repeat_outcome() { return std::exchange(repeat_outcome_, {}); }
+
   // One dispatch in a batch of its own (Batch::dispatch), submitted at once; returns its
   // device time in ms (0 when the queue has no timestamps).
   double dispatch(const Kernel& kernel, const KernelBuffers& buffers, const KernelParams& params, uint32_t groups_x,
@@ -231,6 +265,8 @@ class Runtime {
   bool plan_only_ = false;
   std::vector<std::string> pipeline_log_;
   std::vector<DispatchTime> dispatch_log_;
+  std::optional<RepeatPlan> repeat_;
+  RepeatOutcome repeat_outcome_;
   double timestamp_period_ns_ = 0;
   uint32_t timestamp_valid_bits_ = 64;
   uint64_t uniform_alignment_ = 256;
@@ -308,7 +344,8 @@ class Batch {
   void download(const Buffer& src, std::span<uint8_t> dst);
 
   // Runs what was recorded, waits, fills the downloads. Returns the device time of the
-  // dispatches in ms, summed (dispatch_ms() has each). The batch is empty again afterwards.
+  // dispatches in ms, summed (dispatch_ms() has each; under Runtime::repeat_dispatches, the
+  // last timed repetition's). The batch is empty again afterwards.
   double submit();
   const std::vector<double>& dispatch_ms() const;
 

@@ -67,8 +67,10 @@ void check_attention_device(const DeviceInfo& dev, const AttentionHeads& heads) 
     throw SkipCase("the gpu attention kernel needs " + std::to_string(shared) + " bytes of shared memory at head sizes " +
                    std::to_string(kd) + "/" + std::to_string(vd) + "; " + dev.name + " gives " +
                    std::to_string(dev.shared_memory_bytes));
-  if (dev.max_workgroup_invocations < kTilesWorkgroup || dev.max_workgroup_size_x < kTilesWorkgroup)
-    throw SkipCase("the gpu attention kernel needs workgroups of " + std::to_string(kTilesWorkgroup) + " invocations; " +
+  // The kernel's workgroups, and its merge's (Vulkan guarantees only 128 invocations).
+  const uint32_t wg = std::max(kTilesWorkgroup, kMergeSplitsWorkgroup);
+  if (dev.max_workgroup_invocations < wg || dev.max_workgroup_size_x < wg)
+    throw SkipCase("the gpu attention kernel and its merge need workgroups of " + std::to_string(wg) + " invocations; " +
                    dev.name + " allows " + std::to_string(std::min(dev.max_workgroup_invocations, dev.max_workgroup_size_x)));
 }
 
@@ -80,7 +82,10 @@ uint32_t attention_vectors_per_item(const DeviceInfo& dev, const AttentionHeads&
 void run_attention(Batch& batch, const AttentionShape& shape, AttentionLaunch launch) {
   const uint32_t per_item = attention_vectors_per_item(batch.runtime().info(), launch.heads, shape);
   const bool lanes = choose_attention_kernel(batch.runtime().info(), launch.heads) == AttentionKernel::lanes;
-  run_attention(batch, plan_attention(shape, per_item, lanes ? kDecodeSplitLanes : kDecodeSplitTiles), std::move(launch));
+  // Two items per compute unit at least (DeviceInfo::compute_units).
+  const DecodeSplit split{.max_keys = lanes ? kDecodeSplitLanes : kDecodeSplitTiles,
+                          .target_items = 2 * static_cast<int64_t>(batch.runtime().info().compute_units)};
+  run_attention(batch, plan_attention(shape, per_item, split), std::move(launch));
 }
 
 void run_attention(Batch& batch, const AttentionPlan& plan, AttentionLaunch launch) {
@@ -109,11 +114,14 @@ void run_attention(Batch& batch, const AttentionPlan& plan, AttentionLaunch laun
   }
   const uint64_t elements = plan.merge.size() / 4 * static_cast<uint64_t>(launch.head_dim);
   const auto& pq = launch.post_quant;
+  // The gpu kernel's merge: a workgroup per output vector, parallel over its splits; the cpu
+  // kernel's: an invocation per output word (faster on lavapipe: specs/attention-kernels.md).
   const uint64_t words = elements * dtype_bits(launch.out_dtype) / 32;
-  const auto [mx, my] = dispatch_grid((words + 63) / 64);
+  const auto [mx, my] = dispatch_grid(kernel == AttentionKernel::tiles ? plan.merge.size() / 4 : (words + 63) / 64);
   // Constants: whether the partials are read through their texel view, and output elements per word.
-  const Kernel merge_kernel("attention_merge", {batch.runtime().texels_cover(partials->size()) ? 1u : 0u,
-                                                static_cast<uint32_t>(32 / dtype_bits(launch.out_dtype))});
+  const Kernel merge_kernel(kernel == AttentionKernel::tiles ? "attention_merge_splits" : "attention_merge",
+                            {batch.runtime().texels_cover(partials->size()) ? 1u : 0u,
+                             static_cast<uint32_t>(32 / dtype_bits(launch.out_dtype))});
   batch.dispatch(merge_kernel,
                  {{"partials", partials},
                   {"merge", merge},

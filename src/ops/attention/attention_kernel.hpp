@@ -22,6 +22,7 @@ struct AttentionHeads {
 };
 
 constexpr uint32_t kTilesWorkgroup = 128;  // WG in shaders/attention_tiles.glsl
+constexpr uint32_t kMergeSplitsWorkgroup = 256;  // MERGE_WORKGROUP in shaders/attention_merge_splits.comp
 constexpr uint32_t kLanesConstantId = 15;  // LANES in shaders/attention_core.glsl (above every operator's own)
 constexpr uint32_t kPartialsPoison = 0x7fc00000u;  // a quiet NaN: the partial states before the attention dispatch
 
@@ -45,7 +46,7 @@ struct AttentionLaunch {
   KernelParams params;    // the operator's parameters; num_items is added
   Buffer* out = nullptr;  // the output tensor: [vectors in the plan's order, head_dim]
   Buffer* lse = nullptr;  // the log-sum-exp of each vector at the plan's lse index (optional)
-  // An i8 output is post-quantized with these (shaders/attention_merge.comp).
+  // An i8 output is post-quantized with these (shaders/attention_merge_common.glsl).
   struct PostQuant {
     Buffer* scale = nullptr;
     Buffer* offset = nullptr;  // optional

@@ -1,7 +1,7 @@
 #pragma once
 // The host's plan for the shared attention kernel (shaders/attention_core.glsl): which work
 // items exist, where each writes its partial softmax state, and which partial states the
-// merge (shaders/attention_merge.comp) combines into each output vector. Every attention
+// merge (shaders/attention_merge*.comp) combines into each output vector. Every attention
 // operator (MHCA, SDPA) plans through here.
 #include <cstdint>
 #include <functional>
@@ -32,19 +32,30 @@ struct AttentionShape {
 
 constexpr uint32_t kNoLse = 0xffffffffu;
 
-// Keys per split of a decode-like batch (one query row): 256 for the gpu kernel, so that a
-// few batches still fill a GPU (on an H200, 64 and 1 024 measured slower:
+// Keys per split of a decode-like batch (one query row) at most: 256 for the gpu kernel, so
+// that a few batches still fill a GPU (on an H200, 64 and 1 024 measured slower:
 // specs/attention-kernels.md); 1 024 for the cpu kernel, whose CPU runs a few workgroups
 // at a time and pays for each split in partial states and merge work (lavapipe's 8k FIA
 // decode 19.6 -> 18.3 ms).
 constexpr int64_t kDecodeSplitTiles = 256, kDecodeSplitLanes = 1024;
+// The most splits of one output vector: attention_merge_splits.comp keeps a weight per split in
+// shared memory. Longer sequences get longer splits.
+constexpr int64_t kMaxMergeSplits = 512;
+
+// How decode-like batches split their keys: at most max_keys per split, and shorter splits
+// (down to min_keys, multiples of 16) until the plan has at least target_items items, so
+// that a device of target_items / 2 compute units gets two items per unit.
+struct DecodeSplit {
+  int64_t max_keys = kDecodeSplitTiles;
+  int64_t min_keys = 64;
+  int64_t target_items = 0;
+};
 
 // Items take up to `vectors_per_item` (1 to kVectorsPerItem) query vectors that share a kv
 // head (the q heads of a GQA group, then consecutive rows). Decode-like batches split their
-// KV length every `decode_split` keys; others only every 2048 keys. Items are ordered
-// split-major: neighbouring items read the same keys of neighbouring kv heads.
-AttentionPlan plan_attention(const AttentionShape& s, uint32_t vectors_per_item = kVectorsPerItem,
-                             int64_t decode_split = kDecodeSplitTiles);
+// KV length as `split` says; others every 2048 keys. Items are ordered split-major:
+// neighbouring items read the same keys of neighbouring kv heads.
+AttentionPlan plan_attention(const AttentionShape& s, uint32_t vectors_per_item = kVectorsPerItem, DecodeSplit split = {});
 
 // The most query vectors any (batch, kv head) of the shape has: rows x G.
 int64_t max_vectors_per_kv_head(const AttentionShape& s);
