@@ -223,3 +223,18 @@ TEST_CASE("run: with RADV_FORCE_FAMILY set, cases do not run on RADV's compile-o
   CHECK(r.output.find("Null hardware") == std::string::npos);
 }
 #endif
+
+TEST_CASE("run --compile-threads: the pipelines compiled ahead change no result") {
+  const std::string cases = source_path("cases/pmx.dynamic_batching.MultiHeadCacheAttention/gqa.json");
+  const auto ahead = run_kvbench("run " + cases + " --compile-threads 2");
+  const auto alone = run_kvbench("run " + cases + " --compile-threads 0");
+  CHECK(ahead.status == 0);
+  CHECK(alone.status == 0);
+  auto summary = [](const std::string& out) {  // the closing "N passed, N failed, N skipped" line
+    const size_t at = out.rfind(" passed, "), begin = out.rfind('\n', at) + 1;
+    return at == std::string::npos ? std::string() : out.substr(begin, out.find('\n', at) - begin);
+  };
+  CHECK(summary(ahead.output).find(" failed, 0 skipped") != std::string::npos);
+  CHECK(summary(ahead.output) == summary(alone.output));
+  CHECK(run_kvbench("run " + cases + " --compile-threads 17").status == 2);
+}

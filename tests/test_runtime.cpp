@@ -284,3 +284,27 @@ TEST_CASE("check_descriptor_limits: a shader binding more storage buffers than a
   CHECK_THROWS_WITH_AS(check_descriptor_limits("fia_attention", shader, dev),
                        "fia_attention binds 18 storage buffers; small device allows 8 per stage", SkipCase);
 }
+
+TEST_CASE("plan_only names a dispatch's pipeline and compile_only dispatches no workgroup: neither computes") {
+  Runtime rt;
+  const std::vector<uint32_t> source(16, 7), zeros(16, 0);
+  auto a = rt.buffer_with(source), b = rt.buffer_with(zeros);
+  const KernelBuffers buffers{{"source", a.get()}, {"destination", b.get()}};
+  auto destination = [&] {
+    std::vector<uint32_t> v(16);
+    b->download({reinterpret_cast<uint8_t*>(v.data()), v.size() * 4});
+    return v;
+  };
+  rt.plan_only(true);
+  rt.dispatch("copy_bandwidth", buffers, {{"count", 4}}, 1);
+  rt.plan_only(false);
+  CHECK(rt.take_pipeline_log() == std::vector<std::string>{"copy_bandwidth"});
+  CHECK(destination() == zeros);
+  rt.compile_only(true);
+  rt.dispatch("copy_bandwidth", buffers, {{"count", 4}}, 1);
+  rt.compile_only(false);
+  CHECK(destination() == zeros);
+  CHECK(rt.take_pipeline_log().empty());
+  rt.dispatch("copy_bandwidth", buffers, {{"count", 4}}, 1);
+  CHECK(destination() == source);
+}

@@ -9,27 +9,31 @@ variant is a pipeline key with its size constants left out (variant() below): he
 MHCA's quant group and page size change loop bounds and strides, not which code is compiled,
 and each costs lavapipe a compile of seconds. The full matrix, every case and so every
 pipeline at each configuration, runs in CI (ctest -L full). tests/variant_cases.sh fails
-when a list misses a code variant of the full suite (--check).
+when a list misses a code variant of the full suite (--check). At 16 lanes a variant is
+narrower (width_variant below): what the subgroup width changes.
 
 Usage:
-  pick_variant_cases.py FULL_LIST [--report RUN_JSON] > tests/data/variants/NAME.txt
-  pick_variant_cases.py --check FULL_LIST CHOSEN_LIST
+  pick_variant_cases.py FULL_LIST --config CONFIG [--except DEFAULT_LIST] [--report RUN_JSON] > tests/data/variants/CONFIG.txt
+  pick_variant_cases.py --check CHOSEN_LIST FULL_LIST --config CONFIG [--except DEFAULT_LIST]
 FULL_LIST / CHOSEN_LIST: the output of `kvbench list CASES --pipelines` at the configuration
-(for CHOSEN_LIST with --cases-from the list). --report: a `kvbench run --json` report; each
-case then weighs 1 + its time in tenths of a second, so that cheap cases are preferred.
+(for CHOSEN_LIST with --cases-from the list). --except: the same on the default device; its
+pipelines are left out, since the suite's run there compiles and runs the very same ones
+(with KVBENCH_TEXELS=0, a FIA pipeline that reads no texel view). --report: a `kvbench run
+--json` report; each case then weighs 1 + its time in tenths of a second in addition, so
+that cheap cases are preferred.
 """
 import argparse
 import json
 import sys
 
 
-def read_pipelines(path):
-    """{case name: set of pipeline keys} from `kvbench list --pipelines` output."""
+def read_pipelines(path, left_out=frozenset()):
+    """{case name: set of pipeline keys} from `kvbench list --pipelines` output, less `left_out`."""
     cases = {}
     for line in open(path, encoding="utf-8"):
         name, sep, rest = line.rstrip("\n").partition("  pipelines:")
         if sep:
-            cases[name] = set(rest.split())
+            cases[name] = set(rest.split()) - left_out
     return cases
 
 
@@ -58,13 +62,25 @@ def head_size(key):
     return int(constants[0]) if "_attention" in shader and constants and constants[0].isdigit() else 0
 
 
-def variants_of(cases):
-    return {name: {variant(k) for k in keys} for name, keys in cases.items()}
+# At 16 lanes only the subgroup width changes, and only the lanes body of the attention core
+# (shaders/attention_lanes.glsl, whose shuffles serve LANES = 4 or 8 lanes per item: constant
+# 15) uses subgroup operations; the operators' hooks, the tiles kernel and the merges do not.
+# A 16-lane variant is therefore an operator's lanes kernel at each LANES, and the others'
+# code, width-independent, is compiled and run at 8 lanes by the suite (and at 4 by 4_lanes).
+def width_variant(key):
+    shader, *constants = key.split(":")
+    lanes = [c for c in constants if c.startswith("15=")]
+    return f"{shader}:{lanes[0]}" if shader.endswith("_attention") and lanes else None
 
 
-def check(full_path, chosen_path):
-    full = set().union(*variants_of(read_pipelines(full_path)).values())
-    chosen = set().union(*variants_of(read_pipelines(chosen_path)).values())
+def variants_of(cases, config=None):
+    classify = width_variant if config == "16_lanes" else variant
+    return {name: {v for v in map(classify, keys) if v} for name, keys in cases.items()}
+
+
+def check(chosen_path, full_path, default_keys, config):
+    full = set().union(*variants_of(read_pipelines(full_path, default_keys), config).values())
+    chosen = set().union(*variants_of(read_pipelines(chosen_path, default_keys), config).values())
     missing = sorted(full - chosen)
     for v in missing:
         print(f"missing: code variant {v}, compiled by the full suite but by no case of the list")
@@ -73,16 +89,25 @@ def check(full_path, chosen_path):
 
 
 def main():
-    if len(sys.argv) == 4 and sys.argv[1] == "--check":
-        sys.exit(check(sys.argv[2], sys.argv[3]))
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("pipelines")
+    parser.add_argument("pipelines", nargs="+")
+    parser.add_argument("--check", action="store_true")
+    parser.add_argument("--except", dest="default", help="the pipelines on the default device, left out")
     parser.add_argument("--report")
+    parser.add_argument("--config", choices=["4_lanes", "16_lanes", "storage_loads"],
+                        help="16_lanes: only the lanes kernels' subgroup code (width_variant); else every code variant")
     args = parser.parse_args()
-    keys = read_pipelines(args.pipelines)
-    cases = variants_of(keys)
+    default_keys = set().union(*read_pipelines(args.default).values()) if args.default else set()
+    if args.check:
+        if len(args.pipelines) != 2:
+            parser.error("--check takes CHOSEN_LIST FULL_LIST")
+        sys.exit(check(args.pipelines[0], args.pipelines[1], default_keys, args.config))
+    if len(args.pipelines) != 1:
+        parser.error("one FULL_LIST")
+    keys = read_pipelines(args.pipelines[0], default_keys)
+    cases = variants_of(keys, args.config)
     if not cases:
-        sys.exit(f"{args.pipelines}: no 'NAME  pipelines: ...' line (the output of kvbench list --pipelines)")
+        sys.exit(f"{args.pipelines[0]}: no 'NAME  pipelines: ...' line (the output of kvbench list --pipelines)")
     # A pipeline's compile grows with its head size: prefer the cases with small heads.
     weight = {name: 1.0 + sum(head_size(k) / 32 for k in keys[name]) for name in cases}
     if args.report:
@@ -90,9 +115,10 @@ def main():
             if c["name"] in weight:
                 weight[c["name"]] += c.get("time_ms", 0) / 100
     missing = set().union(*cases.values())
+    cases = {name: variants for name, variants in cases.items() if variants}
     chosen = []
     while missing:
-        # The case that creates the most missing keys per unit of weight; ties by name.
+        # The case that compiles the most missing variants per unit of weight; ties by name.
         best = max(sorted(cases), key=lambda n: len(cases[n] & missing) / weight[n])
         chosen.append(best)
         missing -= cases[best]

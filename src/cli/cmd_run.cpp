@@ -1,6 +1,7 @@
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <string>
 
@@ -11,6 +12,7 @@
 #include "report/run_reporter.hpp"
 #include "runner/backend.hpp"
 #include "runner/interrupt.hpp"
+#include "runner/pipeline_warmer.hpp"
 #include "runner/run_case.hpp"
 #include "vk/runtime.hpp"
 
@@ -94,6 +96,7 @@ void add_run_command(CLI::App& app, int& exit_code) {
   static bool allow_skip = false;
   static std::string save_actual;
   static unsigned threads = 0;
+  static int compile_threads = -1;
   static BackendCommand backend;
   cmd->add_option("paths", paths, "Case files or folders (searched recursively for *.json)")->required();
   selection.add_to(cmd);
@@ -110,6 +113,11 @@ void add_run_command(CLI::App& app, int& exit_code) {
                   "Threads of each case's double-precision reference (default: hardware threads; the golden is "
                   "byte-identical for any value)")
       ->check(CLI::Range(1u, 256u));
+  cmd->add_option("--compile-threads", compile_threads,
+                  "Threads that compile the cases' pipelines ahead of the run, each on a device of its own (default: "
+                  "on a CPU device such as lavapipe, which compiles at a pipeline's first dispatch, its other "
+                  "hardware threads, at most 3; on a GPU 0). Results never depend on it")
+      ->check(CLI::Range(0, 16));
   cmd->add_option("--backend", backend.command,
                   "Check another implementation instead of Vulkan: per case, write its golden to a temporary folder, "
                   "run this shell command with {golden} and {actual} replaced by the folders (e.g. 'python3 "
@@ -168,9 +176,14 @@ void add_run_command(CLI::App& app, int& exit_code) {
     reporter.header("device: " + rt->info().name + " (" + rt->info().type + ")");
     const std::string extra = (device >= 0 ? " --device " + std::to_string(device) : "") + outside_paths_flag();
     install_interrupt_handler();
+    const unsigned warm_threads =
+        compile_threads >= 0 ? static_cast<unsigned>(compile_threads) : default_warmer_threads(rt->info().type == "cpu");
+    std::optional<PipelineWarmer> warmer;
+    if (warm_threads > 0 && sel.cases.size() > 1) warmer.emplace(sel, rt->info().index, warm_threads);
     SkipTally skips;
     for (size_t i = 0; i < sel.cases.size() && !interrupt_signal(); ++i) {
       const auto& c = sel.cases[i];
+      if (warmer) warmer->reached(i);
       reporter.starting(i);
       CaseResult r;
       try {
@@ -188,6 +201,7 @@ void add_run_command(CLI::App& app, int& exit_code) {
         break;
       }
     }
+    warmer.reset();
     exit_code = reporter.finish(&rt->info(), interrupt_signal());
     if (exit_code == 0 && !allow_skip)
       if (const auto all = skips.all_skipped(); !all.empty()) {

@@ -276,10 +276,6 @@ Batch::State::Entry Batch::State::prepare(const Kernel& kernel, const KernelBuff
                            " workgroups exceed maxComputeWorkGroupCount (" + std::to_string(most[0]) + ", " +
                            std::to_string(most[1]) + ", " + std::to_string(most[2]) + ") of " + info.name);
   Runtime::Pipeline& p = rt.pipeline(kernel);
-  if (rt.plan_only_) {
-    rt.pipeline_log_.push_back(kernel.key());
-    return;
-  }
   if (p.interface.buffers.size() > kStorageBuffersPerSet || p.interface.texel_buffers.size() > kTexelBuffersPerSet)
     throw std::logic_error(name + ": more storage or texel buffers than a batch's descriptor pools hold a set");
   if (!rt.placeholder_) rt.placeholder_ = rt.buffer(16);
@@ -348,7 +344,13 @@ Batch::State::Entry Batch::State::prepare(const Kernel& kernel, const KernelBuff
 void Batch::dispatch(const Kernel& kernel, const KernelBuffers& buffers, const KernelParams& params, uint32_t gx,
                      uint32_t gy, uint32_t gz) {
   State& s = *s_;
+  if (s.rt.plan_only_) {  // kvbench list --pipelines: the pipeline made, nothing recorded
+    s.rt.pipeline(kernel);
+    s.rt.pipeline_log_.push_back(kernel.key());
+    return;
+  }
   std::set<VkBuffer> bound;  // every buffer the dispatch reads or writes
+  if (s.rt.compile_only_) gx = gy = gz = 0;  // a valid empty dispatch (vkCmdDispatch allows 0)
   State::Entry entry = s.prepare(kernel, buffers, params, gx, gy, gz, bound);
   s.stage_mapped_readbacks(bound);
   s.touched.insert(bound.begin(), bound.end());

@@ -220,6 +220,9 @@ class Runtime {
   // compiles a pipeline with LLVM at its first dispatch, nothing is compiled either.
   // take_pipeline_log returns and clears the keys.
   void plan_only(bool on) { plan_only_ = on; }
+  // While on (runner/pipeline_warmer.hpp), every dispatch is recorded with no workgroup:
+  // lavapipe compiles its pipeline, as at a first dispatch, and computes nothing.
+  void compile_only(bool on) { compile_only_ = on; }
   std::vector<std::string> take_pipeline_log() { return std::exchange(pipeline_log_, {}); }
 
   // While set, every batch that dispatches is submitted as `plan` says (RepeatPlan) and what
@@ -263,6 +266,7 @@ class Runtime {
   vk::raii::Fence fence_{nullptr};
   bool log_dispatches_ = false;
   bool plan_only_ = false;
+  bool compile_only_ = false;
   std::vector<std::string> pipeline_log_;
   std::vector<DispatchTime> dispatch_log_;
   std::optional<RepeatPlan> repeat_;

@@ -165,7 +165,11 @@ double fia_run_vulkan(const FiaParams& p, const Args& args, Runtime& rt, TensorS
                             {"qr_sb", qrs.batch}, {"qr_st", qrs.token}, {"qr_sh", qrs.head},
                             {"kr_sb", krs.batch}, {"kr_st", krs.token}, {"kr_sh", krs.head}};
   const uint32_t path = kv_path(p, ks, vs);
-  const bool texels = batch.runtime().texels_cover(buffers, {"key", "value", "blockTable"});  // the shader's TEXELS
+  // The shader's TEXELS, set only where it reads through a view (the block table, plain rows,
+  // codes by uvec4s): elsewhere it would change nothing but the pipeline's key, and cost a
+  // second compile of the same code where the storage-load path is tested.
+  const bool reads_texels = p.paged() || path == 1 || codes_rows_in_uvec4s(p, path, ks, vs);
+  const bool texels = reads_texels && batch.runtime().texels_cover(buffers, {"key", "value", "blockTable"});
   run_attention(
       batch, shape,
       {.kernel = Kernel("fia_attention", {static_cast<uint32_t>(p.D + p.rope), static_cast<uint32_t>(p.Dv), path,
