@@ -55,7 +55,8 @@ if [ "$mode" = --check ]; then
 fi
 
 start=$SECONDS
-if ! out=$("$kvbench" run "${attention[@]}" --cases-from "$list" 2>&1); then
+# No compiling ahead: ctest -j2 keeps both cores busy (and each case here compiles its own).
+if ! out=$("$kvbench" run "${attention[@]}" --cases-from "$list" --compile-threads 0 2>&1); then
   echo "$out" | grep -vE '^ +[0-9]+ PASS ' | tail -60
   echo "FAIL: the cases of $list at $config (kvbench run exited non-zero)"
   exit 1

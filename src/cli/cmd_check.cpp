@@ -5,7 +5,7 @@
 
 #include "cli/commands.hpp"
 #include "golden/checksum.hpp"
-#include "golden/golden_case.hpp"
+#include "runner/golden_case.hpp"
 #include "golden/golden_folder.hpp"
 #include "report/run_reporter.hpp"
 #include "runner/case_selection.hpp"

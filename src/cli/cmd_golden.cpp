@@ -11,7 +11,7 @@
 #include "cli/commands.hpp"
 #include "cli/selection_flags.hpp"
 #include "core/parallel.hpp"
-#include "golden/golden_case.hpp"
+#include "runner/golden_case.hpp"
 #include "runner/interrupt.hpp"
 
 namespace kvbench {

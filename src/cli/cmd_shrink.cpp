@@ -9,7 +9,7 @@
 #include "cli/selection_flags.hpp"
 #include "core/file_io.hpp"
 #include "core/shell_quote.hpp"
-#include "golden/golden_case.hpp"
+#include "runner/golden_case.hpp"
 #include "runner/backend.hpp"
 #include "runner/run_case.hpp"
 #include "runner/shrink.hpp"

@@ -21,7 +21,7 @@ inline constexpr int kMaxManifestDepth = 32;
 // Largest element count of a golden tensor (also keeps every byte count below 2^64).
 inline constexpr uint64_t kMaxGoldenElements = uint64_t{1} << 48;
 
-// The newest golden format `check` reads (src/golden/golden_case.hpp kGoldenFormat).
+// The newest golden format `check` reads (src/runner/golden_case.hpp kGoldenFormat).
 inline constexpr int kReadableGoldenFormat = 3;
 
 // A manifest that cannot be used; `pointer` is the JSON pointer of the field at fault.

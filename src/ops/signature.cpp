@@ -161,32 +161,9 @@ nlohmann::json Args::values_from_file(const Param& p, const nlohmann::json& valu
 }
 
 Args::Args(CaseDef def, const Signature& sig) : def_(std::move(def)), sig_(&sig) {
-  const nlohmann::json& body = def_.body;
-  auto section_of = [&](const char* s) -> const nlohmann::json* {
-    return body.contains(s) && body[s].is_object() ? &body[s] : nullptr;
-  };
-  // attributes, shapes, inputs: every key declared, in its own section.
-  for (const char* section : kParamSections) {
-    const nlohmann::json* obj = section_of(section);
-    if (!obj) continue;
-    std::vector<std::string> known;
-    for (const auto& p : sig.params)
-      if (p.section == section) known.push_back(p.name);
-    for (auto it = obj->begin(); it != obj->end(); ++it) {
-      const std::string ptr = "/" + std::string(section) + "/" + pointer_token(it.key());
-      const Param* p = sig.param(it.key());
-      if (p && p->section != section)
-        throw CaseError(ptr, "'" + it.key() + "' belongs in " + p->section + ", not " + section);
-      if (!p && it.value().is_object() && std::string(section) == "inputs") {  // a tensor from a file
-        require_file_tensor(sig, it.key(), def_.locate(ptr));
-        files_.push_back(parse_file_source(def_, it.key(), it.value()));
-        continue;
-      }
-      if (!p) throw CaseError(ptr, unknown_key_message(section, it.key(), known, std::string(section)));
-    }
-  }
+  check_param_keys();
   for (const auto& p : sig.params) {
-    const nlohmann::json* obj = section_of(p.section.c_str());
+    const nlohmann::json* obj = section(p.section.c_str());
     if (!obj || !obj->contains(p.name)) {
       if (!p.fallback.is_null()) values_[p.name] = p.fallback;
       else if (p.derived.empty()) fail(p.name, p.name + " is required (" + p.doc + ")");
@@ -194,104 +171,149 @@ Args::Args(CaseDef def, const Signature& sig) : def_(std::move(def)), sig_(&sig)
     }
     nlohmann::json v = (*obj)[p.name];
     if (v.is_object()) v = values_from_file(p, v);  // checked below as if written
-    const bool listed = p.type == ParamType::integers && v.is_array();
-    std::vector<nlohmann::json> items;  // the values to check against allowed/min/max
-    nlohmann::json stored = v;
-    switch (p.type) {
-      case ParamType::integer:
-        if (!is_int64(v)) fail(p.name, p.name + " must be an integer, got " + v.dump());
-        items.push_back(v);
-        break;
-      case ParamType::boolean:
-        if (v.is_boolean()) stored = v.get<bool>();
-        else if (is_int64(v) && (v.get<int64_t>() == 0 || v.get<int64_t>() == 1)) stored = v.get<int64_t>() == 1;
-        else fail(p.name, p.name + " must be true or false (or 0/1), got " + v.dump());
-        break;
-      case ParamType::number:
-        if (!v.is_number() || !std::isfinite(v.get<double>())) fail(p.name, p.name + " must be a finite number, got " + v.dump());
-        items.push_back(v);
-        break;
-      case ParamType::string:
-        if (!v.is_string()) fail(p.name, p.name + " must be a string, got " + v.dump());
-        items.push_back(v);
-        break;
-      case ParamType::integers:
-        if (is_int64(v)) {
-          stored = nlohmann::json::array({v});
-        } else if (v.is_array()) {
-          for (size_t i = 0; i < v.size(); ++i)
-            if (!is_int64(v[i])) fail_at(p.name, i, p.name + " must hold integers, got " + v[i].dump());
-        } else {
-          fail(p.name, p.name + " must be an integer or an array of integers, got " + v.dump());
-        }
-        for (const auto& x : stored) items.push_back(x);
-        break;
-    }
-    for (size_t i = 0; i < items.size(); ++i) {
-      const nlohmann::json& x = items[i];
-      auto where = [&](const std::string& m) {
-        if (listed) fail_at(p.name, i, m);
-        fail(p.name, m);
-      };
-      const std::string label = listed ? p.name + "[" + std::to_string(i) + "]" : p.name;
-      if (!p.allowed.empty() && std::find(p.allowed.begin(), p.allowed.end(), x) == p.allowed.end()) {
-        std::string list;
-        for (const auto& a : p.allowed) list += (list.empty() ? "" : ", ") + a.dump();
-        where(label + " must be one of " + list + ", got " + x.dump());
-      }
-      if (x.is_number() && p.min && x.get<double>() < *p.min)
-        where(label + " must be at least " + bound_text(*p.min) + ", got " + x.dump());
-      if (x.is_number() && p.max && x.get<double>() > *p.max)
-        where(label + " must be at most " + bound_text(*p.max) + ", got " + x.dump());
-      if (x.is_number_integer() && !p.max && x.get<double>() > kIntegerBound)
-        where(label + " must be at most 2147483647 (kernels index with 32-bit integers), got " + x.dump());
-      if (x.is_number_integer() && !p.min && x.get<double>() < -kIntegerBound)
-        where(label + " must be at least -2147483647, got " + x.dump());
-    }
-    values_[p.name] = stored;
+    values_[p.name] = checked_value(p, v);
   }
+  check_dtypes();
+  check_ranges();
+  check_tolerances();
+}
 
-  // dtypes: only tensors that take a choice, and only the declared choices.
-  if (const nlohmann::json* obj = section_of("dtypes")) {
-    std::vector<std::string> choosable;
-    for (const auto& t : sig.tensors)
-      if (!t.choices.empty()) choosable.push_back(t.name);
+const nlohmann::json* Args::section(const char* name) const {
+  const nlohmann::json& body = def_.body;
+  return body.contains(name) && body[name].is_object() ? &body[name] : nullptr;
+}
+
+// attributes, shapes, inputs: every key declared, in its own section.
+void Args::check_param_keys() {
+  const Signature& sig = *sig_;
+  for (const char* name : kParamSections) {
+    const nlohmann::json* obj = section(name);
+    if (!obj) continue;
+    std::vector<std::string> known;
+    for (const auto& p : sig.params)
+      if (p.section == name) known.push_back(p.name);
     for (auto it = obj->begin(); it != obj->end(); ++it) {
-      const std::string ptr = def_.locate("/dtypes/" + pointer_token(it.key()));
-      const TensorDecl* t = declared_exactly(sig, it.key());
-      if (!t) throw CaseError("/dtypes/" + pointer_token(it.key()), unknown_key_message("dtypes", it.key(), choosable, "dtype choice"));
-      if (t->choices.empty())
-        throw CaseError(ptr, "the dtype of " + t->name + " is not chosen by the case file: " + t->dtype_rule);
-      const auto parsed = it.value().is_string() ? parse_dtype(it.value().get<std::string>()) : std::nullopt;
-      if (!parsed || std::find(t->choices.begin(), t->choices.end(), *parsed) == t->choices.end())
-        throw CaseError(ptr, "dtype of " + t->name + " must be " + t->dtype_rule + ", got " + it.value().dump());
+      const std::string ptr = "/" + std::string(name) + "/" + pointer_token(it.key());
+      const Param* p = sig.param(it.key());
+      if (p && p->section != name)
+        throw CaseError(ptr, "'" + it.key() + "' belongs in " + p->section + ", not " + name);
+      if (!p && it.value().is_object() && std::string(name) == "inputs") {  // a tensor from a file
+        require_file_tensor(sig, it.key(), def_.locate(ptr));
+        files_.push_back(parse_file_source(def_, it.key(), it.value()));
+        continue;
+      }
+      if (!p) throw CaseError(ptr, unknown_key_message(name, it.key(), known, std::string(name)));
     }
   }
-  // ranges: only generated float inputs that declare one.
-  if (const nlohmann::json* obj = section_of("ranges")) {
-    std::vector<std::string> ranged;
-    for (const auto& t : sig.tensors)
-      if (t.range) ranged.push_back(t.name);
-    for (auto it = obj->begin(); it != obj->end(); ++it) {
-      const std::string ptr = "/ranges/" + pointer_token(it.key());
-      const TensorDecl* t = declared_exactly(sig, it.key());
-      if (!t || !t->range) throw CaseError(ptr, unknown_key_message("ranges", it.key(), ranged, "generator ranges"));
-      const auto& r = it.value();
-      const double lo = r[0].get<double>(), hi = r[1].get<double>();
-      if (!std::isfinite(lo) || !std::isfinite(hi) || !(lo < hi))
-        throw CaseError(ptr, "range of " + t->name + " must be finite with low < high, got " + r.dump());
-    }
+}
+
+// A written value of `p`: its type, then each item against the allowed values and bounds.
+nlohmann::json Args::checked_value(const Param& p, const nlohmann::json& v) const {
+  const bool listed = p.type == ParamType::integers && v.is_array();
+  std::vector<nlohmann::json> items;  // the values to check against allowed/min/max
+  nlohmann::json stored = v;
+  switch (p.type) {
+    case ParamType::integer:
+      if (!is_int64(v)) fail(p.name, p.name + " must be an integer, got " + v.dump());
+      items.push_back(v);
+      break;
+    case ParamType::boolean:
+      if (v.is_boolean()) stored = v.get<bool>();
+      else if (is_int64(v) && (v.get<int64_t>() == 0 || v.get<int64_t>() == 1)) stored = v.get<int64_t>() == 1;
+      else fail(p.name, p.name + " must be true or false (or 0/1), got " + v.dump());
+      break;
+    case ParamType::number:
+      if (!v.is_number() || !std::isfinite(v.get<double>())) fail(p.name, p.name + " must be a finite number, got " + v.dump());
+      items.push_back(v);
+      break;
+    case ParamType::string:
+      if (!v.is_string()) fail(p.name, p.name + " must be a string, got " + v.dump());
+      items.push_back(v);
+      break;
+    case ParamType::integers:
+      if (is_int64(v)) {
+        stored = nlohmann::json::array({v});
+      } else if (v.is_array()) {
+        for (size_t i = 0; i < v.size(); ++i)
+          if (!is_int64(v[i])) fail_at(p.name, i, p.name + " must hold integers, got " + v[i].dump());
+      } else {
+        fail(p.name, p.name + " must be an integer or an array of integers, got " + v.dump());
+      }
+      for (const auto& x : stored) items.push_back(x);
+      break;
   }
-  // tolerance: only outputs and in-place tensors.
-  if (const nlohmann::json* obj = section_of("tolerance")) {
-    std::vector<std::string> outputs;
-    for (const auto& t : sig.tensors)
-      if (t.role != Role::input) outputs.push_back(t.name);
-    for (auto it = obj->begin(); it != obj->end(); ++it) {
-      const TensorDecl* t = declared_exactly(sig, it.key());
-      if (!t || t->role == Role::input)
-        throw CaseError("/tolerance/" + pointer_token(it.key()), unknown_key_message("tolerance", it.key(), outputs, "outputs"));
+  for (size_t i = 0; i < items.size(); ++i) {
+    const nlohmann::json& x = items[i];
+    auto where = [&](const std::string& m) {
+      if (listed) fail_at(p.name, i, m);
+      fail(p.name, m);
+    };
+    const std::string label = listed ? p.name + "[" + std::to_string(i) + "]" : p.name;
+    if (!p.allowed.empty() && std::find(p.allowed.begin(), p.allowed.end(), x) == p.allowed.end()) {
+      std::string list;
+      for (const auto& a : p.allowed) list += (list.empty() ? "" : ", ") + a.dump();
+      where(label + " must be one of " + list + ", got " + x.dump());
     }
+    if (x.is_number() && p.min && x.get<double>() < *p.min)
+      where(label + " must be at least " + bound_text(*p.min) + ", got " + x.dump());
+    if (x.is_number() && p.max && x.get<double>() > *p.max)
+      where(label + " must be at most " + bound_text(*p.max) + ", got " + x.dump());
+    if (x.is_number_integer() && !p.max && x.get<double>() > kIntegerBound)
+      where(label + " must be at most 2147483647 (kernels index with 32-bit integers), got " + x.dump());
+    if (x.is_number_integer() && !p.min && x.get<double>() < -kIntegerBound)
+      where(label + " must be at least -2147483647, got " + x.dump());
+  }
+  return stored;
+}
+
+// dtypes: only tensors that take a choice, and only the declared choices.
+void Args::check_dtypes() const {
+  const nlohmann::json* obj = section("dtypes");
+  if (!obj) return;
+  std::vector<std::string> choosable;
+  for (const auto& t : sig_->tensors)
+    if (!t.choices.empty()) choosable.push_back(t.name);
+  for (auto it = obj->begin(); it != obj->end(); ++it) {
+    const std::string ptr = def_.locate("/dtypes/" + pointer_token(it.key()));
+    const TensorDecl* t = declared_exactly(*sig_, it.key());
+    if (!t) throw CaseError("/dtypes/" + pointer_token(it.key()), unknown_key_message("dtypes", it.key(), choosable, "dtype choice"));
+    if (t->choices.empty())
+      throw CaseError(ptr, "the dtype of " + t->name + " is not chosen by the case file: " + t->dtype_rule);
+    const auto parsed = it.value().is_string() ? parse_dtype(it.value().get<std::string>()) : std::nullopt;
+    if (!parsed || std::find(t->choices.begin(), t->choices.end(), *parsed) == t->choices.end())
+      throw CaseError(ptr, "dtype of " + t->name + " must be " + t->dtype_rule + ", got " + it.value().dump());
+  }
+}
+
+// ranges: only generated float inputs that declare one.
+void Args::check_ranges() const {
+  const nlohmann::json* obj = section("ranges");
+  if (!obj) return;
+  std::vector<std::string> ranged;
+  for (const auto& t : sig_->tensors)
+    if (t.range) ranged.push_back(t.name);
+  for (auto it = obj->begin(); it != obj->end(); ++it) {
+    const std::string ptr = "/ranges/" + pointer_token(it.key());
+    const TensorDecl* t = declared_exactly(*sig_, it.key());
+    if (!t || !t->range) throw CaseError(ptr, unknown_key_message("ranges", it.key(), ranged, "generator ranges"));
+    const auto& r = it.value();
+    const double lo = r[0].get<double>(), hi = r[1].get<double>();
+    if (!std::isfinite(lo) || !std::isfinite(hi) || !(lo < hi))
+      throw CaseError(ptr, "range of " + t->name + " must be finite with low < high, got " + r.dump());
+  }
+}
+
+// tolerance: only outputs and in-place tensors.
+void Args::check_tolerances() const {
+  const nlohmann::json* obj = section("tolerance");
+  if (!obj) return;
+  std::vector<std::string> outputs;
+  for (const auto& t : sig_->tensors)
+    if (t.role != Role::input) outputs.push_back(t.name);
+  for (auto it = obj->begin(); it != obj->end(); ++it) {
+    const TensorDecl* t = declared_exactly(*sig_, it.key());
+    if (!t || t->role == Role::input)
+      throw CaseError("/tolerance/" + pointer_token(it.key()), unknown_key_message("tolerance", it.key(), outputs, "outputs"));
   }
 }
 

@@ -141,6 +141,13 @@ class Args {
   const FileSource* file_source(const std::string& key) const;
 
  private:
+  // The parts of the constructor's checks, in its order.
+  const nlohmann::json* section(const char* name) const;  // the case file's object, or null
+  void check_param_keys();
+  nlohmann::json checked_value(const Param& p, const nlohmann::json& v) const;
+  void check_dtypes() const;
+  void check_ranges() const;
+  void check_tolerances() const;
   const nlohmann::json& value(const std::string& key) const;
   // The values of an integer `inputs` parameter the case file takes from a file.
   nlohmann::json values_from_file(const Param& p, const nlohmann::json& value);

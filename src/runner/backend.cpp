@@ -13,7 +13,7 @@
 #include <thread>
 
 #include "core/shell_quote.hpp"
-#include "golden/golden_case.hpp"
+#include "runner/golden_case.hpp"
 #include "golden/manifest.hpp"
 #include "runner/interrupt.hpp"
 

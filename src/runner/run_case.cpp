@@ -6,7 +6,7 @@
 #include <string>
 
 #include "core/error.hpp"
-#include "golden/golden_case.hpp"
+#include "runner/golden_case.hpp"
 #include "golden/safetensors.hpp"
 #include "vk/runtime.hpp"
 

@@ -1,4 +1,4 @@
-#include "golden/golden_case.hpp"
+#include "runner/golden_case.hpp"
 
 #include <chrono>
 #include <cstdio>
