@@ -31,4 +31,6 @@ inline CommandResult run_kvbench(const std::string& args, int timeout_s = 0) {
   return run_command(limit + std::string(KVBENCH_BINARY) + " " + args);
 }
 
-inline std::string source_path(const std::string& relative) { return std::string(KVBENCH_SOURCE_DIR) + "/" + relative; }
+inline std::string source_path(const std::string& relative) {
+  return std::string(KVBENCH_SOURCE_DIR) + "/" + relative;
+}

@@ -48,17 +48,22 @@ std::string skip_reason(const DeviceInfo& dev, AttentionHeads h) {
 
 }  // namespace
 
-TEST_CASE("choose_attention_kernel: cpu kernel on a CPU device with 8+ lanes and heads <= 256, gpu kernel elsewhere") {
+TEST_CASE(
+    "choose_attention_kernel: cpu kernel on a CPU device with 8+ lanes and heads <= 256, gpu kernel "
+    "elsewhere") {
   unsetenv("KVBENCH_KERNEL");
   const AttentionHeads h128{.key_dim = 128, .value_dim = 128};
   CHECK(choose_attention_kernel(device("cpu", 8), h128) == AttentionKernel::lanes);
   CHECK(choose_attention_kernel(device("cpu", 16), h128) == AttentionKernel::lanes);
-  CHECK(choose_attention_kernel(device("cpu", 4), h128) == AttentionKernel::tiles);  // lavapipe at LP_NATIVE_VECTOR_WIDTH=128
+  CHECK(choose_attention_kernel(device("cpu", 4), h128) ==
+        AttentionKernel::tiles);  // lavapipe at LP_NATIVE_VECTOR_WIDTH=128
   CHECK(choose_attention_kernel(device("cpu", 8, false), h128) == AttentionKernel::tiles);
   CHECK(choose_attention_kernel(device("discrete-gpu", 32), h128) == AttentionKernel::tiles);
   CHECK(choose_attention_kernel(device("integrated-gpu", 8), h128) == AttentionKernel::tiles);
-  CHECK(choose_attention_kernel(device("cpu", 8), {.key_dim = 576, .value_dim = 512}) == AttentionKernel::tiles);
-  CHECK(choose_attention_kernel(device("cpu", 8), {.key_dim = 264, .value_dim = 264}) == AttentionKernel::tiles);
+  CHECK(choose_attention_kernel(device("cpu", 8), {.key_dim = 576, .value_dim = 512}) ==
+        AttentionKernel::tiles);
+  CHECK(choose_attention_kernel(device("cpu", 8), {.key_dim = 264, .value_dim = 264}) ==
+        AttentionKernel::tiles);
   CHECK(choose_attention_kernel(device("cpu", 8), {.key_dim = 24, .value_dim = 24, .lanes_fit = false}) ==
         AttentionKernel::tiles);
   {
@@ -70,7 +75,8 @@ TEST_CASE("choose_attention_kernel: cpu kernel on a CPU device with 8+ lanes and
     CHECK(choose_attention_kernel(device("discrete-gpu", 32), h128) == AttentionKernel::lanes);
     // Forced where it cannot run: a SKIP that names the subgroup size.
     CHECK(skip_reason(device("cpu", 4), h128).find("subgroups of at least 8 lanes") != std::string::npos);
-    CHECK(skip_reason(device("cpu", 8), {.key_dim = 512, .value_dim = 512}).find("at most 256") != std::string::npos);
+    CHECK(skip_reason(device("cpu", 8), {.key_dim = 512, .value_dim = 512}).find("at most 256") !=
+          std::string::npos);
   }
   {
     ForceKernel force("fast");
@@ -79,7 +85,9 @@ TEST_CASE("choose_attention_kernel: cpu kernel on a CPU device with 8+ lanes and
   }
 }
 
-TEST_CASE("check_attention_device: no subgroup SKIP at any width; head sizes to 576/512 fit 32 KiB of shared memory") {
+TEST_CASE(
+    "check_attention_device: no subgroup SKIP at any width; head sizes to 576/512 fit 32 KiB of shared "
+    "memory") {
   unsetenv("KVBENCH_KERNEL");
   for (uint32_t width : {1u, 4u, 8u, 16u, 32u, 64u, 128u})
     for (int64_t d = 8; d <= 576; d += 8) {
@@ -95,12 +103,16 @@ TEST_CASE("check_attention_device: no subgroup SKIP at any width; head sizes to 
   // Limits below the plan's needs are a SKIP with the figures.
   DeviceInfo small = device("discrete-gpu", 32);
   small.shared_memory_bytes = 16384;
-  CHECK(skip_reason(small, {.key_dim = 576, .value_dim = 512}).find("bytes of shared memory") != std::string::npos);
+  CHECK(skip_reason(small, {.key_dim = 576, .value_dim = 512}).find("bytes of shared memory") !=
+        std::string::npos);
   CHECK(skip_reason(small, {.key_dim = 128, .value_dim = 128}) == "");
   small.max_workgroup_invocations = 64;
-  CHECK(skip_reason(small, {.key_dim = 128, .value_dim = 128}).find("workgroups of 256") != std::string::npos);
-  CHECK(skip_reason(device("cpu", 8), {.key_dim = 640, .value_dim = 512}).find("up to 576") != std::string::npos);
-  CHECK(skip_reason(device("cpu", 8), {.key_dim = 132, .value_dim = 128}).find("multiples of 8") != std::string::npos);
+  CHECK(skip_reason(small, {.key_dim = 128, .value_dim = 128}).find("workgroups of 256") !=
+        std::string::npos);
+  CHECK(skip_reason(device("cpu", 8), {.key_dim = 640, .value_dim = 512}).find("up to 576") !=
+        std::string::npos);
+  CHECK(skip_reason(device("cpu", 8), {.key_dim = 132, .value_dim = 128}).find("multiples of 8") !=
+        std::string::npos);
 }
 
 namespace {
@@ -124,13 +136,15 @@ std::vector<float> attention_with_plan(Runtime& rt, bool drop_last, uint32_t vec
   Buffer* scale = batch.buffer_with(std::vector<float>{1.0f});
   Buffer* out = batch.buffer(D * 4);
   const auto f32 = static_cast<uint32_t>(DType::f32);
-  KernelParams params{{"N", 1}, {"num_heads", 1}, {"num_kv_heads", 1}, {"S_q", 1}, {"S_kv", S}, {"G", 1},
-                      {"k_compressed", 0}, {"v_compressed", 0}, {"k_layout", 0}, {"k_dtype", f32}, {"v_dtype", f32},
-                      {"sk_dtype", f32}, {"sv_dtype", f32}, {"zk_dtype", f32}, {"zv_dtype", f32}, {"has_zk", 0},
-                      {"has_zv", 0}, {"q_dtype", f32}, {"scale_op", 0}, {"causal", 0}, {"has_mask", 0},
-                      {"mask_n_stride", 0}, {"mask_h_stride", 0}, {"mask_q_stride", 0}};
-  KernelBuffers buffers{{"query", q}, {"key", k}, {"value", v}, {"scale", scale}, {"scale_k", nullptr},
-                        {"zp_k", nullptr}, {"scale_v", nullptr}, {"zp_v", nullptr}, {"attn_mask", nullptr}};
+  KernelParams params{
+      {"N", 1},         {"num_heads", 1},     {"num_kv_heads", 1},  {"S_q", 1},          {"S_kv", S},
+      {"G", 1},         {"k_compressed", 0},  {"v_compressed", 0},  {"k_layout", 0},     {"k_dtype", f32},
+      {"v_dtype", f32}, {"sk_dtype", f32},    {"sv_dtype", f32},    {"zk_dtype", f32},   {"zv_dtype", f32},
+      {"has_zk", 0},    {"has_zv", 0},        {"q_dtype", f32},     {"scale_op", 0},     {"causal", 0},
+      {"has_mask", 0},  {"mask_n_stride", 0}, {"mask_h_stride", 0}, {"mask_q_stride", 0}};
+  KernelBuffers buffers{{"query", q},         {"key", k},           {"value", v},
+                        {"scale", scale},     {"scale_k", nullptr}, {"zp_k", nullptr},
+                        {"scale_v", nullptr}, {"zp_v", nullptr},    {"attn_mask", nullptr}};
   run_attention(batch, plan,
                 {.kernel = Kernel("sdpa_attention", {static_cast<uint32_t>(D)}),
                  .buffers = buffers,
@@ -148,7 +162,8 @@ std::vector<float> attention_with_plan(Runtime& rt, bool drop_last, uint32_t vec
 
 }  // namespace
 
-TEST_CASE("run_attention: a split the plan leaves out makes its output NaN (partials filled with NaN first)") {
+TEST_CASE(
+    "run_attention: a split the plan leaves out makes its output NaN (partials filled with NaN first)") {
   Runtime rt;
   for (const char* kernel : {"gpu", "cpu"}) {
     CAPTURE(kernel);
@@ -196,14 +211,18 @@ TEST_CASE("plan_attention: decode splits of decode_split keys (the cpu kernel's 
   AttentionShape shape{.num_heads = 4, .num_kv_heads = 1, .q_rows = {1, 3}, .kv_len = {2500, 2500}};
   shape.out_vector = [](int64_t b, int64_t r, int64_t h) { return b * 4 + r * 4 + h; };  // 16 vectors
   const AttentionPlan plan = plan_attention(shape, 8, {.max_keys = kDecodeSplitLanes});
-  CHECK(plan.batch_plan == std::vector<uint32_t>{0, 3, 1024, 12, 2, 2048});  // slot base, splits, split length
-  CHECK(plan.num_items == 3 + 2 * 2);  // decode: 4 vectors, one item per split; prefill: 12 vectors, two items
+  CHECK(plan.batch_plan ==
+        std::vector<uint32_t>{0, 3, 1024, 12, 2, 2048});  // slot base, splits, split length
+  CHECK(plan.num_items ==
+        3 + 2 * 2);  // decode: 4 vectors, one item per split; prefill: 12 vectors, two items
   CHECK(plan_attention(shape).batch_plan[2] == 256);  // the default: the gpu kernel's
   CHECK_THROWS_AS(plan_attention(shape, 8, {.max_keys = 0}), std::logic_error);
   CHECK_THROWS_AS(plan_attention(shape, 8, {.min_keys = 40}), std::logic_error);  // not whole tiles
 }
 
-TEST_CASE("plan_attention: decode splits shorten until the plan fills the device twice, within the merge's splits") {
+TEST_CASE(
+    "plan_attention: decode splits shorten until the plan fills the device twice, within the merge's "
+    "splits") {
   // Llama-3-70B TP8 decode: 8 q heads on 1 kv head, 32k keys. 256-key splits give 128 items;
   // a device of 132 compute units wants 264: splits of 112 keys, 293 items.
   AttentionShape shape{.num_heads = 8, .num_kv_heads = 1, .q_rows = {1}, .kv_len = {32768}};
@@ -232,8 +251,9 @@ TEST_CASE("attention_vectors_per_item: 4 for the cpu kernel's decodes with G <= 
   const AttentionHeads h128{.key_dim = 128, .value_dim = 128};
   CHECK(attention_vectors_per_item(device("cpu", 8), h128, decode) == 4);
   CHECK(attention_vectors_per_item(device("cpu", 16), {.key_dim = 64, .value_dim = 64}, decode) == 4);
-  CHECK(attention_vectors_per_item(device("cpu", 8), {.key_dim = 192, .value_dim = 128}, decode) == 8);  // D / 4 > 32
-  CHECK(attention_vectors_per_item(device("cpu", 4), h128, decode) == 8);             // the gpu kernel runs it
+  CHECK(attention_vectors_per_item(device("cpu", 8), {.key_dim = 192, .value_dim = 128}, decode) ==
+        8);                                                                          // D / 4 > 32
+  CHECK(attention_vectors_per_item(device("cpu", 4), h128, decode) == 8);            // the gpu kernel runs it
   CHECK(attention_vectors_per_item(device("discrete-gpu", 32), h128, decode) == 8);  // ditto
   AttentionShape gqa8 = decode;
   gqa8.num_kv_heads = 4;  // G 8: an item of 8 is full

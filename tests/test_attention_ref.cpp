@@ -23,7 +23,6 @@ using namespace kvbench;
 
 namespace {
 
-
 struct Shape {
   int64_t rows, keys, dk, dv;
 };
@@ -53,9 +52,12 @@ Problem make_problem(Shape s, uint64_t seed, int64_t full_mask = 0) {
     int64_t b = rng.integer(3u << 24 | static_cast<uint64_t>(r), 0, s.keys);
     int64_t e = rng.integer(4u << 24 | static_cast<uint64_t>(r), 0, s.keys);
     const int64_t kind = r % 5;
-    if (kind == 0) b = 0, e = s.keys;                   // every key
-    else if (kind == 1) b = 0, e = std::min(s.keys, r + 1);  // causal
-    else if (kind == 2 && r % 3 == 0) e = b;            // empty
+    if (kind == 0)
+      b = 0, e = s.keys;  // every key
+    else if (kind == 1)
+      b = 0, e = std::min(s.keys, r + 1);  // causal
+    else if (kind == 2 && r % 3 == 0)
+      e = b;  // empty
     if (b > e) std::swap(b, e);
     p.begin.push_back(b);
     p.end.push_back(e);
@@ -70,7 +72,8 @@ Problem make_problem(Shape s, uint64_t seed, int64_t full_mask = 0) {
 
 // The naive loop: one row at a time over every key, -inf outside [begin, end); exp and log
 // are kvbench's deterministic ones, as in the reference.
-void naive(const Problem& p, const AttentionBlock& a, bool use_bias, std::vector<double>& out, std::vector<double>& lse) {
+void naive(const Problem& p, const AttentionBlock& a, bool use_bias, std::vector<double>& out,
+           std::vector<double>& lse) {
   const Shape s = p.shape;
   out.assign(static_cast<size_t>(s.rows * s.dv), 0.0);
   lse.assign(static_cast<size_t>(s.rows), 0.0);
@@ -104,7 +107,8 @@ void naive(const Problem& p, const AttentionBlock& a, bool use_bias, std::vector
   }
 }
 
-void blocked(const Problem& p, AttentionBlock a, bool use_bias, std::vector<double>& out, std::vector<double>& lse) {
+void blocked(const Problem& p, AttentionBlock a, bool use_bias, std::vector<double>& out,
+             std::vector<double>& lse) {
   const Shape s = p.shape;
   out.assign(static_cast<size_t>(s.rows * s.dv), 12345.0);  // every element must be written
   lse.assign(static_cast<size_t>(s.rows), 12345.0);
@@ -122,11 +126,20 @@ bool same_bits(const std::vector<double>& x, const std::vector<double>& y) {
 }
 
 const Shape kShapes[] = {
-    {1, 1, 1, 1},   {3, 5, 7, 3},     {4, 8, 8, 8},      {5, 9, 3, 17},   {37, 77, 16, 24},
-    {33, 129, 64, 64}, {70, 130, 9, 13}, {65, 300, 128, 40}, {96, 257, 20, 128}, {8, 1000, 32, 8},
+    {1, 1, 1, 1},
+    {3, 5, 7, 3},
+    {4, 8, 8, 8},
+    {5, 9, 3, 17},
+    {37, 77, 16, 24},
+    {33, 129, 64, 64},
+    {70, 130, 9, 13},
+    {65, 300, 128, 40},
+    {96, 257, 20, 128},
+    {8, 1000, 32, 8},
     // One block of rows over more keys than attend() packs at once (decode): K and V
     // packed chunk by chunk, 8192 keys each, the last chunk partial.
-    {6, 20001, 16, 13}, {32, 8200, 8, 8},
+    {6, 20001, 16, 13},
+    {32, 8200, 8, 8},
 };
 
 }  // namespace
@@ -136,7 +149,10 @@ TEST_CASE("attend: bit-identical to the naive loop over tile edges, ranges, mask
   for (const Shape& s : kShapes)
     for (int variant = 0; variant < 4; ++variant) {
       const Problem p = make_problem(s, seed++, variant == 3 ? 4 : 0);
-      AttentionBlock a{.dk = s.dk, .dv = s.dv, .scale = variant == 1 ? 8.0 : 0.125, .divide_by_scale = variant == 1,
+      AttentionBlock a{.dk = s.dk,
+                       .dv = s.dv,
+                       .scale = variant == 1 ? 8.0 : 0.125,
+                       .divide_by_scale = variant == 1,
                        .round_p = variant == 2 ? std::optional<DType>(DType::f16) : std::nullopt,
                        .empty = variant == 2 ? EmptyRow::nan : EmptyRow::zeros};
       const bool use_bias = variant != 0;
@@ -145,8 +161,8 @@ TEST_CASE("attend: bit-identical to the naive loop over tile edges, ranges, mask
       for (unsigned threads : {1u, 3u}) {
         set_reference_threads(threads);
         blocked(p, a, use_bias, got, got_lse);
-        INFO("rows " << s.rows << " keys " << s.keys << " dk " << s.dk << " dv " << s.dv << " variant " << variant
-                     << " threads " << threads);
+        INFO("rows " << s.rows << " keys " << s.keys << " dk " << s.dk << " dv " << s.dv << " variant "
+                     << variant << " threads " << threads);
         CHECK(same_bits(got, want));
         CHECK(same_bits(got_lse, want_lse));
       }
@@ -176,9 +192,10 @@ TEST_CASE("parallel_for: every index once, and the first exception is rethrown")
   std::vector<int> hits(1000, 0);
   parallel_for(1000, 4, [&](int64_t i) { ++hits[static_cast<size_t>(i)]; });
   CHECK(std::all_of(hits.begin(), hits.end(), [](int h) { return h == 1; }));
-  CHECK_THROWS_WITH(parallel_for(50, 3, [](int64_t i) {
-                      if (i == 7) throw std::runtime_error("seven");
-                    }),
+  CHECK_THROWS_WITH(parallel_for(50, 3,
+                                 [](int64_t i) {
+                                   if (i == 7) throw std::runtime_error("seven");
+                                 }),
                     "seven");
   parallel_for(0, 4, [](int64_t) { FAIL("no index"); });
 }

@@ -28,9 +28,12 @@ const Signature& scripted_signature() {
 class ScriptedCopy final : public OpCase {
  public:
   explicit ScriptedCopy(bool writes)
-      : OpCase(Args(CaseDef{.file = "stub.json", .name = "scripted", .op = "stub"}, scripted_signature())), writes_(writes) {}
+      : OpCase(Args(CaseDef{.file = "stub.json", .name = "scripted", .op = "stub"}, scripted_signature())),
+        writes_(writes) {}
   std::string describe() const override { return "scripted copy"; }
-  std::vector<TensorSpec> tensor_specs() const override { return {{"x", DType::f32, {4}}, {"y", DType::f32, {4}}}; }
+  std::vector<TensorSpec> tensor_specs() const override {
+    return {{"x", DType::f32, {4}}, {"y", DType::f32, {4}}};
+  }
   void fill(Tensor& x) const override {
     for (size_t i = 0; i < 4; ++i) x.set(i, 1.5 * static_cast<double>(i));
   }
@@ -42,7 +45,8 @@ class ScriptedCopy final : public OpCase {
   double run_vulkan(Runtime& rt, TensorSet& io) const override {
     ++calls_;
     auto source = rt.buffer(16), destination = rt.buffer(16);
-    const double ms = rt.dispatch("copy_bandwidth", {{"source", source.get()}, {"destination", destination.get()}}, {{"count", 1}}, 1);
+    const double ms = rt.dispatch(
+        "copy_bandwidth", {{"source", source.get()}, {"destination", destination.get()}}, {{"count", 1}}, 1);
     if (writes_) io.at("y").bytes() = io.at("x").bytes();
     return ms;
   }
@@ -55,7 +59,8 @@ class ScriptedCopy final : public OpCase {
 
 }  // namespace
 
-TEST_CASE("bench_case: a warm-up of at least 200 ms device time, then back-to-back timed runs of one submission") {
+TEST_CASE(
+    "bench_case: a warm-up of at least 200 ms device time, then back-to-back timed runs of one submission") {
   Runtime rt;
   const CaseDef def{.file = "stub.json", .name = "scripted", .op = "stub"};
   const ScriptedCopy op(true);
@@ -125,7 +130,8 @@ BenchWithJson bench_with_json(const std::string& args, const std::string& stem) 
 
 // One quick case: a 4-bit KV-cache write.
 std::string one_cache_case() {
-  return source_path("cases/pmx.KeyValueCache/odd_groups.json") + " --filter 'layout=0,quant_bit=4,quant_group=3\\]'";
+  return source_path("cases/pmx.KeyValueCache/odd_groups.json") +
+         " --filter 'layout=0,quant_bit=4,quant_group=3\\]'";
 }
 
 }  // namespace
@@ -172,8 +178,10 @@ TEST_CASE("bench: one case prints the copy bandwidth and writes positive figures
 }
 
 TEST_CASE("bench: attention cases report GFLOPS beside GB/s, in the table and the JSON") {
-  const auto bench = bench_with_json(
-      source_path("cases/aclnn.FusedInferAttentionScoreV3/sparse4_negative_pre.json") + " --warmup 1 --reps 2", "bench_gflops");
+  const auto bench =
+      bench_with_json(source_path("cases/aclnn.FusedInferAttentionScoreV3/sparse4_negative_pre.json") +
+                          " --warmup 1 --reps 2",
+                      "bench_gflops");
   const auto& r = bench.run;
   const auto& j = bench.report;
   INFO(r.output);
@@ -185,13 +193,15 @@ TEST_CASE("bench: attention cases report GFLOPS beside GB/s, in the table and th
   // clipped to 13, i.e. 4, 4, 4, 4, 3, 2, 1, 0, 0, 0 = 22 per batch; 2 heads; D 32.
   CHECK(c["flops"].get<double>() == 2 * 22 * 2 * 2.0 * (32 + 32));
   CHECK(c["gflops"].get<double>() > 0);
-  CHECK(c["gflops"].get<double>() == doctest::Approx(c["flops"].get<double>() / (c["median_ms"].get<double>() * 1e6)));
+  CHECK(c["gflops"].get<double>() ==
+        doctest::Approx(c["flops"].get<double>() / (c["median_ms"].get<double>() * 1e6)));
 }
 
 TEST_CASE("bench: a case of several kernels lists each with its median device time") {
-  const auto bench = bench_with_json(source_path("cases/pmx.dynamic_batching.MultiHeadCacheAttention/decode_4096.json") +
-                                          " --filter 'quant_bit=8' --warmup 1 --reps 3",
-                                      "bench_kernels");
+  const auto bench =
+      bench_with_json(source_path("cases/pmx.dynamic_batching.MultiHeadCacheAttention/decode_4096.json") +
+                          " --filter 'quant_bit=8' --warmup 1 --reps 3",
+                      "bench_kernels");
   const auto& r = bench.run;
   const auto& j = bench.report;
   INFO(r.output);
@@ -218,7 +228,8 @@ TEST_CASE("bench: a case of several kernels lists each with its median device ti
 
 TEST_CASE("bench: --flush-cache fills twice --cache-mib between the timed runs, and says so") {
   // 192 MiB: more than lavapipe's maxStorageBufferRange (128 MiB), so filled as two buffers.
-  const auto bench = bench_with_json(one_cache_case() + " --reps 2 --flush-cache --cache-mib 96", "bench_flush");
+  const auto bench =
+      bench_with_json(one_cache_case() + " --reps 2 --flush-cache --cache-mib 96", "bench_flush");
   INFO(bench.run.output);
   CHECK(bench.run.status == 0);
   CHECK(bench.run.output.find("with the cache flushed between them") != std::string::npos);

@@ -160,12 +160,14 @@ TEST_CASE("load_case_paths: a case name used by two files is an error") {
 }
 
 TEST_CASE("load_case_paths: a path that does not exist is an error, not a crash") {
-  const LoadedCases r = load_case_paths({(fs::temp_directory_path() / "kvbench_no_such_case_dir_xyz").string()});
+  const LoadedCases r =
+      load_case_paths({(fs::temp_directory_path() / "kvbench_no_such_case_dir_xyz").string()});
   CHECK(r.cases.empty());
   CHECK(r.errors.size() == 1);
 }
 
-TEST_CASE("case loader: a swept value that breaks the schema is rejected at its sweep entry, the rest expand") {
+TEST_CASE(
+    "case loader: a swept value that breaks the schema is rejected at its sweep entry, the rest expand") {
   json doc = minimal();
   doc["name"] = "neg";
   doc["shapes"] = {{"dim", 1}};

@@ -43,13 +43,15 @@ TEST_CASE("run: unusable arguments exit 2") {
   CHECK(run_kvbench("run " + source_path("tests/data/mixed/valid.json") + " --device 99").status == 2);
   const CommandResult unknown = run_kvbench("frobnicate");
   CHECK(unknown.status == 2);
-  CHECK(unknown.output.find("unknown subcommand 'frobnicate'; the subcommands are run, bench, golden, check, verify, list, ops, "
+  CHECK(unknown.output.find("unknown subcommand 'frobnicate'; the subcommands are run, bench, golden, check, "
+                            "verify, list, ops, "
                             "devices") != std::string::npos);
 }
 
 TEST_CASE("run --json writes one entry per case with the figures") {
   const auto path = std::filesystem::temp_directory_path() / "kvbench_test_report.json";
-  const auto r = run_kvbench("run " + source_path("tests/data/mixed/valid.json") + " --json " + path.string());
+  const auto r =
+      run_kvbench("run " + source_path("tests/data/mixed/valid.json") + " --json " + path.string());
   REQUIRE(r.status == 0);
   std::ifstream in(path);
   const auto j = nlohmann::json::parse(in);
@@ -65,7 +67,8 @@ TEST_CASE("run --json writes one entry per case with the figures") {
 TEST_CASE("list prints expanded names with parameters; devices names the default") {
   const auto l = run_kvbench("list " + source_path("cases/pmx.KeyValueCache/odd_groups.json"));
   CHECK(l.status == 0);
-  CHECK(l.output.find("kvc_odd_groups[cache_layout=0,quant_bit=4,quant_group=3]  pmx.KeyValueCache") != std::string::npos);
+  CHECK(l.output.find("kvc_odd_groups[cache_layout=0,quant_bit=4,quant_group=3]  pmx.KeyValueCache") !=
+        std::string::npos);
   CHECK(l.output.find("12 cases") != std::string::npos);
   const auto d = run_kvbench("devices");
   CHECK(d.status == 0);
@@ -79,7 +82,8 @@ std::vector<std::string> listed_names(const std::string& output) {
   std::istringstream in(output);
   for (std::string line; std::getline(in, line);) {
     const auto sep = line.find("  ");
-    if (sep != std::string::npos && line.find("  pmx.") != std::string::npos) names.push_back(line.substr(0, sep));
+    if (sep != std::string::npos && line.find("  pmx.") != std::string::npos)
+      names.push_back(line.substr(0, sep));
   }
   return names;
 }
@@ -92,7 +96,8 @@ TEST_CASE("--shard K/N: N shards cover every case exactly once") {
   REQUIRE(all.size() == 72);
   std::multiset<std::string> covered;
   for (int k = 1; k <= 3; ++k) {
-    const auto part = listed_names(run_kvbench("list " + path + " --shard " + std::to_string(k) + "/3").output);
+    const auto part =
+        listed_names(run_kvbench("list " + path + " --shard " + std::to_string(k) + "/3").output);
     CHECK(part.size() > 0);
     CHECK(part.size() < all.size());
     covered.insert(part.begin(), part.end());
@@ -121,7 +126,8 @@ TEST_CASE("run --junit: one testcase per case, invalid case files as errors") {
   CHECK(r.status == 2);
   std::ifstream in(path);
   const std::string xml((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  CHECK(xml.find("<testsuite name=\"kvbench\" tests=\"8\" failures=\"0\" errors=\"6\" skipped=\"0\"") != std::string::npos);
+  CHECK(xml.find("<testsuite name=\"kvbench\" tests=\"8\" failures=\"0\" errors=\"6\" skipped=\"0\"") !=
+        std::string::npos);
   CHECK(xml.find("<testcase classname=\"pmx.KeyValueCache\" name=\"valid_small\"") != std::string::npos);
   CHECK(xml.find("<error message=\"") != std::string::npos);
   CHECK(xml.find("/attributes/quant_group") != std::string::npos);
@@ -131,7 +137,8 @@ TEST_CASE("run --junit: one testcase per case, invalid case files as errors") {
 TEST_CASE("slow case files run only when asked") {
   const auto dir = std::filesystem::temp_directory_path() / "kvbench_test_slow";
   std::filesystem::create_directories(dir);
-  std::ofstream(dir / "slow.json") << R"({"op": "kvbench.QuantizeGroup", "name": "slow_one", "seed": 1, "slow": true,
+  std::ofstream(dir / "slow.json")
+      << R"({"op": "kvbench.QuantizeGroup", "name": "slow_one", "seed": 1, "slow": true,
     "attributes": {"bits": 8, "group_size": 4}, "shapes": {"rows": 1, "length": 8}})";
   std::ofstream(dir / "fast.json") << R"({"op": "kvbench.QuantizeGroup", "name": "fast_one", "seed": 1,
     "attributes": {"bits": 8, "group_size": 4}, "shapes": {"rows": 1, "length": 8}})";
@@ -151,7 +158,8 @@ TEST_CASE("selection: an empty selection is an error unless allowed; --op and se
   const auto allowed = run_kvbench("run " + v + " --filter nomatch --allow-empty");
   CHECK(allowed.status == 0);
   CHECK(allowed.output.find("0 passed, 0 failed, 0 skipped") != std::string::npos);
-  const std::string two = source_path("cases/kvbench.QuantizeGroup") + " " + source_path("cases/kvbench.DequantizeGroup");
+  const std::string two =
+      source_path("cases/kvbench.QuantizeGroup") + " " + source_path("cases/kvbench.DequantizeGroup");
   const auto op = run_kvbench("list " + two + " --op kvbench.DequantizeGroup");
   CHECK(op.status == 0);
   CHECK(op.output.find("kvbench.QuantizeGroup") == std::string::npos);
@@ -159,7 +167,7 @@ TEST_CASE("selection: an empty selection is an error unless allowed; --op and se
   const auto filters = run_kvbench("list " + two + " --filter '^dqg_ppl' --filter '^qg_scale_dtypes' " + v);
   CHECK(filters.status == 0);
   CHECK(filters.output.find("valid_small") == std::string::npos);  // the filters still apply to every path
-  CHECK(filters.output.find("66 cases") != std::string::npos);  // 54 + 12
+  CHECK(filters.output.find("66 cases") != std::string::npos);     // 54 + 12
   CHECK(run_kvbench("list " + v + " --op pmx.KeyValueCach").status == 2);
 }
 
@@ -179,10 +187,11 @@ TEST_CASE("run: SIGTERM mid-run writes the reports of the finished cases, marked
   // The signal is sent once the first case has passed (up to 60 s), with 498 SDPA and MHCA
   // cases to go: it lands mid-run however fast the kernels are.
   const std::string out = (dir / "out").string();
-  const std::string script = std::string(KVBENCH_BINARY) + " run " + source_path("cases/dnnl.SDPACompressedKV") + " " +
-                             source_path("cases/pmx.dynamic_batching.MultiHeadCacheAttention") + " --json " + json + " > " +
-                             out + " 2>&1 & pid=$!; i=0; while [ $i -lt 600 ] && ! grep -q PASS " + out +
-                             "; do sleep 0.1; i=$((i+1)); done; kill -TERM $pid; wait $pid; echo $? > " + status;
+  const std::string script =
+      std::string(KVBENCH_BINARY) + " run " + source_path("cases/dnnl.SDPACompressedKV") + " " +
+      source_path("cases/pmx.dynamic_batching.MultiHeadCacheAttention") + " --json " + json + " > " + out +
+      " 2>&1 & pid=$!; i=0; while [ $i -lt 600 ] && ! grep -q PASS " + out +
+      "; do sleep 0.1; i=$((i+1)); done; kill -TERM $pid; wait $pid; echo $? > " + status;
   REQUIRE(std::system(("sh -c '" + script + "'").c_str()) == 0);
   std::ifstream st(status);
   int code = 0;
@@ -197,7 +206,8 @@ TEST_CASE("run: SIGTERM mid-run writes the reports of the finished cases, marked
   std::filesystem::remove_all(dir);
 }
 
-TEST_CASE("run: every case of an operator skipping on the device is exit 1 with the reason, unless --allow-skip") {
+TEST_CASE(
+    "run: every case of an operator skipping on the device is exit 1 with the reason, unless --allow-skip") {
   // The cpu attention kernel forced on lavapipe at 4 lanes: every attention case skips.
   const std::string env = "KVBENCH_KERNEL=cpu LP_NATIVE_VECTOR_WIDTH=128 ";
   const std::string args = " run " + source_path("cases/dnnl.SDPACompressedKV/edges.json");
@@ -209,7 +219,8 @@ TEST_CASE("run: every case of an operator skipping on the device is exit 1 with 
   CHECK(allowed.status == 0);
   CHECK(allowed.output.find("error: every selected case") == std::string::npos);
   // Another operator's cases passing does not hide it.
-  const auto mixed = run_command(env + KVBENCH_BINARY + args + " " + source_path("tests/data/mixed/valid.json"));
+  const auto mixed =
+      run_command(env + KVBENCH_BINARY + args + " " + source_path("tests/data/mixed/valid.json"));
   CHECK(mixed.status == 1);
 }
 

@@ -23,7 +23,8 @@ Tensor filled(DType t, const std::vector<double>& v, Role role = Role::output) {
 }
 
 // A plain f32 golden of the values v (their own exact values), and alternates where given.
-Expected golden(std::vector<double> v, double atol = 0, double rtol = 0, const std::vector<double>& alternates = {}) {
+Expected golden(std::vector<double> v, double atol = 0, double rtol = 0,
+                const std::vector<double>& alternates = {}) {
   Expected e = Expected::output(filled(DType::f32, v), v, v);
   for (size_t i = 0; i < alternates.size(); ++i) e.set_alternate(i, alternates[i]);
   e.tolerance.atol = atol;
@@ -141,7 +142,8 @@ TEST_CASE("compare: NaN and Inf mismatches fail; NaN against NaN passes") {
   CHECK(nan_actual.nonfinite_mismatches == 1);
 
   const Expected nan_golden = golden({kNaN}, 1e30, 1e30);
-  const Metrics finite_actual = compare_output(nan_golden, filled(DType::f32, {1.0}), filled(DType::f32, {0}));
+  const Metrics finite_actual =
+      compare_output(nan_golden, filled(DType::f32, {1.0}), filled(DType::f32, {0}));
   CHECK_FALSE(finite_actual.passed());
   CHECK(finite_actual.nonfinite_mismatches == 1);
 

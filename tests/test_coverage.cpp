@@ -42,16 +42,18 @@ const CoveredValue& value_of(const OperatorCoverage& c, const std::string& key, 
   throw std::logic_error("unreachable");
 }
 
-bool never_combined(const OperatorCoverage& c, const std::string& a, const nlohmann::json& va, const std::string& b,
-                    const nlohmann::json& vb) {
+bool never_combined(const OperatorCoverage& c, const std::string& a, const nlohmann::json& va,
+                    const std::string& b, const nlohmann::json& vb) {
   return std::any_of(c.pairs_never_combined.begin(), c.pairs_never_combined.end(), [&](const ValuePair& p) {
-    return (p.a_key == a && p.a == va && p.b_key == b && p.b == vb) || (p.a_key == b && p.a == vb && p.b_key == a && p.b == va);
+    return (p.a_key == a && p.a == va && p.b_key == b && p.b == vb) ||
+           (p.a_key == b && p.a == vb && p.b_key == a && p.b == va);
   });
 }
 
 }  // namespace
 
-TEST_CASE("coverage: values with their cases, unused values probed, pairs never combined, integer boundaries") {
+TEST_CASE(
+    "coverage: values with their cases, unused values probed, pairs never combined, integer boundaries") {
   const auto suite = kvc_suite();
   const auto report = compute_coverage(suite);
   REQUIRE(report.size() == 1);
@@ -71,12 +73,14 @@ TEST_CASE("coverage: values with their cases, unused values probed, pairs never 
   // A scale dtype with quant_bit 0 instantiates, but the case has no scale: not a combination.
   CHECK(!never_combined(c, "attributes/quant_bit", 0, "dtypes/scale", "f32"));
   CHECK(c.pairs_covered + c.pairs_not_allowed + c.pairs_never_combined.size() == c.pair_combinations);
-  const auto start = std::find_if(c.integers.begin(), c.integers.end(), [](const IntegerRange& r) { return r.key == "start_pos"; });
+  const auto start = std::find_if(c.integers.begin(), c.integers.end(),
+                                  [](const IntegerRange& r) { return r.key == "start_pos"; });
   REQUIRE(start != c.integers.end());
   CHECK(start->min == 0);
   CHECK(start->max == 1);
   CHECK(start->boundaries == std::vector<std::pair<int64_t, bool>>{{0, true}, {1, true}});
-  const auto batch = std::find_if(c.integers.begin(), c.integers.end(), [](const IntegerRange& r) { return r.key == "batch"; });
+  const auto batch = std::find_if(c.integers.begin(), c.integers.end(),
+                                  [](const IntegerRange& r) { return r.key == "batch"; });
   REQUIRE(batch != c.integers.end());
   CHECK(batch->boundaries == std::vector<std::pair<int64_t, bool>>{{1, true}});  // 0 is below its minimum
   // The table and the JSON say the same.
@@ -90,7 +94,8 @@ TEST_CASE("coverage: values with their cases, unused values probed, pairs never 
 }
 
 TEST_CASE("coverage: the command prints the table, writes the JSON and exits 0") {
-  const auto r = run_kvbench("coverage " + source_path("tests/data/mixed/valid.json") + " --json /tmp/kvbench_coverage_test.json");
+  const auto r = run_kvbench("coverage " + source_path("tests/data/mixed/valid.json") +
+                             " --json /tmp/kvbench_coverage_test.json");
   CHECK(r.status == 0);
   CHECK(r.output.find("enumerated values") != std::string::npos);
   CHECK(run_kvbench("coverage /nonexistent").status == 2);

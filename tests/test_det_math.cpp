@@ -42,14 +42,14 @@ TEST_CASE("det_exp: within 1 ulp of std::exp from -745 to 709.78, and the specia
   for (uint64_t i = 0; i < 400000; ++i) {
     // Spread over the whole range, dense near 0 (softmax arguments are s - max <= 0).
     const double u = rng.uniform(i, 0, 1);
-    double x = i % 4 == 0 ? rng.uniform(i + (1ull << 40), -745.1, 709.78)
+    double x = i % 4 == 0   ? rng.uniform(i + (1ull << 40), -745.1, 709.78)
                : i % 4 == 1 ? -u * 40
                : i % 4 == 2 ? (u - 0.5) * std::ldexp(1.0, -static_cast<int>(i % 60))
                             : -u;
     xs.push_back(x);
   }
-  for (double x : {0.5 * std::log(2.0), -0.5 * std::log(2.0), 1.5 * std::log(2.0), 1e-300, -1e-300, 708.0, -708.0,
-                   709.0, 709.78, -744.0, -745.0, -745.13, 1.0, -1.0})
+  for (double x : {0.5 * std::log(2.0), -0.5 * std::log(2.0), 1.5 * std::log(2.0), 1e-300, -1e-300, 708.0,
+                   -708.0, 709.0, 709.78, -744.0, -745.0, -745.13, 1.0, -1.0})
     xs.push_back(x);
   for (double x : xs) {
     const double got = det_exp(x), want = std::exp(x);
@@ -94,8 +94,9 @@ TEST_CASE("det_log: within 1 ulp of std::log, and the special values") {
   for (uint64_t i = 0; i < 400000; ++i) {
     // Softmax sums lie in [1, keys]; also the whole range, subnormals included.
     const double x = i % 3 == 0 ? rng.uniform(i, 1, 70000)
-                     : i % 3 == 1 ? std::ldexp(rng.uniform(i, 1, 2), static_cast<int>(rng.integer(i, -1074, 1023)))
-                                  : rng.uniform(i, 0.5, 2);
+                     : i % 3 == 1
+                         ? std::ldexp(rng.uniform(i, 1, 2), static_cast<int>(rng.integer(i, -1074, 1023)))
+                         : rng.uniform(i, 0.5, 2);
     if (x == 0 || std::isinf(x)) continue;
     const double got = det_log(x), want = std::log(x);
     const int64_t d = ulps(got, want);

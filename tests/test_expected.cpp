@@ -56,7 +56,9 @@ TEST_CASE("Expected in place: an element written twice is a bug in the reference
   CHECK_THROWS_AS(e.finish(), std::logic_error);
 }
 
-TEST_CASE("Expected in place: records in a few ascending runs or in descending order read back ascending, a repeat refused") {
+TEST_CASE(
+    "Expected in place: records in a few ascending runs or in descending order read back ascending, a repeat "
+    "refused") {
   // Three interleaved ascending runs, or a descending order (one run per element): either
   // way 0, 1, ..., n - 1 with their exacts.
   for (const int runs : {3, 200}) {
@@ -97,7 +99,8 @@ TEST_CASE("Expected plain: exact values kept apart only once one differs from it
   CHECK(differs.value().get(0) == 0.5);
 }
 
-TEST_CASE("compare: an in-place golden's untouched elements are the initial bits, its written ones the golden") {
+TEST_CASE(
+    "compare: an in-place golden's untouched elements are the initial bits, its written ones the golden") {
   const Tensor before = cache_of({1, 2, 3, 4});
   Expected e = Expected::unchanged(before);
   e.write(2, 30, 30.2);

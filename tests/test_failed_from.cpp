@@ -13,7 +13,8 @@ TEST_CASE("run --failed-from: only the failed cases of the earlier report run ag
   const fs::path dir = fs::temp_directory_path() / "kvbench_test_failed_from";
   fs::remove_all(dir);
   fs::create_directories(dir);
-  const std::string paths = source_path("tests/data/fail_fast") + " " + source_path("tests/data/mixed/valid.json");
+  const std::string paths =
+      source_path("tests/data/fail_fast") + " " + source_path("tests/data/mixed/valid.json");
   const std::string report = (dir / "first.json").string();
   REQUIRE(run_kvbench("run " + paths + " --json " + report).status == 1);  // 3 failed, valid_small passed
   const auto again = run_kvbench("run " + paths + " --failed-from " + report);
@@ -55,11 +56,13 @@ TEST_CASE("run --failed-from: invalid cases run again by name, the passing cases
   fs::remove_all(dir);
 }
 
-TEST_CASE("--cases-from: only the cases named in the file; a name no case file has is an error naming its line") {
+TEST_CASE(
+    "--cases-from: only the cases named in the file; a name no case file has is an error naming its line") {
   const fs::path dir = fs::temp_directory_path() / "kvbench_test_cases_from";
   fs::remove_all(dir);
   fs::create_directories(dir);
-  const std::string paths = source_path("tests/data/fail_fast") + " " + source_path("tests/data/mixed/valid.json");
+  const std::string paths =
+      source_path("tests/data/fail_fast") + " " + source_path("tests/data/mixed/valid.json");
   std::ofstream(dir / "one.txt") << "# a comment line\n\n  valid_small  # and a comment after the name\n";
   const auto one = run_kvbench("list " + paths + " --cases-from " + (dir / "one.txt").string());
   CHECK(one.status == 0);
@@ -69,11 +72,11 @@ TEST_CASE("--cases-from: only the cases named in the file; a name no case file h
   std::ofstream(dir / "stale.txt") << "valid_small\nno_such_case\n";
   const auto stale = run_kvbench("run " + paths + " --cases-from " + (dir / "stale.txt").string());
   CHECK(stale.status == 2);
-  CHECK(stale.output.find("--cases-from " + (dir / "stale.txt").string() + ":2: no case is named no_such_case") !=
-        std::string::npos);
+  CHECK(stale.output.find("--cases-from " + (dir / "stale.txt").string() +
+                          ":2: no case is named no_such_case") != std::string::npos);
   std::ofstream(dir / "twice.txt") << "valid_small\nvalid_small\n";
-  CHECK(run_kvbench("list " + paths + " --cases-from " + (dir / "twice.txt").string()).output.find(":2: valid_small is named twice") !=
-        std::string::npos);
+  CHECK(run_kvbench("list " + paths + " --cases-from " + (dir / "twice.txt").string())
+            .output.find(":2: valid_small is named twice") != std::string::npos);
   fs::remove_all(dir);
 }
 

@@ -28,7 +28,8 @@ std::vector<SelectedCase> suite_of(const nlohmann::json& doc) {
 }
 
 // One query row (dk 1) over keys with these scores and dk-1 values, with `fault`.
-double attend_one(const std::vector<double>& scores, const std::vector<double>& values, AttentionFault fault) {
+double attend_one(const std::vector<double>& scores, const std::vector<double>& values,
+                  AttentionFault fault) {
   const double q = 1;
   double out = 0;
   const QueryRow row{.q = &q, .begin = 0, .end = static_cast<int64_t>(scores.size()), .out = &out};
@@ -49,12 +50,14 @@ nlohmann::json onednn_case(double atol) {
   return nlohmann::json::parse(R"({"op": "kvbench.DequantizeGroup", "name": "tiny", "seed": 7,
     "attributes": {"formula": "onednn", "bits": 8, "signed": true, "with_zero_point": true, "group_size": 2},
     "shapes": {"rows": 1, "length": 4}, "dtypes": {"scale": "f32", "y": "f32"},
-    "tolerance": {"y": {"atol": )" + std::to_string(atol) + R"(, "rtol": 0, "reason": "test"}}})");
+    "tolerance": {"y": {"atol": )" +
+                               std::to_string(atol) + R"(, "rtol": 0, "reason": "test"}}})");
 }
 
 }  // namespace
 
-TEST_CASE("compare: max error over tolerance, the alternate taken when nearer, +inf for a NaN or exact mismatch") {
+TEST_CASE(
+    "compare: max error over tolerance, the alternate taken when nearer, +inf for a NaN or exact mismatch") {
   Tensor like("y", DType::f32, {3}, Role::output);
   Expected e = Expected::output(like, {1.0, 2.0, 4.0}, {1.0, 2.0, 4.0});
   e.set_alternate(2, 5.0);
@@ -77,7 +80,8 @@ TEST_CASE("attention faults: f32 exp without the max overflows past 88.72, f16 P
   CHECK(attend_one({100, 0}, {1, 2}, AttentionFault::none) == doctest::Approx(1.0));
   CHECK(std::isnan(attend_one({100, 0}, {1, 2}, AttentionFault::no_max_subtraction)));
   // At 80 (the largest score of the suite before issue 36) it stays finite and near the golden.
-  CHECK(attend_one({80, 0}, {1, 2}, AttentionFault::no_max_subtraction) == doctest::Approx(1.0).epsilon(1e-6));
+  CHECK(attend_one({80, 0}, {1, 2}, AttentionFault::no_max_subtraction) ==
+        doctest::Approx(1.0).epsilon(1e-6));
   // Equal scores: p = 1/2 each; 0.5 * 1 + 0.5 * 2^-11 = 0.5 + 2^-12, a tie in f16 at 0.5 (ulp
   // 2^-11) that rounds to even: the f16 accumulator keeps 0.5.
   CHECK(attend_one({0, 0}, {1, std::ldexp(1.0, -11)}, AttentionFault::none) == 0.5 + std::ldexp(1.0, -12));

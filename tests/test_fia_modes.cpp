@@ -25,13 +25,13 @@ namespace {
 // Element i's expected_f64 (Expected keeps none apart from the values when they are equal).
 double exact_of(const Expected& e, size_t i) { return e.exact().empty() ? e.value().get(i) : e.exact()[i]; }
 
-
 // The OCP / CANN formula of an FP4 code: sign, EBITS exponent bits, the rest mantissa, bias 1.
 double fp4_formula(unsigned code, int ebits) {
   const int mbits = 3 - ebits;
   const unsigned e = (code & 7u) >> mbits, m = code & ((1u << mbits) - 1u);
-  const double mag = e == 0 ? std::ldexp(static_cast<double>(m), -mbits)  // 2^(1 - bias) * m / 2^mbits
-                            : std::ldexp(1.0 + std::ldexp(static_cast<double>(m), -mbits), static_cast<int>(e) - 1);
+  const double mag =
+      e == 0 ? std::ldexp(static_cast<double>(m), -mbits)  // 2^(1 - bias) * m / 2^mbits
+             : std::ldexp(1.0 + std::ldexp(static_cast<double>(m), -mbits), static_cast<int>(e) - 1);
   return code & 8u ? -mag : mag;
 }
 
@@ -134,7 +134,7 @@ TEST_CASE("FIA full int8, hand-derived: P as int8 codes of exp(s - max), divided
   TensorSet ts = op->make_tensors();
   CHECK(ts.at("attentionOut").dtype() == DType::f16);
   for (size_t i = 0; i < 8; ++i) {
-    ts.at("query").set(i, i % 4 == 0 ? 1 : 0);  // both rows (1, 0, 0, 0)
+    ts.at("query").set(i, i % 4 == 0 ? 1 : 0);          // both rows (1, 0, 0, 0)
     ts.at("key").set(i, i == 0 ? 2 : i == 4 ? -1 : 0);  // k0 . q = 2, k1 . q = -1
     ts.at("value").set(i, i < 4 ? 10 : -20);
   }
@@ -158,10 +158,14 @@ TEST_CASE("FIA full int8, hand-derived: P as int8 codes of exp(s - max), divided
 TEST_CASE("FIA tensorlist: key.b / value.b give the golden of the same data in one tensor") {
   for (const char* layout : {"BSH", "BNSD"}) {
     CAPTURE(layout);
-    const std::string common = std::string(R"("op": "aclnn.FusedInferAttentionScoreV3", "name": "t", "seed": 3,
+    const std::string common =
+        std::string(R"("op": "aclnn.FusedInferAttentionScoreV3", "name": "t", "seed": 3,
       "shapes": {"B": 2, "S1": 2, "S2": 5, "D": 16}, "inputs": {"actualSeqLengthsKv": [5, 3]},)");
-    const std::string attrs = std::string(R"("numHeads": 4, "numKeyValueHeads": 2, "softmaxLseFlag": true, "inputLayout": ")") + layout + "\"";
-    auto listed = instantiate(nlohmann::json::parse("{" + common + R"("attributes": {)" + attrs + R"(, "kv_tensorlist": true}})"));
+    const std::string attrs =
+        std::string(R"("numHeads": 4, "numKeyValueHeads": 2, "softmaxLseFlag": true, "inputLayout": ")") +
+        layout + "\"";
+    auto listed = instantiate(
+        nlohmann::json::parse("{" + common + R"("attributes": {)" + attrs + R"(, "kv_tensorlist": true}})"));
     auto whole = instantiate(nlohmann::json::parse("{" + common + R"("attributes": {)" + attrs + "}}"));
     TensorSet a = listed->make_tensors(), b = whole->make_tensors();
     CHECK(a.at("key.1").shape() == (std::string(layout) == "BSH" ? Shape{1, 3, 32} : Shape{1, 2, 3, 16}));
@@ -186,11 +190,15 @@ TEST_CASE("FIA tensorlist: key.b / value.b give the golden of the same data in o
   }
 }
 
-TEST_CASE("FIA NZ cache: element (t, n, d) at [block, n, d / 16, t % blockSize, d % 16], as BnBsH's [block, t % blockSize, n * D + d]") {
+TEST_CASE(
+    "FIA NZ cache: element (t, n, d) at [block, n, d / 16, t % blockSize, d % 16], as BnBsH's [block, t % "
+    "blockSize, n * D + d]") {
   const std::string common = R"("op": "aclnn.FusedInferAttentionScoreV3", "name": "z", "seed": 5,
     "shapes": {"B": 2, "S1": 1, "S2": 200, "D": 512, "rope": 64}, "inputs": {"actualSeqLengthsKv": [200, 70]},)";
-  const std::string attrs = R"("numHeads": 2, "numKeyValueHeads": 1, "blockSize": 128, "softmaxLseFlag": true, "scaleValue": 0.05)";
-  auto nz = instantiate(nlohmann::json::parse("{" + common + R"("attributes": {)" + attrs + R"(, "kv_cache_layout": "NZ"}})"));
+  const std::string attrs =
+      R"("numHeads": 2, "numKeyValueHeads": 1, "blockSize": 128, "softmaxLseFlag": true, "scaleValue": 0.05)";
+  auto nz = instantiate(
+      nlohmann::json::parse("{" + common + R"("attributes": {)" + attrs + R"(, "kv_cache_layout": "NZ"}})"));
   auto rows = instantiate(nlohmann::json::parse("{" + common + R"("attributes": {)" + attrs + "}}"));
   TensorSet a = nz->make_tensors(), b = rows->make_tensors();
   CHECK(a.at("key").shape() == Shape{a.at("key").shape()[0], 1, 32, 128, 16});
@@ -211,7 +219,9 @@ TEST_CASE("FIA NZ cache: element (t, n, d) at [block, n, d / 16, t % blockSize, 
   CHECK(ea[1].exact() == eb[1].exact());
 }
 
-TEST_CASE("FIA full int8 on the Vulkan kernels: P is quantized (key 0 holds every row's maximum, so no tiling changes a code)") {
+TEST_CASE(
+    "FIA full int8 on the Vulkan kernels: P is quantized (key 0 holds every row's maximum, so no tiling "
+    "changes a code)") {
   // With the maximum at the first key, a kernel's running maximum is the row's from the
   // start: its P codes are the golden's, and only fp16 output rounding remains. A kernel
   // that skipped the rounding of P * quantScale1 fails here (tried with the rounding taken
@@ -225,7 +235,8 @@ TEST_CASE("FIA full int8 on the Vulkan kernels: P is quantized (key 0 holds ever
   TensorSet in = op->make_tensors();
   for (int i = 0; i < 4; ++i)
     for (int d = 0; d < 32; ++d) in.at("query").set(i * 32 + d, d == 0 ? 127 : 0);
-  for (int t = 0; t < 32; ++t) in.at("key").set(t * 32, t == 0 ? 127 : (t * 37) % 227 - 127);  // scores 3 * k / 127
+  for (int t = 0; t < 32; ++t)
+    in.at("key").set(t * 32, t == 0 ? 127 : (t * 37) % 227 - 127);  // scores 3 * k / 127
   in.at("deqScale1").set(0, 3.0 / (127 * 127));
   const auto golden = op->golden(in);
   Runtime rt;
@@ -239,7 +250,8 @@ TEST_CASE("FIA full int8 on the Vulkan kernels: P is quantized (key 0 holds ever
     const Tensor& out = io.at("attentionOut");
     double worst = 0;
     for (size_t e = 0; e < out.numel(); ++e)
-      worst = std::max(worst, std::fabs(out.get(e) - golden[0].value().get(e)) / std::max(1e-3, std::fabs(golden[0].value().get(e))));
+      worst = std::max(worst, std::fabs(out.get(e) - golden[0].value().get(e)) /
+                                  std::max(1e-3, std::fabs(golden[0].value().get(e))));
     CHECK(worst < 2e-3);  // an f16 ulp is 2^-10 relative
   }
   unsetenv("KVBENCH_KERNEL");

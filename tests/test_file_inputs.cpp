@@ -26,11 +26,14 @@ namespace {
 // A .npy file's bytes as numpy writes them (version 1, header padded to 64 bytes).
 std::string npy(const std::string& descr, const Shape& shape, const std::string& data, bool fortran = false) {
   std::string dims;
-  for (size_t i = 0; i < shape.size(); ++i) dims += std::to_string(shape[i]) + (shape.size() == 1 ? "," : i + 1 < shape.size() ? ", " : "");
-  std::string header = "{'descr': '" + descr + "', 'fortran_order': " + (fortran ? "True" : "False") + ", 'shape': (" + dims + "), }";
+  for (size_t i = 0; i < shape.size(); ++i)
+    dims += std::to_string(shape[i]) + (shape.size() == 1 ? "," : i + 1 < shape.size() ? ", " : "");
+  std::string header = "{'descr': '" + descr + "', 'fortran_order': " + (fortran ? "True" : "False") +
+                       ", 'shape': (" + dims + "), }";
   header += std::string(63 - (10 + header.size()) % 64, ' ') + "\n";
   const uint16_t len = static_cast<uint16_t>(header.size());
-  return std::string("\x93NUMPY\x01\x00", 8) + std::string(reinterpret_cast<const char*>(&len), 2) + header + data;
+  return std::string("\x93NUMPY\x01\x00", 8) + std::string(reinterpret_cast<const char*>(&len), 2) + header +
+         data;
 }
 
 template <typename T>
@@ -51,7 +54,9 @@ struct Folder {
   }
 };
 
-TensorFileEntry entry_of(const std::string& path, const std::string& tensor = "") { return read_tensor_entry(RegularFile(path), tensor); }
+TensorFileEntry entry_of(const std::string& path, const std::string& tensor = "") {
+  return read_tensor_entry(RegularFile(path), tensor);
+}
 
 std::string fault_of(const std::string& path, const std::string& tensor = "") {
   try {
@@ -90,14 +95,17 @@ std::string error_in(const Folder& f, const nlohmann::json& doc) {
 }  // namespace
 
 TEST_CASE("file inputs: SHA-256 of the standard vectors") {
-  auto hex = [](const std::string& s) { return sha256_hex({reinterpret_cast<const uint8_t*>(s.data()), s.size()}); };
+  auto hex = [](const std::string& s) {
+    return sha256_hex({reinterpret_cast<const uint8_t*>(s.data()), s.size()});
+  };
   CHECK(hex("") == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
   CHECK(hex("abc") == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
   CHECK(hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq") ==
         "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
   Sha256 million;  // a million 'a' in pieces
   const std::string chunk(1000, 'a');
-  for (int i = 0; i < 1000; ++i) million.update({reinterpret_cast<const uint8_t*>(chunk.data()), chunk.size()});
+  for (int i = 0; i < 1000; ++i)
+    million.update({reinterpret_cast<const uint8_t*>(chunk.data()), chunk.size()});
   CHECK(million.hex() == "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
 }
 
@@ -112,15 +120,23 @@ TEST_CASE("file inputs: .npy headers, and every malformed .npy named") {
   CHECK(entry_of(f.write("s.npy", npy("<i8", {}, std::string(8, '\0')))).shape == Shape{});
   CHECK(entry_of(f.write("v.npy", npy("|b1", {5}, std::string(5, '\0')))).dtype == DType::boolean);
   CHECK(!entry_of(f.write("u.npy", npy("<u2", {4}, std::string(8, '\0')))).dtype);  // needs "dtype"
-  CHECK(fault_of(f.write("t.npy", npy("<f4", {2, 3}, std::string(20, '\0')))).find("file: the .npy is truncated: [2,3] of <f4 needs 24 bytes of data, the file has 20") == 0);
-  CHECK(fault_of(f.write("x.npy", npy("<f4", {2}, std::string(12, '\0')))).find("4 bytes after its data") != std::string::npos);
-  CHECK(fault_of(f.write("b.npy", npy(">f4", {2}, std::string(8, '\0')))).find("big-endian") != std::string::npos);
-  CHECK(fault_of(f.write("o.npy", npy("<f4", {2, 2}, std::string(16, '\0'), true))).find("Fortran order") != std::string::npos);
-  CHECK(fault_of(f.write("d.npy", npy("<f8", {2}, std::string(16, '\0')))).find("float64") != std::string::npos);
-  CHECK(fault_of(f.write("c.npy", npy("<c8", {2}, std::string(16, '\0')))).find("not one kvbench reads") != std::string::npos);
-  CHECK(fault_of(f.write("h.npy", std::string("\x93NUMPY\x01\x00\xff\x00{", 11))).find("truncated") != std::string::npos);
+  CHECK(fault_of(f.write("t.npy", npy("<f4", {2, 3}, std::string(20, '\0'))))
+            .find("file: the .npy is truncated: [2,3] of <f4 needs 24 bytes of data, the file has 20") == 0);
+  CHECK(fault_of(f.write("x.npy", npy("<f4", {2}, std::string(12, '\0')))).find("4 bytes after its data") !=
+        std::string::npos);
+  CHECK(fault_of(f.write("b.npy", npy(">f4", {2}, std::string(8, '\0')))).find("big-endian") !=
+        std::string::npos);
+  CHECK(fault_of(f.write("o.npy", npy("<f4", {2, 2}, std::string(16, '\0'), true))).find("Fortran order") !=
+        std::string::npos);
+  CHECK(fault_of(f.write("d.npy", npy("<f8", {2}, std::string(16, '\0')))).find("float64") !=
+        std::string::npos);
+  CHECK(fault_of(f.write("c.npy", npy("<c8", {2}, std::string(16, '\0')))).find("not one kvbench reads") !=
+        std::string::npos);
+  CHECK(fault_of(f.write("h.npy", std::string("\x93NUMPY\x01\x00\xff\x00{", 11))).find("truncated") !=
+        std::string::npos);
   CHECK(fault_of(f.write("n.npy", "not numpy")).find("numpy's magic") != std::string::npos);
-  CHECK(fault_of(f.write("a2.npy", npy("<f4", {2, 3}, std::string(24, '\0'))), "x").find("tensor: a .npy holds one array") == 0);
+  CHECK(fault_of(f.write("a2.npy", npy("<f4", {2, 3}, std::string(24, '\0'))), "x")
+            .find("tensor: a .npy holds one array") == 0);
 }
 
 TEST_CASE("file inputs: a safetensors tensor by name") {
@@ -137,16 +153,21 @@ TEST_CASE("file inputs: a safetensors tensor by name") {
   CHECK(fault_of(path).find("tensor: the safetensors file holds 2 tensors") == 0);
 }
 
-TEST_CASE("file inputs: a tensor from a file is used bit for bit, NaN and Inf reported; index values checked as written") {
+TEST_CASE(
+    "file inputs: a tensor from a file is used bit for bit, NaN and Inf reported; index values checked as "
+    "written") {
   const Folder f;
   std::vector<uint16_t> key(64, 0x3c00);  // f16 1.0
   key[3] = 0x7e00;                        // NaN
   key[7] = 0xfc00;                        // -Inf
   f.write("dump/key.npy", npy("<f2", {1, 2, 2, 16}, raw(key)));
   f.write("dump/pos.npy", npy("<i8", {}, raw(std::vector<int64_t>{4})));
-  auto c = instantiate_in(f, kvc_case({{"current_key", {{"file", "dump/key.npy"}}}, {"start_pos", {{"file", "dump/pos.npy"}}}}));
+  auto c = instantiate_in(
+      f, kvc_case({{"current_key", {{"file", "dump/key.npy"}}}, {"start_pos", {{"file", "dump/pos.npy"}}}}));
   CHECK(c->args().integer("start_pos") == 4);
-  CHECK(c->description().find(" | from files: current_key=dump/key.npy (1 NaN, 1 Inf), start_pos=dump/pos.npy") != std::string::npos);
+  CHECK(c->description().find(
+            " | from files: current_key=dump/key.npy (1 NaN, 1 Inf), start_pos=dump/pos.npy") !=
+        std::string::npos);
   const TensorSet t = c->make_tensors();
   CHECK(std::memcmp(t.at("current_key").bytes().data(), key.data(), 128) == 0);
   CHECK(t.at("start_pos").get(0) == 4);
@@ -161,10 +182,12 @@ TEST_CASE("file inputs: a tensor from a file is used bit for bit, NaN and Inf re
   CHECK(error_in(f, kvc_case({{"current_value", {{"file", "dump/key.npy"}}}, {"start_pos", 1}})) == "");
   nlohmann::json f32 = kvc_case({{"current_key", {{"file", "dump/key.npy"}}}});
   f32["dtypes"] = {{"current_key", "f32"}, {"current_value", "f32"}};
-  CHECK(error_in(f, f32) == "/inputs/current_key: dump/key.npy is f16 [1,2,2,16]; this case's current_key is f32 [1,2,2,16]");
+  CHECK(error_in(f, f32) ==
+        "/inputs/current_key: dump/key.npy is f16 [1,2,2,16]; this case's current_key is f32 [1,2,2,16]");
   nlohmann::json longer = kvc_case({{"current_key", {{"file", "dump/key.npy"}}}});
   longer["shapes"]["seqlen"] = 3;
-  CHECK(error_in(f, longer) == "/inputs/current_key: dump/key.npy is f16 [1,2,2,16]; this case's current_key is f16 [1,3,2,16]");
+  CHECK(error_in(f, longer) ==
+        "/inputs/current_key: dump/key.npy is f16 [1,2,2,16]; this case's current_key is f16 [1,3,2,16]");
 }
 
 TEST_CASE("file inputs: a sweep varies other keys around a file; each expansion checks it") {
@@ -174,7 +197,8 @@ TEST_CASE("file inputs: a sweep varies other keys around a file; each expansion 
   doc["sweep"] = {{"layer_idx", {0, 1}}};
   auto loaded = expand_case_document(doc, (f.path / "case.json").string());
   REQUIRE(loaded.cases.size() == 2);
-  for (const auto& def : loaded.cases) CHECK(instantiate_case(*find_operator("pmx.KeyValueCache"), def)->file_inputs().size() == 1);
+  for (const auto& def : loaded.cases)
+    CHECK(instantiate_case(*find_operator("pmx.KeyValueCache"), def)->file_inputs().size() == 1);
 }
 
 TEST_CASE("file inputs: the memory budget counts them; they stay inside the case file's folder") {
@@ -182,15 +206,18 @@ TEST_CASE("file inputs: the memory budget counts them; they stay inside the case
   f.write("dump/key.npy", npy("<f2", {1, 2, 2, 16}, std::string(128, '\0')));
   const uint64_t budget = memory_budget();
   memory_budget() = 200;  // the file's tensor alone is 2 x 128 bytes
-  CHECK(error_in(f, kvc_case({{"current_key", {{"file", "dump/key.npy"}}}})).find("over the budget") != std::string::npos);
+  CHECK(error_in(f, kvc_case({{"current_key", {{"file", "dump/key.npy"}}}})).find("over the budget") !=
+        std::string::npos);
   memory_budget() = budget;
   // A link inside the folder to a file outside it leaves the folder too.
   const fs::path outside = f.path.string() + "_outside";
   fs::create_directories(outside);
   std::ofstream(outside / "x.npy", std::ios::binary) << npy("<f2", {1, 2, 2, 16}, std::string(128, '\0'));
   fs::create_symlink(outside / "x.npy", f.path / "dump" / "link.npy");
-  CHECK(error_in(f, kvc_case({{"current_key", {{"file", "dump/link.npy"}}}})).find("/inputs/current_key/file: 'dump/link.npy' is ") == 0);
-  CHECK(error_in(f, kvc_case({{"current_key", {{"file", "../" + f.path.filename().string() + "_outside/x.npy"}}}}))
+  CHECK(error_in(f, kvc_case({{"current_key", {{"file", "dump/link.npy"}}}}))
+            .find("/inputs/current_key/file: 'dump/link.npy' is ") == 0);
+  CHECK(error_in(
+            f, kvc_case({{"current_key", {{"file", "../" + f.path.filename().string() + "_outside/x.npy"}}}}))
             .find("outside the case file's folder") != std::string::npos);
   allow_outside_paths() = true;
   CHECK(error_in(f, kvc_case({{"current_key", {{"file", "dump/link.npy"}}}})) == "");
@@ -203,15 +230,19 @@ TEST_CASE("file inputs: a file rewritten after its case was checked is not loade
   f.write("dump/key.npy", npy("<f2", {1, 2, 2, 16}, std::string(128, '\0')));
   auto c = instantiate_in(f, kvc_case({{"current_key", {{"file", "dump/key.npy"}}}}));
   f.write("dump/key.npy", npy("<f2", {1, 2, 2, 16}, std::string(126, '\0') + "x"));
-  CHECK_THROWS_WITH_AS(c->make_tensors(), doctest::Contains("changed after its case was checked"), std::runtime_error);
+  CHECK_THROWS_WITH_AS(c->make_tensors(), doctest::Contains("changed after its case was checked"),
+                       std::runtime_error);
 }
 
-TEST_CASE("file inputs: FP4 codes (packed U8, \"dtype\": \"f4e2m1\") and E8M0 scales (U8 bytes) from files, bit for bit") {
+TEST_CASE(
+    "file inputs: FP4 codes (packed U8, \"dtype\": \"f4e2m1\") and E8M0 scales (U8 bytes) from files, bit "
+    "for bit") {
   // The FP4 mode of FusedInferAttentionScoreV3 (keyAntiquantMode 6): K/V are packed FP4 codes,
   // their per-token-group scales FLOAT8_E8M0. Both were refused from files before: "f4e2m1" was
   // not a dtype the schema allowed, and a U8 file was "u8; this case's keyAntiquantScale is f8e8m0".
   const Folder f;
-  nlohmann::json doc = nlohmann::json::parse(R"({"op": "aclnn.FusedInferAttentionScoreV3", "name": "fp4", "seed": 5,
+  nlohmann::json doc =
+      nlohmann::json::parse(R"({"op": "aclnn.FusedInferAttentionScoreV3", "name": "fp4", "seed": 5,
     "attributes": {"numHeads": 2, "scaleValue": 1.0, "inputLayout": "BNSD", "keyAntiquantMode": 6},
     "shapes": {"B": 1, "S1": 1, "S2": 3, "D": 64}, "dtypes": {"key": "f4e2m1"}})");
   const TensorSet inline_tensors = instantiate_in(f, doc)->make_tensors();
@@ -228,11 +259,13 @@ TEST_CASE("file inputs: FP4 codes (packed U8, \"dtype\": \"f4e2m1\") and E8M0 sc
   f.write("dump/key.npy", npy("|u1", {static_cast<int64_t>(key_bytes.size())}, key_bytes));
   Shape scale_shape = scale.shape();
   f.write("dump/scale.npy", npy("|u1", scale_shape, scale_bytes));
-  doc["inputs"] = {{"key", {{"file", "dump/key.npy"}, {"dtype", "f4e2m1"}}}, {"keyAntiquantScale", {{"file", "dump/scale.npy"}}}};
+  doc["inputs"] = {{"key", {{"file", "dump/key.npy"}, {"dtype", "f4e2m1"}}},
+                   {"keyAntiquantScale", {{"file", "dump/scale.npy"}}}};
   CHECK(error_in(f, doc) == "");
   // Before the fix this hung: the NaN scan stepped through 4-bit elements 0 bytes at a time.
   const auto c = instantiate_in(f, doc);
-  CHECK(c->description().find("key=dump/key.npy, keyAntiquantScale=dump/scale.npy (1 NaN, 0 Inf)") != std::string::npos);
+  CHECK(c->description().find("key=dump/key.npy, keyAntiquantScale=dump/scale.npy (1 NaN, 0 Inf)") !=
+        std::string::npos);
   const TensorSet t = c->make_tensors();
   CHECK(std::memcmp(t.at("key").bytes().data(), key_bytes.data(), key_bytes.size()) == 0);
   CHECK(std::memcmp(t.at("keyAntiquantScale").bytes().data(), scale_bytes.data(), scale_bytes.size()) == 0);

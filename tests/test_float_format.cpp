@@ -115,11 +115,13 @@ uint32_t oracle_narrow(double x, int ebits, int mbits) {
   const double a = std::fabs(x);
   const int bias = (1 << (ebits - 1)) - 1, emin = 1 - bias;
   if (a >= std::ldexp(2.0 - std::ldexp(1.0, -(mbits + 1)), bias)) return sign | exp_all_ones;
-  if (a < std::ldexp(1.0, emin)) return sign | static_cast<uint32_t>(std::nearbyint(std::ldexp(a, mbits - emin)));
+  if (a < std::ldexp(1.0, emin))
+    return sign | static_cast<uint32_t>(std::nearbyint(std::ldexp(a, mbits - emin)));
   int e = 0;
   std::frexp(a, &e);
   const double scaled = std::nearbyint(std::ldexp(a, mbits - (e - 1)));
-  return sign + (static_cast<uint32_t>(e - 1 + bias) << mbits) + (static_cast<uint32_t>(scaled) - (1u << mbits));
+  return sign + (static_cast<uint32_t>(e - 1 + bias) << mbits) +
+         (static_cast<uint32_t>(scaled) - (1u << mbits));
 }
 
 double oracle_widen(uint32_t bits, int ebits, int mbits) {
@@ -144,15 +146,21 @@ uint64_t bits_of(double x) {
 TEST_CASE("f16/bf16 widening: every bit pattern equals the oracle's value, bit for bit") {
   for (uint32_t b = 0; b < 65536; ++b) {
     const double f = f16_bits_to_double(static_cast<uint16_t>(b)), o = oracle_widen(b, 5, 10);
-    if (std::isnan(o)) REQUIRE(std::isnan(f));
-    else REQUIRE(bits_of(f) == bits_of(o));
+    if (std::isnan(o))
+      REQUIRE(std::isnan(f));
+    else
+      REQUIRE(bits_of(f) == bits_of(o));
     const double g = bf16_bits_to_double(static_cast<uint16_t>(b)), p = oracle_widen(b, 8, 7);
-    if (std::isnan(p)) REQUIRE(std::isnan(g));
-    else REQUIRE(bits_of(g) == bits_of(p));
+    if (std::isnan(p))
+      REQUIRE(std::isnan(g));
+    else
+      REQUIRE(bits_of(g) == bits_of(p));
   }
 }
 
-TEST_CASE("f16/bf16 narrowing equals the oracle at every pattern, its halfway points and neighbours, and random doubles") {
+TEST_CASE(
+    "f16/bf16 narrowing equals the oracle at every pattern, its halfway points and neighbours, and random "
+    "doubles") {
   std::vector<double> xs;
   for (uint32_t b = 0; b < 65536; ++b)
     for (const auto& [ebits, mbits] : {std::pair{5, 10}, std::pair{8, 7}}) {
@@ -180,7 +188,8 @@ TEST_CASE("f16/bf16 narrowing equals the oracle at every pattern, its halfway po
     REQUIRE(bf16_bits_from_double(x) == oracle_narrow(x, 8, 7));
     // round_f16/round_bf16 round on the value, branch-free: the value of the narrowed
     // bits, bit for bit (NaN: a quiet NaN with x's sign, as the widened bits are).
-    const double f = oracle_widen(oracle_narrow(x, 5, 10), 5, 10), b = oracle_widen(oracle_narrow(x, 8, 7), 8, 7);
+    const double f = oracle_widen(oracle_narrow(x, 5, 10), 5, 10),
+                 b = oracle_widen(oracle_narrow(x, 8, 7), 8, 7);
     if (std::isnan(x)) {
       REQUIRE(bits_of(round_f16(x)) == bits_of(f16_bits_to_double(f16_bits_from_double(x))));
       REQUIRE(bits_of(round_bf16(x)) == bits_of(bf16_bits_to_double(bf16_bits_from_double(x))));

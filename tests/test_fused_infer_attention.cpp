@@ -19,7 +19,6 @@ using namespace kvbench;
 
 namespace {
 
-
 // Row i of the band as a string of visible (1) and hidden (0) keys j = 0..S2b-1.
 std::string row_of(const Band& b, int64_t i, int64_t S2b) {
   std::string s;
@@ -48,7 +47,8 @@ std::string rejection(const std::string& json) {
   return "";
 }
 
-std::string fia(const std::string& attributes, const std::string& shapes = R"("B": 1, "S1": 4, "S2": 6, "D": 16)",
+std::string fia(const std::string& attributes,
+                const std::string& shapes = R"("B": 1, "S1": 4, "S2": 6, "D": 16)",
                 const std::string& extra = "") {
   return R"({"op": "aclnn.FusedInferAttentionScoreV3", "name": "t", "seed": 1, "attributes": {"numHeads": 2)" +
          (attributes.empty() ? "" : ", " + attributes) + R"(}, "shapes": {)" + shapes + "}" + extra + "}";
@@ -63,14 +63,16 @@ TEST_CASE("FIA sparse modes: visible keys of S1b = 3 rows over S2b = 5 keys (rig
   // Mode 0 with a mask: the band -pre <= j - i <= next from the top-left corner.
   CHECK(rows_of(fia_band(0, 1, 0, true, false, 3, 5), 3, 5) == "10000|11000|01100");
   CHECK(rows_of(fia_band(0, 0, 2, true, false, 3, 5), 3, 5) == "11100|01110|00111");
-  CHECK(rows_of(fia_band(0, 3, -1, true, false, 3, 5), 3, 5) == "00000|10000|11000");  // a negative next empties row 0
+  CHECK(rows_of(fia_band(0, 3, -1, true, false, 3, 5), 3, 5) ==
+        "00000|10000|11000");  // a negative next empties row 0
   // Mode 2, left-up causal: j <= i.
   CHECK(rows_of(fia_band(2, kMax, kMax, true, false, 3, 5), 3, 5) == "10000|11000|11100");
   // Mode 3, right-down causal: j <= i + 2.
   CHECK(rows_of(fia_band(3, kMax, kMax, true, false, 3, 5), 3, 5) == "11100|11110|11111");
   // Mode 4, the band from the bottom-right corner: 2 - pre <= j - i <= 2 + next.
   CHECK(rows_of(fia_band(4, 1, 0, true, false, 3, 5), 3, 5) == "01100|00110|00011");
-  CHECK(rows_of(fia_band(4, 0, -1, true, false, 3, 5), 3, 5) == "00000|00000|00000");  // pre + next < 0: rejected in parsing
+  CHECK(rows_of(fia_band(4, 0, -1, true, false, 3, 5), 3, 5) ==
+        "00000|00000|00000");  // pre + next < 0: rejected in parsing
   CHECK(rows_of(fia_band(4, kMax, kMax, true, false, 3, 5), 3, 5) == "11111|11111|11111");
   // More query rows than keys in mode 3: the first rows see nothing (out 0, lse +inf).
   CHECK(rows_of(fia_band(3, kMax, kMax, true, false, 5, 3), 5, 3) == "000|000|100|110|111");
@@ -123,9 +125,9 @@ TEST_CASE("FIA, hand-derived: scale, then pse, then the causal mask; softmaxLse"
   TensorSet ts = op->make_tensors();
   for (size_t i = 0; i < 16; ++i) {
     const size_t d = i % 8;
-    ts.at("query").set(i, d == 0 ? 1.0 : 0.0);                       // both rows e0
-    ts.at("key").set(i, d == 0 ? (i < 8 ? 1.0 : -1.0) : 0.0);        // k0 = e0, k1 = -e0
-    ts.at("value").set(i, i < 8 ? static_cast<double>(d) : 10.0);    // v0 = (0..7), v1 = 10
+    ts.at("query").set(i, d == 0 ? 1.0 : 0.0);                     // both rows e0
+    ts.at("key").set(i, d == 0 ? (i < 8 ? 1.0 : -1.0) : 0.0);      // k0 = e0, k1 = -e0
+    ts.at("value").set(i, i < 8 ? static_cast<double>(d) : 10.0);  // v0 = (0..7), v1 = 10
   }
   for (size_t i = 0; i < 4; ++i) ts.at("pseShift").set(i, i == 3 ? 1.0 : 0.0);  // pse[1][1] = 1
   const auto e = op->reference(ts);
@@ -154,11 +156,11 @@ TEST_CASE("FIA: rows past actualSeqLengths, rows outside the band, fully masked 
       if (e[0].value().get(i * 8 + d) != 0.0) return false;
     return e[1].value().get(i) == kInf;
   };
-  CHECK(row_zero(0));   // nextTokens -1: row 0 has no key in the band
+  CHECK(row_zero(0));  // nextTokens -1: row 0 has no key in the band
   CHECK(!row_zero(1));
   CHECK(!row_zero(3));
-  CHECK(row_zero(4));   // masked_rows: the last row of the batch is all masked (innerPrecise 2)
-  CHECK(row_zero(5));   // past actualSeqLengths
+  CHECK(row_zero(4));  // masked_rows: the last row of the batch is all masked (innerPrecise 2)
+  CHECK(row_zero(5));  // past actualSeqLengths
   for (int d = 0; d < 8; ++d) CHECK(!std::signbit(e[0].value().get(40 + d)));  // +0.0
 }
 
@@ -195,31 +197,43 @@ TEST_CASE("FIA decode: a batch without keys has lse +inf, and the IFA kernel's -
 TEST_CASE("FIA: a case file that breaks a constraint is rejected, naming the field") {
   CHECK(rejection(fia(R"("numKeyValueHeads": 3)")).find("/attributes/numKeyValueHeads") == 0);
   CHECK(rejection(fia(R"("sparseMode": 5)")).find("/attributes/sparseMode: sparseMode 5-8") == 0);
-  CHECK(rejection(fia(R"("sparseMode": 3)")).find("/attributes/attenMask_shape: sparseMode 3 takes the compressed") == 0);
-  CHECK(rejection(fia(R"("sparseMode": 1)")).find("/attributes/attenMask_shape: sparseMode 1 (allMask) needs") == 0);
-  CHECK(rejection(fia(R"("attenMask_shape": "S1,S2", "preTokens": -2, "nextTokens": 1)")).find("/attributes/nextTokens") == 0);
-  CHECK(rejection(fia(R"("attenMask_shape": "S1,S2", "preTokens": 5, "nextTokens": -4)")).find("/attributes/nextTokens: a negative nextTokens must be above -S1b") == 0);
+  CHECK(rejection(fia(R"("sparseMode": 3)"))
+            .find("/attributes/attenMask_shape: sparseMode 3 takes the compressed") == 0);
+  CHECK(rejection(fia(R"("sparseMode": 1)"))
+            .find("/attributes/attenMask_shape: sparseMode 1 (allMask) needs") == 0);
+  CHECK(rejection(fia(R"("attenMask_shape": "S1,S2", "preTokens": -2, "nextTokens": 1)"))
+            .find("/attributes/nextTokens") == 0);
+  CHECK(rejection(fia(R"("attenMask_shape": "S1,S2", "preTokens": 5, "nextTokens": -4)"))
+            .find("/attributes/nextTokens: a negative nextTokens must be above -S1b") == 0);
   CHECK(rejection(fia(R"("attenMask_shape": "S1,S2", "preTokens": 4, "nextTokens": -3)")) == "");
-  CHECK(rejection(fia(R"("attenMask_shape": "B,S2")")).find("/attributes/attenMask_shape") == 0);  // an IFA shape with S1 = 4
-  CHECK(rejection(fia(R"("attenMask_shape": "S1,S2")", R"("B": 1, "S1": 4, "S2": 6, "D": 16, "masked_rows": 1)"))
+  CHECK(rejection(fia(R"("attenMask_shape": "B,S2")")).find("/attributes/attenMask_shape") ==
+        0);  // an IFA shape with S1 = 4
+  CHECK(rejection(
+            fia(R"("attenMask_shape": "S1,S2")", R"("B": 1, "S1": 4, "S2": 6, "D": 16, "masked_rows": 1)"))
             .find("/shapes/masked_rows: a row whose every key is masked is undocumented") == 0);
-  CHECK(rejection(fia(R"("blockSize": 16, "kv_cache_layout": "BnNBsD")", R"("B": 1, "S1": 4, "S2": 6, "D": 16)",
-                      R"(, "inputs": {"actualSeqLengthsKv": [6]})"))
+  CHECK(rejection(fia(R"("blockSize": 16, "kv_cache_layout": "BnNBsD")",
+                      R"("B": 1, "S1": 4, "S2": 6, "D": 16)", R"(, "inputs": {"actualSeqLengthsKv": [6]})"))
             .find("/attributes/kv_cache_layout: the BnNBsD cache takes BNSD or TND") == 0);
-  CHECK(rejection(fia(R"("blockSize": 16)")).find("/attributes/blockSize: page attention needs actualSeqLengthsKv") == 0);
+  CHECK(rejection(fia(R"("blockSize": 16)"))
+            .find("/attributes/blockSize: page attention needs actualSeqLengthsKv") == 0);
   CHECK(rejection(fia(R"("kv_cache_layout": "BnBsH")")).find("/attributes/kv_cache_layout") == 0);
   CHECK(rejection(fia(R"("inputLayout": "TND")", R"("B": 2, "D": 16)",
                       R"(, "inputs": {"actualSeqLengths": [2, 4], "actualSeqLengthsKv": [3, 6]})"))
             .find("/shapes/B: B comes from the actual lengths") == 0);
-  CHECK(rejection(fia(R"("inputLayout": "TND")", R"("D": 16)", R"(, "inputs": {"actualSeqLengths": [2, 1], "actualSeqLengthsKv": [3, 6]})"))
+  CHECK(rejection(fia(R"("inputLayout": "TND")", R"("D": 16)",
+                      R"(, "inputs": {"actualSeqLengths": [2, 1], "actualSeqLengthsKv": [3, 6]})"))
             .find("/inputs/actualSeqLengths/1: cumulative ends must not decrease") == 0);
-  CHECK(rejection(fia("", R"("B": 2, "S1": 4, "S2": 6, "D": 16)", R"(, "inputs": {"actualSeqLengthsKv": [7]})"))
-            .find("/inputs/actualSeqLengthsKv/0: a length above S2") == 0);
-  CHECK(rejection(fia(R"("ascend_limits": true)", R"("B": 1, "S1": 4, "S2": 6, "D": 16)", R"(, "dtypes": {"query": "f32"})"))
+  CHECK(
+      rejection(fia("", R"("B": 2, "S1": 4, "S2": 6, "D": 16)", R"(, "inputs": {"actualSeqLengthsKv": [7]})"))
+          .find("/inputs/actualSeqLengthsKv/0: a length above S2") == 0);
+  CHECK(rejection(fia(R"("ascend_limits": true)", R"("B": 1, "S1": 4, "S2": 6, "D": 16)",
+                      R"(, "dtypes": {"query": "f32"})"))
             .find("/attributes/ascend_limits: ascend_limits: the device takes f16 or bf16") == 0);
   CHECK(rejection(fia(R"("ascend_limits": true)")) == "");
-  CHECK(rejection(fia(R"("ascend_limits": true)", R"("B": 1, "S1": 4, "S2": 6, "D": 16, "Dv": 8)")).find("/shapes/Dv: ascend_limits") == 0);
-  CHECK(rejection(fia(R"("is_causal": true)")).find("/attributes/is_causal") == 0);  // unknown keys stay unknown
+  CHECK(rejection(fia(R"("ascend_limits": true)", R"("B": 1, "S1": 4, "S2": 6, "D": 16, "Dv": 8)"))
+            .find("/shapes/Dv: ascend_limits") == 0);
+  CHECK(rejection(fia(R"("is_causal": true)")).find("/attributes/is_causal") ==
+        0);  // unknown keys stay unknown
 }
 
 TEST_CASE("FIA antiquant, hand-derived: x = (code + offset) * scale, per-token scales by key") {
@@ -251,7 +265,8 @@ TEST_CASE("FIA antiquant, hand-derived: x = (code + offset) * scale, per-token s
   const auto e = op->reference(ts);
   // Scores 2 and -0.25: P = (1, e^-2.25) / (1 + e^-2.25); lse = 2 + log(1 + e^-2.25).
   const double p1 = std::exp(-2.25) / (1 + std::exp(-2.25));
-  for (int d = 0; d < 8; ++d) CHECK(e[0].value().get(d) == doctest::Approx((1 - p1) * (d - 4) + p1 * 2 * (d - 4)).epsilon(1e-6));
+  for (int d = 0; d < 8; ++d)
+    CHECK(e[0].value().get(d) == doctest::Approx((1 - p1) * (d - 4) + p1 * 2 * (d - 4)).epsilon(1e-6));
   CHECK(e[1].value().get(0) == doctest::Approx(2 + std::log1p(std::exp(-2.25))).epsilon(1e-7));
   CHECK(op->figures().at(0).first == "quant_err");
 }
@@ -260,17 +275,23 @@ TEST_CASE("FIA antiquant: the document's mode combinations, and the rest rejecte
   const std::string decode = R"("B": 1, "S1": 1, "S2": 6, "D": 16)", i8 = R"(, "dtypes": {"key": "i8"})",
                     s4 = R"(, "dtypes": {"key": "s4"})";
   CHECK(rejection(fia(R"("keyAntiquantMode": 0, "valueAntiquantMode": 1)", decode, i8)) == "");
-  CHECK(rejection(fia(R"("keyAntiquantMode": 1, "valueAntiquantMode": 0)", decode, i8)).find("/attributes/valueAntiquantMode") == 0);
+  CHECK(rejection(fia(R"("keyAntiquantMode": 1, "valueAntiquantMode": 0)", decode, i8))
+            .find("/attributes/valueAntiquantMode") == 0);
   CHECK(rejection(fia(R"("keyAntiquantMode": 2)", R"("B": 1, "S1": 4, "S2": 6, "D": 16)", i8))
             .find("/attributes/keyAntiquantMode: with Q_S > 1 only modes 0 and 1") == 0);
-  CHECK(rejection(fia(R"("keyAntiquantMode": 4)", decode, i8)).find("/attributes/keyAntiquantMode: modes 4 and 5") == 0);
-  CHECK(rejection(fia(R"("keyAntiquantMode": 2)", decode, s4)).find("/attributes/keyAntiquantMode: int4 KV takes") == 0);
-  CHECK(rejection(fia(R"("antiquant_per_tensor": true)", decode, s4)).find("/attributes/antiquant_per_tensor") == 0);
-  CHECK(rejection(fia(R"("keyAntiquantMode": 1)", decode)).find("/attributes/keyAntiquantMode: keyAntiquantMode needs int8/int4") == 0);
+  CHECK(rejection(fia(R"("keyAntiquantMode": 4)", decode, i8))
+            .find("/attributes/keyAntiquantMode: modes 4 and 5") == 0);
+  CHECK(rejection(fia(R"("keyAntiquantMode": 2)", decode, s4))
+            .find("/attributes/keyAntiquantMode: int4 KV takes") == 0);
+  CHECK(rejection(fia(R"("antiquant_per_tensor": true)", decode, s4))
+            .find("/attributes/antiquant_per_tensor") == 0);
+  CHECK(rejection(fia(R"("keyAntiquantMode": 1)", decode))
+            .find("/attributes/keyAntiquantMode: keyAntiquantMode needs int8/int4") == 0);
   CHECK(rejection(fia("", decode, R"(, "dtypes": {"key": "i8", "value": "s4"})")).find("/dtypes/value") == 0);
 }
 
-TEST_CASE("FIA left padding: batch rows [S1 - pad - len, S1 - pad) are computed, the others 0 with lse +inf") {
+TEST_CASE(
+    "FIA left padding: batch rows [S1 - pad - len, S1 - pad) are computed, the others 0 with lse +inf") {
   auto op = instantiate(nlohmann::json::parse(R"({
     "op": "aclnn.FusedInferAttentionScoreV3", "name": "lp", "seed": 3,
     "attributes": {"numHeads": 1, "scaleValue": 0.25, "inputLayout": "BNSD", "softmaxLseFlag": true},
@@ -284,25 +305,31 @@ TEST_CASE("FIA left padding: batch rows [S1 - pad - len, S1 - pad) are computed,
             .find("/inputs/queryPaddingSize: queryPaddingSize needs Q_S > 1") == 0);
   CHECK(rejection(fia("", R"("B": 1, "S1": 4, "S2": 6, "D": 16)", R"(, "inputs": {"queryPaddingSize": 0})"))
             .find("/inputs/queryPaddingSize: queryPaddingSize needs actualSeqLengths") == 0);
-  CHECK(rejection(fia("", R"("B": 1, "S1": 4, "S2": 6, "D": 16)", R"(, "inputs": {"actualSeqLengths": [4], "queryPaddingSize": 1})"))
+  CHECK(rejection(fia("", R"("B": 1, "S1": 4, "S2": 6, "D": 16)",
+                      R"(, "inputs": {"actualSeqLengths": [4], "queryPaddingSize": 1})"))
             .find("/inputs/queryPaddingSize: batch 0 starts before row 0") == 0);
-  CHECK(rejection(fia(R"("sparseMode": 3, "attenMask_shape": "2048,2048")", R"("B": 1, "S1": 4, "S2": 6, "D": 16)",
+  CHECK(rejection(fia(R"("sparseMode": 3, "attenMask_shape": "2048,2048")",
+                      R"("B": 1, "S1": 4, "S2": 6, "D": 16)",
                       R"(, "inputs": {"actualSeqLengthsKv": [3], "kvPaddingSize": 1})"))
             .find("/attributes/sparseMode: left padding with sparseMode 2-4") == 0);
-  CHECK(rejection(fia(R"("blockSize": 16)", decode, R"(, "inputs": {"actualSeqLengthsKv": [3], "kvPaddingSize": 1})"))
+  CHECK(rejection(fia(R"("blockSize": 16)", decode,
+                      R"(, "inputs": {"actualSeqLengthsKv": [3], "kvPaddingSize": 1})"))
             .find("/inputs/kvPaddingSize: left padding takes no page attention") == 0);
   // Q_S = 1: a kv start before 0 is accepted and gives 0 (the document).
   CHECK(rejection(fia("", decode, R"(, "inputs": {"actualSeqLengthsKv": [6], "kvPaddingSize": 2})")) == "");
 }
 
-TEST_CASE("FIA post-quant: a tie rounds to even; only a tie the double reference alone sees accepts the other neighbour") {
+TEST_CASE(
+    "FIA post-quant: a tie rounds to even; only a tie the double reference alone sees accepts the other "
+    "neighbour") {
   // S2 1: attentionOut = v exactly on any device (P = 1), a tie exact in every precision:
   // the tie rule alone. S2 2: equal value rows, a tie only where P sums to 1 exactly.
   for (const int keys : {1, 2}) {
     auto op = instantiate(nlohmann::json::parse(R"({
       "op": "aclnn.FusedInferAttentionScoreV3", "name": "pq", "seed": 1,
       "attributes": {"numHeads": 1, "inputLayout": "BSND", "postquant_ties": true},
-      "shapes": {"B": 1, "S1": 1, "S2": )" + std::to_string(keys) + R"(, "D": 8},
+      "shapes": {"B": 1, "S1": 1, "S2": )" + std::to_string(keys) +
+                                                R"(, "D": 8},
       "dtypes": {"attentionOut": "i8"}})"));
     const auto e = op->reference(op->make_tensors());
     // attentionOut = v, v[d] = (d - 8) / 8, times quantScale2 4: -4, -3.5, ..., -0.5.
@@ -314,15 +341,18 @@ TEST_CASE("FIA post-quant: a tie rounds to even; only a tie the double reference
         CHECK(std::isnan(e[0].alternate_at(d)));
       } else {
         CHECK(e[0].value().get(d) == std::nearbyint(v));  // ties to even
-        if (keys == 1) CHECK(std::isnan(e[0].alternate_at(d)));
-        else CHECK(e[0].value().get(d) + e[0].alternate_at(d) == 2 * v);  // the other side of the tie
+        if (keys == 1)
+          CHECK(std::isnan(e[0].alternate_at(d)));
+        else
+          CHECK(e[0].value().get(d) + e[0].alternate_at(d) == 2 * v);  // the other side of the tie
       }
     }
   }
   CHECK(rejection(fia(R"("postquant_offset": true, "sparseMode": 3, "attenMask_shape": "2048,2048")",
                       R"("B": 1, "S1": 8, "S2": 6, "D": 16)", R"(, "dtypes": {"attentionOut": "i8"})"))
             .find("/attributes/postquant_offset: quantOffset2 with rows the operator does not compute") == 0);
-  CHECK(rejection(fia(R"("postquant_offset": true)")).find("/attributes/postquant_offset: postquant_offset needs an int8 output") == 0);
+  CHECK(rejection(fia(R"("postquant_offset": true)"))
+            .find("/attributes/postquant_offset: postquant_offset needs an int8 output") == 0);
 }
 
 TEST_CASE("FIA shared prefix: keys are prefix[:Lp] then the batch's own; the document's exclusions") {
@@ -336,10 +366,11 @@ TEST_CASE("FIA shared prefix: keys are prefix[:Lp] then the batch's own; the doc
   CHECK(ts.at("keySharedPrefix").shape() == Shape{1, 2, 1, 8});
   for (size_t i = 0; i < 8; ++i) {
     ts.at("query").set(i, i == 0 ? 1.0 : 0.0);
-    ts.at("key").set(i, i == 0 ? 1.0 : 0.0);              // own key: score 1
+    ts.at("key").set(i, i == 0 ? 1.0 : 0.0);  // own key: score 1
     ts.at("value").set(i, 3.0);
     for (size_t t = 0; t < 2; ++t) {
-      ts.at("keySharedPrefix").set(t * 8 + i, i == 0 ? (t == 0 ? 1.0 : 50.0) : 0.0);  // prefix 0: score 1; prefix 1 (past Lp): 50
+      ts.at("keySharedPrefix")
+          .set(t * 8 + i, i == 0 ? (t == 0 ? 1.0 : 50.0) : 0.0);  // prefix 0: score 1; prefix 1 (past Lp): 50
       ts.at("valueSharedPrefix").set(t * 8 + i, t == 0 ? 1.0 : 100.0);
     }
   }
@@ -347,12 +378,14 @@ TEST_CASE("FIA shared prefix: keys are prefix[:Lp] then the batch's own; the doc
   // Equal scores over prefix key 0 and the own key: out = (1 + 3) / 2, lse = 1 + log 2.
   for (int d = 0; d < 8; ++d) CHECK(e[0].value().get(d) == doctest::Approx(2.0).epsilon(1e-7));
   CHECK(e[1].value().get(0) == doctest::Approx(1 + std::log(2.0)).epsilon(1e-7));
-  CHECK(rejection(fia("", R"("B": 1, "S1": 4, "S2": 6, "D": 16, "S_prefix": 3)", R"(, "inputs": {"actualSharedPrefixLen": 4})"))
+  CHECK(rejection(fia("", R"("B": 1, "S1": 4, "S2": 6, "D": 16, "S_prefix": 3)",
+                      R"(, "inputs": {"actualSharedPrefixLen": 4})"))
             .find("/inputs/actualSharedPrefixLen: actualSharedPrefixLen must not exceed") == 0);
   CHECK(rejection(fia(R"("blockSize": 16)", R"("B": 1, "S1": 4, "S2": 6, "D": 16, "S_prefix": 3)",
                       R"(, "inputs": {"actualSeqLengthsKv": [6]})"))
             .find("/shapes/S_prefix: a shared prefix takes no page attention") == 0);
-  CHECK(rejection(fia("", R"("B": 1, "S1": 4, "S2": 6, "D": 16)", R"(, "inputs": {"actualSharedPrefixLen": 1})"))
+  CHECK(rejection(
+            fia("", R"("B": 1, "S1": 4, "S2": 6, "D": 16)", R"(, "inputs": {"actualSharedPrefixLen": 1})"))
             .find("/inputs/actualSharedPrefixLen: actualSharedPrefixLen needs a shared prefix") == 0);
 }
 
@@ -372,10 +405,12 @@ TEST_CASE("FIA MLA: queryRope . keyRope joins the contraction; the document's ex
       ts.at("key").set(t * 8 + i, t == 0 && i == 0 ? 1.0 : 0.0);  // key 0: q.k = 1
       ts.at("value").set(t * 8 + i, t == 0 ? 1.0 : 5.0);
     }
-    for (size_t i = 0; i < 64; ++i) ts.at("keyRope").set(t * 64 + i, t == 1 && i == 0 ? 1.0 : 0.0);  // key 1: qr.kr = 1
+    for (size_t i = 0; i < 64; ++i)
+      ts.at("keyRope").set(t * 64 + i, t == 1 && i == 0 ? 1.0 : 0.0);  // key 1: qr.kr = 1
   }
   const auto e = op->reference(ts);
-  for (int d = 0; d < 8; ++d) CHECK(e[0].value().get(d) == doctest::Approx(3.0).epsilon(1e-7));  // equal scores: (1 + 5) / 2
+  for (int d = 0; d < 8; ++d)
+    CHECK(e[0].value().get(d) == doctest::Approx(3.0).epsilon(1e-7));  // equal scores: (1 + 5) / 2
   CHECK(e[1].value().get(0) == doctest::Approx(1 + std::log(2.0)).epsilon(1e-7));
   CHECK(rejection(fia(R"("pseShift_shape": "B,N,S1,S2")", R"("B": 1, "S1": 4, "S2": 6, "D": 16, "rope": 64)"))
             .find("/shapes/rope: MLA with pseShift is rejected") == 0);
@@ -384,17 +419,23 @@ TEST_CASE("FIA MLA: queryRope . keyRope joins the contraction; the document's ex
 
 TEST_CASE("FIA combined antiquant parameters: int8 with an f16 query, one antiquantMode for both") {
   const std::string decode = R"("B": 1, "S1": 1, "S2": 6, "D": 16)";
-  CHECK(rejection(fia(R"("antiquant_combined": true, "antiquantMode": 1)", decode, R"(, "dtypes": {"key": "i8"})")) == "");
+  CHECK(rejection(fia(R"("antiquant_combined": true, "antiquantMode": 1)", decode,
+                      R"(, "dtypes": {"key": "i8"})")) == "");
   CHECK(rejection(fia(R"("antiquant_combined": true)", decode, R"(, "dtypes": {"key": "s4"})"))
-            .find("/attributes/antiquant_combined: the combined antiquant parameters take int8 KV only") == 0);
-  CHECK(rejection(fia(R"("antiquant_combined": true)", decode, R"(, "dtypes": {"query": "bf16", "key": "i8"})"))
-            .find("/attributes/antiquant_combined: the combined antiquant parameters take an f16 query only") == 0);
-  CHECK(rejection(fia(R"("antiquant_combined": true, "keyAntiquantMode": 1)", decode, R"(, "dtypes": {"key": "i8"})"))
+            .find("/attributes/antiquant_combined: the combined antiquant parameters take int8 KV only") ==
+        0);
+  CHECK(
+      rejection(fia(R"("antiquant_combined": true)", decode, R"(, "dtypes": {"query": "bf16", "key": "i8"})"))
+          .find("/attributes/antiquant_combined: the combined antiquant parameters take an f16 query only") ==
+      0);
+  CHECK(rejection(fia(R"("antiquant_combined": true, "keyAntiquantMode": 1)", decode,
+                      R"(, "dtypes": {"key": "i8"})"))
             .find("/attributes/keyAntiquantMode: keyAntiquantMode belongs to the separate parameters") == 0);
   CHECK(rejection(fia(R"("antiquantMode": 1)", decode, R"(, "dtypes": {"key": "i8"})"))
             .find("/attributes/antiquantMode: antiquantMode belongs to the combined parameters") == 0);
-  auto op = instantiate(nlohmann::json::parse(fia(R"("antiquant_combined": true, "antiquantMode": 1, "antiquant_offset": true)",
-                                                   decode, R"(, "dtypes": {"key": "i8"})")));
+  auto op = instantiate(
+      nlohmann::json::parse(fia(R"("antiquant_combined": true, "antiquantMode": 1, "antiquant_offset": true)",
+                                decode, R"(, "dtypes": {"key": "i8"})")));
   const TensorSet ts = op->make_tensors();
   CHECK(ts.at("antiquantScale").shape() == Shape{2, 1, 6});  // (2, B, S): [0] key, [1] value
   CHECK(ts.at("antiquantScale").dtype() == DType::f32);

@@ -34,12 +34,14 @@ TEST_CASE("hostile: every catalogued case file is invalid with its file, pointer
     const std::string pointer = it.value()["pointer"];
     const std::string where = "hostile/" + it.key() + (pointer.empty() ? ": " : ": " + pointer);
     CHECK_MESSAGE(r.output.find(where) != std::string::npos, r.output.substr(0, 600));
-    CHECK_MESSAGE(r.output.find(it.value()["message"].get<std::string>()) != std::string::npos, r.output.substr(0, 600));
+    CHECK_MESSAGE(r.output.find(it.value()["message"].get<std::string>()) != std::string::npos,
+                  r.output.substr(0, 600));
   }
 }
 
 TEST_CASE("hostile: the whole catalogue in one run loses no valid case") {
-  const auto r = run_kvbench("list " + source_path("tests/data/hostile") + " " + source_path("tests/data/mixed/valid.json"), 60);
+  const auto r = run_kvbench(
+      "list " + source_path("tests/data/hostile") + " " + source_path("tests/data/mixed/valid.json"), 60);
   CHECK(r.status == 2);
   CHECK(r.output.find("valid_small") != std::string::npos);
 }
@@ -53,25 +55,31 @@ TEST_CASE("hostile: file-system problems are the file's error, not the run's end
   fs::create_directory_symlink("..", dir / "loop" / "up");  // a folder that contains itself
   fs::create_symlink("self.json", dir / "self.json");       // a link to itself
   fs::create_symlink("/dev/zero", dir / "zero.json");       // endless bytes
-  REQUIRE(mkfifo((dir / "fifo.json").c_str(), 0600) == 0);   // must not be opened (it would block)
+  REQUIRE(mkfifo((dir / "fifo.json").c_str(), 0600) == 0);  // must not be opened (it would block)
   REQUIRE(mkfifo((dir / "given" / "fifo.json").c_str(), 0600) == 0);
   fs::create_symlink("loop.json", dir / "given" / "loop.json");
   {
-    std::ofstream big(dir / "big" ".json");
+    std::ofstream big(dir /
+                      "big"
+                      ".json");
     big << "{\"op\": \"x\", \"description\": \"" << std::string(17 << 20, 'a') << "\"}";
   }
   const std::string given = (dir / "given").string();
-  const auto r = run_kvbench("list " + dir.string() + " " + given + "/fifo.json " + given + "/loop.json /proc/self/mem " +
-                                 (dir / "valid.json").string() + " " + (dir / "loop" / ".." / "valid.json").string(),
+  const auto r = run_kvbench("list " + dir.string() + " " + given + "/fifo.json " + given +
+                                 "/loop.json /proc/self/mem " + (dir / "valid.json").string() + " " +
+                                 (dir / "loop" / ".." / "valid.json").string(),
                              60);
   CHECK(r.status == 2);
   CHECK(r.output.find("big.json: the file is 17825") != std::string::npos);
   // Named on the command line, and met in a folder: the same errors, nothing skipped in silence.
   CHECK(r.output.find("given/fifo.json: not a regular file or folder (a FIFO)") != std::string::npos);
-  CHECK(r.output.find("kvbench_hostile_fs/fifo.json: not a regular file or folder (a FIFO)") != std::string::npos);
+  CHECK(r.output.find("kvbench_hostile_fs/fifo.json: not a regular file or folder (a FIFO)") !=
+        std::string::npos);
   CHECK(r.output.find("zero.json: not a regular file or folder (a device)") != std::string::npos);
-  CHECK(r.output.find("given/loop.json: cannot read the file: Too many levels of symbolic links") != std::string::npos);
-  CHECK(r.output.find("self.json: cannot read the file: Too many levels of symbolic links") != std::string::npos);
+  CHECK(r.output.find("given/loop.json: cannot read the file: Too many levels of symbolic links") !=
+        std::string::npos);
+  CHECK(r.output.find("self.json: cannot read the file: Too many levels of symbolic links") !=
+        std::string::npos);
   CHECK(r.output.find("/proc/self/mem: cannot read the file") != std::string::npos);  // its read fails midway
   CHECK(r.output.find("1 cases") != std::string::npos);  // valid.json reached three ways is read once
   fs::remove_all(dir);
@@ -92,10 +100,14 @@ TEST_CASE("hostile: an unreadable case file says Permission denied, named or in 
   } else {
     const auto named = run_command(as + KVBENCH_BINARY + " list " + file);
     CHECK(named.status == 2);
-    CHECK_MESSAGE(named.output.find("locked.json: cannot read the file: Permission denied") != std::string::npos, named.output);
+    CHECK_MESSAGE(
+        named.output.find("locked.json: cannot read the file: Permission denied") != std::string::npos,
+        named.output);
     const auto folder = run_command(as + KVBENCH_BINARY + " list " + dir.string());
     CHECK(folder.status == 2);
-    CHECK_MESSAGE(folder.output.find("locked.json: cannot read the file: Permission denied") != std::string::npos, folder.output);
+    CHECK_MESSAGE(
+        folder.output.find("locked.json: cannot read the file: Permission denied") != std::string::npos,
+        folder.output);
   }
   fs::remove_all(dir);
 }
@@ -140,8 +152,9 @@ TEST_CASE("hostile: sizes past the budget are rejected within 1 s and 100 MiB") 
   const ChildRun baseline = run_measured({"list", source_path("tests/data/mixed/valid.json")});
   REQUIRE(WIFEXITED(baseline.status));
   REQUIRE(WEXITSTATUS(baseline.status) == 0);
-  for (const char* name : {"fia_batch_2_pow_27.json", "fia_batch_int32_max.json", "fia_b_s1_d_int32_max.json",
-                           "plain_tokens_int32_max.json", "kvc_40_gb_cache.json", "mhca_2_pow_40_pages.json"}) {
+  for (const char* name :
+       {"fia_batch_2_pow_27.json", "fia_batch_int32_max.json", "fia_b_s1_d_int32_max.json",
+        "plain_tokens_int32_max.json", "kvc_40_gb_cache.json", "mhca_2_pow_40_pages.json"}) {
     CAPTURE(name);
     const ChildRun r = run_measured({"list", source_path(std::string("tests/data/hostile/") + name)});
     CHECK((WIFEXITED(r.status) && WEXITSTATUS(r.status) == 2));
@@ -151,7 +164,8 @@ TEST_CASE("hostile: sizes past the budget are rejected within 1 s and 100 MiB") 
 }
 
 TEST_CASE("hostile: --filter never backtracks exponentially") {
-  const auto r = run_kvbench("list " + source_path("tests/data/mixed/valid.json") + " --filter '(a*)*b' --allow-empty", 20);
+  const auto r = run_kvbench(
+      "list " + source_path("tests/data/mixed/valid.json") + " --filter '(a*)*b' --allow-empty", 20);
   CHECK(r.status == 0);
   CHECK(r.output.find("0 cases") != std::string::npos);
   CHECK(run_kvbench("list " + source_path("tests/data/mixed/valid.json") + " --filter '('", 20).status == 2);

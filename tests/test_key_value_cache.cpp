@@ -54,7 +54,8 @@ TEST_CASE("KeyValueCache int8, hand-derived: key {1, -0.5, 0.25, 0} in one group
     // Element offsets of (b=0, l=1, kv, t=1, h=0, d) in each layout.
     auto cache_at = [&](int kv, int d, int last) {
       // layout 0: (MaxB=1, L=2, 2, MaxS=3, H=1, last); layout 1: (L=2, MaxB=1, 2, H=1, MaxS=3, last)
-      return layout == 0 ? (((1 * 2 + kv) * 3 + 1) * 1 + 0) * last + d : (((1 * 1 + 0) * 2 + kv) * 1 * 3 + 1) * last + d;
+      return layout == 0 ? (((1 * 2 + kv) * 3 + 1) * 1 + 0) * last + d
+                         : (((1 * 1 + 0) * 2 + kv) * 1 * 3 + 1) * last + d;
     };
     const Expected& cache = expected(out, "cache");
     const Expected& scale = expected(out, "scale");
@@ -79,7 +80,8 @@ TEST_CASE("KeyValueCache int8, hand-derived: key {1, -0.5, 0.25, 0} in one group
     const Tensor& s0 = ts.at("scale");
     const int row0 = layout == 0 ? ((1 * 2 + 0) * 3 + 0) : (((1 * 1 + 0) * 2 + 0) * 3 + 0);
     for (int o = 0; o < 2; ++o)
-      for (int d = 0; d < 4; ++d) CHECK(k.value().get(o * 4 + d) == round_f16(c0.get(row0 * 4 + d) * s0.get(row0)));
+      for (int d = 0; d < 4; ++d)
+        CHECK(k.value().get(o * 4 + d) == round_f16(c0.get(row0 * 4 + d) * s0.get(row0)));
   }
 }
 
@@ -125,7 +127,8 @@ TEST_CASE("KeyValueCache on Vulkan: store then fetch returns the input within th
             for (int g = 0; g < 8; ++g) m = std::max(m, std::fabs(cur.get(cur.offset({b, s, h, g}))));
             for (int d = 0; d < 32; ++d) {
               double gm = 0;  // max |x| of d's group
-              for (int k = d / 8 * 8; k < d / 8 * 8 + 8; ++k) gm = std::max(gm, std::fabs(cur.get(cur.offset({b, s, h, k}))));
+              for (int k = d / 8 * 8; k < d / 8 * 8 + 8; ++k)
+                gm = std::max(gm, std::fabs(cur.get(cur.offset({b, s, h, k}))));
               const double step = gm / qmax;
               const double x = cur.get(cur.offset({b, s, h, d}));
               const double y = key.get(key.offset({b, 4 + s, o, d}));

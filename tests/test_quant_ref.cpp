@@ -95,7 +95,7 @@ TEST_CASE("symmetric f32: an exact half-integer quotient rounds to even and offe
 TEST_CASE("symmetric with qmax 7 (int4): codes stay within [-7, 7]") {
   const double x[] = {3.5, -3.5, 1.0, -0.2};
   const GroupCodes g = quantize_symmetric(x, 4, 7, DType::f16);
-  CHECK(g.scale == 0.5);  // 3.5 / 7 = 0.5 exactly
+  CHECK(g.scale == 0.5);                              // 3.5 / 7 = 0.5 exactly
   CHECK(g.code == std::vector<double>{7, -7, 2, 0});  // 1.0/0.5 = 2, -0.2/0.5 = -0.4 -> 0
   const CounterRng rng(3, "int4");
   for (uint64_t grp = 0; grp < 50; ++grp) {
@@ -126,8 +126,8 @@ TEST_CASE("asymmetric u8 on {0, 1, 2, 3} with f32 compute") {
 
 TEST_CASE("dequantization formulas of the three families") {
   CHECK(dequant_ppl(3, 0.5, DType::f16, DType::f16) == 1.5);
-  CHECK(dequant_zero_point(10, 8, 0.25, DType::f32) == 0.5);       // (10 - 8) * 0.25
-  CHECK(dequant_offset(-3, 1.5, 2, DType::f32) == -3.0);           // (-3 + 1.5) * 2
+  CHECK(dequant_zero_point(10, 8, 0.25, DType::f32) == 0.5);  // (10 - 8) * 0.25
+  CHECK(dequant_offset(-3, 1.5, 2, DType::f32) == -3.0);      // (-3 + 1.5) * 2
   // The PPL product is rounded in the scale dtype: 2049 * 2^-11 = 1 + 2^-11 is a tie
   // between 1.0 and 1 + 2^-10 in f16 and rounds to the even 1.0, even with an f32 output.
   CHECK(dequant_ppl(2049, 0x1p-11, DType::f16, DType::f32) == 1.0);
@@ -160,7 +160,8 @@ TEST_CASE("round trips stay within half a scale step plus the f16 roundings") {
       const double product = sym.code[i] * s;
       const double y = dequant_ppl(sym.code[i], s, DType::f16, DType::f16);
       const double bound = s / 2 + s * ulp16(x[i] / s) / 2 + ulp16(product) / 2;
-      CHECK_MESSAGE(std::fabs(y - x[i]) <= bound, "sym group " << grp << " x=" << x[i] << " code=" << sym.code[i]);
+      CHECK_MESSAGE(std::fabs(y - x[i]) <= bound,
+                    "sym group " << grp << " x=" << x[i] << " code=" << sym.code[i]);
       ++checked;
     }
 
@@ -172,7 +173,8 @@ TEST_CASE("round trips stay within half a scale step plus the f16 roundings") {
       const double y = dequant_zero_point(asym.code[i], zp, sa, DType::f16);
       double bound = sa / 2 + sa * ulp16(x[i] / sa) / 2 + ulp16(product) / 2;
       if (asym.code[i] == 255) bound = std::max(bound, 0.6875 * sa + ulp16(product) / 2);
-      CHECK_MESSAGE(std::fabs(y - x[i]) <= bound, "asym group " << grp << " x=" << x[i] << " code=" << asym.code[i]);
+      CHECK_MESSAGE(std::fabs(y - x[i]) <= bound,
+                    "asym group " << grp << " x=" << x[i] << " code=" << asym.code[i]);
     }
   }
   CHECK(checked > 200);

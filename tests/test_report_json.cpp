@@ -30,7 +30,8 @@ nlohmann::json read_json(const fs::path& path) {
 // Every schema violation, one per line ("" when there is none).
 std::string violations(const nlohmann::json& doc, const std::string& schema_file) {
   std::string out;
-  for (const auto& v : validate_schema(doc, read_json(source_path(schema_file)))) out += v.pointer + ": " + v.message + "\n";
+  for (const auto& v : validate_schema(doc, read_json(source_path(schema_file))))
+    out += v.pointer + ": " + v.message + "\n";
   return out;
 }
 
@@ -40,14 +41,17 @@ void find_numeric_strings(const nlohmann::json& j, const std::string& ptr, std::
   if (j.is_object()) {
     for (auto it = j.begin(); it != j.end(); ++it) {
       const std::string& k = it.key();
-      if (k == "text" || k == "unit" || k == "resolved" || (k.size() > 5 && k.substr(k.size() - 5) == "_text")) continue;
+      if (k == "text" || k == "unit" || k == "resolved" ||
+          (k.size() > 5 && k.substr(k.size() - 5) == "_text"))
+        continue;
       find_numeric_strings(it.value(), ptr + "/" + k, found);
     }
   } else if (j.is_array()) {
     for (size_t i = 0; i < j.size(); ++i) find_numeric_strings(j[i], ptr + "/" + std::to_string(i), found);
   } else if (j.is_string()) {
     const std::string s = j.get<std::string>();
-    if (s == "nan" || s == "inf" || s == "-inf" || (!s.empty() && (std::isdigit(static_cast<unsigned char>(s[0])))))
+    if (s == "nan" || s == "inf" || s == "-inf" ||
+        (!s.empty() && (std::isdigit(static_cast<unsigned char>(s[0])))))
       if (ptr.find("/kvbench_version") == std::string::npos) found.push_back(ptr + " = " + s);
   }
 }
@@ -72,12 +76,14 @@ TEST_CASE("run --json: numbers as numbers, resolved parameters, and the document
   const fs::path dir = fs::temp_directory_path() / "kvbench_test_report_json";
   fs::remove_all(dir);
   fs::create_directories(dir);
-  const std::string cases = source_path("tests/data/oversize") + " " + source_path("tests/data/fail_fast") + " " +
-                            source_path("tests/data/mixed/malformed.json") + " " +
+  const std::string cases = source_path("tests/data/oversize") + " " + source_path("tests/data/fail_fast") +
+                            " " + source_path("tests/data/mixed/malformed.json") + " " +
                             source_path("cases/dnnl.SDPACompressedKV/masked_rows.json") + " " +
                             source_path("cases/atb.ReshapeAndCacheOmni/decisions.json");
-  const auto r = run_kvbench("run " + cases + " --memory-budget 1T --filter '^(kvc|fail_fast|omni_decisions\\[key=f16|"
-                             "sdpa_masked_rows\\[causal=none,query=f16)' --json " + (dir / "r.json").string());
+  const auto r = run_kvbench("run " + cases +
+                             " --memory-budget 1T --filter '^(kvc|fail_fast|omni_decisions\\[key=f16|"
+                             "sdpa_masked_rows\\[causal=none,query=f16)' --json " +
+                             (dir / "r.json").string());
   CHECK(r.status == 2);  // the malformed file
   const nlohmann::json j = read_json(dir / "r.json");
   CHECK(violations(j, "specs/report.schema.json") == "");
@@ -111,7 +117,8 @@ TEST_CASE("run --json: numbers as numbers, resolved parameters, and the document
       const int64_t i0 = worst["index"][0], i1 = worst["index"][1], i2 = worst["index"][2];
       CHECK(out["shape"] == nlohmann::json::array({3, 4, 64}));
       CHECK(worst["flat_index"] == (i0 * 4 + i1) * 64 + i2);
-      CHECK(std::fabs(worst["actual"].get<double>() - worst["golden"].get<double>()) == out["max_abs"].get<double>());
+      CHECK(std::fabs(worst["actual"].get<double>() - worst["golden"].get<double>()) ==
+            out["max_abs"].get<double>());
       CHECK(out["max_abs"].get<double>() > 0);
       CHECK(out["scale"].is_number());
       CHECK(out["err_over_scale"].is_number());
@@ -135,8 +142,9 @@ TEST_CASE("check --json and bench --json: resolved parameters and the documented
   fs::remove_all(dir);
   fs::create_directories(dir);
   const std::string golden = source_path("tests/data/bad_golden/base/golden");
-  const auto c = run_kvbench("check --golden " + golden + " --actual " + source_path("tests/data/bad_golden/base/actual") +
-                             " --json " + (dir / "c.json").string());
+  const auto c =
+      run_kvbench("check --golden " + golden + " --actual " +
+                  source_path("tests/data/bad_golden/base/actual") + " --json " + (dir / "c.json").string());
   CHECK(c.status == 0);
   const nlohmann::json cj = read_json(dir / "c.json");
   CHECK(violations(cj, "specs/report.schema.json") == "");
@@ -144,8 +152,8 @@ TEST_CASE("check --json and bench --json: resolved parameters and the documented
   CHECK(cj["cases"][0]["resolved"]["attributes"].is_object());
   CHECK(cj["cases"][0]["resolved"]["dtypes"].is_object());
 
-  const auto b = run_kvbench("bench " + source_path("tests/data/mixed/valid.json") + " --warmup 0 --reps 2 --json " +
-                             (dir / "b.json").string());
+  const auto b = run_kvbench("bench " + source_path("tests/data/mixed/valid.json") +
+                             " --warmup 0 --reps 2 --json " + (dir / "b.json").string());
   CHECK(b.status == 0);
   const nlohmann::json bj = read_json(dir / "b.json");
   CHECK(violations(bj, "specs/bench-report.schema.json") == "");

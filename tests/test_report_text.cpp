@@ -23,9 +23,11 @@ namespace {
 
 // A 106-character name, of cases/pmx.KeyValueCache/quantized.json.
 const std::string kLongName =
-    "kvc_quant[cache_layout=0,current_key=f16,layer_idx=0,num_repeat=1,quant_bit=8,quant_group=8,start_pos=0]";
-const std::string kLongFilter = "--filter '^kvc_quant\\[cache_layout=0,current_key=f16,layer_idx=0,num_repeat=1,"
-                                "quant_bit=8,quant_group=(8|32),start_pos=0\\]$'";
+    "kvc_quant[cache_layout=0,current_key=f16,layer_idx=0,num_repeat=1,quant_bit=8,quant_group=8,start_pos="
+    "0]";
+const std::string kLongFilter =
+    "--filter '^kvc_quant\\[cache_layout=0,current_key=f16,layer_idx=0,num_repeat=1,"
+    "quant_bit=8,quant_group=(8|32),start_pos=0\\]$'";
 
 std::vector<std::string> lines_of(const std::string& text) {
   std::vector<std::string> out;
@@ -79,7 +81,8 @@ TEST_CASE("name column: whole names in a log, the terminal's width on a terminal
 }
 
 TEST_CASE("run in a log: full case names, one row each") {
-  const auto r = run_kvbench("run " + source_path("cases/pmx.KeyValueCache/quantized.json") + " " + kLongFilter);
+  const auto r =
+      run_kvbench("run " + source_path("cases/pmx.KeyValueCache/quantized.json") + " " + kLongFilter);
   CHECK(r.status == 0);
   CHECK(r.output.find("    1 PASS  " + kLongName + "  ") != std::string::npos);
   CHECK(r.output.find("...") == std::string::npos);
@@ -96,30 +99,34 @@ TEST_CASE("run on a terminal: every line within its width, names wrapped whole")
   for (const auto& raw : lines_of(r.output)) {
     const std::string line = shown(raw);
     CHECK(line.size() <= 100);
-    if (line.find("PASS  kvc_quant") != std::string::npos || line.rfind("            quant", 0) == 0) names += line;
+    if (line.find("PASS  kvc_quant") != std::string::npos || line.rfind("            quant", 0) == 0)
+      names += line;
   }
   CHECK(r.output.find("2 passed, 0 failed, 0 skipped") != std::string::npos);
   CHECK(names.find("cache_layout=0,current_key=f16,") != std::string::npos);
   CHECK(names.find("quant_group=32,start_pos=0]") != std::string::npos);
 }
 
-TEST_CASE("a failing row names the tolerance, the worst element's errors and NaN/Inf mismatches; a closing list") {
+TEST_CASE(
+    "a failing row names the tolerance, the worst element's errors and NaN/Inf mismatches; a closing list") {
   // The golden's tolerance is tightened below the kernel's rounding: every case fails.
   const auto r = run_kvbench("run " + source_path("tests/data/fail_fast"));
   CHECK(r.status == 1);
   // The counts and the worst element depend on the kernel's rounding; the line's form and
   // its arithmetic do not: abs err = |actual - golden|, rel err = abs err / |golden|.
   std::smatch m;
-  const std::regex count_line(R"(attn_output: (\d+) of 768 elements out of tolerance \|a-g\| <= atol 1e-12 \+ rtol 0 \* )"
-                              R"(\|golden\|; 0 NaN/Inf mismatches)");
+  const std::regex count_line(
+      R"(attn_output: (\d+) of 768 elements out of tolerance \|a-g\| <= atol 1e-12 \+ rtol 0 \* )"
+      R"(\|golden\|; 0 NaN/Inf mismatches)");
   REQUIRE(std::regex_search(r.output, m, count_line));
   CHECK(std::stoi(m[1]) >= 1);
   CHECK(std::stoi(m[1]) <= 768);
   const std::string num = R"(([-+0-9.e]+))";
-  const std::regex worst_line(R"(worst: attn_output\[[0-2],[0-3],\d+\] = )" + num + ", golden " + num + ": abs err " + num +
-                              ", rel err " + num + " > allowed 1e-12");
+  const std::regex worst_line(R"(worst: attn_output\[[0-2],[0-3],\d+\] = )" + num + ", golden " + num +
+                              ": abs err " + num + ", rel err " + num + " > allowed 1e-12");
   REQUIRE(std::regex_search(r.output, m, worst_line));
-  const double actual = std::stod(m[1]), golden = std::stod(m[2]), abs_err = std::stod(m[3]), rel_err = std::stod(m[4]);
+  const double actual = std::stod(m[1]), golden = std::stod(m[2]), abs_err = std::stod(m[3]),
+               rel_err = std::stod(m[4]);
   CHECK(abs_err > 0);
   CHECK(std::fabs(abs_err - std::fabs(actual - golden)) <= 2e-9);  // actual and golden are shown to 9 digits
   CHECK(rel_err == doctest::Approx(abs_err / std::fabs(golden)).epsilon(0.01));
@@ -129,7 +136,8 @@ TEST_CASE("a failing row names the tolerance, the worst element's errors and NaN
   for (int layer = 1; layer <= 3; ++layer) {
     const std::string name = "fail_fast_tight[num_layer=" + std::to_string(layer) + "]";
     CHECK(closing.find("\n  " + name + "\n      repro: ") != std::string::npos);
-    CHECK(closing.find("--filter '^fail_fast_tight\\[num_layer=" + std::to_string(layer) + "\\]$'") != std::string::npos);
+    CHECK(closing.find("--filter '^fail_fast_tight\\[num_layer=" + std::to_string(layer) + "\\]$'") !=
+          std::string::npos);
   }
 }
 
@@ -142,7 +150,7 @@ TEST_CASE("a pass against a golden near zero: err/scale stays small where max_re
   a.set(1, 1.0);
   const Metrics m = compare_output(e, a, a);
   CHECK(m.passed());
-  CHECK(m.max_rel > 1);                                  // |3e-9 - 1e-9| / 1e-9
+  CHECK(m.max_rel > 1);  // |3e-9 - 1e-9| / 1e-9
   CHECK(m.scale == 1.0);
   CHECK(m.err_over_scale() == doctest::Approx(2e-9).epsilon(1e-3));
   CaseResult r{.name = "near_zero", .status = Status::pass};
@@ -159,11 +167,11 @@ TEST_CASE("check on a missing actual file says so, with no figures of a comparis
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir / "actual");
   const std::string junit = (dir / "check.xml").string();
-  const auto r = run_kvbench("check --golden " + source_path("tests/data/bad_golden/base/golden") + " --actual " +
-                             (dir / "actual").string() + " --junit " + junit);
+  const auto r = run_kvbench("check --golden " + source_path("tests/data/bad_golden/base/golden") +
+                             " --actual " + (dir / "actual").string() + " --junit " + junit);
   CHECK(r.status == 1);
-  CHECK(r.output.find("FAIL  tiny  no actual output file " + (dir / "actual" / "tiny.safetensors").string()) !=
-        std::string::npos);
+  CHECK(r.output.find("FAIL  tiny  no actual output file " +
+                      (dir / "actual" / "tiny.safetensors").string()) != std::string::npos);
   std::ifstream in(junit);
   const std::string xml((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   CHECK(xml.find("no actual output file") != std::string::npos);

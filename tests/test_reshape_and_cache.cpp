@@ -22,8 +22,10 @@ std::vector<int64_t> slot_sources(const OpCase& op, int64_t slots, int64_t head_
   for (int64_t s = 0; s < slots; ++s) {
     if (!cache.is_touched(static_cast<size_t>(s * head_size))) continue;
     for (int64_t r = 0; r < static_cast<int64_t>(key.numel()) / head_size; ++r)
-      if (key.get(static_cast<size_t>(r * head_size)) == cache.value().get(static_cast<size_t>(s * head_size)) &&
-          key.get(static_cast<size_t>(r * head_size + 1)) == cache.value().get(static_cast<size_t>(s * head_size + 1)))
+      if (key.get(static_cast<size_t>(r * head_size)) ==
+              cache.value().get(static_cast<size_t>(s * head_size)) &&
+          key.get(static_cast<size_t>(r * head_size + 1)) ==
+              cache.value().get(static_cast<size_t>(s * head_size + 1)))
         src[s] = r;
   }
   return src;

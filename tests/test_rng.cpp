@@ -77,8 +77,17 @@ TEST_CASE("unit() is (word >> 11) * 2^-53, in [0, 1)") {
 TEST_CASE("exact_double(b) is static_cast<double>(b) for every 64-bit b, including those it must round") {
   // The halves' boundaries, the largest exact integers, and values that need a rounding
   // (above 2^53, where ties go to even), then random words.
-  std::vector<uint64_t> bs{0, 1, 0xFFFFFFFFull, 0x100000000ull, (1ull << 53) - 1, 1ull << 53, (1ull << 53) + 1,
-                           (1ull << 53) + 3, 0x8000000000000400ull, 0x8000000000000401ull, ~0ull};
+  std::vector<uint64_t> bs{0,
+                           1,
+                           0xFFFFFFFFull,
+                           0x100000000ull,
+                           (1ull << 53) - 1,
+                           1ull << 53,
+                           (1ull << 53) + 1,
+                           (1ull << 53) + 3,
+                           0x8000000000000400ull,
+                           0x8000000000000401ull,
+                           ~0ull};
   for (uint64_t i = 0; i < 100000; ++i) bs.push_back(splitmix64(i));
   for (const uint64_t b : bs) {
     CAPTURE(b);

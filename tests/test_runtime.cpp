@@ -38,7 +38,8 @@ TEST_CASE("reflect_shader: bindings by their block's first member, Params member
   CHECK(s.texel_buffers == std::map<uint32_t, std::string>{{6, "partials"}});
 }
 
-TEST_CASE("dispatch: a missing, unknown or out-of-range parameter or an unbound buffer is an error naming it") {
+TEST_CASE(
+    "dispatch: a missing, unknown or out-of-range parameter or an unbound buffer is an error naming it") {
   Runtime rt;
   auto a = rt.buffer(64), b = rt.buffer(64);
   const KernelBuffers buffers{{"source", a.get()}, {"destination", b.get()}};
@@ -52,10 +53,12 @@ TEST_CASE("dispatch: a missing, unknown or out-of-range parameter or an unbound 
     return "";
   };
   CHECK(message(buffers, {}) == "copy_bandwidth: parameter count is not given");
-  CHECK(message(buffers, {{"count", 4}, {"cuont", 4}}) == "copy_bandwidth: the shader has no parameter cuont");
+  CHECK(message(buffers, {{"count", 4}, {"cuont", 4}}) ==
+        "copy_bandwidth: the shader has no parameter cuont");
   CHECK(message(buffers, {{"count", -1}}).find("copy_bandwidth: parameter count = -1") == 0);
   CHECK(message(buffers, {{"count", 4294967296.0}}).find("does not fit its uint") != std::string::npos);
-  CHECK(message({{"source", a.get()}}, {{"count", 4}}) == "copy_bandwidth: no buffer given for binding 1 (destination)");
+  CHECK(message({{"source", a.get()}}, {{"count", 4}}) ==
+        "copy_bandwidth: no buffer given for binding 1 (destination)");
 }
 
 TEST_CASE("texels.glsl: texel_words reads every word of a tensor in groups of 1, 2 and 4, to its last word") {
@@ -70,7 +73,8 @@ TEST_CASE("texels.glsl: texel_words reads every word of a tensor in groups of 1,
     CAPTURE(n);
     const uint32_t count = static_cast<uint32_t>(words.size()) / n * n;  // whole groups of n
     auto out = rt.buffer(count * 4);
-    rt.dispatch("texels_selftest", {{"source", source.get()}, {"destination", out.get()}}, {{"count", count}, {"n", n}}, 1);
+    rt.dispatch("texels_selftest", {{"source", source.get()}, {"destination", out.get()}},
+                {{"count", count}, {"n", n}}, 1);
     std::vector<uint32_t> got(count);
     out->download(std::span(reinterpret_cast<uint8_t*>(got.data()), got.size() * 4));
     CHECK(got == std::vector<uint32_t>(words.begin(), words.begin() + count));
@@ -118,8 +122,10 @@ TEST_CASE("storage.glsl: element addressing stays exact where the bit offset pas
   auto in = rt.buffer_with(indices);
   auto out = rt.buffer(indices.size() * 6 * 4);
   auto unused = rt.buffer(4);
-  rt.dispatch("storage_selftest", {{"indices", in.get()}, {"words", out.get()}, {"source", unused.get()}, {"loaded", unused.get()}},
-              {{"count", indices.size()}, {"loads", 0}, {"width", 32}}, 1);
+  rt.dispatch(
+      "storage_selftest",
+      {{"indices", in.get()}, {"words", out.get()}, {"source", unused.get()}, {"loaded", unused.get()}},
+      {{"count", indices.size()}, {"loads", 0}, {"width", 32}}, 1);
   std::vector<uint32_t> got(indices.size() * 6);
   out->download(std::span(reinterpret_cast<uint8_t*>(got.data()), got.size() * 4));
   for (size_t k = 0; k < indices.size(); ++k)
@@ -141,14 +147,19 @@ TEST_CASE("storage.glsl: LOAD_BITS reads each element of a run-time width 4, 8, 
   auto loaded = rt.buffer(24 * 4);
   auto unused = rt.buffer(4);
   const std::map<uint32_t, std::vector<uint32_t>> want{
-      {4, {0x0, 0x1, 0x2, 0x3, 0x4, 0x5, 0x6, 0x7, 0x8, 0x9, 0xa, 0xb, 0xc, 0xd, 0xe, 0xf, 0x1, 0x0, 0x0, 0x0, 0x0, 0x0, 0x0, 0x8}},
+      {4, {0x0, 0x1, 0x2, 0x3, 0x4, 0x5, 0x6, 0x7, 0x8, 0x9, 0xa, 0xb,
+           0xc, 0xd, 0xe, 0xf, 0x1, 0x0, 0x0, 0x0, 0x0, 0x0, 0x0, 0x8}},
       {8, {0x10, 0x32, 0x54, 0x76, 0x98, 0xba, 0xdc, 0xfe, 0x01, 0x00, 0x00, 0x80}},
       {16, {0x3210, 0x7654, 0xba98, 0xfedc, 0x0001, 0x8000}},
       {32, {0x76543210u, 0xfedcba98u, 0x80000001u}}};
   for (const auto& entry : want) {  // not a structured binding: clang 14 cannot capture one in CAPTURE
     const uint32_t width = entry.first;
     const std::vector<uint32_t>& expected = entry.second;
-    rt.dispatch("storage_selftest", {{"indices", unused.get()}, {"words", unused.get()}, {"source", source.get()}, {"loaded", loaded.get()}},
+    rt.dispatch("storage_selftest",
+                {{"indices", unused.get()},
+                 {"words", unused.get()},
+                 {"source", source.get()},
+                 {"loaded", loaded.get()}},
                 {{"count", 0}, {"loads", expected.size()}, {"width", width}}, 1);
     std::vector<uint32_t> got(expected.size());
     loaded->download(std::span(reinterpret_cast<uint8_t*>(got.data()), got.size() * 4));
@@ -167,17 +178,23 @@ TEST_CASE("float_format.glsl: every f16 and bf16 pattern decodes exactly, subnor
     out->download(std::span(reinterpret_cast<uint8_t*>(got.data()), got.size() * 4));
     size_t wrong = 0;
     for (uint32_t h = 0; h < 65536; ++h) {
-      const double want = dt == DType::f16 ? f16_bits_to_double(static_cast<uint16_t>(h)) : bf16_bits_to_double(static_cast<uint16_t>(h));
+      const double want = dt == DType::f16 ? f16_bits_to_double(static_cast<uint16_t>(h))
+                                           : bf16_bits_to_double(static_cast<uint16_t>(h));
       float f;
       std::memcpy(&f, &got[h], 4);
-      const bool same = std::isnan(want) ? std::isnan(f) : (static_cast<double>(f) == want && std::signbit(f) == std::signbit(want));
-      if (!same && wrong++ < 5) FAIL_CHECK(dtype_name(dt) << " bits " << h << ": got " << f << ", want " << want);
+      const bool same = std::isnan(want)
+                            ? std::isnan(f)
+                            : (static_cast<double>(f) == want && std::signbit(f) == std::signbit(want));
+      if (!same && wrong++ < 5)
+        FAIL_CHECK(dtype_name(dt) << " bits " << h << ": got " << f << ", want " << want);
     }
     CHECK(wrong == 0);
   }
 }
 
-TEST_CASE("float_format.glsl: round_f16_fast rounds like f16 at every f16 value, its neighbours and halfway points") {
+TEST_CASE(
+    "float_format.glsl: round_f16_fast rounds like f16 at every f16 value, its neighbours and halfway "
+    "points") {
   // Inputs: each finite f16 value, the f32 values next to it, the halfway point to the next
   // f16 value and that point's f32 neighbours (ties and near-ties, subnormals included), the
   // overflow threshold 65520 and around it, and 200 000 random finite f32 patterns.
@@ -189,7 +206,8 @@ TEST_CASE("float_format.glsl: round_f16_fast rounds like f16 at every f16 value,
   };
   for (uint32_t h = 0; h < 0x7c00; ++h)
     for (float sign : {1.0f, -1.0f}) {
-      const double a = f16_bits_to_double(static_cast<uint16_t>(h)), b = f16_bits_to_double(static_cast<uint16_t>(h + 1));
+      const double a = f16_bits_to_double(static_cast<uint16_t>(h)),
+                   b = f16_bits_to_double(static_cast<uint16_t>(h + 1));
       near(sign * static_cast<float>(a));
       near(sign * static_cast<float>((a + b) / 2));  // exact in f32: f16 has 11 significant bits
     }
@@ -267,13 +285,16 @@ TEST_CASE("default_device_index: the first GPU, else the first device, never RAD
     return d;
   };
   CHECK(default_device_index({dev(0, false, false), dev(1, true, false)}) == 1);
-  CHECK(default_device_index({dev(0, true, true), dev(1, false, false)}) == 1);  // RADV_FORCE_FAMILY=vega10 beside lavapipe
+  CHECK(default_device_index({dev(0, true, true), dev(1, false, false)}) ==
+        1);  // RADV_FORCE_FAMILY=vega10 beside lavapipe
   CHECK(default_device_index({dev(0, true, true), dev(1, true, false)}) == 1);
   CHECK(default_device_index({dev(0, true, true)}) == -1);
   CHECK(default_device_index({}) == -1);
 }
 
-TEST_CASE("check_descriptor_limits: a shader binding more storage buffers than a stage allows is a SKIP naming both") {
+TEST_CASE(
+    "check_descriptor_limits: a shader binding more storage buffers than a stage allows is a SKIP naming "
+    "both") {
   ShaderInterface shader;
   for (uint32_t b = 0; b < 18; ++b) shader.buffers[b] = {"buffer" + std::to_string(b)};
   DeviceInfo dev;
@@ -285,7 +306,8 @@ TEST_CASE("check_descriptor_limits: a shader binding more storage buffers than a
                        "fia_attention binds 18 storage buffers; small device allows 8 per stage", SkipCase);
 }
 
-TEST_CASE("plan_only names a dispatch's pipeline and compile_only dispatches no workgroup: neither computes") {
+TEST_CASE(
+    "plan_only names a dispatch's pipeline and compile_only dispatches no workgroup: neither computes") {
   Runtime rt;
   const std::vector<uint32_t> source(16, 7), zeros(16, 0);
   auto a = rt.buffer_with(source), b = rt.buffer_with(zeros);

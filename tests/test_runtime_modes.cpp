@@ -40,17 +40,21 @@ std::vector<uint32_t> words(uint32_t n, uint32_t seed) {
 std::span<const uint8_t> bytes_of(const std::vector<uint32_t>& v) {
   return std::span(reinterpret_cast<const uint8_t*>(v.data()), v.size() * 4);
 }
-std::span<uint8_t> bytes_of(std::vector<uint32_t>& v) { return std::span(reinterpret_cast<uint8_t*>(v.data()), v.size() * 4); }
+std::span<uint8_t> bytes_of(std::vector<uint32_t>& v) {
+  return std::span(reinterpret_cast<uint8_t*>(v.data()), v.size() * 4);
+}
 
 // copy_bandwidth copies `count` uvec4s from source to destination.
 void copy(Batch& batch, Buffer& from, Buffer& to, uint32_t words) {
-  batch.dispatch("copy_bandwidth", {{"source", &from}, {"destination", &to}}, {{"count", words / 4}}, (words / 4 + 255) / 256);
+  batch.dispatch("copy_bandwidth", {{"source", &from}, {"destination", &to}}, {{"count", words / 4}},
+                 (words / 4 + 255) / 256);
 }
 
 // A fresh directory under the system's temp directory, removed at the end of the test.
 struct TempDir {
   fs::path path;
-  explicit TempDir(const std::string& name) : path(fs::temp_directory_path() / ("kvbench-test-" + name + "-" + std::to_string(::getpid()))) {
+  explicit TempDir(const std::string& name)
+      : path(fs::temp_directory_path() / ("kvbench-test-" + name + "-" + std::to_string(::getpid()))) {
     fs::remove_all(path);
   }
   ~TempDir() { fs::remove_all(path); }
@@ -78,16 +82,19 @@ void write_all(const fs::path& p, const std::vector<uint8_t>& bytes) {
 
 }  // namespace
 
-TEST_CASE("Runtime: the memory mode is chosen by device, and KVBENCH_STAGING's choice can be forced either way") {
+TEST_CASE(
+    "Runtime: the memory mode is chosen by device, and KVBENCH_STAGING's choice can be forced either way") {
   Runtime def(std::nullopt, mode(false));
   CHECK_FALSE(def.staging());
   Runtime staged(std::nullopt, mode(true));
   CHECK(staged.staging());
   if (Runtime(std::nullopt, RuntimeOptions{.pipeline_cache = false}).info().type == "cpu")
-    CHECK_FALSE(Runtime(std::nullopt, RuntimeOptions{.pipeline_cache = false}).staging());  // lavapipe: zero-copy
+    CHECK_FALSE(
+        Runtime(std::nullopt, RuntimeOptions{.pipeline_cache = false}).staging());  // lavapipe: zero-copy
 }
 
-TEST_CASE("Batch: uploads, dependent dispatches and downloads in one submit, in call order, in both memory modes") {
+TEST_CASE(
+    "Batch: uploads, dependent dispatches and downloads in one submit, in call order, in both memory modes") {
   for (bool staging : {false, true}) {
     CAPTURE(staging);
     Runtime rt(std::nullopt, mode(staging));
@@ -142,7 +149,8 @@ TEST_CASE("Batch: many dispatches of one shader each keep their own parameters a
   // one's, the copy would still be whole; the count of each is what is checked, through
   // the last one, which copies 4 * 16 = all 64 words after 24 copying fewer.
   for (uint32_t k = 0; k < 40; ++k)
-    batch.dispatch("copy_bandwidth", {{"source", src.get()}, {"destination", dst.get()}}, {{"count", std::min<uint32_t>(k + 1, 16)}}, 1);
+    batch.dispatch("copy_bandwidth", {{"source", src.get()}, {"destination", dst.get()}},
+                   {{"count", std::min<uint32_t>(k + 1, 16)}}, 1);
   batch.download(*dst, bytes_of(got));
   batch.submit();
   CHECK(got == x);
@@ -207,7 +215,9 @@ TEST_CASE("Pipeline cache: written at exit, loaded by the next runtime, not rewr
   CHECK_FALSE(fs::exists(dir.path));
 }
 
-TEST_CASE("Pipeline cache: a corrupt, truncated, foreign or unreadable file is ignored with the reason and replaced") {
+TEST_CASE(
+    "Pipeline cache: a corrupt, truncated, foreign or unreadable file is ignored with the reason and "
+    "replaced") {
   TempDir dir("pcache-bad");
   std::string path;
   {
@@ -266,10 +276,16 @@ TEST_CASE("default_cache_dir: KVBENCH_CACHE_DIR, else XDG_CACHE_HOME/kvbench, el
     std::optional<std::string> old;
     Env(const char* n, const char* v) : name(n) {
       if (const char* o = std::getenv(n)) old = o;
-      if (v) ::setenv(n, v, 1); else ::unsetenv(n);
+      if (v)
+        ::setenv(n, v, 1);
+      else
+        ::unsetenv(n);
     }
     ~Env() {
-      if (old) ::setenv(name.c_str(), old->c_str(), 1); else ::unsetenv(name.c_str());
+      if (old)
+        ::setenv(name.c_str(), old->c_str(), 1);
+      else
+        ::unsetenv(name.c_str());
     }
   };
   {

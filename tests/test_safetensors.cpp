@@ -80,6 +80,7 @@ TEST_CASE("safetensors: a bad file from memory is a FileError naming it and the 
     FAIL("no error");
   } catch (const FileError& e) {
     CHECK(std::string(e.what()) ==
-          "mem.safetensors: tensor 't': data_offsets [0, 8] lie outside the data section (4 bytes): truncated or corrupt file");
+          "mem.safetensors: tensor 't': data_offsets [0, 8] lie outside the data section (4 bytes): "
+          "truncated or corrupt file");
   }
 }

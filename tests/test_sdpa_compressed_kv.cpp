@@ -43,7 +43,8 @@ TEST_CASE("SDPA, hand-derived: two keys dequantized as (q - zp) * scale, softmax
     }
   }
   const auto out = op->reference(ts);
-  // scores (1, -1): P = (e / (e + 1/e), (1/e) / (e + 1/e)); O[0] = P0 - P1 = tanh(1), O[1] = -tanh(1), O[d>1] = -1.
+  // scores (1, -1): P = (e / (e + 1/e), (1/e) / (e + 1/e)); O[0] = P0 - P1 = tanh(1), O[1] = -tanh(1), O[d>1]
+  // = -1.
   CHECK(out[0].value().get(0) == doctest::Approx(std::tanh(1.0)).epsilon(1e-6));
   CHECK(out[0].value().get(1) == doctest::Approx(-std::tanh(1.0)).epsilon(1e-6));
   for (int d = 2; d < 8; ++d) CHECK(out[0].value().get(d) == doctest::Approx(-1.0).epsilon(1e-6));
@@ -57,7 +58,8 @@ TEST_CASE("SDPA: a fully masked row gives zeros, never NaN") {
     "dtypes": {"query": "f16", "key": "s4", "value": "s4"}})"));
   const auto out = op->reference(op->make_tensors());
   for (int h = 0; h < 2; ++h)
-    for (int d = 0; d < 16; ++d) CHECK(out[0].value().get((h * 3 + 2) * 16 + d) == 0.0);  // row 2 of each head
+    for (int d = 0; d < 16; ++d)
+      CHECK(out[0].value().get((h * 3 + 2) * 16 + d) == 0.0);  // row 2 of each head
 }
 
 TEST_CASE("SDPA accuracy attribution: int8 loses less than int4, a smaller group less than a larger one") {

@@ -24,13 +24,15 @@ struct ValidationEnv {
     setenv("KVBENCH_VALIDATION", value, 1);
   }
   ~ValidationEnv() {
-    if (saved) setenv("KVBENCH_VALIDATION", saved->c_str(), 1);
-    else unsetenv("KVBENCH_VALIDATION");
+    if (saved)
+      setenv("KVBENCH_VALIDATION", saved->c_str(), 1);
+    else
+      unsetenv("KVBENCH_VALIDATION");
   }
 };
 
-void submit(Runtime& rt, vk::DebugUtilsMessageSeverityFlagBitsEXT severity, vk::DebugUtilsMessageTypeFlagsEXT type,
-            const char* id, const char* text) {
+void submit(Runtime& rt, vk::DebugUtilsMessageSeverityFlagBitsEXT severity,
+            vk::DebugUtilsMessageTypeFlagsEXT type, const char* id, const char* text) {
   const vk::DebugUtilsMessengerCallbackDataEXT data{.pMessageIdName = id, .pMessage = text};
   rt.instance().submitDebugUtilsMessageEXT(severity, type, data);
 }
@@ -57,7 +59,8 @@ TEST_CASE("validation: errors and warnings count, info and performance warnings 
   CHECK(rt.take_validation_messages().count() == 0);  // taken: counted once
 }
 
-TEST_CASE("validation: a message during a case fails it with the message as the reason; the next case is clean") {
+TEST_CASE(
+    "validation: a message during a case fails it with the message as the reason; the next case is clean") {
   ValidationEnv on("1");
   Runtime rt;
   const auto doc = nlohmann::json::parse(R"({"op": "pmx.KeyValueCache", "name": "v", "seed": 1,
@@ -69,7 +72,8 @@ TEST_CASE("validation: a message during a case fails it with the message as the 
   submit(rt, Severity::eError, Type::eValidation, "VUID-test-00001", "kernel plan is invalid");
   const CaseResult bad = run_case(def, *op, rt);
   CHECK(bad.status == Status::fail);
-  CHECK(bad.reason == "Vulkan validation: 1 errors, 0 warnings; first: error VUID-test-00001: kernel plan is invalid");
+  CHECK(bad.reason ==
+        "Vulkan validation: 1 errors, 0 warnings; first: error VUID-test-00001: kernel plan is invalid");
   CHECK(bad.violations() == 0);  // the numbers were right: only the messages fail it
   CHECK(run_case(def, *op, rt).status == Status::pass);
 }
@@ -89,7 +93,8 @@ TEST_CASE("dispatch: a group count over maxComputeWorkGroupCount is an error nam
       rt.dispatch("copy_bandwidth", buffers, {{"count", 0}}, g[0], g[1], g[2]);
       FAIL("no error");
     } catch (const std::logic_error& e) {
-      CHECK(std::string(e.what()).find("exceed maxComputeWorkGroupCount (" + std::to_string(most[0])) != std::string::npos);
+      CHECK(std::string(e.what()).find("exceed maxComputeWorkGroupCount (" + std::to_string(most[0])) !=
+            std::string::npos);
     }
   }
 }
@@ -121,8 +126,9 @@ void check_clean_under_warning_level(const std::string& env, const std::string& 
 #else
   const std::string no_leak_check;
 #endif
-  const auto r = run_command(no_leak_check + "VK_LAYER_SETTINGS_PATH=" + source_path("tests/data/validation") +
-                             " KVBENCH_VALIDATION=1 " + env + " " + KVBENCH_BINARY + " " + args);
+  const auto r =
+      run_command(no_leak_check + "VK_LAYER_SETTINGS_PATH=" + source_path("tests/data/validation") +
+                  " KVBENCH_VALIDATION=1 " + env + " " + KVBENCH_BINARY + " " + args);
   CHECK_MESSAGE(r.status == 0, r.output.substr(r.output.size() > 3000 ? r.output.size() - 3000 : 0));
   CHECK(r.output.find("(INFO / SPEC)") != std::string::npos);  // the settings file was read
   CHECK_MESSAGE(r.output.find("(WARN / SPEC)") == std::string::npos, r.output.substr(0, 2000));

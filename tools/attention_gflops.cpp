@@ -36,8 +36,8 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 }
 
 // The reference before issue 14 (src/ref/attention.cpp at 0c26506), one row at a time.
-void naive_row(int64_t kv_len, int64_t dk, int64_t dv, double scale, const double* q, const double* k, int64_t ks,
-               const double* v, int64_t vs, double* out) {
+void naive_row(int64_t kv_len, int64_t dk, int64_t dv, double scale, const double* q, const double* k,
+               int64_t ks, const double* v, int64_t vs, double* out) {
   constexpr double kInf = std::numeric_limits<double>::infinity();
   std::vector<double> p(static_cast<size_t>(kv_len));
   double m = -kInf;
@@ -55,7 +55,8 @@ void naive_row(int64_t kv_len, int64_t dk, int64_t dv, double scale, const doubl
     for (int64_t d = 0; d < dv; ++d) out[d] += p[t] * v[t * vs + d];
 }
 
-using Dgemm = void (*)(int, int, int, int, int, int, double, const double*, int, const double*, int, double, double*, int);
+using Dgemm = void (*)(int, int, int, int, int, int, double, const double*, int, const double*, int, double,
+                       double*, int);
 using SetThreads = void (*)(int);
 
 }  // namespace
@@ -73,15 +74,25 @@ int main(int argc, char** argv) {
       }
       return std::atoll(argv[++i]);
     };
-    if (a == "--threads") threads = static_cast<unsigned>(next());
-    else if (a == "--seq") S = next();
-    else if (a == "--heads") H = next();
-    else if (a == "--kv-heads") Hk = next();
-    else if (a == "--dim") D = next();
-    else if (a == "--gemm") n = next();
-    else if (a == "--naive") naive = true;
+    if (a == "--threads")
+      threads = static_cast<unsigned>(next());
+    else if (a == "--seq")
+      S = next();
+    else if (a == "--heads")
+      H = next();
+    else if (a == "--kv-heads")
+      Hk = next();
+    else if (a == "--dim")
+      D = next();
+    else if (a == "--gemm")
+      n = next();
+    else if (a == "--naive")
+      naive = true;
     else {
-      std::fprintf(stderr, "usage: %s [--threads N] [--seq S] [--heads H] [--kv-heads HK] [--dim D] [--gemm N] [--naive]\n", argv[0]);
+      std::fprintf(
+          stderr,
+          "usage: %s [--threads N] [--seq S] [--heads H] [--kv-heads HK] [--dim D] [--gemm N] [--naive]\n",
+          argv[0]);
       return 2;
     }
   }
@@ -94,7 +105,8 @@ int main(int argc, char** argv) {
   const CounterRng rng(1123, "attention_gflops");
   std::vector<double> q(static_cast<size_t>(S * H * D)), k(static_cast<size_t>(S * Hk * D)), v(k.size());
   for (size_t i = 0; i < q.size(); ++i) q[i] = rng.uniform(i, -1, 1);
-  for (size_t i = 0; i < k.size(); ++i) k[i] = rng.uniform(q.size() + i, -1, 1), v[i] = rng.uniform(2 * q.size() + i, -1, 1);
+  for (size_t i = 0; i < k.size(); ++i)
+    k[i] = rng.uniform(q.size() + i, -1, 1), v[i] = rng.uniform(2 * q.size() + i, -1, 1);
   std::vector<double> out(q.size());
 
   // The reference: per kv head, its G heads' causal rows (position-major, as the operators do).
@@ -110,9 +122,10 @@ int main(int argc, char** argv) {
     attend(a, rows, {&k[hk * D], Hk * D}, {&v[hk * D], Hk * D}, nullptr);
   }
   const double ref_s = seconds_since(t0), ref_gflops = flops / ref_s * 1e-9;
-  std::printf("reference: causal prefill S=%lld H=%lld/%lld D=%lld, %u threads: %.2f GFLOP in %.3f s = %.2f GFLOPS\n",
-              static_cast<long long>(S), static_cast<long long>(H), static_cast<long long>(Hk), static_cast<long long>(D),
-              threads, flops * 1e-9, ref_s, ref_gflops);
+  std::printf(
+      "reference: causal prefill S=%lld H=%lld/%lld D=%lld, %u threads: %.2f GFLOP in %.3f s = %.2f GFLOPS\n",
+      static_cast<long long>(S), static_cast<long long>(H), static_cast<long long>(Hk),
+      static_cast<long long>(D), threads, flops * 1e-9, ref_s, ref_gflops);
 
   if (naive) {  // kv head 0 only, one thread (the old loop had none)
     std::vector<double> o(static_cast<size_t>(D));
@@ -127,7 +140,8 @@ int main(int argc, char** argv) {
 
   void* blas = dlopen("libopenblas.so.0", RTLD_NOW | RTLD_LOCAL);
   if (!blas) {
-    std::printf("dgemm: libopenblas.so.0 not found (%s); install libopenblas0-pthread for the comparison\n", dlerror());
+    std::printf("dgemm: libopenblas.so.0 not found (%s); install libopenblas0-pthread for the comparison\n",
+                dlerror());
     return 0;
   }
   auto dgemm = reinterpret_cast<Dgemm>(dlsym(blas, "cblas_dgemm"));
@@ -138,7 +152,8 @@ int main(int argc, char** argv) {
   }
   if (set_threads) set_threads(static_cast<int>(threads));
   std::vector<double> A(static_cast<size_t>(n * n)), B(A.size()), C(A.size(), 0.0);
-  for (size_t i = 0; i < A.size(); ++i) A[i] = rng.uniform(3 * q.size() + i, -1, 1), B[i] = rng.uniform(4 * q.size() + i, -1, 1);
+  for (size_t i = 0; i < A.size(); ++i)
+    A[i] = rng.uniform(3 * q.size() + i, -1, 1), B[i] = rng.uniform(4 * q.size() + i, -1, 1);
   const int N = static_cast<int>(n);
   constexpr int kRowMajor = 101, kNoTrans = 111;
   dgemm(kRowMajor, kNoTrans, kNoTrans, N, N, N, 1.0, A.data(), N, B.data(), N, 0.0, C.data(), N);  // warm-up
@@ -148,8 +163,10 @@ int main(int argc, char** argv) {
     dgemm(kRowMajor, kNoTrans, kNoTrans, N, N, N, 1.0, A.data(), N, B.data(), N, 0.0, C.data(), N);
     best = std::min(best, seconds_since(t0));
   }
-  const double gemm_gflops = 2.0 * static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n) / best * 1e-9;
-  std::printf("dgemm: OpenBLAS %dx%d, %u threads: best of 3 %.3f s = %.2f GFLOPS\n", N, N, threads, best, gemm_gflops);
+  const double gemm_gflops =
+      2.0 * static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n) / best * 1e-9;
+  std::printf("dgemm: OpenBLAS %dx%d, %u threads: best of 3 %.3f s = %.2f GFLOPS\n", N, N, threads, best,
+              gemm_gflops);
   std::printf("ratio: reference / dgemm = %.1f%%\n", 100 * ref_gflops / gemm_gflops);
   return 0;
 }

@@ -5,8 +5,8 @@
 // waves (subgroups) per SIMD (VK_KHR_pipeline_executable_properties).
 //
 // Exit 0: printed, and no gpu-kernel (tiles) pipeline with head sizes <= 256 and no
-// attention_merge_splits pipeline uses scratch or spills VGPRs; 1: one does (each named); 77: no null device (RADV missing, or
-// RADV_FORCE_FAMILY unset), the reason on stdout. The cpu kernel's pipelines (lanes) are
+// attention_merge_splits pipeline uses scratch or spills VGPRs; 1: one does (each named); 77: no null device
+// (RADV missing, or RADV_FORCE_FAMILY unset), the reason on stdout. The cpu kernel's pipelines (lanes) are
 // printed for comparison and not gated: it runs only on CPU devices.
 // Usage: RADV_FORCE_FAMILY=vega10 attention_isa_stats
 #include <cstdio>
@@ -72,12 +72,14 @@ int main() {
     }
   }
   if (!chosen) {
-    std::printf("SKIP: no RADV null device (needs Mesa's RADV, mesa-vulkan-drivers, and RADV_FORCE_FAMILY=vega10)\n");
+    std::printf(
+        "SKIP: no RADV null device (needs Mesa's RADV, mesa-vulkan-drivers, and RADV_FORCE_FAMILY=vega10)\n");
     return 77;
   }
   bool has_ext = false;
   for (const auto& e : chosen->enumerateDeviceExtensionProperties())
-    has_ext = has_ext || std::string(e.extensionName.data()) == VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME;
+    has_ext = has_ext ||
+              std::string(e.extensionName.data()) == VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME;
   if (!has_ext) {
     std::printf("SKIP: %s lacks VK_KHR_pipeline_executable_properties\n", name.c_str());
     return 77;
@@ -93,60 +95,87 @@ int main() {
   vk::DeviceQueueCreateInfo queue{.queueFamilyIndex = family, .queueCount = 1, .pQueuePriorities = &priority};
   vk::PhysicalDevicePipelineExecutablePropertiesFeaturesKHR exec{.pipelineExecutableInfo = VK_TRUE};
   const char* ext = VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME;
-  vk::raii::Device device(*chosen, vk::DeviceCreateInfo{.pNext = &exec, .queueCreateInfoCount = 1, .pQueueCreateInfos = &queue,
-                                                        .enabledExtensionCount = 1, .ppEnabledExtensionNames = &ext});
+  vk::raii::Device device(*chosen, vk::DeviceCreateInfo{.pNext = &exec,
+                                                        .queueCreateInfoCount = 1,
+                                                        .pQueueCreateInfos = &queue,
+                                                        .enabledExtensionCount = 1,
+                                                        .ppEnabledExtensionNames = &ext});
   std::printf("device: %s\n", name.c_str());
-  std::printf("%-34s %-22s %6s %6s %8s %8s %8s %7s %6s\n", "pipeline", "shader", "VGPRs", "SGPRs", "spill_v", "spill_s",
-              "scratch", "LDS", "waves");
+  std::printf("%-34s %-22s %6s %6s %8s %8s %8s %7s %6s\n", "pipeline", "shader", "VGPRs", "SGPRs", "spill_v",
+              "spill_s", "scratch", "LDS", "waves");
   int failures = 0;
   for (const auto& var : variants()) {
     const auto code = embedded_shaders().at(var.shader);
     const ShaderInterface iface = reflect_shader(code);
     std::vector<vk::DescriptorSetLayoutBinding> slots;
     for (const auto& [binding, names] : iface.buffers)
-      slots.push_back({.binding = binding, .descriptorType = vk::DescriptorType::eStorageBuffer, .descriptorCount = 1,
+      slots.push_back({.binding = binding,
+                       .descriptorType = vk::DescriptorType::eStorageBuffer,
+                       .descriptorCount = 1,
                        .stageFlags = vk::ShaderStageFlagBits::eCompute});
     for (const auto& [binding, tensor] : iface.texel_buffers)
-      slots.push_back({.binding = binding, .descriptorType = vk::DescriptorType::eUniformTexelBuffer, .descriptorCount = 1,
+      slots.push_back({.binding = binding,
+                       .descriptorType = vk::DescriptorType::eUniformTexelBuffer,
+                       .descriptorCount = 1,
                        .stageFlags = vk::ShaderStageFlagBits::eCompute});
     if (iface.params_binding)
-      slots.push_back({.binding = *iface.params_binding, .descriptorType = vk::DescriptorType::eUniformBuffer,
-                       .descriptorCount = 1, .stageFlags = vk::ShaderStageFlagBits::eCompute});
+      slots.push_back({.binding = *iface.params_binding,
+                       .descriptorType = vk::DescriptorType::eUniformBuffer,
+                       .descriptorCount = 1,
+                       .stageFlags = vk::ShaderStageFlagBits::eCompute});
     vk::raii::DescriptorSetLayout set_layout(
-        device, vk::DescriptorSetLayoutCreateInfo{.bindingCount = static_cast<uint32_t>(slots.size()), .pBindings = slots.data()});
+        device, vk::DescriptorSetLayoutCreateInfo{.bindingCount = static_cast<uint32_t>(slots.size()),
+                                                  .pBindings = slots.data()});
     vk::DescriptorSetLayout sl = *set_layout;
-    vk::raii::PipelineLayout layout(device, vk::PipelineLayoutCreateInfo{.setLayoutCount = 1, .pSetLayouts = &sl});
-    vk::raii::ShaderModule module(device, vk::ShaderModuleCreateInfo{.codeSize = code.size() * 4, .pCode = code.data()});
+    vk::raii::PipelineLayout layout(device,
+                                    vk::PipelineLayoutCreateInfo{.setLayoutCount = 1, .pSetLayouts = &sl});
+    vk::raii::ShaderModule module(
+        device, vk::ShaderModuleCreateInfo{.codeSize = code.size() * 4, .pCode = code.data()});
     std::vector<vk::SpecializationMapEntry> entries;
-    for (uint32_t i = 0; i < var.constants.size(); ++i) entries.push_back({.constantID = i, .offset = i * 4, .size = 4});
-    vk::SpecializationInfo spec{.mapEntryCount = static_cast<uint32_t>(entries.size()), .pMapEntries = entries.data(),
-                                .dataSize = var.constants.size() * 4, .pData = var.constants.data()};
+    for (uint32_t i = 0; i < var.constants.size(); ++i)
+      entries.push_back({.constantID = i, .offset = i * 4, .size = 4});
+    vk::SpecializationInfo spec{.mapEntryCount = static_cast<uint32_t>(entries.size()),
+                                .pMapEntries = entries.data(),
+                                .dataSize = var.constants.size() * 4,
+                                .pData = var.constants.data()};
     vk::raii::Pipeline pipeline(
         device, nullptr,
         vk::ComputePipelineCreateInfo{.flags = vk::PipelineCreateFlagBits::eCaptureStatisticsKHR,
-                                      .stage = {.stage = vk::ShaderStageFlagBits::eCompute, .module = *module,
-                                                .pName = "main", .pSpecializationInfo = &spec},
+                                      .stage = {.stage = vk::ShaderStageFlagBits::eCompute,
+                                                .module = *module,
+                                                .pName = "main",
+                                                .pSpecializationInfo = &spec},
                                       .layout = *layout});
-    const auto executables = device.getPipelineExecutablePropertiesKHR(vk::PipelineInfoKHR{.pipeline = *pipeline});
+    const auto executables =
+        device.getPipelineExecutablePropertiesKHR(vk::PipelineInfoKHR{.pipeline = *pipeline});
     for (uint32_t e = 0; e < executables.size(); ++e) {
       std::map<std::string, uint64_t> stat;
       for (const auto& s : device.getPipelineExecutableStatisticsKHR(
                vk::PipelineExecutableInfoKHR{.pipeline = *pipeline, .executableIndex = e})) {
         uint64_t value = 0;
-        if (s.format == vk::PipelineExecutableStatisticFormatKHR::eUint64) value = s.value.u64;
-        else if (s.format == vk::PipelineExecutableStatisticFormatKHR::eInt64) value = static_cast<uint64_t>(s.value.i64);
-        else if (s.format == vk::PipelineExecutableStatisticFormatKHR::eBool32) value = s.value.b32;
-        else value = static_cast<uint64_t>(s.value.f64);
+        if (s.format == vk::PipelineExecutableStatisticFormatKHR::eUint64)
+          value = s.value.u64;
+        else if (s.format == vk::PipelineExecutableStatisticFormatKHR::eInt64)
+          value = static_cast<uint64_t>(s.value.i64);
+        else if (s.format == vk::PipelineExecutableStatisticFormatKHR::eBool32)
+          value = s.value.b32;
+        else
+          value = static_cast<uint64_t>(s.value.f64);
         stat[s.name.data()] = value;
       }
-      auto get = [&stat](const char* k) { return stat.count(k) ? std::to_string(stat[k]) : std::string("-"); };
-      std::printf("%-34s %-22s %6s %6s %8s %8s %8s %7s %6s\n", var.label.c_str(), var.shader.c_str(), get("VGPRs").c_str(),
-                  get("SGPRs").c_str(), get("Spilled VGPRs").c_str(), get("Spilled SGPRs").c_str(),
-                  get("Scratch size").c_str(), get("LDS size").c_str(), get("Subgroups per SIMD").c_str());
-      const bool gated = (var.shader.find("_tiles") != std::string::npos || var.shader == "attention_merge_splits") &&
-                         var.key_dim <= 256 && var.value_dim <= 256;
+      auto get = [&stat](const char* k) {
+        return stat.count(k) ? std::to_string(stat[k]) : std::string("-");
+      };
+      std::printf("%-34s %-22s %6s %6s %8s %8s %8s %7s %6s\n", var.label.c_str(), var.shader.c_str(),
+                  get("VGPRs").c_str(), get("SGPRs").c_str(), get("Spilled VGPRs").c_str(),
+                  get("Spilled SGPRs").c_str(), get("Scratch size").c_str(), get("LDS size").c_str(),
+                  get("Subgroups per SIMD").c_str());
+      const bool gated =
+          (var.shader.find("_tiles") != std::string::npos || var.shader == "attention_merge_splits") &&
+          var.key_dim <= 256 && var.value_dim <= 256;
       if (gated && (stat["Scratch size"] > 0 || stat["Spilled VGPRs"] > 0)) {
-        std::printf("FAIL: %s (%s) uses scratch or spills VGPRs at head sizes <= 256\n", var.label.c_str(), var.shader.c_str());
+        std::printf("FAIL: %s (%s) uses scratch or spills VGPRs at head sizes <= 256\n", var.label.c_str(),
+                    var.shader.c_str());
         ++failures;
       }
     }

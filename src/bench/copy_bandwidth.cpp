@@ -11,9 +11,9 @@ namespace kvbench {
 namespace {
 
 constexpr size_t kCopyBytes = size_t{64} << 20;
-constexpr uint32_t kLocalSize = 64;              // local_size_x of copy_bandwidth.comp
-constexpr uint32_t kElementsPerInvocation = 4;   // the fastest on lavapipe (see the shader)
-constexpr uint32_t kMaxGroups = 65535;           // the portable limit; the loop covers the rest
+constexpr uint32_t kLocalSize = 64;             // local_size_x of copy_bandwidth.comp
+constexpr uint32_t kElementsPerInvocation = 4;  // the fastest on lavapipe (see the shader)
+constexpr uint32_t kMaxGroups = 65535;          // the portable limit; the loop covers the rest
 
 }  // namespace
 
@@ -22,8 +22,11 @@ CopyBandwidth measure_copy_bandwidth(Runtime& rt, const Repetitions& reps) {
     throw std::runtime_error("device " + rt.info().name + " has no timestamp queries, which bench needs");
   // Within one storage buffer and one texel view (the source is read through one).
   const size_t bytes = std::min<uint64_t>({kCopyBytes, rt.info().max_storage_buffer_range,
-                                           rt.info().max_texel_buffer_elements * 16}) / 16 * 16;
-  if (bytes == 0) throw std::runtime_error("device " + rt.info().name + " has no R32G32B32A32_UINT texel buffers, which bench's copy reads through");
+                                           rt.info().max_texel_buffer_elements * 16}) /
+                       16 * 16;
+  if (bytes == 0)
+    throw std::runtime_error("device " + rt.info().name +
+                             " has no R32G32B32A32_UINT texel buffers, which bench's copy reads through");
   auto source = rt.buffer(bytes);
   auto destination = rt.buffer(bytes);
   // Writing both buffers first maps their pages, which the first timed copy would pay for.
@@ -38,13 +41,15 @@ CopyBandwidth measure_copy_bandwidth(Runtime& rt, const Repetitions& reps) {
   CopyBandwidth r;
   r.bytes = bytes;
   r.timing = time_repeated(rt, reps, 0, [&] {
-    rt.dispatch("copy_bandwidth", {{"source", source.get()}, {"destination", destination.get()}}, {{"count", count}}, groups);
+    rt.dispatch("copy_bandwidth", {{"source", source.get()}, {"destination", destination.get()}},
+                {{"count", count}}, groups);
   });
   std::vector<uint8_t> copied(bytes);
   destination->download(copied);
   if (copied != pattern)
     throw std::runtime_error("the copy-bandwidth kernel did not copy its buffer on " + rt.info().name);
-  r.gbps = r.timing.time.median_ms > 0 ? 2.0 * static_cast<double>(bytes) / (r.timing.time.median_ms * 1e6) : 0;
+  r.gbps =
+      r.timing.time.median_ms > 0 ? 2.0 * static_cast<double>(bytes) / (r.timing.time.median_ms * 1e6) : 0;
   return r;
 }
 

@@ -11,9 +11,9 @@ namespace kvbench {
 class Runtime;
 
 struct CopyBandwidth {
-  size_t bytes = 0;  // size of the source, and of the destination
+  size_t bytes = 0;       // size of the source, and of the destination
   RepeatedTiming timing;  // warmed up and repeated as the cases are
-  double gbps = 0;   // (bytes read + bytes written) / median time, in 1e9 bytes per second
+  double gbps = 0;        // (bytes read + bytes written) / median time, in 1e9 bytes per second
 };
 
 // Copies 64 MiB (less when maxStorageBufferRange is smaller) with shaders/copy_bandwidth.comp.

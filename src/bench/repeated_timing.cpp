@@ -13,7 +13,9 @@ TimingStats summarize(std::vector<double> samples_ms) {
 }
 
 RepeatedTiming summarize_repeats(const RepeatOutcome& o) {
-  RepeatedTiming t{.warmup_count = o.warmup_count, .warmup_ms = o.warmup_ms, .reps = static_cast<int>(o.reps.size()),
+  RepeatedTiming t{.warmup_count = o.warmup_count,
+                   .warmup_ms = o.warmup_ms,
+                   .reps = static_cast<int>(o.reps.size()),
                    .clock_mhz = o.clock_mhz};
   std::vector<double> totals;
   for (const auto& rep : o.reps) {
@@ -31,10 +33,14 @@ RepeatedTiming summarize_repeats(const RepeatOutcome& o) {
   return t;
 }
 
-RepeatedTiming time_repeated(Runtime& rt, const Repetitions& r, double rep_ms_hint, const std::function<void()>& run) {
+RepeatedTiming time_repeated(Runtime& rt, const Repetitions& r, double rep_ms_hint,
+                             const std::function<void()>& run) {
   rt.take_repeat_outcome();
-  rt.repeat_dispatches(RepeatPlan{.min_warmup = r.warmup, .warmup_ms = r.warmup_ms, .rep_ms_hint = rep_ms_hint,
-                                  .reps = r.reps, .flush = r.flush});
+  rt.repeat_dispatches(RepeatPlan{.min_warmup = r.warmup,
+                                  .warmup_ms = r.warmup_ms,
+                                  .rep_ms_hint = rep_ms_hint,
+                                  .reps = r.reps,
+                                  .flush = r.flush});
   try {
     run();
   } catch (...) {

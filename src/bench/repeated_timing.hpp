@@ -13,9 +13,9 @@
 namespace kvbench {
 
 struct Repetitions {
-  int64_t warmup = 2;       // --warmup: warm-up repetitions at least
-  double warmup_ms = 200;   // --warmup-ms: and at least this much device time
-  int reps = 10;            // --reps: timed repetitions
+  int64_t warmup = 2;          // --warmup: warm-up repetitions at least
+  double warmup_ms = 200;      // --warmup-ms: and at least this much device time
+  int reps = 10;               // --reps: timed repetitions
   std::vector<Buffer*> flush;  // --flush-cache: filled between timed repetitions (untimed)
   size_t flush_bytes() const {
     size_t n = 0;
@@ -34,8 +34,8 @@ struct RepeatedTiming {
   std::vector<DispatchTime> kernels;  // each dispatch of a repetition: its median over them
   int64_t warmup_count = 0;
   double warmup_ms = 0;
-  int reps = 0;                       // timed repetitions measured
-  std::optional<double> clock_mhz;    // the shader clock after them; none without VK_KHR_shader_clock
+  int reps = 0;                     // timed repetitions measured
+  std::optional<double> clock_mhz;  // the shader clock after them; none without VK_KHR_shader_clock
 };
 
 // Median (mean of the middle two for an even count), min and max; zeros for no samples.
@@ -46,6 +46,7 @@ RepeatedTiming summarize_repeats(const RepeatOutcome& o);
 
 // Calls `run` (which records and submits its batches) once with the runtime repeating
 // their dispatches as `r` says; `rep_ms_hint` (a run's device time, or 0) sizes the warm-up.
-RepeatedTiming time_repeated(Runtime& rt, const Repetitions& r, double rep_ms_hint, const std::function<void()>& run);
+RepeatedTiming time_repeated(Runtime& rt, const Repetitions& r, double rep_ms_hint,
+                             const std::function<void()>& run);
 
 }  // namespace kvbench

@@ -15,7 +15,8 @@ void CaseDef::fail(const std::string& section, const std::string& key, const std
   throw CaseError(locate("/" + section + "/" + pointer_token(key)), message);
 }
 
-void CaseDef::fail_at(const std::string& section, const std::string& key, size_t index, const std::string& message) const {
+void CaseDef::fail_at(const std::string& section, const std::string& key, size_t index,
+                      const std::string& message) const {
   throw CaseError(locate("/" + section + "/" + pointer_token(key)) + "/" + std::to_string(index), message);
 }
 
@@ -28,7 +29,8 @@ bool CaseDef::has(const std::string& section, const std::string& key) const {
   return find(section, key) != nullptr;
 }
 
-int64_t CaseDef::integer(const std::string& section, const std::string& key, std::optional<int64_t> fallback) const {
+int64_t CaseDef::integer(const std::string& section, const std::string& key,
+                         std::optional<int64_t> fallback) const {
   const auto* v = find(section, key);
   if (!v) {
     if (fallback) return *fallback;
@@ -38,18 +40,21 @@ int64_t CaseDef::integer(const std::string& section, const std::string& key, std
   return v->get<int64_t>();
 }
 
-bool CaseDef::boolean(const std::string& section, const std::string& key, std::optional<bool> fallback) const {
+bool CaseDef::boolean(const std::string& section, const std::string& key,
+                      std::optional<bool> fallback) const {
   const auto* v = find(section, key);
   if (!v) {
     if (fallback) return *fallback;
     fail(section, key, key + " is required");
   }
   if (v->is_boolean()) return v->get<bool>();
-  if (v->is_number_integer() && (v->get<int64_t>() == 0 || v->get<int64_t>() == 1)) return v->get<int64_t>() == 1;
+  if (v->is_number_integer() && (v->get<int64_t>() == 0 || v->get<int64_t>() == 1))
+    return v->get<int64_t>() == 1;
   fail(section, key, key + " must be true/false (or 0/1), got " + v->dump());
 }
 
-std::string CaseDef::string(const std::string& section, const std::string& key, std::optional<std::string> fallback) const {
+std::string CaseDef::string(const std::string& section, const std::string& key,
+                            std::optional<std::string> fallback) const {
   const auto* v = find(section, key);
   if (!v) {
     if (fallback) return *fallback;
@@ -86,10 +91,12 @@ DType CaseDef::dtype(const std::string& tensor, DType fallback, std::initializer
     if (a == t) return t;
   std::string list;
   for (DType a : allowed) list += (list.empty() ? "" : ", ") + std::string(dtype_name(a));
-  fail("dtypes", tensor, "dtype of " + tensor + " must be one of " + list + ", got " + std::string(dtype_name(t)));
+  fail("dtypes", tensor,
+       "dtype of " + tensor + " must be one of " + list + ", got " + std::string(dtype_name(t)));
 }
 
-std::pair<double, double> CaseDef::range(const std::string& tensor, std::pair<double, double> fallback) const {
+std::pair<double, double> CaseDef::range(const std::string& tensor,
+                                         std::pair<double, double> fallback) const {
   const auto* v = find("ranges", tensor);
   if (!v) return fallback;
   const double lo = (*v)[0].get<double>(), hi = (*v)[1].get<double>();

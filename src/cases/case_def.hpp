@@ -15,12 +15,12 @@ namespace kvbench {
 struct Tolerance;
 
 struct CaseDef {
-  std::string file;       // the case file it came from
-  std::string name;       // base name, plus [param=value,...] for swept parameters
+  std::string file;  // the case file it came from
+  std::string name;  // base name, plus [param=value,...] for swept parameters
   std::string op;
   uint64_t seed = 0;
-  bool slow = false;      // kept out of the default run (`--slow include|only`)
-  nlohmann::json body;    // the file's document with this expansion's sweep values filled in
+  bool slow = false;    // kept out of the default run (`--slow include|only`)
+  nlohmann::json body;  // the file's document with this expansion's sweep values filled in
   // For each swept field's pointer (e.g. /attributes/quant_bit), where its value sits in
   // the file (e.g. /sweep/quant_bit/2), so errors point at what the author wrote.
   std::map<std::string, std::string> swept_from;
@@ -47,7 +47,8 @@ struct CaseDef {
   Tolerance tolerance(const std::string& output, const Tolerance& fallback) const;
 
   // Throws CaseError for /section/key (or element `index` of that array) with the message.
-  [[noreturn]] void fail(const std::string& section, const std::string& key, const std::string& message) const;
+  [[noreturn]] void fail(const std::string& section, const std::string& key,
+                         const std::string& message) const;
   [[noreturn]] void fail_at(const std::string& section, const std::string& key, size_t index,
                             const std::string& message) const;
 

@@ -53,8 +53,10 @@ LoadedCases expand_case_document(const nlohmann::json& doc, const std::string& f
     if (sections.size() != 1) {
       out.errors.push_back({file, "/sweep/" + pointer_token(it.key()),
                             sections.empty()
-                                ? "swept parameter '" + it.key() + "' must also be given a value in attributes, shapes, inputs or dtypes"
-                                : "swept parameter '" + it.key() + "' is ambiguous: it appears in both " + sections[0] + " and " + sections[1],
+                                ? "swept parameter '" + it.key() +
+                                      "' must also be given a value in attributes, shapes, inputs or dtypes"
+                                : "swept parameter '" + it.key() + "' is ambiguous: it appears in both " +
+                                      sections[0] + " and " + sections[1],
                             ""});
       continue;
     }
@@ -67,8 +69,10 @@ LoadedCases expand_case_document(const nlohmann::json& doc, const std::string& f
   for (const auto& [key, section] : axes) {
     const uint64_t n = sweep[key].size();
     if (expansions > max_cases_per_file() / n) {
-      out.errors.push_back({file, "/sweep", "the sweep expands to more than " + std::to_string(max_cases_per_file()) +
-                                                " cases (--max-cases raises the limit)", ""});
+      out.errors.push_back({file, "/sweep",
+                            "the sweep expands to more than " + std::to_string(max_cases_per_file()) +
+                                " cases (--max-cases raises the limit)",
+                            ""});
       return out;
     }
     expansions *= n;
@@ -145,15 +149,18 @@ std::string not_a_case_file(const std::string& path) {
 
 // The .json files under `dir`, sorted; errors (loops, unreadable folders, entries named
 // *.json that are not regular files) as reports: nothing is skipped in silence.
-void find_case_files(const std::string& dir, std::vector<std::string>& files, std::vector<CaseFileError>& errors) {
+void find_case_files(const std::string& dir, std::vector<std::string>& files,
+                     std::vector<CaseFileError>& errors) {
   std::vector<std::string> found;
   std::error_code ec;
   fs::recursive_directory_iterator it(dir, fs::directory_options::none, ec), end;
   for (; !ec && it != end; it.increment(ec)) {
     if (it->path().extension() != ".json") continue;
     const std::string path = it->path().string();
-    if (const std::string problem = not_a_case_file(path); !problem.empty()) errors.push_back({path, "", problem, ""});
-    else if (!fs::is_directory(path, ec)) found.push_back(path);  // a folder named *.json is searched, not read
+    if (const std::string problem = not_a_case_file(path); !problem.empty())
+      errors.push_back({path, "", problem, ""});
+    else if (!fs::is_directory(path, ec))
+      found.push_back(path);  // a folder named *.json is searched, not read
     ec.clear();
   }
   if (ec) errors.push_back({dir, "", "cannot read the folder completely: " + ec.message(), ""});
@@ -167,13 +174,16 @@ std::optional<std::string> read_case_file(const std::string& f, std::vector<Case
   try {
     const RegularFile file(f);
     if (file.size() > kMaxFileBytes) {
-      errors.push_back({f, "", "the file is " + std::to_string(file.size()) + " bytes; case files are limited to " +
-                                   std::to_string(kMaxFileBytes) + " bytes", ""});
+      errors.push_back({f, "",
+                        "the file is " + std::to_string(file.size()) + " bytes; case files are limited to " +
+                            std::to_string(kMaxFileBytes) + " bytes",
+                        ""});
       return std::nullopt;
     }
     return file.read_all(kMaxFileBytes);
   } catch (const FileError& e) {
-    errors.push_back({f, "", "cannot read the file: " + (e.reason().empty() ? std::string(e.what()) : e.reason()), ""});
+    errors.push_back(
+        {f, "", "cannot read the file: " + (e.reason().empty() ? std::string(e.what()) : e.reason()), ""});
     return std::nullopt;
   }
 }
@@ -224,7 +234,8 @@ LoadedCases load_case_paths(const std::vector<std::string>& paths) {
     out.errors.insert(out.errors.end(), one.errors.begin(), one.errors.end());
     for (const auto& c : one.cases) {
       if (!names.insert(c.name).second) {
-        out.errors.push_back({f, "/name", "case name '" + c.name + "' is already used by another case file", c.name});
+        out.errors.push_back(
+            {f, "/name", "case name '" + c.name + "' is already used by another case file", c.name});
         continue;
       }
       out.cases.push_back(c);

@@ -72,7 +72,8 @@ Metrics compare_output(const Expected& e, const Tensor& actual, const Tensor& be
         ++next_written;
       }
       double alt = Expected::none;
-      if (next_alternate < alternates.size() && alternates[next_alternate].index == i) alt = alternates[next_alternate++].value;
+      if (next_alternate < alternates.size() && alternates[next_alternate].index == i)
+        alt = alternates[next_alternate++].value;
       bool bad = false;
       if (touched) {
         double over = over_tolerance(a, g, e.tolerance);

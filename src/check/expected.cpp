@@ -16,10 +16,11 @@ bool same_bits(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; 
 template <typename Record>
 void sort_unique(std::vector<Record>& v, const std::string& tensor, const char* what) {
   std::sort(v.begin(), v.end(), [](const Record& a, const Record& b) { return a.index < b.index; });
-  const auto twice = std::adjacent_find(v.begin(), v.end(), [](const Record& a, const Record& b) { return a.index == b.index; });
+  const auto twice = std::adjacent_find(v.begin(), v.end(),
+                                        [](const Record& a, const Record& b) { return a.index == b.index; });
   if (twice != v.end())
-    throw std::logic_error("the reference " + std::string(what) + " element " + std::to_string(twice->index) + " of " +
-                           tensor + " twice");
+    throw std::logic_error("the reference " + std::string(what) + " element " + std::to_string(twice->index) +
+                           " of " + tensor + " twice");
 }
 
 template <typename Record>

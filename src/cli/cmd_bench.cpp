@@ -15,8 +15,9 @@
 namespace kvbench {
 
 void add_bench_command(CLI::App& app, int& exit_code) {
-  auto* cmd = app.add_subcommand(
-      "bench", "Time cases on the Vulkan backend and compare their effective bandwidth with the device's copy bandwidth");
+  auto* cmd = app.add_subcommand("bench",
+                                 "Time cases on the Vulkan backend and compare their effective bandwidth "
+                                 "with the device's copy bandwidth");
   static std::vector<std::string> paths;
   static SelectionFlags selection;
   static Repetitions reps;
@@ -26,26 +27,41 @@ void add_bench_command(CLI::App& app, int& exit_code) {
   static size_t cache_mib = 128;
   cmd->add_option("paths", paths, "Case files or folders (searched recursively for *.json)")->required();
   selection.add_to(cmd);
-  cmd->add_option("--device", device, "Vulkan device index (see `kvbench devices`; default: first GPU, else lavapipe)")
+  cmd->add_option("--device", device,
+                  "Vulkan device index (see `kvbench devices`; default: first GPU, else lavapipe)")
       ->check(CLI::NonNegativeNumber);
-  cmd->add_option("--warmup", reps.warmup, "Untimed warm-up runs at least, before the timed ones (default 2, at most 10000)")
+  cmd->add_option("--warmup", reps.warmup,
+                  "Untimed warm-up runs at least, before the timed ones (default 2, at most 10000)")
       ->check(CLI::Range(0, 10000));
-  cmd->add_option("--warmup-ms", reps.warmup_ms, "And at least this much device time of warm-up (default 200, at least 200)")
+  cmd->add_option("--warmup-ms", reps.warmup_ms,
+                  "And at least this much device time of warm-up (default 200, at least 200)")
       ->check(CLI::Range(200.0, 60000.0));
-  cmd->add_option("--reps", reps.reps, "Timed runs, back to back; the table gives their median, min and max (default 10, at most 10000)")
+  cmd->add_option(
+         "--reps", reps.reps,
+         "Timed runs, back to back; the table gives their median, min and max (default 10, at most 10000)")
       ->check(CLI::Range(1, 10000));
-  cmd->add_flag("--flush-cache", flush_cache, "Fill a buffer of twice --cache-mib between timed runs (untimed), so K/V come from memory");
-  cmd->add_option("--cache-mib", cache_mib, "The last-level cache size --flush-cache assumes, in MiB (default 128: H100/H200 L2 50 MB, MI300X 256 MB)")
+  cmd->add_flag("--flush-cache", flush_cache,
+                "Fill a buffer of twice --cache-mib between timed runs (untimed), so K/V come from memory");
+  cmd->add_option("--cache-mib", cache_mib,
+                  "The last-level cache size --flush-cache assumes, in MiB (default 128: H100/H200 L2 50 MB, "
+                  "MI300X 256 MB)")
       ->check(CLI::Range(1, 4096));
   cmd->add_option("--json", json, "Also write the results as JSON to this file");
   cmd->footer(
-      "Each case is checked once against the golden (status PASS/FAIL/SKIP), then its Vulkan implementation runs once\n"
-      "with its dispatches repeated in one submission: an untimed warm-up of at least --warmup-ms of device time (which\n"
-      "raises a GPU's clock), then --reps back-to-back runs timed with timestamp queries, then a probe of the shader clock\n"
-      "(VK_KHR_shader_clock; 'unknown' without it). MB_moved = the bytes the operator must read and write at least;\n"
-      "GB/s = MB_moved / median time; %copy = GB/s as a share of the device's copy bandwidth (a uvec4 copy of\n"
-      "64 MiB read through a texel view, measured once per run); GFLOPS = the definition's FLOPs (attention: 2 * (Dk + Dv) per visible\n"
-      "query row, key and head) / median time, '-' for operators that count none. Exit status: 0 all timed cases correct; 1 a case failed; 2 unusable\n"
+      "Each case is checked once against the golden (status PASS/FAIL/SKIP), then its Vulkan implementation "
+      "runs once\n"
+      "with its dispatches repeated in one submission: an untimed warm-up of at least --warmup-ms of device "
+      "time (which\n"
+      "raises a GPU's clock), then --reps back-to-back runs timed with timestamp queries, then a probe of "
+      "the shader clock\n"
+      "(VK_KHR_shader_clock; 'unknown' without it). MB_moved = the bytes the operator must read and write at "
+      "least;\n"
+      "GB/s = MB_moved / median time; %copy = GB/s as a share of the device's copy bandwidth (a uvec4 copy "
+      "of\n"
+      "64 MiB read through a texel view, measured once per run); GFLOPS = the definition's FLOPs (attention: "
+      "2 * (Dk + Dv) per visible\n"
+      "query row, key and head) / median time, '-' for operators that count none. Exit status: 0 all timed "
+      "cases correct; 1 a case failed; 2 unusable\n"
       "arguments, invalid case files or no device.");
   cmd->callback([&exit_code] {
     auto selected = selection.select(paths);
@@ -96,7 +112,9 @@ void add_bench_command(CLI::App& app, int& exit_code) {
     size_t counts[3] = {0, 0, 0};
     for (size_t i = 0; i < sel.cases.size(); ++i) {
       const auto& c = sel.cases[i];
-      if (terminal) std::cout << "\r" << progress_line(i, sel.cases.size(), c.def.name, *terminal) << "\x1b[K" << std::flush;
+      if (terminal)
+        std::cout << "\r" << progress_line(i, sel.cases.size(), c.def.name, *terminal) << "\x1b[K"
+                  << std::flush;
       BenchResult r = bench_case(c.def, *c.op, *rt, reps, copy.gbps);
       if (terminal) std::cout << "\r\x1b[K";
       char prefix[32];
@@ -118,7 +136,8 @@ void add_bench_command(CLI::App& app, int& exit_code) {
     for (const auto& [name, repro] : failed) std::cout << "  " << name << "\n      repro: " << repro << "\n";
     exit_code = !sel.errors.empty() ? 2 : counts[1] > 0 ? 1 : 0;
     if (!json.empty()) try {
-        write_file_atomically(json, report_text(bench_report_json(rt->info(), copy, reps, results, sel.errors)));
+        write_file_atomically(json,
+                              report_text(bench_report_json(rt->info(), copy, reps, results, sel.errors)));
       } catch (const FileError& e) {
         std::cerr << "error: " << e.what() << "\n";
         exit_code = 2;

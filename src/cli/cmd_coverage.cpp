@@ -11,7 +11,8 @@
 namespace kvbench {
 
 void add_coverage_command(CLI::App& app, int& exit_code) {
-  auto* cmd = app.add_subcommand("coverage", "Show which declared values, value pairs and boundaries the cases exercise");
+  auto* cmd = app.add_subcommand("coverage",
+                                 "Show which declared values, value pairs and boundaries the cases exercise");
   static std::vector<std::string> paths;
   static SelectionFlags selection;
   static std::string json;
@@ -20,17 +21,25 @@ void add_coverage_command(CLI::App& app, int& exit_code) {
   cmd->add_option("paths", paths, "Case files or folders (searched recursively for *.json)")->required();
   selection.add_to(cmd);
   cmd->add_option("--json", json, "Also write the whole report (every pair) as JSON to this file");
-  cmd->add_option("--pairs", max_pairs, "Uncombined value pairs listed per operator on the terminal (default 20)");
+  cmd->add_option("--pairs", max_pairs,
+                  "Uncombined value pairs listed per operator on the terminal (default 20)");
   cmd->add_flag("--faults", faults,
-                "Instead: which cases detect each kernel fault of the operators' catalogues (reference only, no device)");
+                "Instead: which cases detect each kernel fault of the operators' catalogues (reference only, "
+                "no device)");
   cmd->footer(
-      "Per operator, from its declaration (kvbench ops) and the expanded cases: every enumerated value (allowed\n"
-      "values, booleans, integer ranges of at most 17 values, dtype choices) with the number of cases using it;\n"
-      "the values never used that the operator's constraint checker accepts on a probe (a suite case with the\n"
-      "value set); the value pairs of two enumerated keys no case combines although a probe accepts them; and\n"
+      "Per operator, from its declaration (kvbench ops) and the expanded cases: every enumerated value "
+      "(allowed\n"
+      "values, booleans, integer ranges of at most 17 values, dtype choices) with the number of cases using "
+      "it;\n"
+      "the values never used that the operator's constraint checker accepts on a probe (a suite case with "
+      "the\n"
+      "value set); the value pairs of two enumerated keys no case combines although a probe accepts them; "
+      "and\n"
       "each other integer key's range with its boundary values. Exit 0 (2: unusable arguments, no case).\n"
-      "With --faults: per case, each fault that applies with its largest error over the case's tolerance ('-': not\n"
-      "detected); per operator, each fault's detecting cases or, undetected, its nearest miss (specs/coverage.md).\n"
+      "With --faults: per case, each fault that applies with its largest error over the case's tolerance "
+      "('-': not\n"
+      "detected); per operator, each fault's detecting cases or, undetected, its nearest miss "
+      "(specs/coverage.md).\n"
       "Exit 1 when a fault of an operator with cases is undetected.");
   cmd->callback([&exit_code] {
     auto selected = selection.select(paths);
@@ -38,7 +47,8 @@ void add_coverage_command(CLI::App& app, int& exit_code) {
       exit_code = 2;
       return;
     }
-    for (const auto& e : selected->errors) std::cerr << "invalid case (not counted): " << e.to_string() << "\n";
+    for (const auto& e : selected->errors)
+      std::cerr << "invalid case (not counted): " << e.to_string() << "\n";
     if (selected->cases.empty()) {
       std::cerr << "error: no valid case to count\n";
       exit_code = 2;
@@ -57,8 +67,8 @@ void add_coverage_command(CLI::App& app, int& exit_code) {
       }
     };
     if (faults) {
-      const FaultCoverage report =
-          compute_fault_coverage(selected->cases, [](const CaseFaults& c) { std::cout << fault_case_line(c) << std::flush; });
+      const FaultCoverage report = compute_fault_coverage(
+          selected->cases, [](const CaseFaults& c) { std::cout << fault_case_line(c) << std::flush; });
       std::cout << "\n" << fault_table(report);
       if (write_json(fault_json(report))) exit_code = report.undetected() ? 1 : 0;
       return;

@@ -34,30 +34,38 @@ void add_devices_command(CLI::App& app, int& exit_code) {
     const int def = default_device_index(devices);
     auto yes = [](bool b) { return b ? "yes" : "no"; };
     for (const auto& d : devices) {
-      std::cout << (d.index == def ? "* " : "  ") << d.index << ": " << d.name << " (" << d.type << ", Vulkan "
-                << d.api_version << ", " << d.driver << ")" << (d.index == def ? "  [default]" : "") << "\n"
-                << "      8-bit storage " << yes(d.storage_8bit) << ", 16-bit storage " << yes(d.storage_16bit)
-                << ", int8 " << yes(d.shader_int8) << ", fp16 " << yes(d.shader_float16) << ", int64 "
-                << yes(d.shader_int64) << ", fp64 " << yes(d.shader_float64) << "\n"
-                << "      subgroup size " << d.subgroup_size << " (shuffle " << yes(d.subgroup_shuffle) << "), shared memory " << d.shared_memory_bytes / 1024
-                << " KiB, max storage buffer " << d.max_storage_buffer_range / (1024 * 1024) << " MiB, timestamps "
-                << yes(d.timestamps) << "\n"
-                << "      compute units " << d.compute_units << " (" << d.compute_units_source << "), shader clock "
-                << yes(d.shader_clock) << ", calibrated timestamps " << yes(d.calibrated_timestamps) << "\n"
+      std::cout << (d.index == def ? "* " : "  ") << d.index << ": " << d.name << " (" << d.type
+                << ", Vulkan " << d.api_version << ", " << d.driver << ")"
+                << (d.index == def ? "  [default]" : "") << "\n"
+                << "      8-bit storage " << yes(d.storage_8bit) << ", 16-bit storage "
+                << yes(d.storage_16bit) << ", int8 " << yes(d.shader_int8) << ", fp16 "
+                << yes(d.shader_float16) << ", int64 " << yes(d.shader_int64) << ", fp64 "
+                << yes(d.shader_float64) << "\n"
+                << "      subgroup size " << d.subgroup_size << " (shuffle " << yes(d.subgroup_shuffle)
+                << "), shared memory " << d.shared_memory_bytes / 1024 << " KiB, max storage buffer "
+                << d.max_storage_buffer_range / (1024 * 1024) << " MiB, timestamps " << yes(d.timestamps)
+                << "\n"
+                << "      compute units " << d.compute_units << " (" << d.compute_units_source
+                << "), shader clock " << yes(d.shader_clock) << ", calibrated timestamps "
+                << yes(d.calibrated_timestamps) << "\n"
                 << "      memory: " << d.default_memory_mode()
-                << (d.default_memory_mode() == "staging" ? " (device-local buffers, copies through host-visible staging)"
-                                                          : " (mapped device-local buffers, no copies)")
+                << (d.default_memory_mode() == "staging"
+                        ? " (device-local buffers, copies through host-visible staging)"
+                        : " (mapped device-local buffers, no copies)")
                 << "\n";
     }
-    std::cout << "The default is the first GPU, else the first device (lavapipe on a machine without a GPU).\n"
-                 "kvbench binds every tensor as 32-bit words, so no 8/16-bit storage feature is needed. The\n"
-                 "attention kernel runs at any subgroup size (KVBENCH_KERNEL=cpu forces the cpu-shaped one,\n"
-                 "which needs subgroups of at least 8 lanes with shuffles). A case whose needs the device\n"
-                 "lacks, or whose tensor exceeds the max storage buffer, is a SKIP with the reason.\n"
-                 "KVBENCH_STAGING=1 forces the staging memory mode (=0 zero-copy).\n";
+    std::cout
+        << "The default is the first GPU, else the first device (lavapipe on a machine without a GPU).\n"
+           "kvbench binds every tensor as 32-bit words, so no 8/16-bit storage feature is needed. The\n"
+           "attention kernel runs at any subgroup size (KVBENCH_KERNEL=cpu forces the cpu-shaped one,\n"
+           "which needs subgroups of at least 8 lanes with shuffles). A case whose needs the device\n"
+           "lacks, or whose tensor exceeds the max storage buffer, is a SKIP with the reason.\n"
+           "KVBENCH_STAGING=1 forces the staging memory mode (=0 zero-copy).\n";
     const std::string dir = default_cache_dir();
-    std::cout << "Pipeline cache: " << (dir.empty() ? "none (set KVBENCH_CACHE_DIR, XDG_CACHE_HOME or HOME)" : dir)
-              << (std::getenv("KVBENCH_PIPELINE_CACHE") && std::string(std::getenv("KVBENCH_PIPELINE_CACHE")) == "0"
+    std::cout << "Pipeline cache: "
+              << (dir.empty() ? "none (set KVBENCH_CACHE_DIR, XDG_CACHE_HOME or HOME)" : dir)
+              << (std::getenv("KVBENCH_PIPELINE_CACHE") &&
+                          std::string(std::getenv("KVBENCH_PIPELINE_CACHE")) == "0"
                       ? " (off: KVBENCH_PIPELINE_CACHE=0)"
                       : "")
               << "\n  one file per device and driver build; clear it with rm -r of the directory,"

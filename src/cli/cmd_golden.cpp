@@ -54,7 +54,8 @@ class MemoryGate {
 
 void add_golden_command(CLI::App& app, int& exit_code) {
   auto* cmd = app.add_subcommand(
-      "golden", "Write golden data (inputs, expected outputs, tolerance policy) for other backends to check against");
+      "golden",
+      "Write golden data (inputs, expected outputs, tolerance policy) for other backends to check against");
   static std::vector<std::string> paths;
   static SelectionFlags selection;
   static std::string out_dir;
@@ -64,17 +65,21 @@ void add_golden_command(CLI::App& app, int& exit_code) {
   cmd->add_option("-o,--output", out_dir, "Folder for the golden files (created if missing)")->required();
   selection.add_to(cmd);
   cmd->add_option("--jobs", jobs,
-                  "Cases computed in parallel (default: the hardware threads; cases start only while the memory they may "
+                  "Cases computed in parallel (default: the hardware threads; cases start only while the "
+                  "memory they may "
                   "take together stays within --memory-budget; the files are byte-identical for any value)")
       ->check(CLI::Range(1u, 64u));
-  cmd->add_option("--threads", threads,
-                  "Threads each case's reference uses (default: hardware threads / --jobs, at least 1; the files are "
-                  "byte-identical for any value)")
+  cmd->add_option(
+         "--threads", threads,
+         "Threads each case's reference uses (default: hardware threads / --jobs, at least 1; the files are "
+         "byte-identical for any value)")
       ->check(CLI::Range(1u, 256u));
   cmd->footer(
-      "Per case: <stem>.safetensors (inputs, in-place tensors' initial contents, expected.<out> in the output\n"
+      "Per case: <stem>.safetensors (inputs, in-place tensors' initial contents, expected.<out> in the "
+      "output\n"
       "dtype, expected_f64.<out>, alternate.<out>, touched.<out>) and <stem>.json (the manifest).\n"
-      "Format: specs/golden-format.md. No Vulkan device is needed. Exit 2 on invalid cases or a failed write;\n"
+      "Format: specs/golden-format.md. No Vulkan device is needed. Exit 2 on invalid cases or a failed "
+      "write;\n"
       "SIGINT/SIGTERM finish the cases being written and exit 128 + the signal.");
   cmd->callback([&exit_code] {
     auto selected = selection.select(paths);
@@ -86,7 +91,8 @@ void add_golden_command(CLI::App& app, int& exit_code) {
     // --jobs cases at once (no more than there are), each with its share of the cores
     // unless --threads says otherwise.
     const unsigned hardware = std::max(1u, std::thread::hardware_concurrency());
-    const unsigned workers = static_cast<unsigned>(std::clamp<size_t>(sel.cases.size(), 1, jobs ? jobs : hardware));
+    const unsigned workers =
+        static_cast<unsigned>(std::clamp<size_t>(sel.cases.size(), 1, jobs ? jobs : hardware));
     set_reference_threads(threads ? threads : std::max(1u, hardware / workers));
     for (const auto& e : sel.errors) std::cerr << "invalid case: " << e.to_string() << "\n";
     // The error_code forms: a folder that cannot be made or searched is a message, not an abort.
@@ -94,7 +100,8 @@ void add_golden_command(CLI::App& app, int& exit_code) {
     std::filesystem::create_directories(out_dir, made);
     if (!std::filesystem::is_directory(out_dir, checked)) {
       const std::error_code& ec = made ? made : checked;
-      std::cerr << "error: cannot create the output folder " << out_dir << (ec ? ": " + ec.message() : "") << "\n";
+      std::cerr << "error: cannot create the output folder " << out_dir << (ec ? ": " + ec.message() : "")
+                << "\n";
       exit_code = 2;
       return;
     }
@@ -103,8 +110,8 @@ void add_golden_command(CLI::App& app, int& exit_code) {
     for (const auto& c : sel.cases) {
       auto [it, fresh] = stems.emplace(case_file_stem(c.def.name), c.def.name);
       if (!fresh) {
-        std::cerr << "error: cases '" << it->second << "' and '" << c.def.name << "' map to the same file name "
-                  << it->first << "\n";
+        std::cerr << "error: cases '" << it->second << "' and '" << c.def.name
+                  << "' map to the same file name " << it->first << "\n";
         exit_code = 2;
         return;
       }
@@ -133,8 +140,12 @@ void add_golden_command(CLI::App& app, int& exit_code) {
         }
         const size_t d = ++done;
         std::lock_guard lock(io);
-        if (tty) std::cout << "\r[" << d << "/" << sel.cases.size() << "] " << c.def.name.substr(0, 60) << "\x1b[K" << std::flush;
-        else std::cout << "golden " << c.def.name << "\n" << std::flush;  // a CI log shows progress as it happens
+        if (tty)
+          std::cout << "\r[" << d << "/" << sel.cases.size() << "] " << c.def.name.substr(0, 60) << "\x1b[K"
+                    << std::flush;
+        else
+          std::cout << "golden " << c.def.name << "\n"
+                    << std::flush;  // a CI log shows progress as it happens
       }
     };
     std::vector<std::thread> threads;
@@ -145,10 +156,14 @@ void add_golden_command(CLI::App& app, int& exit_code) {
     for (const auto& f : failures) std::cerr << "error: " << f << "\n";
     std::cout.clear();  // the closing line is printed whatever happened to the log before
     if (const int sig = interrupt_signal())
-      std::cout << "interrupted by signal " << sig << " after " << done << " of " << sel.cases.size() << " cases\n";
-    std::cout << "wrote " << done - failures.size() << " cases (" << bytes / (1024 * 1024.0) << " MiB) to " << out_dir
-              << "\n" << std::flush;
-    exit_code = interrupt_signal() ? 128 + interrupt_signal() : !sel.errors.empty() || !failures.empty() ? 2 : 0;
+      std::cout << "interrupted by signal " << sig << " after " << done << " of " << sel.cases.size()
+                << " cases\n";
+    std::cout << "wrote " << done - failures.size() << " cases (" << bytes / (1024 * 1024.0) << " MiB) to "
+              << out_dir << "\n"
+              << std::flush;
+    exit_code = interrupt_signal()                         ? 128 + interrupt_signal()
+                : !sel.errors.empty() || !failures.empty() ? 2
+                                                           : 0;
   });
 }
 

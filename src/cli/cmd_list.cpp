@@ -47,9 +47,10 @@ void add_list_command(CLI::App& app, int& exit_code) {
   static int device = -1;
   cmd->add_option("paths", paths, "Case files or folders (searched recursively for *.json)")->required();
   selection.add_to(cmd);
-  cmd->add_flag("--pipelines", pipelines,
-                "Per case, the pipelines (shader:specialization constants) it creates on the device instead of its "
-                "parameters, or why it skips; nothing is computed or compiled beyond creating them");
+  cmd->add_flag(
+      "--pipelines", pipelines,
+      "Per case, the pipelines (shader:specialization constants) it creates on the device instead of its "
+      "parameters, or why it skips; nothing is computed or compiled beyond creating them");
   cmd->add_option("--device", device, "Vulkan device index for --pipelines (see `kvbench devices`)");
   cmd->callback([&exit_code] {
     auto selected = selection.select(paths);
@@ -73,7 +74,8 @@ void add_list_command(CLI::App& app, int& exit_code) {
         return;
       }
     } else {
-      for (const auto& c : s.cases) std::cout << c.def.name << "  " << c.def.op << "  " << c.op->description() << "\n";
+      for (const auto& c : s.cases)
+        std::cout << c.def.name << "  " << c.def.op << "  " << c.op->description() << "\n";
     }
     for (const auto& e : s.errors) std::cerr << "invalid case: " << e.to_string() << "\n";
     std::cout << s.cases.size() << " cases";

@@ -32,7 +32,8 @@ void add_ops_command(CLI::App& app, int& exit_code) {
       std::cout << j.dump(2) << "\n";
       return;
     }
-    for (size_t i = 0; i < chosen.size(); ++i) std::cout << (i ? "\n" : "") << chosen[i]->signature().describe();
+    for (size_t i = 0; i < chosen.size(); ++i)
+      std::cout << (i ? "\n" : "") << chosen[i]->signature().describe();
   });
 }
 

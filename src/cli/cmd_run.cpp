@@ -57,7 +57,8 @@ int run_on_backend(Selection& sel, RunReporter& reporter, const BackendCommand& 
   std::ostringstream timeout;
   timeout << backend.timeout_s;
   const std::string extra = " --backend " + shell_quote(backend.command) +
-                            (backend.timeout_s != 600 ? " --backend-timeout " + timeout.str() : "") + outside_paths_flag();
+                            (backend.timeout_s != 600 ? " --backend-timeout " + timeout.str() : "") +
+                            outside_paths_flag();
   for (size_t i = 0; i < sel.cases.size() && !interrupt_signal(); ++i) {
     const auto& c = sel.cases[i];
     reporter.starting(i);
@@ -66,13 +67,19 @@ int run_on_backend(Selection& sel, RunReporter& reporter, const BackendCommand& 
     try {
       r = run_case_on_backend(c.def, *c.op, backend);
     } catch (const std::exception& e) {
-      r = CaseResult{.name = c.def.name, .file = c.def.file, .op = c.def.op, .status = Status::fail,
-                     .reason = std::string("error: ") + e.what(), .resolved = c.op->resolved()};
+      r = CaseResult{.name = c.def.name,
+                     .file = c.def.file,
+                     .op = c.def.op,
+                     .status = Status::fail,
+                     .reason = std::string("error: ") + e.what(),
+                     .resolved = c.op->resolved()};
     }
     const bool failed = r.status == Status::fail;
-    reporter.finished(std::move(r), repro_command(program_path(), c.def.file, c.def.name, extra + (c.def.slow ? " --slow include" : "")));
+    reporter.finished(std::move(r), repro_command(program_path(), c.def.file, c.def.name,
+                                                  extra + (c.def.slow ? " --slow include" : "")));
     if (failed && fail_fast && i + 1 < sel.cases.size()) {
-      std::cout << "--fail-fast: stopped after the first failure; " << sel.cases.size() - i - 1 << " cases not run\n";
+      std::cout << "--fail-fast: stopped after the first failure; " << sel.cases.size() - i - 1
+                << " cases not run\n";
       break;
     }
   }
@@ -87,7 +94,8 @@ std::string& program_path() {
 }
 
 void add_run_command(CLI::App& app, int& exit_code) {
-  auto* cmd = app.add_subcommand("run", "Run cases on the Vulkan backend and report each against the golden reference");
+  auto* cmd = app.add_subcommand(
+      "run", "Run cases on the Vulkan backend and report each against the golden reference");
   static std::vector<std::string> paths;
   static SelectionFlags selection;
   static ReportFiles files;
@@ -100,34 +108,42 @@ void add_run_command(CLI::App& app, int& exit_code) {
   static BackendCommand backend;
   cmd->add_option("paths", paths, "Case files or folders (searched recursively for *.json)")->required();
   selection.add_to(cmd);
-  cmd->add_option("--device", device, "Vulkan device index (see `kvbench devices`; default: first GPU, else lavapipe)")
+  cmd->add_option("--device", device,
+                  "Vulkan device index (see `kvbench devices`; default: first GPU, else lavapipe)")
       ->check(CLI::NonNegativeNumber);
   cmd->add_flag("-x,--fail-fast", fail_fast, "Stop after the first failing case");
-  cmd->add_flag("--allow-skip", allow_skip,
-                "Accept an operator whose every selected case skips on this device (otherwise exit 1: a run that "
-                "checked nothing of an operator is not a pass)");
+  cmd->add_flag(
+      "--allow-skip", allow_skip,
+      "Accept an operator whose every selected case skips on this device (otherwise exit 1: a run that "
+      "checked nothing of an operator is not a pass)");
   cmd->add_option("--save-actual", save_actual,
                   "Also write each case's device outputs to DIR/<stem>.safetensors in the golden file format "
                   "(for `kvbench check`, numpy, tools/plot.py)");
-  cmd->add_option("--threads", threads,
-                  "Threads of each case's double-precision reference (default: hardware threads; the golden is "
-                  "byte-identical for any value)")
+  cmd->add_option(
+         "--threads", threads,
+         "Threads of each case's double-precision reference (default: hardware threads; the golden is "
+         "byte-identical for any value)")
       ->check(CLI::Range(1u, 256u));
-  cmd->add_option("--compile-threads", compile_threads,
-                  "Threads that compile the cases' pipelines ahead of the run, each on a device of its own (default: "
-                  "on a CPU device such as lavapipe, which compiles at a pipeline's first dispatch, its other "
-                  "hardware threads, at most 3; on a GPU 0). Results never depend on it")
+  cmd->add_option(
+         "--compile-threads", compile_threads,
+         "Threads that compile the cases' pipelines ahead of the run, each on a device of its own (default: "
+         "on a CPU device such as lavapipe, which compiles at a pipeline's first dispatch, its other "
+         "hardware threads, at most 3; on a GPU 0). Results never depend on it")
       ->check(CLI::Range(0, 16));
-  cmd->add_option("--backend", backend.command,
-                  "Check another implementation instead of Vulkan: per case, write its golden to a temporary folder, "
-                  "run this shell command with {golden} and {actual} replaced by the folders (e.g. 'python3 "
-                  "tools/example_backend.py {golden} {actual}'), and check the <stem>.safetensors it writes");
-  cmd->add_option("--backend-timeout", backend.timeout_s, "Seconds a --backend command may run per case (default 600)")
+  cmd->add_option(
+      "--backend", backend.command,
+      "Check another implementation instead of Vulkan: per case, write its golden to a temporary folder, "
+      "run this shell command with {golden} and {actual} replaced by the folders (e.g. 'python3 "
+      "tools/example_backend.py {golden} {actual}'), and check the <stem>.safetensors it writes");
+  cmd->add_option("--backend-timeout", backend.timeout_s,
+                  "Seconds a --backend command may run per case (default 600)")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--json", files.json, "Also write the full report as JSON to this file");
-  cmd->add_option("--junit", files.junit, "Also write a JUnit XML report (one testcase per case) to this file");
+  cmd->add_option("--junit", files.junit,
+                  "Also write a JUnit XML report (one testcase per case) to this file");
   cmd->footer(
-      "Exit status: 0 all passed; 1 a case failed, or every case of an operator skipped (the device lacks what\n"
+      "Exit status: 0 all passed; 1 a case failed, or every case of an operator skipped (the device lacks "
+      "what\n"
       "they need; --allow-skip accepts that); 2 unusable arguments, invalid case files or no device.\n"
       "Columns: max_abs = largest |actual - golden|; err/scale = max_abs / max|golden| of the output\n"
       "(unlike |a-g|/|g|, not inflated by a golden near zero); rel_l2 = ||a-g|| / ||g||; viol = elements\n"
@@ -153,7 +169,8 @@ void add_run_command(CLI::App& app, int& exit_code) {
       }
     }
     if (!backend.command.empty() && (device >= 0 || !save_actual.empty())) {
-      std::cerr << "error: --backend checks another implementation: --device and --save-actual are for the Vulkan one\n";
+      std::cerr << "error: --backend checks another implementation: --device and --save-actual are for the "
+                   "Vulkan one\n";
       exit_code = 2;
       return;
     }
@@ -174,10 +191,11 @@ void add_run_command(CLI::App& app, int& exit_code) {
       return;
     }
     reporter.header("device: " + rt->info().name + " (" + rt->info().type + ")");
-    const std::string extra = (device >= 0 ? " --device " + std::to_string(device) : "") + outside_paths_flag();
+    const std::string extra =
+        (device >= 0 ? " --device " + std::to_string(device) : "") + outside_paths_flag();
     install_interrupt_handler();
-    const unsigned warm_threads =
-        compile_threads >= 0 ? static_cast<unsigned>(compile_threads) : default_warmer_threads(rt->info().type == "cpu");
+    const unsigned warm_threads = compile_threads >= 0 ? static_cast<unsigned>(compile_threads)
+                                                       : default_warmer_threads(rt->info().type == "cpu");
     std::optional<PipelineWarmer> warmer;
     if (warm_threads > 0 && sel.cases.size() > 1) warmer.emplace(sel, rt->info().index, warm_threads);
     SkipTally skips;
@@ -189,15 +207,20 @@ void add_run_command(CLI::App& app, int& exit_code) {
       try {
         r = run_case(c.def, *c.op, *rt, save_actual);
       } catch (const std::exception& e) {
-        r = CaseResult{.name = c.def.name, .file = c.def.file, .op = c.def.op, .status = Status::fail,
-                       .reason = std::string("error: ") + e.what(), .resolved = c.op->resolved()};
+        r = CaseResult{.name = c.def.name,
+                       .file = c.def.file,
+                       .op = c.def.op,
+                       .status = Status::fail,
+                       .reason = std::string("error: ") + e.what(),
+                       .resolved = c.op->resolved()};
       }
       const std::string slow = c.def.slow ? " --slow include" : "";
       const bool failed = r.status == Status::fail;
       skips.add(r);
       reporter.finished(std::move(r), repro_command(program_path(), c.def.file, c.def.name, extra + slow));
       if (failed && fail_fast && i + 1 < sel.cases.size()) {
-        std::cout << "--fail-fast: stopped after the first failure; " << sel.cases.size() - i - 1 << " cases not run\n";
+        std::cout << "--fail-fast: stopped after the first failure; " << sel.cases.size() - i - 1
+                  << " cases not run\n";
         break;
       }
     }
@@ -205,8 +228,8 @@ void add_run_command(CLI::App& app, int& exit_code) {
     exit_code = reporter.finish(&rt->info(), interrupt_signal());
     if (exit_code == 0 && !allow_skip)
       if (const auto all = skips.all_skipped(); !all.empty()) {
-        std::cout << all << "error: every selected case of the operator(s) above skipped on " << rt->info().name
-                  << ": nothing of them was checked (exit 1; --allow-skip accepts it)\n";
+        std::cout << all << "error: every selected case of the operator(s) above skipped on "
+                  << rt->info().name << ": nothing of them was checked (exit 1; --allow-skip accepts it)\n";
         exit_code = 1;
       }
   });

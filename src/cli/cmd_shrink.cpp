@@ -19,26 +19,35 @@ namespace kvbench {
 namespace fs = std::filesystem;
 
 void add_shrink_command(CLI::App& app, int& exit_code) {
-  auto* cmd = app.add_subcommand("shrink", "Reduce a failing case to the smallest case that fails the same way");
+  auto* cmd =
+      app.add_subcommand("shrink", "Reduce a failing case to the smallest case that fails the same way");
   static std::string path, output;
   static SelectionFlags selection;
   static BackendCommand backend;
   static int device = -1, max_runs = 200;
   selection.slow = "include";  // the case named is the one to shrink, slow or not
-  cmd->add_option("case_file", path, "The case file (its first failing case, or the one --filter names)")->required();
+  cmd->add_option("case_file", path, "The case file (its first failing case, or the one --filter names)")
+      ->required();
   selection.add_to(cmd);
   cmd->add_option("--backend", backend.command,
-                  "Run the cases on this backend command instead of Vulkan ({golden} and {actual} replaced, as in `run`)");
-  cmd->add_option("--backend-timeout", backend.timeout_s, "Seconds a --backend command may run per case (default 600)")
+                  "Run the cases on this backend command instead of Vulkan ({golden} and {actual} replaced, "
+                  "as in `run`)");
+  cmd->add_option("--backend-timeout", backend.timeout_s,
+                  "Seconds a --backend command may run per case (default 600)")
       ->check(CLI::PositiveNumber);
-  cmd->add_option("--device", device, "Vulkan device index (see `kvbench devices`)")->check(CLI::NonNegativeNumber);
-  cmd->add_option("-o,--output", output, "Where to write the smallest case file (default: ./<case stem>_shrunk.json)");
-  cmd->add_option("--max-runs", max_runs, "Most candidate cases to run (default 200)")->check(CLI::PositiveNumber);
+  cmd->add_option("--device", device, "Vulkan device index (see `kvbench devices`)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("-o,--output", output,
+                  "Where to write the smallest case file (default: ./<case stem>_shrunk.json)");
+  cmd->add_option("--max-runs", max_runs, "Most candidate cases to run (default 200)")
+      ->check(CLI::PositiveNumber);
   cmd->footer(
-      "Reduces the sizes the operator declares (kvbench ops: \"sizes\") one at a time, each to the least value\n"
+      "Reduces the sizes the operator declares (kvbench ops: \"sizes\") one at a time, each to the least "
+      "value\n"
       "that still fails the same way (the same output tensor; mismatch, NaN/Inf or crash) and that the\n"
       "operator's constraints accept; prints every candidate and writes the smallest failing case.\n"
-      "Exit status: 0 written; 1 no selected case fails; 2 unusable arguments, invalid case files, no device.");
+      "Exit status: 0 written; 1 no selected case fails; 2 unusable arguments, invalid case files, no "
+      "device.");
   cmd->callback([&exit_code] {
     auto selected = selection.select({path});
     if (!selected) {
@@ -78,7 +87,8 @@ void add_shrink_command(CLI::App& app, int& exit_code) {
         r.reason = e.what();
       }
       target = failure_of(r);
-      std::cout << c.def.name << ": " << (target.kind == Failure::none ? status_name(r.status) : target.text()) << "  ("
+      std::cout << c.def.name << ": "
+                << (target.kind == Failure::none ? status_name(r.status) : target.text()) << "  ("
                 << c.op->describe() << ")\n";
       if (target.kind != Failure::none) {
         failing = &c;
@@ -91,16 +101,19 @@ void add_shrink_command(CLI::App& app, int& exit_code) {
       return;
     }
     std::cout << "shrinking " << failing->def.name << ": " << target.text() << "\n";
-    const ShrinkOutcome out =
-        shrink_case(failing->def, target, runner, max_runs, [](const std::string& line) { std::cout << line << std::endl; });
+    const ShrinkOutcome out = shrink_case(failing->def, target, runner, max_runs,
+                                          [](const std::string& line) { std::cout << line << std::endl; });
     const std::string stem = case_file_stem(failing->def.name) + "_shrunk";
     const std::string file = output.empty() ? stem + ".json" : output;
-    const fs::path folder = fs::path(file).parent_path().empty() ? fs::path(".") : fs::path(file).parent_path();
+    const fs::path folder =
+        fs::path(file).parent_path().empty() ? fs::path(".") : fs::path(file).parent_path();
     bool outside = false;
     const auto smallest = instantiate_case(*find_operator(out.smallest.op), out.smallest);
-    const std::string description = "kvbench shrink: the smallest case found that fails as " + failing->def.name + " of " +
-                                    failing->def.file + " does (" + target.text() + "): " + smallest->describe();
-    const nlohmann::json doc = standalone_case_document(out.smallest, stem, description, folder.string(), outside);
+    const std::string description = "kvbench shrink: the smallest case found that fails as " +
+                                    failing->def.name + " of " + failing->def.file + " does (" +
+                                    target.text() + "): " + smallest->describe();
+    const nlohmann::json doc =
+        standalone_case_document(out.smallest, stem, description, folder.string(), outside);
     try {
       write_file_atomically(file, doc.dump(2) + "\n");
     } catch (const std::exception& e) {
@@ -110,12 +123,14 @@ void add_shrink_command(CLI::App& app, int& exit_code) {
     }
     std::ostringstream timeout;
     timeout << backend.timeout_s;
-    std::cout << (out.out_of_runs ? "stopped after --max-runs " + std::to_string(max_runs) + " candidates; smallest so far: "
-                                  : "smallest failing case after " + std::to_string(out.runs) + " candidates: ")
-              << smallest->describe() << "\nwritten to " << file << "\nrepro: " << program_path() << " run " << shell_quote(file)
-              << (backend.command.empty() ? "" : " --backend " + shell_quote(backend.command))
-              << (backend.command.empty() || backend.timeout_s == 600 ? "" : " --backend-timeout " + timeout.str())
-              << (outside ? " --allow-outside-paths" : "") << "\n";
+    std::cout
+        << (out.out_of_runs
+                ? "stopped after --max-runs " + std::to_string(max_runs) + " candidates; smallest so far: "
+                : "smallest failing case after " + std::to_string(out.runs) + " candidates: ")
+        << smallest->describe() << "\nwritten to " << file << "\nrepro: " << program_path() << " run "
+        << shell_quote(file) << (backend.command.empty() ? "" : " --backend " + shell_quote(backend.command))
+        << (backend.command.empty() || backend.timeout_s == 600 ? "" : " --backend-timeout " + timeout.str())
+        << (outside ? " --allow-outside-paths" : "") << "\n";
   });
 }
 

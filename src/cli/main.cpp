@@ -35,7 +35,8 @@ int main(int argc, char** argv) {
     known |= argc > 1 && sub->get_name() == argv[1];
   }
   if (argc > 1 && argv[1][0] != '-' && !known) {
-    std::cerr << "error: unknown subcommand '" << argv[1] << "'; the subcommands are " << names << " (kvbench --help)\n";
+    std::cerr << "error: unknown subcommand '" << argv[1] << "'; the subcommands are " << names
+              << " (kvbench --help)\n";
     return 2;
   }
   try {

@@ -1,7 +1,7 @@
 #pragma once
 // The case-selection flags shared by run, bench, list and golden: --filter, --op, --shard,
-// --slow, --failed-from, --cases-from, --allow-empty, the limits of one case file (--memory-budget, --max-cases)
-// and where its input files may be (--allow-outside-paths).
+// --slow, --failed-from, --cases-from, --allow-empty, the limits of one case file (--memory-budget,
+// --max-cases) and where its input files may be (--allow-outside-paths).
 #include <cstdint>
 #include <iostream>
 #include <optional>
@@ -27,11 +27,16 @@ inline std::optional<uint64_t> parse_bytes(const std::string& text) {
   }
   const std::string suffix = text.substr(used);
   int shift = 0;
-  if (suffix == "K" || suffix == "KiB") shift = 10;
-  else if (suffix == "M" || suffix == "MiB") shift = 20;
-  else if (suffix == "G" || suffix == "GiB") shift = 30;
-  else if (suffix == "T" || suffix == "TiB") shift = 40;
-  else if (!suffix.empty()) return std::nullopt;
+  if (suffix == "K" || suffix == "KiB")
+    shift = 10;
+  else if (suffix == "M" || suffix == "MiB")
+    shift = 20;
+  else if (suffix == "G" || suffix == "GiB")
+    shift = 30;
+  else if (suffix == "T" || suffix == "TiB")
+    shift = 40;
+  else if (!suffix.empty())
+    return std::nullopt;
   if (v > (UINT64_MAX >> shift)) return std::nullopt;
   return v << shift;
 }
@@ -48,28 +53,37 @@ struct SelectionFlags {
   bool outside_paths = false;
 
   void add_to(CLI::App* cmd) {
-    cmd->add_option("--filter", filters,
-                    "Keep only cases whose expanded name matches this POSIX extended regex (repeatable: any matches)")
+    cmd->add_option(
+           "--filter", filters,
+           "Keep only cases whose expanded name matches this POSIX extended regex (repeatable: any matches)")
         ->allow_extra_args(false);
-    cmd->add_option("--op", ops, "Keep only cases of this operator id (repeatable; see `kvbench ops`)")->allow_extra_args(false);
+    cmd->add_option("--op", ops, "Keep only cases of this operator id (repeatable; see `kvbench ops`)")
+        ->allow_extra_args(false);
     cmd->add_option("--failed-from", failed_from,
                     "Keep only the cases that failed or were invalid in this earlier `run --json` report");
-    cmd->add_option("--cases-from", cases_from,
-                    "Keep only the cases named in this file, one whole name a line ('#' comments); a name no case "
-                    "file expands to is an error");
+    cmd->add_option(
+        "--cases-from", cases_from,
+        "Keep only the cases named in this file, one whole name a line ('#' comments); a name no case "
+        "file expands to is an error");
     cmd->add_flag("--allow-empty", allow_empty, "Accept a selection of no case (otherwise an error, exit 2)");
-    cmd->add_option("--shard", shard, "Keep shard K of N (K/N, 1-based): N jobs with K=1..N cover every case once")
-        ->check([](const std::string& v) { return parse_shard(v) ? "" : "--shard takes K/N with 1 <= K <= N"; });
+    cmd->add_option("--shard", shard,
+                    "Keep shard K of N (K/N, 1-based): N jobs with K=1..N cover every case once")
+        ->check(
+            [](const std::string& v) { return parse_shard(v) ? "" : "--shard takes K/N with 1 <= K <= N"; });
     cmd->add_option("--slow", slow, "Cases of files marked slow: exclude (default), include, or only")
         ->check(CLI::IsMember({"exclude", "include", "only"}));
     cmd->add_option("--memory-budget", memory,
-                    "Host memory one case may take, e.g. 8G (default: half the physical memory); a larger case is invalid")
-        ->check([](const std::string& v) { return parse_bytes(v) ? "" : "--memory-budget takes bytes, e.g. 8G or 512M"; });
+                    "Host memory one case may take, e.g. 8G (default: half the physical memory); a larger "
+                    "case is invalid")
+        ->check([](const std::string& v) {
+          return parse_bytes(v) ? "" : "--memory-budget takes bytes, e.g. 8G or 512M";
+        });
     cmd->add_option("--max-cases", max_cases, "Most cases one file's sweep may expand to (default 10000)")
         ->check(CLI::PositiveNumber);
-    cmd->add_flag("--allow-outside-paths", outside_paths,
-                  "Let case files take inputs from files outside their own folder tree (by default a case file reads "
-                  "only files beside it or below it)");
+    cmd->add_flag(
+        "--allow-outside-paths", outside_paths,
+        "Let case files take inputs from files outside their own folder tree (by default a case file reads "
+        "only files beside it or below it)");
   }
 
   // The selected cases, or nullopt (after printing the error) for a malformed --filter, an
@@ -89,7 +103,8 @@ struct SelectionFlags {
           std::cerr << "error: no case selected: " << failed_from << " lists no failed or invalid case "
                     << "(--allow-empty accepts an empty selection)\n";
         else
-          std::cerr << "error: no case selected (check the paths, --filter, --op, --shard, --slow and --failed-from; "
+          std::cerr << "error: no case selected (check the paths, --filter, --op, --shard, --slow and "
+                       "--failed-from; "
                        "--allow-empty accepts an empty selection)\n";
         return std::nullopt;
       }

@@ -82,8 +82,10 @@ RegularFile::RegularFile(const std::string& path) : path_(path) {
   }
   struct stat st {};
   std::string problem;
-  if (::fstat(fd_, &st) != 0) problem = "cannot stat: " + reason(errno);
-  else if (!S_ISREG(st.st_mode)) problem = std::string("not a regular file (") + file_kind(st.st_mode) + ")";
+  if (::fstat(fd_, &st) != 0)
+    problem = "cannot stat: " + reason(errno);
+  else if (!S_ISREG(st.st_mode))
+    problem = std::string("not a regular file (") + file_kind(st.st_mode) + ")";
   if (!problem.empty()) {
     ::close(fd_);
     fd_ = -1;
@@ -99,10 +101,12 @@ RegularFile::~RegularFile() {
 
 void RegularFile::read_at(uint64_t offset, std::span<uint8_t> bytes) const {
   if (offset > size_ || bytes.size() > size_ - offset)
-    throw FileError(path_ + ": truncated: " + std::to_string(bytes.size()) + " bytes at offset " + std::to_string(offset) +
-                    " lie past the end of the file (" + std::to_string(size_) + " bytes)");
+    throw FileError(path_ + ": truncated: " + std::to_string(bytes.size()) + " bytes at offset " +
+                    std::to_string(offset) + " lie past the end of the file (" + std::to_string(size_) +
+                    " bytes)");
   for (size_t done = 0; done < bytes.size();) {
-    const ssize_t n = ::pread(fd_, bytes.data() + done, bytes.size() - done, static_cast<off_t>(offset + done));
+    const ssize_t n =
+        ::pread(fd_, bytes.data() + done, bytes.size() - done, static_cast<off_t>(offset + done));
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
       const int err = errno;
@@ -113,10 +117,12 @@ void RegularFile::read_at(uint64_t offset, std::span<uint8_t> bytes) const {
   }
 }
 
-void RegularFile::scan(uint64_t offset, uint64_t size, const std::function<void(std::span<const uint8_t>)>& take) const {
+void RegularFile::scan(uint64_t offset, uint64_t size,
+                       const std::function<void(std::span<const uint8_t>)>& take) const {
   if (offset > size_ || size > size_ - offset)
-    throw FileError(path_ + ": truncated: " + std::to_string(size) + " bytes at offset " + std::to_string(offset) +
-                    " lie past the end of the file (" + std::to_string(size_) + " bytes)");
+    throw FileError(path_ + ": truncated: " + std::to_string(size) + " bytes at offset " +
+                    std::to_string(offset) + " lie past the end of the file (" + std::to_string(size_) +
+                    " bytes)");
   constexpr uint64_t kWindow = uint64_t{64} << 20;
   const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
   std::vector<uint8_t> buffer;  // only where mapping fails
@@ -156,7 +162,8 @@ std::string RegularFile::read_all(uint64_t max_bytes) const {
 std::string read_text_file(const std::string& path, uint64_t max_bytes) {
   RegularFile f(path);
   if (f.size() > max_bytes)
-    throw FileError(path + ": " + std::to_string(f.size()) + " bytes, more than the limit of " + std::to_string(max_bytes));
+    throw FileError(path + ": " + std::to_string(f.size()) + " bytes, more than the limit of " +
+                    std::to_string(max_bytes));
   std::string text(f.size(), '\0');
   f.read_at(0, std::span(reinterpret_cast<uint8_t*>(text.data()), text.size()));
   return text;
@@ -183,7 +190,8 @@ AtomicFile::AtomicFile(const std::string& path) : path_(path) {
     const int err = errno;
     unregister_temp(slot_);
     slot_ = -1;
-    if (err != EEXIST || attempt > 100) throw FileError("cannot write " + path + ": " + reason(err), reason(err));
+    if (err != EEXIST || attempt > 100)
+      throw FileError("cannot write " + path + ": " + reason(err), reason(err));
   }
 }
 
@@ -211,7 +219,9 @@ void AtomicFile::write(std::span<const uint8_t> bytes) {
   }
 }
 
-void AtomicFile::write(std::string_view text) { write(std::span(reinterpret_cast<const uint8_t*>(text.data()), text.size())); }
+void AtomicFile::write(std::string_view text) {
+  write(std::span(reinterpret_cast<const uint8_t*>(text.data()), text.size()));
+}
 
 void AtomicFile::sync() {
   if (fd_ < 0) return;

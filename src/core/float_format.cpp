@@ -34,7 +34,8 @@ unsigned fp4_code(bool e1m2, double x) {
 }
 
 double e8m0_value(unsigned bits) {
-  return (bits & 0xFFu) == 0xFFu ? std::numeric_limits<double>::quiet_NaN() : std::ldexp(1.0, static_cast<int>(bits & 0xFFu) - 127);
+  return (bits & 0xFFu) == 0xFFu ? std::numeric_limits<double>::quiet_NaN()
+                                 : std::ldexp(1.0, static_cast<int>(bits & 0xFFu) - 127);
 }
 
 unsigned e8m0_code(double x) {

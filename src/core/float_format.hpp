@@ -29,7 +29,8 @@ template <int EBITS, int MBITS>
   // Halfway between the largest finite value and 2^(bias+1): at or above it, inf (the tie
   // goes to inf because the largest finite mantissa is odd).
   // (2 - 2^-(MBITS+1)) * 2^bias: exponent bias, the top MBITS + 1 mantissa bits set.
-  constexpr uint64_t overflow = (static_cast<uint64_t>(bias + 1023) << 52) | (((1ull << (MBITS + 1)) - 1) << (51 - MBITS));
+  constexpr uint64_t overflow =
+      (static_cast<uint64_t>(bias + 1023) << 52) | (((1ull << (MBITS + 1)) - 1) << (51 - MBITS));
   if (a >= overflow) return sign | exp_all_ones;
   const int exponent = static_cast<int>(a >> 52) - 1023;
   if (exponent < emin) {
@@ -84,7 +85,8 @@ template <int EBITS, int MBITS>
   const uint64_t u = std::bit_cast<uint64_t>(x), sign = u & 0x8000000000000000ull;
   const double a = std::bit_cast<double>(u ^ sign);
   const int64_t e = std::clamp(static_cast<int64_t>(u >> 52 & 0x7FF) - 1023, emin, bias + 1);
-  const double c = std::bit_cast<double>(static_cast<uint64_t>(e + 1023 + 52 - MBITS) << 52 | 0x8000000000000ull);
+  const double c =
+      std::bit_cast<double>(static_cast<uint64_t>(e + 1023 + 52 - MBITS) << 52 | 0x8000000000000ull);
   double r = (a + c) - c;
   r = r > largest ? std::numeric_limits<double>::infinity() : r;
   r = a != a ? std::numeric_limits<double>::quiet_NaN() : r;
@@ -93,9 +95,13 @@ template <int EBITS, int MBITS>
 
 }  // namespace float_format_detail
 
-inline uint16_t f16_bits_from_double(double x) { return static_cast<uint16_t>(float_format_detail::narrow_bits<5, 10>(x)); }
+inline uint16_t f16_bits_from_double(double x) {
+  return static_cast<uint16_t>(float_format_detail::narrow_bits<5, 10>(x));
+}
 inline double f16_bits_to_double(uint16_t bits) { return float_format_detail::widen_bits<5, 10>(bits); }
-inline uint16_t bf16_bits_from_double(double x) { return static_cast<uint16_t>(float_format_detail::narrow_bits<8, 7>(x)); }
+inline uint16_t bf16_bits_from_double(double x) {
+  return static_cast<uint16_t>(float_format_detail::narrow_bits<8, 7>(x));
+}
 inline double bf16_bits_to_double(uint16_t bits) { return float_format_detail::widen_bits<8, 7>(bits); }
 inline uint32_t f32_bits_from_double(double x) { return std::bit_cast<uint32_t>(static_cast<float>(x)); }
 inline double f32_bits_to_double(uint32_t bits) { return static_cast<double>(std::bit_cast<float>(bits)); }

@@ -11,7 +11,9 @@ std::string at(size_t line, size_t column) {
   return "at line " + std::to_string(line) + ", column " + std::to_string(column);
 }
 
-bool number_char(char c) { return (c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E'; }
+bool number_char(char c) {
+  return (c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E';
+}
 
 // One pass over the text outside strings: the nesting depth, and every number token read as
 // a double. Lines and columns count from 1, columns in bytes (as the parser's do).
@@ -23,8 +25,10 @@ void prescan(std::string_view text, int max_depth) {
     const char c = text[i];
     if (c == '\n') line = line + 1, line_start = i + 1;
     if (in_string) {
-      if (c == '\\') ++i;
-      else if (c == '"') in_string = false;
+      if (c == '\\')
+        ++i;
+      else if (c == '"')
+        in_string = false;
     } else if (c == '"') {
       in_string = true;
     } else if (c == '[' || c == '{') {

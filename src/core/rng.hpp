@@ -24,15 +24,15 @@ inline uint64_t splitmix64(uint64_t z) {
 class CounterRng {
  public:
   CounterRng(uint64_t seed, std::string_view tensor_name);
-  uint64_t word(uint64_t index) const {
-    return splitmix64(key_ + (index + 1) * 0x9E3779B97F4A7C15ull);
-  }
+  uint64_t word(uint64_t index) const { return splitmix64(key_ + (index + 1) * 0x9E3779B97F4A7C15ull); }
   // The 53 random bits unit() and uniform() are made of.
   uint64_t bits53(uint64_t index) const { return word(index) >> 11; }
   // Uniform in [0, 1) with 53 random bits.
   double unit(uint64_t index) const { return unit_of(bits53(index)); }
   // Uniform in [low, high).
-  double uniform(uint64_t index, double low, double high) const { return uniform_of(bits53(index), low, high); }
+  double uniform(uint64_t index, double low, double high) const {
+    return uniform_of(bits53(index), low, high);
+  }
   // unit() and uniform() of given bits: both are monotone in them (never decreasing for
   // low <= high), so the least and greatest draw of a set come from its least and
   // greatest bits.
@@ -44,7 +44,9 @@ class CounterRng {
     const double lo = std::bit_cast<double>((b & 0xFFFFFFFFull) | 0x4330000000000000ull) - 0x1p52;
     return hi * 0x1p32 + lo;
   }
-  static double uniform_of(uint64_t bits, double low, double high) { return low + (high - low) * unit_of(bits); }
+  static double uniform_of(uint64_t bits, double low, double high) {
+    return low + (high - low) * unit_of(bits);
+  }
   // Uniform integer in [low, high] (inclusive).
   int64_t integer(uint64_t index, int64_t low, int64_t high) const;
 

@@ -10,9 +10,12 @@ namespace kvbench {
 
 const char* role_name(Role r) {
   switch (r) {
-    case Role::input: return "input";
-    case Role::output: return "output";
-    case Role::inplace: return "inplace";
+    case Role::input:
+      return "input";
+    case Role::output:
+      return "output";
+    case Role::inplace:
+      return "inplace";
   }
   return "?";
 }
@@ -53,11 +56,25 @@ Tensor Tensor::unallocated(std::string name, DType dtype, Shape shape, Role role
 uint64_t Tensor::bits(size_t i) const {
   const uint8_t* p = bytes_.data();
   switch (dtype_bits(dtype_)) {
-    case 4: return (p[i / 2] >> ((i % 2) * 4)) & 0xFu;
-    case 8: return p[i];
-    case 16: { uint16_t v; std::memcpy(&v, p + 2 * i, 2); return v; }
-    case 32: { uint32_t v; std::memcpy(&v, p + 4 * i, 4); return v; }
-    default: { uint64_t v; std::memcpy(&v, p + 8 * i, 8); return v; }
+    case 4:
+      return (p[i / 2] >> ((i % 2) * 4)) & 0xFu;
+    case 8:
+      return p[i];
+    case 16: {
+      uint16_t v;
+      std::memcpy(&v, p + 2 * i, 2);
+      return v;
+    }
+    case 32: {
+      uint32_t v;
+      std::memcpy(&v, p + 4 * i, 4);
+      return v;
+    }
+    default: {
+      uint64_t v;
+      std::memcpy(&v, p + 8 * i, 8);
+      return v;
+    }
   }
 }
 
@@ -69,49 +86,87 @@ void Tensor::set_bits(size_t i, uint64_t v) {
       p[i / 2] = static_cast<uint8_t>((p[i / 2] & ~(0xFu << shift)) | ((v & 0xFu) << shift));
       break;
     }
-    case 8: p[i] = static_cast<uint8_t>(v); break;
-    case 16: { uint16_t w = static_cast<uint16_t>(v); std::memcpy(p + 2 * i, &w, 2); break; }
-    case 32: { uint32_t w = static_cast<uint32_t>(v); std::memcpy(p + 4 * i, &w, 4); break; }
-    default: std::memcpy(p + 8 * i, &v, 8); break;
+    case 8:
+      p[i] = static_cast<uint8_t>(v);
+      break;
+    case 16: {
+      uint16_t w = static_cast<uint16_t>(v);
+      std::memcpy(p + 2 * i, &w, 2);
+      break;
+    }
+    case 32: {
+      uint32_t w = static_cast<uint32_t>(v);
+      std::memcpy(p + 4 * i, &w, 4);
+      break;
+    }
+    default:
+      std::memcpy(p + 8 * i, &v, 8);
+      break;
   }
 }
 
 double Tensor::get(size_t i) const {
   const uint64_t b = bits(i);
   switch (dtype_) {
-    case DType::f32: return f32_bits_to_double(static_cast<uint32_t>(b));
-    case DType::f16: return f16_bits_to_double(static_cast<uint16_t>(b));
-    case DType::bf16: return bf16_bits_to_double(static_cast<uint16_t>(b));
-    case DType::i8: return static_cast<int8_t>(b);
-    case DType::u8: return static_cast<double>(b);
-    case DType::s4: return (b & 8u) ? static_cast<double>(b) - 16.0 : static_cast<double>(b);
-    case DType::u4: return static_cast<double>(b);
-    case DType::i32: return static_cast<int32_t>(b);
-    case DType::i64: return static_cast<double>(static_cast<int64_t>(b));
-    case DType::boolean: return static_cast<double>(b);
-    case DType::f4e2m1: return fp4_value(false, static_cast<unsigned>(b));
-    case DType::f4e1m2: return fp4_value(true, static_cast<unsigned>(b));
-    case DType::f8e8m0: return e8m0_value(static_cast<unsigned>(b));
+    case DType::f32:
+      return f32_bits_to_double(static_cast<uint32_t>(b));
+    case DType::f16:
+      return f16_bits_to_double(static_cast<uint16_t>(b));
+    case DType::bf16:
+      return bf16_bits_to_double(static_cast<uint16_t>(b));
+    case DType::i8:
+      return static_cast<int8_t>(b);
+    case DType::u8:
+      return static_cast<double>(b);
+    case DType::s4:
+      return (b & 8u) ? static_cast<double>(b) - 16.0 : static_cast<double>(b);
+    case DType::u4:
+      return static_cast<double>(b);
+    case DType::i32:
+      return static_cast<int32_t>(b);
+    case DType::i64:
+      return static_cast<double>(static_cast<int64_t>(b));
+    case DType::boolean:
+      return static_cast<double>(b);
+    case DType::f4e2m1:
+      return fp4_value(false, static_cast<unsigned>(b));
+    case DType::f4e1m2:
+      return fp4_value(true, static_cast<unsigned>(b));
+    case DType::f8e8m0:
+      return e8m0_value(static_cast<unsigned>(b));
   }
   return 0;
 }
 
 void Tensor::set(size_t i, double v) {
   switch (dtype_) {
-    case DType::f32: set_bits(i, f32_bits_from_double(v)); return;
-    case DType::f16: set_bits(i, f16_bits_from_double(v)); return;
-    case DType::bf16: set_bits(i, bf16_bits_from_double(v)); return;
-    case DType::f4e2m1: set_bits(i, fp4_code(false, v)); return;
-    case DType::f4e1m2: set_bits(i, fp4_code(true, v)); return;
-    case DType::f8e8m0: set_bits(i, e8m0_code(v)); return;
-    default: break;
+    case DType::f32:
+      set_bits(i, f32_bits_from_double(v));
+      return;
+    case DType::f16:
+      set_bits(i, f16_bits_from_double(v));
+      return;
+    case DType::bf16:
+      set_bits(i, bf16_bits_from_double(v));
+      return;
+    case DType::f4e2m1:
+      set_bits(i, fp4_code(false, v));
+      return;
+    case DType::f4e1m2:
+      set_bits(i, fp4_code(true, v));
+      return;
+    case DType::f8e8m0:
+      set_bits(i, e8m0_code(v));
+      return;
+    default:
+      break;
   }
   // The upper bound is exclusive at max + 1, which is exact in double for every integer
   // dtype (the max itself is not for i64: INT64_MAX rounds up to 2^63, and so does + 1).
   const double above_max = static_cast<double>(dtype_int_max(dtype_)) + 1.0;
   if (!(v >= static_cast<double>(dtype_int_min(dtype_)) && v < above_max) || v != std::floor(v))
-    throw std::logic_error("value " + std::to_string(v) + " does not fit " +
-                           std::string(dtype_name(dtype_)) + " in tensor " + name_);
+    throw std::logic_error("value " + std::to_string(v) + " does not fit " + std::string(dtype_name(dtype_)) +
+                           " in tensor " + name_);
   set_bits(i, static_cast<uint64_t>(static_cast<int64_t>(v)));
 }
 
@@ -139,19 +194,25 @@ void narrow_range(uint8_t* p, size_t begin, size_t n, const double* in, Convert 
 void Tensor::get_range(size_t begin, size_t n, double* out) const {
   const uint8_t* p = bytes_.data();
   switch (dtype_) {
-    case DType::f32: return widen_range<uint32_t>(p, begin, n, out, f32_bits_to_double);
-    case DType::f16: return widen_range<uint16_t>(p, begin, n, out, f16_bits_to_double);
-    case DType::bf16: return widen_range<uint16_t>(p, begin, n, out, bf16_bits_to_double);
+    case DType::f32:
+      return widen_range<uint32_t>(p, begin, n, out, f32_bits_to_double);
+    case DType::f16:
+      return widen_range<uint16_t>(p, begin, n, out, f16_bits_to_double);
+    case DType::bf16:
+      return widen_range<uint16_t>(p, begin, n, out, bf16_bits_to_double);
     case DType::i8:
       for (size_t i = 0; i < n; ++i) out[i] = static_cast<int8_t>(p[begin + i]);
       return;
-    case DType::u8: case DType::boolean:
+    case DType::u8:
+    case DType::boolean:
       for (size_t i = 0; i < n; ++i) out[i] = p[begin + i];
       return;
-    case DType::s4: case DType::u4:
+    case DType::s4:
+    case DType::u4:
       for (size_t i = 0; i < n; ++i) {
         const unsigned nibble = (p[(begin + i) / 2] >> ((begin + i) % 2 * 4)) & 0xFu;
-        out[i] = dtype_ == DType::s4 && (nibble & 8u) ? static_cast<double>(nibble) - 16.0 : static_cast<double>(nibble);
+        out[i] = dtype_ == DType::s4 && (nibble & 8u) ? static_cast<double>(nibble) - 16.0
+                                                      : static_cast<double>(nibble);
       }
       return;
     default:
@@ -162,17 +223,27 @@ void Tensor::get_range(size_t begin, size_t n, double* out) const {
 void Tensor::set_range(size_t begin, size_t n, const double* in) {
   uint8_t* p = bytes_.data();
   switch (dtype_) {
-    case DType::f32: return narrow_range<uint32_t>(p, begin, n, in, f32_bits_from_double);
-    case DType::f16: return narrow_range<uint16_t>(p, begin, n, in, f16_bits_from_double);
-    case DType::bf16: return narrow_range<uint16_t>(p, begin, n, in, bf16_bits_from_double);
-    case DType::i8: case DType::u8: case DType::s4: case DType::u4: case DType::boolean: case DType::i32: {
+    case DType::f32:
+      return narrow_range<uint32_t>(p, begin, n, in, f32_bits_from_double);
+    case DType::f16:
+      return narrow_range<uint16_t>(p, begin, n, in, f16_bits_from_double);
+    case DType::bf16:
+      return narrow_range<uint16_t>(p, begin, n, in, bf16_bits_from_double);
+    case DType::i8:
+    case DType::u8:
+    case DType::s4:
+    case DType::u4:
+    case DType::boolean:
+    case DType::i32: {
       // The integer codes: in range and integral, or set() names the bad value.
-      const auto lo = static_cast<double>(dtype_int_min(dtype_)), hi = static_cast<double>(dtype_int_max(dtype_));
+      const auto lo = static_cast<double>(dtype_int_min(dtype_)),
+                 hi = static_cast<double>(dtype_int_max(dtype_));
       const int bits = dtype_bits(dtype_);
       for (size_t i = 0; i < n; ++i) {
         const double v = in[i];
         // (An int64 round trip tests integrality without a libm call: v is within [lo, hi].)
-        if (!(v >= lo && v <= hi) || static_cast<double>(static_cast<int64_t>(v)) != v) set(begin + i, v);  // throws
+        if (!(v >= lo && v <= hi) || static_cast<double>(static_cast<int64_t>(v)) != v)
+          set(begin + i, v);  // throws
         const auto code = static_cast<int64_t>(v);
         if (bits == 8) {
           p[begin + i] = static_cast<uint8_t>(code);
@@ -181,7 +252,8 @@ void Tensor::set_range(size_t begin, size_t n, const double* in) {
           std::memcpy(p + (begin + i) * 4, &w, 4);
         } else {
           const size_t at = (begin + i) / 2, shift = (begin + i) % 2 * 4;
-          p[at] = static_cast<uint8_t>((p[at] & ~(0xFu << shift)) | ((static_cast<uint32_t>(code) & 0xFu) << shift));
+          p[at] = static_cast<uint8_t>((p[at] & ~(0xFu << shift)) |
+                                       ((static_cast<uint32_t>(code) & 0xFu) << shift));
         }
       }
       return;

@@ -32,7 +32,8 @@ std::vector<nlohmann::json> declared_values(const Param& p) {
 // Every case of one operator with, per enumerated key, the index of its value (-1: absent).
 class OperatorCases {
  public:
-  OperatorCases(const Operator& op, std::vector<const SelectedCase*> cases) : op_(op), cases_(std::move(cases)) {
+  OperatorCases(const Operator& op, std::vector<const SelectedCase*> cases)
+      : op_(op), cases_(std::move(cases)) {
     const Signature& sig = op.signature();
     for (const auto& p : sig.params)
       if (is_enumerated(p)) keys_.push_back({p.section, p.name, {}});
@@ -53,8 +54,10 @@ class OperatorCases {
         if (!r.contains(keys_[k].section) || !r[keys_[k].section].contains(keys_[k].key)) continue;
         const nlohmann::json& v = r[keys_[k].section][keys_[k].key];
         auto& values = keys_[k].values;
-        auto it = std::find_if(values.begin(), values.end(), [&](const CoveredValue& x) { return x.value == v; });
-        if (it == values.end()) it = values.insert(values.end(), {v});  // a dtype another tensor's gives ("= query")
+        auto it =
+            std::find_if(values.begin(), values.end(), [&](const CoveredValue& x) { return x.value == v; });
+        if (it == values.end())
+          it = values.insert(values.end(), {v});  // a dtype another tensor's gives ("= query")
         index_[c][k] = static_cast<int>(it - values.begin());
         ++it->cases;
       }
@@ -78,7 +81,8 @@ class OperatorCases {
   bool accepts(size_t c, std::initializer_list<Setting> settings) {
     CaseDef def = cases_[c]->def;
     def.swept_from.clear();
-    for (const auto& [k, v] : settings) def.body[keys_[k].section][keys_[k].key] = keys_[k].values[static_cast<size_t>(v)].value;
+    for (const auto& [k, v] : settings)
+      def.body[keys_[k].section][keys_[k].key] = keys_[k].values[static_cast<size_t>(v)].value;
     ++probes_;
     nlohmann::json resolved;
     try {
@@ -123,7 +127,8 @@ class OperatorCases {
   }
 
   static uint64_t pair_code(size_t ka, int va, size_t kb, int vb) {
-    return (uint64_t{ka} << 48) | (uint64_t(static_cast<uint16_t>(va)) << 32) | (uint64_t{kb} << 16) | static_cast<uint16_t>(vb);
+    return (uint64_t{ka} << 48) | (uint64_t(static_cast<uint16_t>(va)) << 32) | (uint64_t{kb} << 16) |
+           static_cast<uint16_t>(vb);
   }
 
   void pairs(OperatorCoverage& out) {
@@ -152,14 +157,16 @@ class OperatorCases {
               std::vector<size_t> tries;
               for (const Setting& s : {Setting{a, va}, Setting{b, vb}}) {
                 const auto& list = having[s];
-                tries.insert(tries.end(), list.begin(), list.begin() + static_cast<std::ptrdiff_t>(std::min(kPairProbes, list.size())));
+                tries.insert(tries.end(), list.begin(),
+                             list.begin() + static_cast<std::ptrdiff_t>(std::min(kPairProbes, list.size())));
               }
               tries.insert(tries.end(), spread_cases.begin(), spread_cases.end());
               for (size_t c : tries)
                 if ((ok = accepts(c, {{a, va}, {b, vb}}))) break;
             }
             if (ok)
-              out.pairs_never_combined.push_back({keys_[a].name(), keys_[b].name(), keys_[a].values[static_cast<size_t>(va)].value,
+              out.pairs_never_combined.push_back({keys_[a].name(), keys_[b].name(),
+                                                  keys_[a].values[static_cast<size_t>(va)].value,
                                                   keys_[b].values[static_cast<size_t>(vb)].value});
             else
               ++out.pairs_not_allowed;
@@ -188,7 +195,8 @@ class OperatorCases {
       if (p.max) bounds.push_back(static_cast<int64_t>(*p.max));
       for (int64_t b : bounds) {
         if ((p.min && b < *p.min) || (p.max && b > *p.max)) continue;
-        if (std::find_if(r.boundaries.begin(), r.boundaries.end(), [&](const auto& x) { return x.first == b; }) != r.boundaries.end())
+        if (std::find_if(r.boundaries.begin(), r.boundaries.end(),
+                         [&](const auto& x) { return x.first == b; }) != r.boundaries.end())
           continue;
         r.boundaries.emplace_back(b, std::find(seen.begin(), seen.end(), b) != seen.end());
       }
@@ -222,23 +230,29 @@ std::vector<OperatorCoverage> compute_coverage(const std::vector<SelectedCase>& 
 std::string coverage_table(const std::vector<OperatorCoverage>& report, size_t max_pairs) {
   std::ostringstream o;
   for (const auto& op : report) {
-    o << op.op << ": " << op.cases << " cases\n  enumerated values (cases using each; 0* never used though allowed, 0- not allowed):\n";
+    o << op.op << ": " << op.cases
+      << " cases\n  enumerated values (cases using each; 0* never used though allowed, 0- not allowed):\n";
     std::string unused;
     for (const auto& k : op.enumerated) {
       std::string line;
       for (const auto& v : k.values) {
         line += (line.empty() ? "" : ", ") + text_of(v.value) + " " + std::to_string(v.cases);
         if (!v.cases) line += v.allowed.value_or(false) ? "*" : "-";
-        if (!v.cases && v.allowed.value_or(false)) unused += (unused.empty() ? "" : ", ") + k.key + "=" + text_of(v.value);
+        if (!v.cases && v.allowed.value_or(false))
+          unused += (unused.empty() ? "" : ", ") + k.key + "=" + text_of(v.value);
       }
       const std::string name = k.name();
       o << "    " << name << std::string(name.size() < 34 ? 34 - name.size() : 1, ' ') << line << "\n";
     }
     o << "  never used although allowed: " << (unused.empty() ? "none" : unused) << "\n";
-    o << "  value pairs of two enumerated keys: " << op.pair_combinations << ", " << op.pairs_covered << " combined in a case, "
-      << op.pairs_not_allowed << " not allowed, " << op.pairs_never_combined.size() << " allowed but never combined";
+    o << "  value pairs of two enumerated keys: " << op.pair_combinations << ", " << op.pairs_covered
+      << " combined in a case, " << op.pairs_not_allowed << " not allowed, " << op.pairs_never_combined.size()
+      << " allowed but never combined";
     if (!op.pairs_never_combined.empty())
-      o << (op.pairs_never_combined.size() > max_pairs ? " (the first " + std::to_string(max_pairs) + "; --json lists all)" : "") << ":";
+      o << (op.pairs_never_combined.size() > max_pairs
+                ? " (the first " + std::to_string(max_pairs) + "; --json lists all)"
+                : "")
+        << ":";
     o << "\n";
     for (size_t i = 0; i < std::min(max_pairs, op.pairs_never_combined.size()); ++i) {
       const auto& p = op.pairs_never_combined[i];
@@ -248,8 +262,10 @@ std::string coverage_table(const std::vector<OperatorCoverage>& report, size_t m
     for (const auto& r : op.integers) {
       const std::string name = r.section + "/" + r.key;
       o << "    " << name << std::string(name.size() < 34 ? 34 - name.size() : 1, ' ');
-      if (!r.cases) o << "never set";
-      else o << r.min << ".." << r.max;
+      if (!r.cases)
+        o << "never set";
+      else
+        o << r.min << ".." << r.max;
       for (const auto& [b, seen] : r.boundaries) o << "  " << b << (seen ? "+" : "-");
       o << "\n";
     }
@@ -270,7 +286,8 @@ nlohmann::json coverage_json(const std::vector<OperatorCoverage>& report) {
         nlohmann::json e{{"value", v.value}, {"cases", v.cases}};
         if (v.allowed) e["allowed"] = *v.allowed;
         values.push_back(e);
-        if (!v.cases && v.allowed.value_or(false)) j["never_used"].push_back({{"key", k.name()}, {"value", v.value}});
+        if (!v.cases && v.allowed.value_or(false))
+          j["never_used"].push_back({{"key", k.name()}, {"value", v.value}});
       }
       j["enumerated"].push_back({{"key", k.name()}, {"values", values}});
     }
@@ -279,10 +296,12 @@ nlohmann::json coverage_json(const std::vector<OperatorCoverage>& report) {
                   {"not_allowed", op.pairs_not_allowed},
                   {"never_combined", nlohmann::json::array()}};
     for (const auto& p : op.pairs_never_combined)
-      j["pairs"]["never_combined"].push_back({{{"key", p.a_key}, {"value", p.a}}, {{"key", p.b_key}, {"value", p.b}}});
+      j["pairs"]["never_combined"].push_back(
+          {{{"key", p.a_key}, {"value", p.a}}, {{"key", p.b_key}, {"value", p.b}}});
     j["integers"] = nlohmann::json::array();
     for (const auto& r : op.integers) {
-      nlohmann::json e{{"key", r.section + "/" + r.key}, {"cases", r.cases}, {"boundaries", nlohmann::json::array()}};
+      nlohmann::json e{
+          {"key", r.section + "/" + r.key}, {"cases", r.cases}, {"boundaries", nlohmann::json::array()}};
       if (r.cases) {
         e["min"] = r.min;
         e["max"] = r.max;

@@ -24,7 +24,8 @@ std::string ratio_text(double r) {
 }
 
 bool same_bits(const Tensor& a, const Tensor& b) {
-  return a.bytes().size() == b.bytes().size() && std::memcmp(a.bytes().data(), b.bytes().data(), a.bytes().size()) == 0;
+  return a.bytes().size() == b.bytes().size() &&
+         std::memcmp(a.bytes().data(), b.bytes().data(), a.bytes().size()) == 0;
 }
 
 // The fault planted in a fresh instance of the case, compared with the golden.
@@ -60,7 +61,8 @@ size_t FaultCoverage::undetected() const {
   return n;
 }
 
-FaultCoverage compute_fault_coverage(const std::vector<SelectedCase>& cases, const std::function<void(const CaseFaults&)>& done) {
+FaultCoverage compute_fault_coverage(const std::vector<SelectedCase>& cases,
+                                     const std::function<void(const CaseFaults&)>& done) {
   FaultCoverage report;
   std::map<std::string, size_t> op_index;
   for (const Operator* op : operators())
@@ -87,7 +89,8 @@ FaultCoverage compute_fault_coverage(const std::vector<SelectedCase>& cases, con
       std::vector<uint8_t> applied(of.faults.size(), 0);
       parallel_for(static_cast<int64_t>(of.faults.size()), reference_threads(), [&](int64_t i) {
         bool applies = false;
-        results[static_cast<size_t>(i)] = run_fault(op, c.def, of.faults[static_cast<size_t>(i)].fault, inputs, golden, applies);
+        results[static_cast<size_t>(i)] =
+            run_fault(op, c.def, of.faults[static_cast<size_t>(i)].fault, inputs, golden, applies);
         applied[static_cast<size_t>(i)] = applies;
       });
       for (size_t i = 0; i < of.faults.size(); ++i) {
@@ -118,7 +121,8 @@ std::string fault_case_line(const CaseFaults& c) {
   if (c.faults.empty()) line += " no fault applies";
   for (size_t i = 0; i < c.faults.size(); ++i) {
     const FaultOnCase& f = c.faults[i];
-    line += (i ? ", " : " ") + f.fault + " " + (f.error.empty() ? ratio_text(f.over_tolerance) + (f.detected ? "" : "-") : "error");
+    line += (i ? ", " : " ") + f.fault + " " +
+            (f.error.empty() ? ratio_text(f.over_tolerance) + (f.detected ? "" : "-") : "error");
   }
   return line + "\n";
 }
@@ -130,25 +134,28 @@ std::string fault_table(const FaultCoverage& report) {
     size_t detected = 0;
     for (const auto& f : op.faults) detected += f.detected_by.empty() ? 0 : 1;
     total += op.faults.size();
-    o << op.op << ": " << op.cases << " cases, " << op.faults.size() << " faults, " << detected << " detected\n";
+    o << op.op << ": " << op.cases << " cases, " << op.faults.size() << " faults, " << detected
+      << " detected\n";
     for (const auto& f : op.faults) {
       const std::string name = f.fault.name;
       o << "  " << name << std::string(name.size() < 30 ? 30 - name.size() : 1, ' ');
       if (!f.detected_by.empty()) {
         o << "detected by " << f.detected_by.size() << "/" << f.applies << " cases, largest error/tolerance "
-          << ratio_text(f.max_over_tolerance) << (f.max_over_tolerance <= kClose ? " (close: within 2x)" : "") << "\n";
+          << ratio_text(f.max_over_tolerance) << (f.max_over_tolerance <= kClose ? " (close: within 2x)" : "")
+          << "\n";
       } else if (f.applies == 0) {
         o << "UNDETECTED: applies to no case\n";
       } else {
-        o << "UNDETECTED: applies to " << f.applies << " cases, nearest miss " << ratio_text(f.nearest_miss_over_tolerance)
-          << " (" << f.nearest_miss << ")\n";
+        o << "UNDETECTED: applies to " << f.applies << " cases, nearest miss "
+          << ratio_text(f.nearest_miss_over_tolerance) << " (" << f.nearest_miss << ")\n";
       }
     }
   }
   for (const auto& c : report.cases)
     for (const auto& f : c.faults)
       if (!f.error.empty()) o << "error: " << c.name << ": fault " << f.fault << ": " << f.error << "\n";
-  o << total << " faults over " << report.operators.size() << " operators, " << report.undetected() << " undetected\n";
+  o << total << " faults over " << report.operators.size() << " operators, " << report.undetected()
+    << " undetected\n";
   return o.str();
 }
 
@@ -159,11 +166,13 @@ nlohmann::json fault_json(const FaultCoverage& report) {
   for (const auto& op : report.operators) {
     nlohmann::json faults = nlohmann::json::array();
     for (const auto& f : op.faults) {
-      nlohmann::json j{{"name", f.fault.name},          {"bug", f.fault.bug},
-                       {"source", f.fault.source},      {"applies_to", f.applies},
-                       {"detected_by", f.detected_by},  {"max_error_over_tolerance", number(f.max_over_tolerance)}};
+      nlohmann::json j{
+          {"name", f.fault.name},         {"bug", f.fault.bug},
+          {"source", f.fault.source},     {"applies_to", f.applies},
+          {"detected_by", f.detected_by}, {"max_error_over_tolerance", number(f.max_over_tolerance)}};
       if (f.detected_by.empty() && !f.nearest_miss.empty())
-        j["nearest_miss"] = {{"case", f.nearest_miss}, {"error_over_tolerance", number(f.nearest_miss_over_tolerance)}};
+        j["nearest_miss"] = {{"case", f.nearest_miss},
+                             {"error_over_tolerance", number(f.nearest_miss_over_tolerance)}};
       faults.push_back(j);
     }
     ops[op.op] = {{"cases", op.cases}, {"faults", faults}};

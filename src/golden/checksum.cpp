@@ -34,9 +34,13 @@ std::string canonical_hex(XXH128_hash_t hash) {
 
 }  // namespace
 
-std::string Checksum::hex() const { return canonical_hex(XXH3_128bits_digest(static_cast<XXH3_state_t*>(state_))); }
+std::string Checksum::hex() const {
+  return canonical_hex(XXH3_128bits_digest(static_cast<XXH3_state_t*>(state_)));
+}
 
-std::string checksum_hex(std::span<const uint8_t> bytes) { return canonical_hex(XXH3_128bits(bytes.data(), bytes.size())); }
+std::string checksum_hex(std::span<const uint8_t> bytes) {
+  return canonical_hex(XXH3_128bits(bytes.data(), bytes.size()));
+}
 
 bool is_checksum_text(const std::string& text) {
   if (text.size() != 32) return false;
@@ -56,18 +60,20 @@ void verify_golden_data(const GoldenManifest& m) {
   const std::string where = m.safetensors + ": ";
   for (const auto& [name, sum] : m.checksums)
     if (!file->find(name))
-      throw ManifestError("/checksums/tensors/" + pointer_token(name),
-                          where + "tensor '" + name + "' listed in the manifest's checksums is missing from the file");
+      throw ManifestError(
+          "/checksums/tensors/" + pointer_token(name),
+          where + "tensor '" + name + "' listed in the manifest's checksums is missing from the file");
   for (const auto& [name, entry] : file->index().tensors) {
     const auto recorded = m.checksums.find(name);
     if (recorded == m.checksums.end())
-      throw ManifestError("/checksums/tensors", where + "tensor '" + name + "' has no checksum in the manifest");
+      throw ManifestError("/checksums/tensors",
+                          where + "tensor '" + name + "' has no checksum in the manifest");
     Checksum sum;
     file->read_chunks(entry, [&](std::span<const uint8_t> bytes) { sum.update(bytes); });
     if (sum.hex() != recorded->second)
       throw ManifestError("/checksums/tensors/" + pointer_token(name),
-                          where + "tensor '" + name + "' does not match its checksum (" + kChecksumAlgorithm + " " +
-                              sum.hex() + ", the manifest records " + recorded->second +
+                          where + "tensor '" + name + "' does not match its checksum (" + kChecksumAlgorithm +
+                              " " + sum.hex() + ", the manifest records " + recorded->second +
                               "): the golden data is corrupt; write it again with `kvbench golden`");
   }
 }

@@ -85,8 +85,10 @@ StoredTensor expected_f64(const Expected& e) {
     const auto t = narrowest_float(exact.size(), read, has_nan);
     if (t) return stored_doubles(t, exact.size(), read, value.shape());
     // F64: the doubles' own bytes (little-endian IEEE), borrowed rather than copied.
-    return StoredTensor{.dtype = "F64", .shape = value.shape(),
-                        .borrowed = {reinterpret_cast<const uint8_t*>(exact.data()), exact.size() * sizeof(double)}};
+    return StoredTensor{
+        .dtype = "F64",
+        .shape = value.shape(),
+        .borrowed = {reinterpret_cast<const uint8_t*>(exact.data()), exact.size() * sizeof(double)}};
   }
   // The exact values are the values: widened from value(), or its own bytes when its
   // dtype is the narrowest (no NaN, whose bits a round trip need not keep).
@@ -101,7 +103,8 @@ StoredTensor expected_f64(const Expected& e) {
 StoredTensor touched_bits(const Expected& e) {
   const size_t n = e.value().numel();
   StoredTensor s{"U8", {static_cast<int64_t>((n + 7) / 8)}, std::vector<uint8_t>((n + 7) / 8, 0)};
-  for (const WrittenElement& w : e.written()) s.bytes[w.index / 8] |= static_cast<uint8_t>(1u << (w.index % 8));
+  for (const WrittenElement& w : e.written())
+    s.bytes[w.index / 8] |= static_cast<uint8_t>(1u << (w.index % 8));
   return s;
 }
 
@@ -119,7 +122,8 @@ std::map<std::string, StoredTensor> expected_tensors(const Expected& e, nlohmann
       for (size_t k = 0; k < count; ++k) values[k] = alternates[begin + k].value;
     };
     bool has_nan = false;
-    st["alternate." + e.tensor] = stored_doubles(narrowest_float(alternates.size(), read, has_nan), alternates.size(), read, {n});
+    st["alternate." + e.tensor] =
+        stored_doubles(narrowest_float(alternates.size(), read, has_nan), alternates.size(), read, {n});
     StoredTensor index{"I64", {n}, std::vector<uint8_t>(alternates.size() * 8)};
     for (size_t k = 0; k < alternates.size(); ++k) {
       const auto i = static_cast<int64_t>(alternates[k].index);
@@ -136,21 +140,23 @@ std::map<std::string, StoredTensor> expected_tensors(const Expected& e, nlohmann
   return st;
 }
 
-std::vector<uint8_t> read_checked(const SafetensorsReader& file, const std::string& key, const std::string& dtype,
-                                  const Shape& shape, const std::string& note) {
+std::vector<uint8_t> read_checked(const SafetensorsReader& file, const std::string& key,
+                                  const std::string& dtype, const Shape& shape, const std::string& note) {
   const TensorEntry* e = file.find(key);
   if (!e) throw std::runtime_error(file.path() + " has no tensor '" + key + "'");
   if (e->dtype != dtype)
-    throw std::runtime_error(file.path() + ": tensor '" + key + "' has dtype " + e->dtype + ", expected " + dtype + note);
+    throw std::runtime_error(file.path() + ": tensor '" + key + "' has dtype " + e->dtype + ", expected " +
+                             dtype + note);
   if (e->shape != shape)
-    throw std::runtime_error(file.path() + ": tensor '" + key + "' has shape " + shape_string(e->shape) + ", expected " +
-                             shape_string(shape));
+    throw std::runtime_error(file.path() + ": tensor '" + key + "' has shape " + shape_string(e->shape) +
+                             ", expected " + shape_string(shape));
   return file.read(*e);
 }
 
 Tensor load_tensor(const SafetensorsReader& file, const std::string& key, const ManifestOutput& o) {
   const std::string note = dtype_bits(o.dtype) == 4 ? " (" + packing_name(o.dtype) + ")" : "";
-  std::vector<uint8_t> bytes = read_checked(file, key, safetensors_dtype(o.dtype), stored_shape(o.dtype, o.shape), note);
+  std::vector<uint8_t> bytes =
+      read_checked(file, key, safetensors_dtype(o.dtype), stored_shape(o.dtype, o.shape), note);
   Tensor t(o.name, o.dtype, o.shape, o.role);
   if (bytes.size() != t.bytes().size())  // cannot happen once dtype and shape match; kept as a guard
     throw std::runtime_error(file.path() + ": tensor '" + key + "' holds " + std::to_string(bytes.size()) +
@@ -162,7 +168,8 @@ Tensor load_tensor(const SafetensorsReader& file, const std::string& key, const 
 namespace {
 
 // Doubles stored as F64 (format 1), or in format 2 as F64, F32, F16 or BF16 (widened).
-std::vector<double> load_f64(const SafetensorsReader& file, const std::string& key, const Shape& shape, int format) {
+std::vector<double> load_f64(const SafetensorsReader& file, const std::string& key, const Shape& shape,
+                             int format) {
   const TensorEntry* e = file.find(key);
   for (DType narrow : {DType::f16, DType::bf16, DType::f32})
     if (format >= 2 && e && e->dtype == safetensors_dtype(narrow)) {
@@ -179,13 +186,16 @@ std::vector<double> load_f64(const SafetensorsReader& file, const std::string& k
 
 // The flat indices where the operator writes: one byte (0 or 1) per element (format 1), or
 // one bit per element, little-endian within each byte (format 2).
-std::vector<uint64_t> load_touched(const SafetensorsReader& file, const std::string& key, const Shape& shape, int format) {
+std::vector<uint64_t> load_touched(const SafetensorsReader& file, const std::string& key, const Shape& shape,
+                                   int format) {
   const size_t n = shape_numel(shape);
   std::vector<uint64_t> touched;
   if (format >= 2) {
-    const std::vector<uint8_t> bits = read_checked(file, key, "U8", {static_cast<int64_t>((n + 7) / 8)}, " (one bit per element)");
+    const std::vector<uint8_t> bits =
+        read_checked(file, key, "U8", {static_cast<int64_t>((n + 7) / 8)}, " (one bit per element)");
     if (n % 8 && bits.back() >> (n % 8))
-      throw std::runtime_error(file.path() + ": tensor '" + key + "' has bits set past its " + std::to_string(n) + " elements");
+      throw std::runtime_error(file.path() + ": tensor '" + key + "' has bits set past its " +
+                               std::to_string(n) + " elements");
     for (size_t byte = 0; byte < bits.size(); ++byte)
       for (unsigned b = 0; bits[byte] >> b; ++b)
         if ((bits[byte] >> b) & 1u) touched.push_back(byte * 8 + b);
@@ -202,10 +212,12 @@ std::vector<uint64_t> load_touched(const SafetensorsReader& file, const std::str
 }
 
 // Format 2's sparse alternates: values at ascending, distinct flat indices inside the tensor.
-std::vector<Alternate> load_sparse_alternates(const SafetensorsReader& file, const ManifestOutput& o, size_t n) {
+std::vector<Alternate> load_sparse_alternates(const SafetensorsReader& file, const ManifestOutput& o,
+                                              size_t n) {
   const TensorEntry* e = file.find(o.alternate_index);
   if (!e) throw std::runtime_error(file.path() + " has no tensor '" + o.alternate_index + "'");
-  if (e->shape.size() != 1) throw std::runtime_error(file.path() + ": tensor '" + o.alternate_index + "' must be one-dimensional");
+  if (e->shape.size() != 1)
+    throw std::runtime_error(file.path() + ": tensor '" + o.alternate_index + "' must be one-dimensional");
   const std::vector<double> values = load_f64(file, o.alternate, e->shape, 2);
   const std::vector<uint8_t> raw = read_checked(file, o.alternate_index, "I64", e->shape);
   std::vector<Alternate> alternates;
@@ -214,8 +226,9 @@ std::vector<Alternate> load_sparse_alternates(const SafetensorsReader& file, con
     int64_t i;
     std::memcpy(&i, raw.data() + 8 * k, 8);
     if (i <= previous || i >= static_cast<int64_t>(n))
-      throw std::runtime_error(file.path() + ": tensor '" + o.alternate_index + "' holds " + std::to_string(i) + " at " +
-                               std::to_string(k) + ": indices must ascend within [0, " + std::to_string(n) + ")");
+      throw std::runtime_error(file.path() + ": tensor '" + o.alternate_index + "' holds " +
+                               std::to_string(i) + " at " + std::to_string(k) +
+                               ": indices must ascend within [0, " + std::to_string(n) + ")");
     if (!std::isnan(values[k])) alternates.push_back({static_cast<uint64_t>(i), values[k]});
     previous = i;
   }
@@ -231,7 +244,8 @@ Expected load_expected(const SafetensorsReader& golden, const ManifestOutput& ou
     const std::vector<uint64_t> touched = load_touched(golden, out.touched, out.shape, format);
     std::vector<WrittenElement> written(touched.size());
     if (format >= 2) {  // expected_f64 at the touched elements only
-      const std::vector<double> exact = load_f64(golden, out.expected_f64, {static_cast<int64_t>(touched.size())}, 2);
+      const std::vector<double> exact =
+          load_f64(golden, out.expected_f64, {static_cast<int64_t>(touched.size())}, 2);
       for (size_t k = 0; k < touched.size(); ++k) written[k] = {touched[k], exact[k]};
     } else {
       const std::vector<double> exact = load_f64(golden, out.expected_f64, out.shape, format);

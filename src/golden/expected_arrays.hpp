@@ -25,8 +25,8 @@ Expected load_expected(const SafetensorsReader& golden, const ManifestOutput& o,
 // The bytes of `key` in `file` once its header entry has the dtype and shape required:
 // nothing is read (or allocated) for an entry of the wrong size. `note` follows the dtype
 // in the message.
-std::vector<uint8_t> read_checked(const SafetensorsReader& file, const std::string& key, const std::string& dtype,
-                                  const Shape& shape, const std::string& note = "");
+std::vector<uint8_t> read_checked(const SafetensorsReader& file, const std::string& key,
+                                  const std::string& dtype, const Shape& shape, const std::string& note = "");
 
 // Tensor `key` of `file` as output `o` (its dtype, logical shape and role).
 Tensor load_tensor(const SafetensorsReader& file, const std::string& key, const ManifestOutput& o);

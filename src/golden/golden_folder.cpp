@@ -50,17 +50,20 @@ GoldenFolder scan_golden(const std::string& golden) {
     } else if (S_ISREG(st.st_mode)) {
       (json ? manifests : data).push_back(p);
     } else if (!S_ISDIR(st.st_mode)) {
-      out.invalid.push_back({p.string(), "", std::string("not a regular file (") + file_kind(st.st_mode) + ")", ""});
+      out.invalid.push_back(
+          {p.string(), "", std::string("not a regular file (") + file_kind(st.st_mode) + ")", ""});
     }
   }
-  if (ec) out.invalid.push_back({golden, "", "cannot list the golden folder completely: " + ec.message(), ""});
+  if (ec)
+    out.invalid.push_back({golden, "", "cannot list the golden folder completely: " + ec.message(), ""});
   std::sort(manifests.begin(), manifests.end());
   for (const auto& f : manifests) add(f, false);
   std::set<std::string> named;
   for (const auto& m : out.found) named.insert(fs::path(m.safetensors).lexically_normal().string());
   std::sort(data.begin(), data.end());
   for (const auto& d : data) {  // (a manifest beside it that is invalid is reported already)
-    const bool sibling = std::binary_search(manifests.begin(), manifests.end(), fs::path(d).replace_extension(".json"));
+    const bool sibling =
+        std::binary_search(manifests.begin(), manifests.end(), fs::path(d).replace_extension(".json"));
     if (!named.count(d.lexically_normal().string()) && !sibling) out.orphan_data.push_back(d.string());
   }
   return out;

@@ -21,7 +21,8 @@ const json& require(const json& obj, const std::string& at, const std::string& k
 
 std::string text(const json& obj, const std::string& at, const std::string& key) {
   const json& v = require(obj, at, key);
-  if (!v.is_string()) throw ManifestError(at + "/" + key, "must be a string, not " + std::string(v.type_name()));
+  if (!v.is_string())
+    throw ManifestError(at + "/" + key, "must be a string, not " + std::string(v.type_name()));
   return v.get<std::string>();
 }
 
@@ -43,7 +44,8 @@ Shape shape_of(const json& obj, const std::string& at) {
   Shape shape;
   uint64_t numel = 1;
   for (const auto& d : v) {
-    if (!d.is_number_integer() || d.get<int64_t>() < 0) throw ManifestError(where, "must be an array of sizes, not " + v.dump());
+    if (!d.is_number_integer() || d.get<int64_t>() < 0)
+      throw ManifestError(where, "must be an array of sizes, not " + v.dump());
     const auto n = d.get<uint64_t>();
     if (n != 0 && numel > kMaxGoldenElements / n)
       throw ManifestError(where, "more than 2^48 elements: " + v.dump());
@@ -83,8 +85,10 @@ GoldenManifest parse_manifest(const json& doc, const std::string& path) {
   if (doc.contains("format")) {
     const json& f = doc["format"];
     if (!f.is_number_integer() || f.get<int64_t>() < 1 || f.get<int64_t>() > kReadableGoldenFormat)
-      throw ManifestError("/format", "golden format " + f.dump() + " is not one this kvbench reads (1 to " +
-                                         std::to_string(kReadableGoldenFormat) + "): write the golden again with this kvbench, or use the kvbench that wrote it");
+      throw ManifestError(
+          "/format", "golden format " + f.dump() + " is not one this kvbench reads (1 to " +
+                         std::to_string(kReadableGoldenFormat) +
+                         "): write the golden again with this kvbench, or use the kvbench that wrote it");
     m.format = static_cast<int>(f.get<int64_t>());
   }
   m.name = text(doc, "", "case");
@@ -103,12 +107,15 @@ GoldenManifest parse_manifest(const json& doc, const std::string& path) {
     const json& sums = require(doc, "", "checksums");
     if (!sums.is_object()) throw ManifestError("/checksums", "must be an object");
     if (text(sums, "/checksums", "algorithm") != kChecksumAlgorithm)
-      throw ManifestError("/checksums/algorithm", "must be \"" + std::string(kChecksumAlgorithm) + "\", not " + sums["algorithm"].dump());
+      throw ManifestError("/checksums/algorithm", "must be \"" + std::string(kChecksumAlgorithm) +
+                                                      "\", not " + sums["algorithm"].dump());
     const json& by_name = require(sums, "/checksums", "tensors");
-    if (!by_name.is_object() || by_name.empty()) throw ManifestError("/checksums/tensors", "must be a non-empty object");
+    if (!by_name.is_object() || by_name.empty())
+      throw ManifestError("/checksums/tensors", "must be a non-empty object");
     for (auto it = by_name.begin(); it != by_name.end(); ++it) {
       if (!it.value().is_string() || !is_checksum_text(it.value().get<std::string>()))
-        throw ManifestError("/checksums/tensors/" + pointer_token(it.key()), "must be 32 lowercase hex digits, not " + it.value().dump());
+        throw ManifestError("/checksums/tensors/" + pointer_token(it.key()),
+                            "must be 32 lowercase hex digits, not " + it.value().dump());
       m.checksums[it.key()] = it.value().get<std::string>();
     }
   }
@@ -128,7 +135,8 @@ GoldenManifest parse_manifest(const json& doc, const std::string& path) {
     o.touched = optional_text(out, at, "touched");
     o.alternate_index = optional_text(out, at, "alternate_index");
     if (m.format >= 2 && o.alternate.empty() != o.alternate_index.empty())
-      throw ManifestError(at, "output '" + o.name + "' must name both alternate and alternate_index, or neither");
+      throw ManifestError(at,
+                          "output '" + o.name + "' must name both alternate and alternate_index, or neither");
     const json& tol = require(out, at, "tolerance");
     if (!tol.is_object()) throw ManifestError(at + "/tolerance", "must be an object");
     o.tolerance.atol = tolerance_value(tol, at + "/tolerance", "atol");
@@ -144,13 +152,16 @@ GoldenManifest parse_manifest(const json& doc, const std::string& path) {
       if (++found > 1) throw ManifestError(tat, "tensor '" + o.name + "' is listed twice");
       const std::string dtype = text(tensors[t], tat, "dtype");
       const auto parsed = parse_dtype(dtype);
-      if (!parsed) throw ManifestError(tat + "/dtype", "unknown dtype '" + dtype + "' of tensor '" + o.name + "'");
+      if (!parsed)
+        throw ManifestError(tat + "/dtype", "unknown dtype '" + dtype + "' of tensor '" + o.name + "'");
       o.dtype = *parsed;
       o.shape = shape_of(tensors[t], tat);
       const std::string role = text(tensors[t], tat, "role");
       if (role != "output" && role != "inplace")
-        throw ManifestError(tat + "/role", "tensor '" + o.name + "' is listed in outputs, so its role must be output or inplace, not '" +
-                                               role + "'");
+        throw ManifestError(
+            tat + "/role", "tensor '" + o.name +
+                               "' is listed in outputs, so its role must be output or inplace, not '" + role +
+                               "'");
       o.role = role == "inplace" ? Role::inplace : Role::output;
     }
     if (found == 0) throw ManifestError(at + "/name", "output '" + o.name + "' has no entry in tensors");

@@ -47,8 +47,8 @@ struct ManifestOutput {
 };
 
 struct GoldenManifest {
-  std::string path;         // the manifest file
-  int format = 1;           // the golden format (1: no "format" field)
+  std::string path;  // the manifest file
+  int format = 1;    // the golden format (1: no "format" field)
   std::string name, op, source;
   std::string safetensors;  // the golden data file, beside the manifest
   std::vector<ManifestOutput> outputs;

@@ -9,14 +9,27 @@ namespace kvbench {
 
 const char* safetensors_dtype(DType t) {
   switch (t) {
-    case DType::f32: return "F32";
-    case DType::f16: return "F16";
-    case DType::bf16: return "BF16";
-    case DType::i8: return "I8";
-    case DType::u8: case DType::s4: case DType::u4: case DType::f4e2m1: case DType::f4e1m2: case DType::f8e8m0: return "U8";
-    case DType::i32: return "I32";
-    case DType::i64: return "I64";
-    case DType::boolean: return "BOOL";
+    case DType::f32:
+      return "F32";
+    case DType::f16:
+      return "F16";
+    case DType::bf16:
+      return "BF16";
+    case DType::i8:
+      return "I8";
+    case DType::u8:
+    case DType::s4:
+    case DType::u4:
+    case DType::f4e2m1:
+    case DType::f4e1m2:
+    case DType::f8e8m0:
+      return "U8";
+    case DType::i32:
+      return "I32";
+    case DType::i64:
+      return "I64";
+    case DType::boolean:
+      return "BOOL";
   }
   return "?";
 }
@@ -33,7 +46,9 @@ std::string packing_name(DType t) {
   if (t == DType::s4) return "s4x2: two per byte, even flat index in the low nibble, two's complement";
   if (t == DType::u4) return "u4x2: two per byte, even flat index in the low nibble";
   if (t == DType::f4e2m1 || t == DType::f4e1m2)
-    return std::string(dtype_name(t)) + "x2: two 4-bit floats per byte (sign, exponent, mantissa; bias 1), even flat index in the low nibble";
+    return std::string(dtype_name(t)) +
+           "x2: two 4-bit floats per byte (sign, exponent, mantissa; bias 1), even flat index in the low "
+           "nibble";
   if (t == DType::f8e8m0) return "f8e8m0: one byte per element, the power of two 2^(byte - 127), 0xFF NaN";
   return "none";
 }
@@ -48,14 +63,17 @@ StoredTensor to_stored(const Tensor& t) {
 }
 
 StoredTensor stored_view(const Tensor& t) {
-  return StoredTensor{.dtype = safetensors_dtype(t.dtype()), .shape = stored_shape(t.dtype(), t.shape()), .borrowed = t.bytes()};
+  return StoredTensor{.dtype = safetensors_dtype(t.dtype()),
+                      .shape = stored_shape(t.dtype(), t.shape()),
+                      .borrowed = t.bytes()};
 }
 
 void write_safetensors(AtomicFile& out, const SafetensorsFile& file) {
   nlohmann::json header = nlohmann::json::object();
   uint64_t offset = 0;
   for (const auto& [name, t] : file.tensors) {  // std::map: name order
-    header[name] = {{"dtype", t.dtype}, {"shape", t.shape}, {"data_offsets", {offset, offset + t.data().size()}}};
+    header[name] = {
+        {"dtype", t.dtype}, {"shape", t.shape}, {"data_offsets", {offset, offset + t.data().size()}}};
     offset += t.data().size();
   }
   if (!file.metadata.empty()) header["__metadata__"] = file.metadata;
@@ -100,7 +118,8 @@ uint64_t unsigned_value(const json& v, bool& ok) {
   return ok ? v.get<uint64_t>() : 0;
 }
 
-TensorEntry parse_entry(const std::string& name, const json& v, uint64_t data_bytes, const std::string& where) {
+TensorEntry parse_entry(const std::string& name, const json& v, uint64_t data_bytes,
+                        const std::string& where) {
   const std::string at = where + ": tensor '" + name + "': ";
   if (!v.is_object()) throw FileError(at + "header entry is not an object");
   TensorEntry e;
@@ -116,7 +135,8 @@ TensorEntry parse_entry(const std::string& name, const json& v, uint64_t data_by
   for (const auto& d : *shape) {
     bool ok = false;
     const uint64_t n = unsigned_value(d, ok);
-    if (!ok || n > static_cast<uint64_t>(INT64_MAX)) throw FileError(at + "shape " + shape->dump() + " is not a list of sizes");
+    if (!ok || n > static_cast<uint64_t>(INT64_MAX))
+      throw FileError(at + "shape " + shape->dump() + " is not a list of sizes");
     overflow = overflow || __builtin_mul_overflow(bytes, n, &bytes);
     e.shape.push_back(static_cast<int64_t>(n));
   }
@@ -130,27 +150,31 @@ TensorEntry parse_entry(const std::string& name, const json& v, uint64_t data_by
   }
   if (!ok) throw FileError(at + "data_offsets must be two byte offsets [begin, end]");
   if (e.begin > e.end)
-    throw FileError(at + "data_offsets [" + std::to_string(e.begin) + ", " + std::to_string(e.end) + "] are reversed");
+    throw FileError(at + "data_offsets [" + std::to_string(e.begin) + ", " + std::to_string(e.end) +
+                    "] are reversed");
   if (e.end > data_bytes)
     throw FileError(at + "data_offsets [" + std::to_string(e.begin) + ", " + std::to_string(e.end) +
-                    "] lie outside the data section (" + std::to_string(data_bytes) + " bytes): truncated or corrupt file");
+                    "] lie outside the data section (" + std::to_string(data_bytes) +
+                    " bytes): truncated or corrupt file");
   if (overflow || bytes != e.end - e.begin)
-    throw FileError(at + "holds " + std::to_string(e.end - e.begin) + " bytes, but " + e.dtype + " of shape " +
-                    shape_string(e.shape) + " needs " + (overflow ? "more than 2^64" : std::to_string(bytes)));
+    throw FileError(at + "holds " + std::to_string(e.end - e.begin) + " bytes, but " + e.dtype +
+                    " of shape " + shape_string(e.shape) + " needs " +
+                    (overflow ? "more than 2^64" : std::to_string(bytes)));
   return e;
 }
 
 }  // namespace
 
 SafetensorsIndex index_safetensors(uint64_t file_size, const ReadAt& read, const std::string& where) {
-  if (file_size < 8) throw FileError(where + ": not a safetensors file (" + std::to_string(file_size) + " bytes)");
+  if (file_size < 8)
+    throw FileError(where + ": not a safetensors file (" + std::to_string(file_size) + " bytes)");
   uint8_t len[8];
   read(0, len);
   uint64_t n = 0;
   for (int i = 0; i < 8; ++i) n |= static_cast<uint64_t>(len[i]) << (8 * i);
   if (n > kMaxSafetensorsHeader)
-    throw FileError(where + ": not a safetensors file (header length " + std::to_string(n) + " exceeds the limit of " +
-                    std::to_string(kMaxSafetensorsHeader) + " bytes)");
+    throw FileError(where + ": not a safetensors file (header length " + std::to_string(n) +
+                    " exceeds the limit of " + std::to_string(kMaxSafetensorsHeader) + " bytes)");
   if (n > file_size - 8)
     throw FileError(where + ": truncated: the header needs " + std::to_string(n) + " bytes, the file has " +
                     std::to_string(file_size - 8) + " after the length");
@@ -164,7 +188,8 @@ SafetensorsIndex index_safetensors(uint64_t file_size, const ReadAt& read, const
     if (it.key() == "__metadata__") {
       if (!it->is_object()) throw FileError(where + ": __metadata__ is not an object");
       for (auto m = it->begin(); m != it->end(); ++m) {
-        if (!m->is_string()) throw FileError(where + ": __metadata__ value '" + m.key() + "' is not a string");
+        if (!m->is_string())
+          throw FileError(where + ": __metadata__ value '" + m.key() + "' is not a string");
         index.metadata[m.key()] = m->get<std::string>();
       }
       continue;
@@ -175,7 +200,8 @@ SafetensorsIndex index_safetensors(uint64_t file_size, const ReadAt& read, const
   std::vector<std::pair<const std::string*, const TensorEntry*>> by_offset;
   for (const auto& [name, e] : index.tensors)
     if (e.end > e.begin) by_offset.emplace_back(&name, &e);
-  std::sort(by_offset.begin(), by_offset.end(), [](const auto& a, const auto& b) { return a.second->begin < b.second->begin; });
+  std::sort(by_offset.begin(), by_offset.end(),
+            [](const auto& a, const auto& b) { return a.second->begin < b.second->begin; });
   for (size_t i = 1; i < by_offset.size(); ++i)
     if (by_offset[i].second->begin < by_offset[i - 1].second->end)
       throw FileError(where + ": tensors '" + *by_offset[i - 1].first + "' and '" + *by_offset[i].first +
@@ -183,7 +209,8 @@ SafetensorsIndex index_safetensors(uint64_t file_size, const ReadAt& read, const
   return index;
 }
 
-std::vector<uint8_t> read_tensor_bytes(const SafetensorsIndex& index, const TensorEntry& entry, const ReadAt& read) {
+std::vector<uint8_t> read_tensor_bytes(const SafetensorsIndex& index, const TensorEntry& entry,
+                                       const ReadAt& read) {
   std::vector<uint8_t> bytes(entry.end - entry.begin);
   read(index.data_start + entry.begin, bytes);
   return bytes;
@@ -192,17 +219,20 @@ std::vector<uint8_t> read_tensor_bytes(const SafetensorsIndex& index, const Tens
 SafetensorsFile parse_safetensors(std::span<const uint8_t> bytes, const std::string& where) {
   const ReadAt read = [&](uint64_t offset, std::span<uint8_t> out) {
     if (offset > bytes.size() || out.size() > bytes.size() - offset) throw FileError(where + ": truncated");
-    if (!out.empty()) std::memcpy(out.data(), bytes.data() + offset, out.size());  // an empty span's data() may be null
+    if (!out.empty())
+      std::memcpy(out.data(), bytes.data() + offset, out.size());  // an empty span's data() may be null
   };
   const SafetensorsIndex index = index_safetensors(bytes.size(), read, where);
   SafetensorsFile f;
   f.metadata = index.metadata;
-  for (const auto& [name, e] : index.tensors) f.tensors[name] = {e.dtype, e.shape, read_tensor_bytes(index, e, read)};
+  for (const auto& [name, e] : index.tensors)
+    f.tensors[name] = {e.dtype, e.shape, read_tensor_bytes(index, e, read)};
   return f;
 }
 
 SafetensorsReader::SafetensorsReader(const std::string& path) : file_(path) {
-  index_ = index_safetensors(file_.size(), [this](uint64_t o, std::span<uint8_t> b) { file_.read_at(o, b); }, path);
+  index_ = index_safetensors(
+      file_.size(), [this](uint64_t o, std::span<uint8_t> b) { file_.read_at(o, b); }, path);
 }
 
 const TensorEntry* SafetensorsReader::find(const std::string& name) const {
@@ -214,7 +244,8 @@ std::vector<uint8_t> SafetensorsReader::read(const TensorEntry& entry) const {
   return read_tensor_bytes(index_, entry, [this](uint64_t o, std::span<uint8_t> b) { file_.read_at(o, b); });
 }
 
-void SafetensorsReader::read_chunks(const TensorEntry& entry, const std::function<void(std::span<const uint8_t>)>& take) const {
+void SafetensorsReader::read_chunks(const TensorEntry& entry,
+                                    const std::function<void(std::span<const uint8_t>)>& take) const {
   file_.scan(index_.data_start + entry.begin, entry.end - entry.begin, take);
 }
 

@@ -33,7 +33,9 @@ struct StoredTensor {
   // For writing only: when set, the data is these bytes (owned by a Tensor that outlives
   // the write), not `bytes`, so a golden's large inputs are written without a copy.
   std::span<const uint8_t> borrowed;
-  std::span<const uint8_t> data() const { return borrowed.data() ? borrowed : std::span<const uint8_t>(bytes); }
+  std::span<const uint8_t> data() const {
+    return borrowed.data() ? borrowed : std::span<const uint8_t>(bytes);
+  }
 };
 
 struct SafetensorsFile {
@@ -62,7 +64,8 @@ using ReadAt = std::function<void(uint64_t offset, std::span<uint8_t> bytes)>;
 // Every error is a FileError starting with `where` (and naming the tensor at fault).
 SafetensorsIndex index_safetensors(uint64_t file_size, const ReadAt& read, const std::string& where);
 // The bytes of one indexed tensor.
-std::vector<uint8_t> read_tensor_bytes(const SafetensorsIndex& index, const TensorEntry& entry, const ReadAt& read);
+std::vector<uint8_t> read_tensor_bytes(const SafetensorsIndex& index, const TensorEntry& entry,
+                                       const ReadAt& read);
 
 // A whole safetensors file held in memory; `where` names it in messages.
 SafetensorsFile parse_safetensors(std::span<const uint8_t> bytes, const std::string& where);

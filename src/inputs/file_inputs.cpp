@@ -45,19 +45,24 @@ Opened open_source(const FileSource& s) {
     o.file = std::make_unique<RegularFile>(s.path);
     o.entry = read_tensor_entry(*o.file, s.tensor);
   } catch (const TensorFileError& e) {
-    throw CaseError(s.pointer + (e.fault() == FileFault::tensor ? "/tensor" : "/file"), s.written + ": " + e.what());
+    throw CaseError(s.pointer + (e.fault() == FileFault::tensor ? "/tensor" : "/file"),
+                    s.written + ": " + e.what());
   } catch (const FileError& e) {
-    throw CaseError(s.pointer + "/file", "cannot read " + s.written + ": " + (e.reason().empty() ? e.what() : e.reason()));
+    throw CaseError(s.pointer + "/file",
+                    "cannot read " + s.written + ": " + (e.reason().empty() ? e.what() : e.reason()));
   }
   return o;
 }
 
-std::string type_and_shape(const std::string& type, const Shape& shape) { return type + " " + shape_string(shape); }
+std::string type_and_shape(const std::string& type, const Shape& shape) {
+  return type + " " + shape_string(shape);
+}
 
 // Process-wide: a sweep around one file (or a suite of cases sharing a dump) reads it once.
 std::mutex cache_lock;
 std::map<std::tuple<std::string, uint64_t, int64_t>, std::string> digests;
-std::map<std::tuple<std::string, uint64_t, int64_t, uint64_t, uint64_t, int>, std::pair<uint64_t, uint64_t>> counts;
+std::map<std::tuple<std::string, uint64_t, int64_t, uint64_t, uint64_t, int>, std::pair<uint64_t, uint64_t>>
+    counts;
 
 std::string file_digest(const RegularFile& file) {
   const auto key = std::make_tuple(file.path(), file.size(), file.modified_ns());
@@ -74,9 +79,11 @@ std::string file_digest(const RegularFile& file) {
 
 // NaN and Inf of a float tensor; for bool, a byte other than 0 and 1 is an error. FP4 has
 // neither NaN nor Inf (and no whole byte per element); E8M0's one NaN is 0xFF.
-std::pair<uint64_t, uint64_t> scan_values(const FileSource& s, const RegularFile& file, const TensorFileEntry& e, DType dtype) {
+std::pair<uint64_t, uint64_t> scan_values(const FileSource& s, const RegularFile& file,
+                                          const TensorFileEntry& e, DType dtype) {
   if ((!dtype_is_float(dtype) && dtype != DType::boolean) || dtype_bits(dtype) < 8) return {0, 0};
-  const auto key = std::make_tuple(file.path(), file.size(), file.modified_ns(), e.offset, e.bytes, static_cast<int>(dtype));
+  const auto key = std::make_tuple(file.path(), file.size(), file.modified_ns(), e.offset, e.bytes,
+                                   static_cast<int>(dtype));
   {
     std::lock_guard lock(cache_lock);
     if (auto it = counts.find(key); it != counts.end()) return it->second;
@@ -85,8 +92,14 @@ std::pair<uint64_t, uint64_t> scan_values(const FileSource& s, const RegularFile
   uint8_t bad_value = 0;
   const size_t width = dtype_bits(dtype) / 8;
   // Exponent all ones: Inf with a zero mantissa, else NaN.
-  const uint32_t exp_mask = dtype == DType::f16 ? 0x7c00u : dtype == DType::bf16 ? 0x7f80u : dtype == DType::f8e8m0 ? 0xffu : 0x7f800000u;
-  const uint32_t man_mask = dtype == DType::f16 ? 0x03ffu : dtype == DType::bf16 ? 0x007fu : dtype == DType::f8e8m0 ? 0xffu : 0x007fffffu;
+  const uint32_t exp_mask = dtype == DType::f16      ? 0x7c00u
+                            : dtype == DType::bf16   ? 0x7f80u
+                            : dtype == DType::f8e8m0 ? 0xffu
+                                                     : 0x7f800000u;
+  const uint32_t man_mask = dtype == DType::f16      ? 0x03ffu
+                            : dtype == DType::bf16   ? 0x007fu
+                            : dtype == DType::f8e8m0 ? 0xffu
+                                                     : 0x007fffffu;
   std::vector<uint8_t> carry;  // an element split between two windows
   file.scan(e.offset, e.bytes, [&](std::span<const uint8_t> b) {
     size_t at = 0;
@@ -108,16 +121,19 @@ std::pair<uint64_t, uint64_t> scan_values(const FileSource& s, const RegularFile
     carry.insert(carry.end(), b.begin() + static_cast<std::ptrdiff_t>(at), b.end());
   });
   if (bad_bool != UINT64_MAX)
-    throw CaseError(s.pointer, s.written + ": element " + std::to_string(bad_bool) + " of the bool tensor holds " +
-                                   std::to_string(bad_value) + ": a bool is 0 or 1");
+    throw CaseError(s.pointer, s.written + ": element " + std::to_string(bad_bool) +
+                                   " of the bool tensor holds " + std::to_string(bad_value) +
+                                   ": a bool is 0 or 1");
   std::lock_guard lock(cache_lock);
   return counts[key] = {nan, inf};
 }
 
 int64_t read_integer(const uint8_t* p, DType dtype) {
   switch (dtype) {
-    case DType::i8: return static_cast<int8_t>(*p);
-    case DType::u8: return *p;
+    case DType::i8:
+      return static_cast<int8_t>(*p);
+    case DType::u8:
+      return *p;
     case DType::i32: {
       int32_t v;
       std::memcpy(&v, p, 4);
@@ -144,30 +160,37 @@ FileSource parse_file_source(const CaseDef& def, const std::string& key, const n
   const fs::path written(s.written);
   std::error_code ec;
   const fs::path root = fs::weakly_canonical(fs::absolute(folder.empty() ? fs::path(".") : folder, ec), ec);
-  const fs::path target = fs::weakly_canonical(fs::absolute(written.is_absolute() ? written : folder / written, ec), ec);
+  const fs::path target =
+      fs::weakly_canonical(fs::absolute(written.is_absolute() ? written : folder / written, ec), ec);
   if (ec) throw CaseError(s.pointer + "/file", "cannot resolve " + s.written + ": " + ec.message());
   if (!allow_outside_paths() && !within(root, target))
-    throw CaseError(s.pointer + "/file", "'" + s.written + "' is " + target.string() + ", outside the case file's folder " +
-                                             root.string() + ": a case file reads files in its own folder tree only "
+    throw CaseError(s.pointer + "/file", "'" + s.written + "' is " + target.string() +
+                                             ", outside the case file's folder " + root.string() +
+                                             ": a case file reads files in its own folder tree only "
                                              "(--allow-outside-paths lifts this; specs/case-format.md)");
   s.path = target.string();
   return s;
 }
 
 std::vector<int64_t> read_index_values(const FileSource& s, uint64_t max_count) {
-  if (s.dtype) throw CaseError(s.pointer + "/dtype", "an index parameter's file is read as the integers it holds: no \"dtype\"");
+  if (s.dtype)
+    throw CaseError(s.pointer + "/dtype",
+                    "an index parameter's file is read as the integers it holds: no \"dtype\"");
   Opened o = open_source(s);
   const TensorFileEntry& e = o.entry;
-  const bool integer = e.dtype && (*e.dtype == DType::i8 || *e.dtype == DType::u8 || *e.dtype == DType::i32 || *e.dtype == DType::i64);
+  const bool integer = e.dtype && (*e.dtype == DType::i8 || *e.dtype == DType::u8 || *e.dtype == DType::i32 ||
+                                   *e.dtype == DType::i64);
   if (!integer)
     throw CaseError(s.pointer, s.written + " holds " + entry_type_name(e) + ": the values of " + s.key +
                                    " are integers (i8, u8, i32 or i64)");
   if (e.shape.size() > 1)
-    throw CaseError(s.pointer, s.written + " is " + shape_string(e.shape) + ": the values of " + s.key + " are one-dimensional");
+    throw CaseError(s.pointer, s.written + " is " + shape_string(e.shape) + ": the values of " + s.key +
+                                   " are one-dimensional");
   const uint64_t n = shape_numel(e.shape);
   if (n > max_count)
-    throw CaseError(s.pointer, s.written + " holds " + std::to_string(n) + " values of " + s.key + "; at most " +
-                                   std::to_string(max_count) + " fit the memory budget (--memory-budget)");
+    throw CaseError(s.pointer, s.written + " holds " + std::to_string(n) + " values of " + s.key +
+                                   "; at most " + std::to_string(max_count) +
+                                   " fit the memory budget (--memory-budget)");
   std::vector<uint8_t> bytes(e.bytes);
   try {
     o.file->read_at(e.offset, bytes);
@@ -182,17 +205,24 @@ std::vector<int64_t> read_index_values(const FileSource& s, uint64_t max_count) 
 
 FileInput check_file_input(const FileSource& s, const std::optional<TensorExpectation>& expected) {
   Opened o = open_source(s);
-  FileInput f{.source = s, .tensor = expected, .entry = o.entry, .file_size = o.file->size(), .modified_ns = o.file->modified_ns()};
+  FileInput f{.source = s,
+              .tensor = expected,
+              .entry = o.entry,
+              .file_size = o.file->size(),
+              .modified_ns = o.file->modified_ns()};
   const TensorFileEntry& e = f.entry;
   if (expected) {
     const bool packed = s.dtype && dtype_bits(*s.dtype) == 4;
     if (s.dtype && !(packed ? e.bits == 8 : dtype_bits(*s.dtype) == e.bits))
-      throw CaseError(s.pointer + "/dtype", std::string("\"dtype\": \"") + std::string(dtype_name(*s.dtype)) + "\" reads " +
-                                                (packed ? "bytes of two packed elements" : std::to_string(dtype_bits(*s.dtype)) + "-bit elements") +
-                                                "; the file's are " + e.stored + " (" + std::to_string(e.bits) + "-bit)");
+      throw CaseError(s.pointer + "/dtype",
+                      std::string("\"dtype\": \"") + std::string(dtype_name(*s.dtype)) + "\" reads " +
+                          (packed ? "bytes of two packed elements"
+                                  : std::to_string(dtype_bits(*s.dtype)) + "-bit elements") +
+                          "; the file's are " + e.stored + " (" + std::to_string(e.bits) + "-bit)");
     if (!s.dtype && !e.dtype)
-      throw CaseError(s.pointer, s.written + " holds " + entry_type_name(e) +
-                                     ": say which dtype they are with \"dtype\" (bf16 or f16 for numpy's uint16 form)");
+      throw CaseError(s.pointer,
+                      s.written + " holds " + entry_type_name(e) +
+                          ": say which dtype they are with \"dtype\" (bf16 or f16 for numpy's uint16 form)");
     // FLOAT8_E8M0 has no numpy or safetensors dtype: its bytes come as U8, as the golden
     // files store them, and are read as this case's f8e8m0 without a "dtype".
     const bool e8m0_bytes = !s.dtype && *e.dtype == DType::u8 && expected->dtype == DType::f8e8m0;
@@ -201,7 +231,8 @@ FileInput check_file_input(const FileSource& s, const std::optional<TensorExpect
     const Shape want = packed ? stored_shape(expected->dtype, expected->shape) : expected->shape;
     if (as != expected->dtype || e.shape != want)
       throw CaseError(s.pointer, s.written + (s.tensor.empty() ? "" : ":" + s.tensor) + " is " +
-                                     type_and_shape(std::string(dtype_name(as)), e.shape) + "; this case's " + s.key + " is " +
+                                     type_and_shape(std::string(dtype_name(as)), e.shape) + "; this case's " +
+                                     s.key + " is " +
                                      type_and_shape(std::string(dtype_name(expected->dtype)), want) +
                                      (packed ? " (packed two per byte)" : ""));
     std::tie(f.nan, f.inf) = scan_values(s, *o.file, e, as);
@@ -213,10 +244,11 @@ FileInput check_file_input(const FileSource& s, const std::optional<TensorExpect
 void load_file_input(const FileInput& f, Tensor& t) {
   const RegularFile file(f.source.path);
   if (file.size() != f.file_size || file.modified_ns() != f.modified_ns)
-    throw std::runtime_error(f.source.written + " changed after its case was checked (size or modification time): run again");
+    throw std::runtime_error(f.source.written +
+                             " changed after its case was checked (size or modification time): run again");
   if (t.bytes().size() != f.entry.bytes)
-    throw std::logic_error("file input " + f.source.key + ": " + std::to_string(f.entry.bytes) + " bytes for a tensor of " +
-                           std::to_string(t.bytes().size()));
+    throw std::logic_error("file input " + f.source.key + ": " + std::to_string(f.entry.bytes) +
+                           " bytes for a tensor of " + std::to_string(t.bytes().size()));
   file.read_at(f.entry.offset, t.bytes());
 }
 

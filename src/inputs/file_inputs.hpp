@@ -52,8 +52,8 @@ struct FileInput {
   TensorFileEntry entry;
   uint64_t file_size = 0;
   int64_t modified_ns = 0;
-  std::string sha256;          // of the whole file
-  uint64_t nan = 0, inf = 0;   // in a float tensor
+  std::string sha256;         // of the whole file
+  uint64_t nan = 0, inf = 0;  // in a float tensor
 };
 
 // Opens the source's file, checks its tensor against `expected` (dtype, shape; for s4/u4 the

@@ -41,7 +41,8 @@ class NpyHeaderParser {
       expect(',');
     }
     expect('}');
-    if (!has_descr || !has_order || !has_shape) bad_file("the .npy header lacks descr, fortran_order or shape");
+    if (!has_descr || !has_order || !has_shape)
+      bad_file("the .npy header lacks descr, fortran_order or shape");
   }
 
  private:
@@ -53,12 +54,15 @@ class NpyHeaderParser {
     return at_ < s_.size() && s_[at_] == c;
   }
   void expect(char c) {
-    if (!peek(c)) bad_file(std::string("the .npy header is malformed (expected '") + c + "' at character " + std::to_string(at_) + ")");
+    if (!peek(c))
+      bad_file(std::string("the .npy header is malformed (expected '") + c + "' at character " +
+               std::to_string(at_) + ")");
     ++at_;
   }
   std::string quoted() {
     space();
-    if (at_ >= s_.size() || (s_[at_] != '\'' && s_[at_] != '"')) bad_file("the .npy header is malformed (expected a string)");
+    if (at_ >= s_.size() || (s_[at_] != '\'' && s_[at_] != '"'))
+      bad_file("the .npy header is malformed (expected a string)");
     const char q = s_[at_++];
     const size_t end = s_.find(q, at_);
     if (end == std::string::npos) bad_file("the .npy header is malformed (an unterminated string)");
@@ -71,7 +75,8 @@ class NpyHeaderParser {
     const size_t start = at_;
     while (at_ < s_.size() && std::isalpha(static_cast<unsigned char>(s_[at_]))) ++at_;
     const std::string w = s_.substr(start, at_ - start);
-    if (w != "True" && w != "False") bad_file("the .npy header is malformed (fortran_order is not True or False)");
+    if (w != "True" && w != "False")
+      bad_file("the .npy header is malformed (fortran_order is not True or False)");
     return w;
   }
   Shape tuple() {
@@ -82,9 +87,11 @@ class NpyHeaderParser {
       space();
       size_t start = at_;
       while (at_ < s_.size() && std::isdigit(static_cast<unsigned char>(s_[at_]))) ++at_;
-      if (start == at_ || at_ - start > 15) bad_file("the .npy header is malformed (a shape entry is not a size)");
+      if (start == at_ || at_ - start > 15)
+        bad_file("the .npy header is malformed (a shape entry is not a size)");
       const int64_t n = std::stoll(s_.substr(start, at_ - start));
-      if (n != 0 && numel > (uint64_t{1} << 48) / static_cast<uint64_t>(n)) bad_file("the .npy shape has more than 2^48 elements");
+      if (n != 0 && numel > (uint64_t{1} << 48) / static_cast<uint64_t>(n))
+        bad_file("the .npy shape has more than 2^48 elements");
       numel *= static_cast<uint64_t>(n);
       shape.push_back(n);
       if (!peek(',')) break;
@@ -104,15 +111,18 @@ void npy_type(const std::string& descr, TensorFileEntry& e) {
   const char order = descr[0];
   const std::string kind = descr.substr(1);
   const bool one_byte = kind.size() == 2 && kind[1] == '1';
-  if (order == '>' && !one_byte) bad_file("the .npy is big-endian ('" + descr + "'): write it little-endian (numpy: astype('<" + kind + "'))");
-  if (order != '<' && order != '|' && order != '=' && order != '>') bad_file("the .npy element type '" + descr + "' is not one kvbench reads");
+  if (order == '>' && !one_byte)
+    bad_file("the .npy is big-endian ('" + descr + "'): write it little-endian (numpy: astype('<" + kind +
+             "'))");
+  if (order != '<' && order != '|' && order != '=' && order != '>')
+    bad_file("the .npy element type '" + descr + "' is not one kvbench reads");
   static const struct {
     const char* kind;
     std::optional<DType> dtype;
     int bits;
-  } kTypes[] = {{"f2", DType::f16, 16}, {"f4", DType::f32, 32}, {"i1", DType::i8, 8},  {"u1", DType::u8, 8},
-                {"b1", DType::boolean, 8}, {"i4", DType::i32, 32}, {"i8", DType::i64, 64}, {"u2", std::nullopt, 16},
-                {"i2", std::nullopt, 16}};
+  } kTypes[] = {{"f2", DType::f16, 16}, {"f4", DType::f32, 32},    {"i1", DType::i8, 8},
+                {"u1", DType::u8, 8},   {"b1", DType::boolean, 8}, {"i4", DType::i32, 32},
+                {"i8", DType::i64, 64}, {"u2", std::nullopt, 16},  {"i2", std::nullopt, 16}};
   for (const auto& t : kTypes)
     if (kind == t.kind) {
       e.dtype = t.dtype;
@@ -120,24 +130,30 @@ void npy_type(const std::string& descr, TensorFileEntry& e) {
       e.stored = descr;
       return;
     }
-  if (kind == "f8") bad_file("the .npy holds float64, which no kvbench tensor is: convert it (numpy: astype(np.float32))");
-  bad_file("the .npy element type '" + descr + "' is not one kvbench reads (f2, f4, i1, u1, b1, i4, i8, and u2/i2 with \"dtype\")");
+  if (kind == "f8")
+    bad_file("the .npy holds float64, which no kvbench tensor is: convert it (numpy: astype(np.float32))");
+  bad_file("the .npy element type '" + descr +
+           "' is not one kvbench reads (f2, f4, i1, u1, b1, i4, i8, and u2/i2 with \"dtype\")");
 }
 
 TensorFileEntry npy_entry(const RegularFile& file) {
   uint8_t head[12] = {};
-  if (file.size() < 10) bad_file("the .npy is truncated: " + std::to_string(file.size()) + " bytes, shorter than its preamble");
+  if (file.size() < 10)
+    bad_file("the .npy is truncated: " + std::to_string(file.size()) + " bytes, shorter than its preamble");
   file.read_at(0, std::span<uint8_t>(head, std::min<uint64_t>(12, file.size())));
   const int major = head[6];
-  if (major < 1 || major > 3) bad_file("the .npy format version " + std::to_string(major) + " is not 1, 2 or 3");
+  if (major < 1 || major > 3)
+    bad_file("the .npy format version " + std::to_string(major) + " is not 1, 2 or 3");
   const uint64_t len_bytes = major == 1 ? 2 : 4;
   const uint64_t header_len = major == 1 ? head[8] | (head[9] << 8)
-                                         : uint64_t{head[8]} | uint64_t{head[9]} << 8 | uint64_t{head[10]} << 16 | uint64_t{head[11]} << 24;
-  if (header_len > kMaxNpyHeader) bad_file("the .npy header claims " + std::to_string(header_len) + " bytes (more than 1 MiB)");
+                                         : uint64_t{head[8]} | uint64_t{head[9]} << 8 |
+                                               uint64_t{head[10]} << 16 | uint64_t{head[11]} << 24;
+  if (header_len > kMaxNpyHeader)
+    bad_file("the .npy header claims " + std::to_string(header_len) + " bytes (more than 1 MiB)");
   const uint64_t start = 8 + len_bytes;
   if (file.size() < start + header_len)
-    bad_file("the .npy is truncated: its header needs " + std::to_string(start + header_len) + " bytes, the file has " +
-             std::to_string(file.size()));
+    bad_file("the .npy is truncated: its header needs " + std::to_string(start + header_len) +
+             " bytes, the file has " + std::to_string(file.size()));
   std::string text(header_len, '\0');
   file.read_at(start, std::span<uint8_t>(reinterpret_cast<uint8_t*>(text.data()), text.size()));
   TensorFileEntry e;
@@ -150,24 +166,28 @@ TensorFileEntry npy_entry(const RegularFile& file) {
   e.offset = start + header_len;
   e.bytes = static_cast<uint64_t>(shape_numel(e.shape)) * static_cast<uint64_t>(e.bits) / 8;
   if (file.size() < e.offset + e.bytes)
-    bad_file("the .npy is truncated: " + shape_string(e.shape) + " of " + descr + " needs " + std::to_string(e.bytes) +
-             " bytes of data, the file has " + std::to_string(file.size() - e.offset));
+    bad_file("the .npy is truncated: " + shape_string(e.shape) + " of " + descr + " needs " +
+             std::to_string(e.bytes) + " bytes of data, the file has " +
+             std::to_string(file.size() - e.offset));
   if (file.size() > e.offset + e.bytes)
-    bad_file("the .npy has " + std::to_string(file.size() - e.offset - e.bytes) + " bytes after its data: not one array");
+    bad_file("the .npy has " + std::to_string(file.size() - e.offset - e.bytes) +
+             " bytes after its data: not one array");
   return e;
 }
 
 TensorFileEntry safetensors_entry(const RegularFile& file, const std::string& tensor) {
   SafetensorsIndex index;
   try {
-    index = index_safetensors(file.size(), [&](uint64_t at, std::span<uint8_t> b) { file.read_at(at, b); }, "the safetensors file");
+    index = index_safetensors(
+        file.size(), [&](uint64_t at, std::span<uint8_t> b) { file.read_at(at, b); }, "the safetensors file");
   } catch (const FileError& e) {
     bad_file(e.what());
   }
   std::string name = tensor;
   if (name.empty()) {
     if (index.tensors.size() != 1)
-      throw TensorFileError(FileFault::tensor, "the safetensors file holds " + std::to_string(index.tensors.size()) +
+      throw TensorFileError(FileFault::tensor, "the safetensors file holds " +
+                                                   std::to_string(index.tensors.size()) +
                                                    " tensors: name one with \"tensor\"");
     name = index.tensors.begin()->first;
   }
@@ -192,16 +212,18 @@ TensorFileEntry safetensors_entry(const RegularFile& file, const std::string& te
     const char* name;
     std::optional<DType> dtype;
     int bits;
-  } kTypes[] = {{"F32", DType::f32, 32}, {"F16", DType::f16, 16}, {"BF16", DType::bf16, 16}, {"I8", DType::i8, 8},
-                {"U8", DType::u8, 8},    {"BOOL", DType::boolean, 8}, {"I32", DType::i32, 32}, {"I64", DType::i64, 64},
-                {"U16", std::nullopt, 16}, {"I16", std::nullopt, 16}};
+  } kTypes[] = {{"F32", DType::f32, 32},  {"F16", DType::f16, 16}, {"BF16", DType::bf16, 16},
+                {"I8", DType::i8, 8},     {"U8", DType::u8, 8},    {"BOOL", DType::boolean, 8},
+                {"I32", DType::i32, 32},  {"I64", DType::i64, 64}, {"U16", std::nullopt, 16},
+                {"I16", std::nullopt, 16}};
   for (const auto& k : kTypes)
     if (t.dtype == k.name) {
       e.dtype = k.dtype;
       e.bits = k.bits;
       return e;
     }
-  bad_file("tensor '" + name + "' is " + t.dtype + ", which no kvbench tensor is (F32, F16, BF16, I8, U8, BOOL, I32, I64)");
+  bad_file("tensor '" + name + "' is " + t.dtype +
+           ", which no kvbench tensor is (F32, F16, BF16, I8, U8, BOOL, I32, I64)");
 }
 
 }  // namespace
@@ -210,17 +232,20 @@ TensorFileEntry read_tensor_entry(const RegularFile& file, const std::string& te
   uint8_t magic[6] = {};
   if (file.size() >= 6) file.read_at(0, magic);
   if (std::memcmp(magic, "\x93NUMPY", 6) == 0) {
-    if (!tensor.empty()) throw TensorFileError(FileFault::tensor, "a .npy holds one array: \"tensor\" is for safetensors files");
+    if (!tensor.empty())
+      throw TensorFileError(FileFault::tensor, "a .npy holds one array: \"tensor\" is for safetensors files");
     return npy_entry(file);
   }
   const std::string ext = std::filesystem::path(file.path()).extension().string();
   if (ext == ".npy") bad_file("the file is named .npy but does not start with numpy's magic bytes");
-  if (ext != ".safetensors") bad_file("neither a .npy (by its magic bytes) nor a .safetensors file (by its name)");
+  if (ext != ".safetensors")
+    bad_file("neither a .npy (by its magic bytes) nor a .safetensors file (by its name)");
   return safetensors_entry(file, tensor);
 }
 
 std::string entry_type_name(const TensorFileEntry& e) {
-  return e.dtype ? std::string(dtype_name(*e.dtype)) : e.stored + " (" + std::to_string(e.bits) + "-bit integers)";
+  return e.dtype ? std::string(dtype_name(*e.dtype))
+                 : e.stored + " (" + std::to_string(e.bits) + "-bit integers)";
 }
 
 }  // namespace kvbench

@@ -25,10 +25,10 @@ class TensorFileError : public std::runtime_error {
 };
 
 struct TensorFileEntry {
-  std::string format;             // "npy" or "safetensors"
-  std::string stored;             // the file's own name of the element type: "<f4", "F32", ...
-  std::optional<DType> dtype;     // the kvbench dtype of that type (none: 16-bit integers, which need "dtype")
-  int bits = 0;                   // bits per stored element
+  std::string format;          // "npy" or "safetensors"
+  std::string stored;          // the file's own name of the element type: "<f4", "F32", ...
+  std::optional<DType> dtype;  // the kvbench dtype of that type (none: 16-bit integers, which need "dtype")
+  int bits = 0;                // bits per stored element
   Shape shape;
   uint64_t offset = 0, bytes = 0;  // where the data is in the file
 };

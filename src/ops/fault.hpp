@@ -19,7 +19,8 @@ struct Fault {
 inline std::vector<Fault> with_attention_faults(std::vector<Fault> own) {
   own.insert(own.begin(),
              {{"softmax_no_max_subtraction",
-               "exp(s) in f32 without subtracting the row max: overflows to inf once a score passes 88.72, so the row is NaN",
+               "exp(s) in f32 without subtracting the row max: overflows to inf once a score passes 88.72, "
+               "so the row is NaN",
                "issue 36 (a planted fault passed every MHCA and SDPA case)"},
               {"softmax_sum_f16", "the softmax denominator sum(exp(s - max)) accumulated in f16", ""},
               {"pv_accumulate_f16", "P.V accumulated in f16 (each partial sum rounded to f16)",

@@ -29,7 +29,8 @@ bool TensorSet::has(const std::string& name) const {
 
 double OpCase::traffic_bytes(const TensorSet& io) const {
   double bytes = 0;
-  for (const auto& t : io.tensors) bytes += static_cast<double>(t.bytes().size()) * (t.role() == Role::inplace ? 2 : 1);
+  for (const auto& t : io.tensors)
+    bytes += static_cast<double>(t.bytes().size()) * (t.role() == Role::inplace ? 2 : 1);
   return bytes;
 }
 
@@ -58,7 +59,8 @@ void OpCase::fill_uniform(Tensor& t, std::pair<double, double> range) const {
 }
 
 void OpCase::fill_values(Tensor& t, const std::vector<int64_t>& values) {
-  if (values.size() != t.numel()) throw std::logic_error("fill_values: " + t.name() + " has another element count");
+  if (values.size() != t.numel())
+    throw std::logic_error("fill_values: " + t.name() + " has another element count");
   for (size_t i = 0; i < values.size(); ++i) t.set(i, static_cast<double>(values[i]));
 }
 
@@ -83,8 +85,10 @@ TensorSet OpCase::make_tensors(OutputData outputs) const {
       continue;
     }
     Tensor t(spec.name, spec.dtype, spec.shape, r);
-    if (const FileInput* f = file_input(spec.name)) load_file_input(*f, t);
-    else if (r != Role::output) fill(t);
+    if (const FileInput* f = file_input(spec.name))
+      load_file_input(*f, t);
+    else if (r != Role::output)
+      fill(t);
     ts.tensors.push_back(std::move(t));
   }
   return ts;
@@ -96,15 +100,18 @@ std::vector<Expected> OpCase::golden(const TensorSet& inputs) const {
     const Role r = role(e.tensor);
     if (r == Role::input) throw std::logic_error("the reference returned input " + e.tensor);
     if (e.is_in_place() != (r == Role::inplace))
-      throw std::logic_error("the reference's " + e.tensor + " is " + (e.is_in_place() ? "" : "not ") + "in place");
+      throw std::logic_error("the reference's " + e.tensor + " is " + (e.is_in_place() ? "" : "not ") +
+                             "in place");
     const Tensor& t = inputs.at(e.tensor);
     const Tensor& v = e.value();
-    if (v.dtype() != t.dtype() || v.shape() != t.shape() || (!e.exact().empty() && e.exact().size() != t.numel()))
+    if (v.dtype() != t.dtype() || v.shape() != t.shape() ||
+        (!e.exact().empty() && e.exact().size() != t.numel()))
       throw std::logic_error("the reference's " + e.tensor + " does not have the tensor's dtype and shape");
     e.finish();
     const auto alternates = e.alternates();
     const auto written = e.written();
-    if ((!alternates.empty() && alternates.back().index >= t.numel()) || (!written.empty() && written.back().index >= t.numel()))
+    if ((!alternates.empty() && alternates.back().index >= t.numel()) ||
+        (!written.empty() && written.back().index >= t.numel()))
       throw std::logic_error("the reference's " + e.tensor + " names an element past the tensor's end");
     e.tolerance = args_.tolerance(e.tensor, default_tolerance(e.tensor));
   }
@@ -119,8 +126,9 @@ std::optional<std::string> OpCase::skip_reason(const DeviceInfo& dev) const {
              " elements: kvbench's kernels index elements with 32-bit integers";
     const size_t bytes = (numel * dtype_bits(spec.dtype) + 7) / 8;
     if (bytes > dev.max_storage_buffer_range)
-      return "tensor " + spec.name + " is " + std::to_string(bytes) + " bytes, over the maxStorageBufferRange (" +
-             std::to_string(dev.max_storage_buffer_range) + " bytes) of " + dev.name;
+      return "tensor " + spec.name + " is " + std::to_string(bytes) +
+             " bytes, over the maxStorageBufferRange (" + std::to_string(dev.max_storage_buffer_range) +
+             " bytes) of " + dev.name;
   }
   try {
     check_device(dev);
@@ -165,16 +173,20 @@ std::string bytes_text(long double bytes) {
 long double tensor_host_bytes(size_t n, DType dtype, Role role, long double written) {
   const long double bytes = static_cast<long double>(n) * dtype_bits(dtype) / 8;
   switch (role) {
-    case Role::input: return 2 * bytes;
-    case Role::output: return 3 * bytes + 16.0L * n;
-    case Role::inplace: return 3 * bytes + 32.0L * written + n / 8.0L;
+    case Role::input:
+      return 2 * bytes;
+    case Role::output:
+      return 3 * bytes + 16.0L * n;
+    case Role::inplace:
+      return 3 * bytes + 32.0L * written + n / 8.0L;
   }
   return 0;
 }
 
 long double tensor_host_bytes(const OpCase& c, const TensorSpec& spec, size_t n) {
   const Role r = c.role(spec.name);
-  return tensor_host_bytes(n, spec.dtype, r, r == Role::inplace ? std::min<long double>(c.written_elements(spec), n) : 0);
+  return tensor_host_bytes(n, spec.dtype, r,
+                           r == Role::inplace ? std::min<long double>(c.written_elements(spec), n) : 0);
 }
 
 void check_sizes(const OpCase& c, const CaseDef& def) {
@@ -190,19 +202,22 @@ void check_sizes(const OpCase& c, const CaseDef& def) {
     const long double need = tensor_host_bytes(c, spec, n);
     const long double total = static_cast<long double>(host) + need;
     if (total > static_cast<long double>(memory_budget()))
-      throw CaseError(size_pointer(def), "tensor " + spec.name + " " + shape_string(spec.shape) + " brings the case to " +
-                                             bytes_text(total) +
+      throw CaseError(size_pointer(def), "tensor " + spec.name + " " + shape_string(spec.shape) +
+                                             " brings the case to " + bytes_text(total) +
                                              " bytes of host memory, over the budget of " +
                                              std::to_string(memory_budget()) + " bytes (--memory-budget)");
     host = static_cast<uint64_t>(total);
     const TensorDecl* d = c.args().signature().tensor(spec.name);
     if (d && d->range && dtype_is_float(spec.dtype)) {
       const auto [lo, hi] = c.args().range(spec.name);
-      const double max = spec.dtype == DType::f16 ? 65504.0 : spec.dtype == DType::bf16 ? 0x1.fep127 : 0x1.fffffep127;
+      const double max = spec.dtype == DType::f16    ? 65504.0
+                         : spec.dtype == DType::bf16 ? 0x1.fep127
+                                                     : 0x1.fffffep127;
       if (std::fabs(lo) > max || std::fabs(hi) > max)
         throw CaseError(def.locate("/ranges/" + pointer_token(spec.name)),
-                        "range of " + spec.name + " exceeds the largest finite " + std::string(dtype_name(spec.dtype)) +
-                            " (" + std::to_string(max) + "): its values would not be representable");
+                        "range of " + spec.name + " exceeds the largest finite " +
+                            std::string(dtype_name(spec.dtype)) + " (" + std::to_string(max) +
+                            "): its values would not be representable");
     }
   }
 }
@@ -213,12 +228,15 @@ std::vector<FileInput> check_file_inputs(const OpCase& c) {
   std::vector<FileInput> out;
   const auto specs = c.tensor_specs();
   for (const FileSource& s : c.args().file_sources()) {
-    const auto spec = std::find_if(specs.begin(), specs.end(), [&](const TensorSpec& t) { return t.name == s.key; });
+    const auto spec =
+        std::find_if(specs.begin(), specs.end(), [&](const TensorSpec& t) { return t.name == s.key; });
     std::optional<TensorExpectation> expected;
-    if (spec != specs.end()) expected = TensorExpectation{spec->dtype, spec->shape};
+    if (spec != specs.end())
+      expected = TensorExpectation{spec->dtype, spec->shape};
     else if (!c.args().signature().param(s.key)) {
       const std::string& when = c.args().signature().tensor(s.key)->present;
-      throw CaseError(s.pointer, "this case has no tensor " + s.key + (when.empty() ? "" : " (only when " + when + ")") +
+      throw CaseError(s.pointer, "this case has no tensor " + s.key +
+                                     (when.empty() ? "" : " (only when " + when + ")") +
                                      ": nothing to take from " + s.written);
     }
     out.push_back(check_file_input(s, expected));
@@ -228,7 +246,9 @@ std::vector<FileInput> check_file_inputs(const OpCase& c) {
 
 }  // namespace
 
-uint64_t inplace_host_bytes_each(DType dtype) { return (3 * static_cast<uint64_t>(dtype_bits(dtype)) + 7) / 8; }
+uint64_t inplace_host_bytes_each(DType dtype) {
+  return (3 * static_cast<uint64_t>(dtype_bits(dtype)) + 7) / 8;
+}
 
 uint64_t host_bytes(const OpCase& c) {
   long double total = 0;

@@ -46,7 +46,8 @@ const TensorDecl* declared_exactly(const Signature& sig, const std::string& name
 uint64_t& memory_budget() {
   static uint64_t budget = [] {
     const long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGE_SIZE);
-    return pages > 0 && size > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(size) / 2 : uint64_t{8} << 30;
+    return pages > 0 && size > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(size) / 2
+                                 : uint64_t{8} << 30;
   }();
   return budget;
 }
@@ -92,11 +93,16 @@ constexpr double kIntegerBound = 2147483647.0;
 
 const char* type_name(ParamType t) {
   switch (t) {
-    case ParamType::integer: return "integer";
-    case ParamType::boolean: return "boolean";
-    case ParamType::number: return "number";
-    case ParamType::string: return "string";
-    case ParamType::integers: return "integers";
+    case ParamType::integer:
+      return "integer";
+    case ParamType::boolean:
+      return "boolean";
+    case ParamType::number:
+      return "number";
+    case ParamType::string:
+      return "string";
+    case ParamType::integers:
+      return "integers";
   }
   return "?";
 }
@@ -111,12 +117,14 @@ std::string bound_text(double x) {
   return s.str();
 }
 
-std::string unknown_key_message(const std::string& section, const std::string& key, const std::vector<std::string>& known,
-                                const std::string& what) {
+std::string unknown_key_message(const std::string& section, const std::string& key,
+                                const std::vector<std::string>& known, const std::string& what) {
   std::string m = "unknown key '" + key + "' in " + section;
   const std::string near = closest_name(key, known);
-  if (!near.empty()) m += " (did you mean '" + near + "'?)";
-  else if (known.empty()) m += ": this operator takes no " + what;
+  if (!near.empty())
+    m += " (did you mean '" + near + "'?)";
+  else if (known.empty())
+    m += ": this operator takes no " + what;
   else {
     std::string list;
     for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
@@ -135,13 +143,15 @@ void require_file_tensor(const Signature& sig, const std::string& key, const std
   for (const auto& c : choices) list += (list.empty() ? "" : ", ") + c;
   if (!t) {
     const std::string near = closest_name(key, choices);
-    throw CaseError(ptr, "unknown key '" + key + "' in inputs" + (near.empty() ? "" : " (did you mean '" + near + "'?)") +
+    throw CaseError(ptr, "unknown key '" + key + "' in inputs" +
+                             (near.empty() ? "" : " (did you mean '" + near + "'?)") +
                              "; from files it takes " + (list.empty() ? "nothing" : list));
   }
   if (t->role == Role::output)
     throw CaseError(ptr, key + " is an output: the operator computes it, a file gives inputs");
   if (!sig.takes_file(key))
-    throw CaseError(ptr, sig.id + " derives " + key + " (" + t->dtype_rule + (t->doc.empty() ? "" : "; " + t->doc) +
+    throw CaseError(ptr, sig.id + " derives " + key + " (" + t->dtype_rule +
+                             (t->doc.empty() ? "" : "; " + t->doc) +
                              "): it cannot come from a file; from files it takes " + list);
 }
 
@@ -156,7 +166,8 @@ nlohmann::json Args::values_from_file(const Param& p, const nlohmann::json& valu
   files_.push_back(src);
   if (p.type == ParamType::integers) return values;
   if (values.size() != 1)
-    throw CaseError(src.pointer, src.written + " holds " + std::to_string(values.size()) + " values; " + p.name + " is one integer");
+    throw CaseError(src.pointer, src.written + " holds " + std::to_string(values.size()) + " values; " +
+                                     p.name + " is one integer");
   return values[0];
 }
 
@@ -165,8 +176,10 @@ Args::Args(CaseDef def, const Signature& sig) : def_(std::move(def)), sig_(&sig)
   for (const auto& p : sig.params) {
     const nlohmann::json* obj = section(p.section.c_str());
     if (!obj || !obj->contains(p.name)) {
-      if (!p.fallback.is_null()) values_[p.name] = p.fallback;
-      else if (p.derived.empty()) fail(p.name, p.name + " is required (" + p.doc + ")");
+      if (!p.fallback.is_null())
+        values_[p.name] = p.fallback;
+      else if (p.derived.empty())
+        fail(p.name, p.name + " is required (" + p.doc + ")");
       continue;
     }
     nlohmann::json v = (*obj)[p.name];
@@ -218,12 +231,16 @@ nlohmann::json Args::checked_value(const Param& p, const nlohmann::json& v) cons
       items.push_back(v);
       break;
     case ParamType::boolean:
-      if (v.is_boolean()) stored = v.get<bool>();
-      else if (is_int64(v) && (v.get<int64_t>() == 0 || v.get<int64_t>() == 1)) stored = v.get<int64_t>() == 1;
-      else fail(p.name, p.name + " must be true or false (or 0/1), got " + v.dump());
+      if (v.is_boolean())
+        stored = v.get<bool>();
+      else if (is_int64(v) && (v.get<int64_t>() == 0 || v.get<int64_t>() == 1))
+        stored = v.get<int64_t>() == 1;
+      else
+        fail(p.name, p.name + " must be true or false (or 0/1), got " + v.dump());
       break;
     case ParamType::number:
-      if (!v.is_number() || !std::isfinite(v.get<double>())) fail(p.name, p.name + " must be a finite number, got " + v.dump());
+      if (!v.is_number() || !std::isfinite(v.get<double>()))
+        fail(p.name, p.name + " must be a finite number, got " + v.dump());
       items.push_back(v);
       break;
     case ParamType::string:
@@ -276,12 +293,15 @@ void Args::check_dtypes() const {
   for (auto it = obj->begin(); it != obj->end(); ++it) {
     const std::string ptr = def_.locate("/dtypes/" + pointer_token(it.key()));
     const TensorDecl* t = declared_exactly(*sig_, it.key());
-    if (!t) throw CaseError("/dtypes/" + pointer_token(it.key()), unknown_key_message("dtypes", it.key(), choosable, "dtype choice"));
+    if (!t)
+      throw CaseError("/dtypes/" + pointer_token(it.key()),
+                      unknown_key_message("dtypes", it.key(), choosable, "dtype choice"));
     if (t->choices.empty())
       throw CaseError(ptr, "the dtype of " + t->name + " is not chosen by the case file: " + t->dtype_rule);
     const auto parsed = it.value().is_string() ? parse_dtype(it.value().get<std::string>()) : std::nullopt;
     if (!parsed || std::find(t->choices.begin(), t->choices.end(), *parsed) == t->choices.end())
-      throw CaseError(ptr, "dtype of " + t->name + " must be " + t->dtype_rule + ", got " + it.value().dump());
+      throw CaseError(ptr,
+                      "dtype of " + t->name + " must be " + t->dtype_rule + ", got " + it.value().dump());
   }
 }
 
@@ -295,7 +315,8 @@ void Args::check_ranges() const {
   for (auto it = obj->begin(); it != obj->end(); ++it) {
     const std::string ptr = "/ranges/" + pointer_token(it.key());
     const TensorDecl* t = declared_exactly(*sig_, it.key());
-    if (!t || !t->range) throw CaseError(ptr, unknown_key_message("ranges", it.key(), ranged, "generator ranges"));
+    if (!t || !t->range)
+      throw CaseError(ptr, unknown_key_message("ranges", it.key(), ranged, "generator ranges"));
     const auto& r = it.value();
     const double lo = r[0].get<double>(), hi = r[1].get<double>();
     if (!std::isfinite(lo) || !std::isfinite(hi) || !(lo < hi))
@@ -313,13 +334,15 @@ void Args::check_tolerances() const {
   for (auto it = obj->begin(); it != obj->end(); ++it) {
     const TensorDecl* t = declared_exactly(*sig_, it.key());
     if (!t || t->role == Role::input)
-      throw CaseError("/tolerance/" + pointer_token(it.key()), unknown_key_message("tolerance", it.key(), outputs, "outputs"));
+      throw CaseError("/tolerance/" + pointer_token(it.key()),
+                      unknown_key_message("tolerance", it.key(), outputs, "outputs"));
   }
 }
 
 const nlohmann::json& Args::value(const std::string& key) const {
   if (!sig_->param(key)) throw std::logic_error(sig_->id + ": no parameter named " + key);
-  if (!values_.contains(key)) throw std::logic_error(sig_->id + ": parameter " + key + " read before it was resolved");
+  if (!values_.contains(key))
+    throw std::logic_error(sig_->id + ": parameter " + key + " read before it was resolved");
   return values_[key];
 }
 
@@ -327,7 +350,9 @@ int64_t Args::integer(const std::string& key) const { return value(key).get<int6
 bool Args::boolean(const std::string& key) const { return value(key).get<bool>(); }
 double Args::number(const std::string& key) const { return value(key).get<double>(); }
 std::string Args::string(const std::string& key) const { return value(key).get<std::string>(); }
-std::vector<int64_t> Args::integers(const std::string& key) const { return value(key).get<std::vector<int64_t>>(); }
+std::vector<int64_t> Args::integers(const std::string& key) const {
+  return value(key).get<std::vector<int64_t>>();
+}
 
 bool Args::written(const std::string& key) const {
   const Param* p = sig_->param(key);
@@ -340,14 +365,16 @@ void Args::resolve(const std::string& key, nlohmann::json value) {
   values_[key] = std::move(value);
 }
 
-uint64_t Args::require_memory(const std::string& key, std::initializer_list<int64_t> count, uint64_t bytes_each,
-                              const std::string& what) const {
+uint64_t Args::require_memory(const std::string& key, std::initializer_list<int64_t> count,
+                              uint64_t bytes_each, const std::string& what) const {
   uint64_t n = bytes_each;
   bool overflow = false;
-  for (int64_t c : count) overflow = overflow || c < 0 || __builtin_mul_overflow(n, static_cast<uint64_t>(c), &n);
+  for (int64_t c : count)
+    overflow = overflow || c < 0 || __builtin_mul_overflow(n, static_cast<uint64_t>(c), &n);
   if (overflow || n > memory_budget())
     fail(key, what + " would take " + (overflow ? std::string("more than 2^64") : std::to_string(n)) +
-                  " bytes, over the memory budget of " + std::to_string(memory_budget()) + " bytes (--memory-budget)");
+                  " bytes, over the memory budget of " + std::to_string(memory_budget()) +
+                  " bytes (--memory-budget)");
   return n;
 }
 
@@ -364,8 +391,10 @@ void Args::require_memory(const std::vector<MemoryTerm>& terms, const std::strin
     overflow = overflow || __builtin_add_overflow(total, n, &total);
   }
   if ((overflow || total > memory_budget()) && largest)
-    fail(largest->key, what + " would take " + (overflow ? std::string("more than 2^64") : std::to_string(total)) +
-                           " bytes, over the memory budget of " + std::to_string(memory_budget()) + " bytes (--memory-budget)");
+    fail(largest->key, what + " would take " +
+                           (overflow ? std::string("more than 2^64") : std::to_string(total)) +
+                           " bytes, over the memory budget of " + std::to_string(memory_budget()) +
+                           " bytes (--memory-budget)");
 }
 
 std::string Args::pointer(const std::string& key) const {
@@ -374,7 +403,9 @@ std::string Args::pointer(const std::string& key) const {
   throw std::logic_error(sig_->id + ": no parameter or tensor named " + key);
 }
 
-void Args::fail(const std::string& key, const std::string& message) const { throw CaseError(pointer(key), message); }
+void Args::fail(const std::string& key, const std::string& message) const {
+  throw CaseError(pointer(key), message);
+}
 
 void Args::fail_at(const std::string& key, size_t index, const std::string& message) const {
   // Values from a file: the pointer names the input, the message the file's element.
@@ -398,18 +429,22 @@ DType Args::dtype(const std::string& tensor, DType fallback, std::initializer_li
   if (allowed.size() && std::find(allowed.begin(), allowed.end(), d) == allowed.end()) {
     std::string list;
     for (DType a : allowed) list += (list.empty() ? "" : ", ") + std::string(dtype_name(a));
-    fail(tensor, "in this case the dtype of " + tensor + " must be one of " + list + ", got " + std::string(dtype_name(d)));
+    fail(tensor, "in this case the dtype of " + tensor + " must be one of " + list + ", got " +
+                     std::string(dtype_name(d)));
   }
   return d;
 }
 
 void Args::require_same_dtype(const std::string& tensor, DType like, const std::string& like_name) const {
-  if (dtype(tensor, like) != like) fail(tensor, tensor + " must have the dtype of " + like_name + " (" + std::string(dtype_name(like)) + ")");
+  if (dtype(tensor, like) != like)
+    fail(tensor,
+         tensor + " must have the dtype of " + like_name + " (" + std::string(dtype_name(like)) + ")");
 }
 
 std::pair<double, double> Args::range(const std::string& tensor) const {
   const TensorDecl* t = sig_->tensor(tensor);
-  if (!t || !t->range) throw std::logic_error(sig_->id + ": tensor " + tensor + " declares no generator range");
+  if (!t || !t->range)
+    throw std::logic_error(sig_->id + ": tensor " + tensor + " declares no generator range");
   const auto& body = def_.body;
   if (body.contains("ranges") && body["ranges"].contains(t->name)) {  // a list's range serves its elements
     const auto& r = body["ranges"][t->name];
@@ -453,7 +488,8 @@ std::string param_default(const Param& p) {
 std::string param_bounds(const Param& p) {
   std::string s;
   if (!p.allowed.empty()) {
-    for (const auto& a : p.allowed) s += (s.empty() ? "" : "|") + (a.is_string() ? a.get<std::string>() : a.dump());
+    for (const auto& a : p.allowed)
+      s += (s.empty() ? "" : "|") + (a.is_string() ? a.get<std::string>() : a.dump());
     return s;
   }
   if (p.min && p.max) return bound_text(*p.min) + ".." + bound_text(*p.max);
@@ -468,7 +504,9 @@ std::string join(const std::vector<std::string>& names) {
   return s;
 }
 
-std::string pad(const std::string& s, size_t width) { return s.size() >= width ? s + " " : s + std::string(width - s.size(), ' '); }
+std::string pad(const std::string& s, size_t width) {
+  return s.size() >= width ? s + " " : s + std::string(width - s.size(), ' ');
+}
 
 }  // namespace
 
@@ -481,8 +519,8 @@ std::string Signature::describe() const {
       if (p.section != section) continue;
       if (!any) o << "\n" << section << "\n";
       any = true;
-      o << "  " << pad(p.name, 20) << pad(type_name(p.type), 9) << pad(param_default(p), 22) << pad(param_bounds(p), 16)
-        << p.doc << "\n";
+      o << "  " << pad(p.name, 20) << pad(type_name(p.type), 9) << pad(param_default(p), 22)
+        << pad(param_bounds(p), 16) << p.doc << "\n";
     }
   }
   o << "\ntensors\n";
@@ -502,31 +540,43 @@ std::string Signature::describe() const {
   }
   for (const auto& p : params)
     if (p.section == "inputs") in += (in.empty() ? "" : ", ") + p.name;
-  o << "\ncase-file keys for tensors\n  dtypes:    " << (dt.empty() ? "(none)" : dt) << "\n  ranges:    "
-    << (rg.empty() ? "(none)" : rg) << "\n  tolerance: " << (tol.empty() ? "(none)" : tol)
+  o << "\ncase-file keys for tensors\n  dtypes:    " << (dt.empty() ? "(none)" : dt)
+    << "\n  ranges:    " << (rg.empty() ? "(none)" : rg)
+    << "\n  tolerance: " << (tol.empty() ? "(none)" : tol)
     << "\n  files:     " << (files.empty() ? "(none)" : files) << (in.empty() ? "" : "; values of " + in)
-    << "\n  (inputs: {NAME: {\"file\": PATH, \"tensor\": NAME, \"dtype\": DTYPE}}; specs/case-format.md \"Inputs from files\")"
+    << "\n  (inputs: {NAME: {\"file\": PATH, \"tensor\": NAME, \"dtype\": DTYPE}}; specs/case-format.md "
+       "\"Inputs from files\")"
     << "\n  sizes:     " << (sizes.empty() ? "(none)" : join(sizes)) << " (what kvbench shrink reduces)\n";
   if (!faults.empty()) o << "\nfaults (kvbench coverage --faults; specs/coverage.md)\n";
-  for (const auto& f : faults) o << "  " << pad(f.name, 30) << f.bug << (f.source.empty() ? "" : " [" + f.source + "]") << "\n";
+  for (const auto& f : faults)
+    o << "  " << pad(f.name, 30) << f.bug << (f.source.empty() ? "" : " [" + f.source + "]") << "\n";
   return o.str();
 }
 
 nlohmann::json Signature::to_json() const {
-  nlohmann::json j{{"id", id}, {"doc", doc}, {"params", nlohmann::json::array()}, {"tensors", nlohmann::json::array()}};
+  nlohmann::json j{
+      {"id", id}, {"doc", doc}, {"params", nlohmann::json::array()}, {"tensors", nlohmann::json::array()}};
   for (const auto& p : params) {
     nlohmann::json e{{"section", p.section}, {"name", p.name}, {"type", type_name(p.type)}, {"doc", p.doc}};
-    if (!p.fallback.is_null()) e["default"] = p.fallback;
-    else if (!p.derived.empty()) e["derived"] = p.derived;
-    else e["required"] = true;
+    if (!p.fallback.is_null())
+      e["default"] = p.fallback;
+    else if (!p.derived.empty())
+      e["derived"] = p.derived;
+    else
+      e["required"] = true;
     if (!p.allowed.empty()) e["allowed"] = p.allowed;
     if (p.min) e["min"] = *p.min;
     if (p.max) e["max"] = *p.max;
-    if (p.section == "inputs" && (p.type == ParamType::integer || p.type == ParamType::integers)) e["from_file"] = true;
+    if (p.section == "inputs" && (p.type == ParamType::integer || p.type == ParamType::integers))
+      e["from_file"] = true;
     j["params"].push_back(e);
   }
   for (const auto& t : tensors) {
-    nlohmann::json e{{"name", t.name}, {"role", role_name(t.role)}, {"shape", t.shape}, {"dtype", t.dtype_rule}, {"doc", t.doc}};
+    nlohmann::json e{{"name", t.name},
+                     {"role", role_name(t.role)},
+                     {"shape", t.shape},
+                     {"dtype", t.dtype_rule},
+                     {"doc", t.doc}};
     if (!t.choices.empty()) {
       e["dtype_choices"] = nlohmann::json::array();
       for (DType d : t.choices) e["dtype_choices"].push_back(dtype_name(d));
@@ -539,7 +589,8 @@ nlohmann::json Signature::to_json() const {
   }
   j["sizes"] = sizes;
   j["faults"] = nlohmann::json::array();
-  for (const auto& f : faults) j["faults"].push_back({{"name", f.name}, {"bug", f.bug}, {"source", f.source}});
+  for (const auto& f : faults)
+    j["faults"].push_back({{"name", f.name}, {"bug", f.bug}, {"source", f.source}});
   return j;
 }
 

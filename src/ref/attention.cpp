@@ -25,14 +25,14 @@ std::vector<double> alibi_slopes(int64_t n) {
   int64_t c = 1;
   while (c * 2 <= n) c *= 2;
   std::vector<double> s;
-  for (int64_t k = 1; k <= c; ++k) s.push_back(std::exp2(-8.0 * static_cast<double>(k) / static_cast<double>(c)));
+  for (int64_t k = 1; k <= c; ++k)
+    s.push_back(std::exp2(-8.0 * static_cast<double>(k) / static_cast<double>(c)));
   for (int64_t k = 1; static_cast<int64_t>(s.size()) < n; k += 2)
     s.push_back(std::exp2(-4.0 * static_cast<double>(k) / static_cast<double>(c)));
   return s;
 }
 
 namespace {
-
 
 // Four doubles in one vector (GCC/Clang vector extensions): every lane is an independent
 // IEEE operation, so the width changes the speed, never a result. Loads and stores of
@@ -47,21 +47,22 @@ typedef double V4u __attribute__((vector_size(32), aligned(8), may_alias));
 #define load4(p) (*reinterpret_cast<const V4u*>(p))
 #define store4(p, x) (*reinterpret_cast<V4u*>(p) = (x))
 
-
-constexpr int64_t kPanel = 8;      // keys per panel of the transposed K (two vectors)
-constexpr int kMr = 4;             // query rows per microkernel
-constexpr int64_t kRowBlock = 32;  // query rows per task
-constexpr int64_t kKeyTile = 16;   // panels per tile of the q . k loop (128 keys)
+constexpr int64_t kPanel = 8;        // keys per panel of the transposed K (two vectors)
+constexpr int kMr = 4;               // query rows per microkernel
+constexpr int64_t kRowBlock = 32;    // query rows per task
+constexpr int64_t kKeyTile = 16;     // panels per tile of the q . k loop (128 keys)
 constexpr int64_t kValueTile = 128;  // keys per tile of the p . V loop
 constexpr int64_t kKeyChunk = 8192;  // keys packed at once for a single block of rows (a multiple of both)
 
 // Rows [k0, k1) made in chunks on reference_threads() threads when there are enough of
 // them to pay for starting threads; make(t0, t1) writes rows [t0, t1) only.
-void for_key_chunks(int64_t k0, int64_t k1, int64_t width, const std::function<void(int64_t, int64_t)>& make) {
+void for_key_chunks(int64_t k0, int64_t k1, int64_t width,
+                    const std::function<void(int64_t, int64_t)>& make) {
   constexpr int64_t kChunk = 256;  // keys per task (a multiple of kPanel)
   const int64_t chunks = (k1 - k0 + kChunk - 1) / kChunk;
   const unsigned threads = (k1 - k0) * width < (int64_t{1} << 16) ? 1 : reference_threads();
-  parallel_for(chunks, threads, [&](int64_t c) { make(k0 + c * kChunk, std::min(k1, k0 + (c + 1) * kChunk)); });
+  parallel_for(chunks, threads,
+               [&](int64_t c) { make(k0 + c * kChunk, std::min(k1, k0 + (c + 1) * kChunk)); });
 }
 
 // K's keys [k0, k1) transposed into panels of kPanel keys: panel p, channel d, lane j
@@ -110,7 +111,8 @@ Strips pack_values(const RowSource& v, int64_t k0, int64_t k1, int64_t dv) {
     std::vector<double> row(static_cast<size_t>(dv));
     for (int64_t t = t0; t < t1; ++t) {
       v(t, row.data(), 1);
-      for (int64_t c = 0; c < strips; ++c) std::copy_n(row.data() + c * 8, 8, V.data.get() + (c * V.keys + t - k0) * 8);
+      for (int64_t c = 0; c < strips; ++c)
+        std::copy_n(row.data() + c * 8, 8, V.data.get() + (c * V.keys + t - k0) * 8);
       std::copy_n(row.data() + strips * 8, V.tail_width, V.tail.get() + (t - k0) * V.tail_width);
     }
   });
@@ -138,8 +140,8 @@ KVB_INLINE void score_tile(const double* const* q, const double* panel, int64_t 
 // out[r][c] += p[r][t - origin] * v[t][c] for t in [t0, t1) in ascending order, for R rows
 // and the columns [0, dv): eight at a time in vectors, the rest one by one.
 template <int R>
-KVB_INLINE void value_tile(const double* const* p, int64_t origin, const Strips& V, int64_t t0, int64_t t1, int64_t dv,
-                           double* const* out) {
+KVB_INLINE void value_tile(const double* const* p, int64_t origin, const Strips& V, int64_t t0, int64_t t1,
+                           int64_t dv, double* const* out) {
   int64_t c = 0;
   for (; c + 8 <= dv; c += 8) {
     V4 a0[R], a1[R];
@@ -185,7 +187,8 @@ struct Job {
 
 void empty_row(const Job& job, int64_t r) {
   const QueryRow& row = job.rows[r];
-  std::fill(row.out, row.out + job.a.dv, job.a.empty == EmptyRow::nan ? std::numeric_limits<double>::quiet_NaN() : 0.0);
+  std::fill(row.out, row.out + job.a.dv,
+            job.a.empty == EmptyRow::nan ? std::numeric_limits<double>::quiet_NaN() : 0.0);
   if (job.lse) job.lse[r] = kInf;
   if (job.a.row_max) job.a.row_max[r] = -kInf;
 }
@@ -200,7 +203,10 @@ struct BlockScores {
 };
 
 BlockScores block_scores(const Job& job, int64_t r0, int64_t r1, int64_t k0) {
-  BlockScores b{.r0 = r0, .r1 = r1, .kb = std::numeric_limits<int64_t>::max(), .ke = std::numeric_limits<int64_t>::min()};
+  BlockScores b{.r0 = r0,
+                .r1 = r1,
+                .kb = std::numeric_limits<int64_t>::max(),
+                .ke = std::numeric_limits<int64_t>::min()};
   for (int64_t r = r0; r < r1; ++r)
     if (job.rows[r].begin < job.rows[r].end) {
       b.kb = std::min(b.kb, job.rows[r].begin);
@@ -242,7 +248,8 @@ KVB_CLONES void score_phase(const Job& job, const Panels& K, BlockScores& b) {
       const int64_t p0 = std::max(pt, (gb - K.k0) / kPanel);
       const int64_t p1 = std::min({pt + kKeyTile, qe, (ge - K.k0 + kPanel - 1) / kPanel});
       for (int64_t p = p0; p < p1; ++p) {
-        for (int i = 0; i < kMr; ++i) s[i] = (g + i < r1 ? b.S.get() + (g + i - r0) * W : scratch) + (p - b.pb) * kPanel;
+        for (int i = 0; i < kMr; ++i)
+          s[i] = (g + i < r1 ? b.S.get() + (g + i - r0) * W : scratch) + (p - b.pb) * kPanel;
         score_tile(q, K.panel(p, a.dk), a.dk, s);
       }
     }
@@ -346,7 +353,8 @@ KVB_CLONES void value_phase(const Job& job, const Strips& V, const BlockScores& 
 
 }  // namespace
 
-void attend(const AttentionBlock& a, std::span<const QueryRow> rows, const RowSource& k, const RowSource& v, double* lse) {
+void attend(const AttentionBlock& a, std::span<const QueryRow> rows, const RowSource& k, const RowSource& v,
+            double* lse) {
   int64_t k0 = std::numeric_limits<int64_t>::max(), k1 = std::numeric_limits<int64_t>::min();
   double work = 0;
   for (const QueryRow& r : rows)
@@ -365,9 +373,11 @@ void attend(const AttentionBlock& a, std::span<const QueryRow> rows, const RowSo
     // One block of rows over many keys (decode): K and V packed a chunk at a time, so
     // memory stays one chunk of panels and the rows' scores, whatever the context length.
     BlockScores b = block_scores(job, 0, n, k0);
-    for (int64_t c = k0; c < k1; c += kKeyChunk) score_phase(job, pack_keys(k, k0, c, std::min(k1, c + kKeyChunk), a.dk), b);
+    for (int64_t c = k0; c < k1; c += kKeyChunk)
+      score_phase(job, pack_keys(k, k0, c, std::min(k1, c + kKeyChunk), a.dk), b);
     softmax_phase(job, b);
-    for (int64_t c = k0; c < k1; c += kKeyChunk) value_phase(job, pack_values(v, c, std::min(k1, c + kKeyChunk), a.dv), b);
+    for (int64_t c = k0; c < k1; c += kKeyChunk)
+      value_phase(job, pack_values(v, c, std::min(k1, c + kKeyChunk), a.dv), b);
     return;
   }
   const Panels keys = pack_keys(k, k0, k0, k1, a.dk);
@@ -404,7 +414,8 @@ std::string quant_error_text(const std::vector<double>& quantized, const std::ve
     ref2 += unquantized[i] * unquantized[i];
   }
   char buf[96];
-  std::snprintf(buf, sizeof buf, "max_abs %.3g, rel_l2 %.3g", max_abs, ref2 > 0 ? std::sqrt(err2 / ref2) : 0.0);
+  std::snprintf(buf, sizeof buf, "max_abs %.3g, rel_l2 %.3g", max_abs,
+                ref2 > 0 ? std::sqrt(err2 / ref2) : 0.0);
   return buf;
 }
 

@@ -90,7 +90,8 @@ void attend(const AttentionBlock& a, std::span<const QueryRow> rows, RowsView k,
 // The same with K and V rows taken from sources, written straight into the transposed
 // panels and strips attend() works on: no whole K or V matrix of doubles beside them.
 // The rows are made on reference_threads() threads (the bytes do not depend on it).
-void attend(const AttentionBlock& a, std::span<const QueryRow> rows, const RowSource& k, const RowSource& v, double* lse);
+void attend(const AttentionBlock& a, std::span<const QueryRow> rows, const RowSource& k, const RowSource& v,
+            double* lse);
 
 // The FLOPs attention counts for `pairs` visible (query row, key, head) triples: the
 // multiply-adds of q.k over dk and of p.v over dv (what `kvbench bench` reports as GFLOPS).

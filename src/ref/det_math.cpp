@@ -21,13 +21,13 @@ typedef double V4 __attribute__((vector_size(32)));
 typedef int64_t I4 __attribute__((vector_size(32)));
 typedef double V4u __attribute__((vector_size(32), aligned(8), may_alias));
 
-
 constexpr double kInvLn2 = 1.44269504088896338700e+00;  // 0x3ff71547652b82fe
 constexpr double kLn2Hi = 6.93147180369123816490e-01;   // 0x3fe62e42fee00000: k * kLn2Hi is exact
 constexpr double kLn2Lo = 1.90821492927058770002e-10;   // 0x3dea39ef35793c76
-constexpr double kShift = 0x1.8p52;                      // x + kShift - kShift rounds x to an integer
-constexpr double P1 = 1.66666666666666019037e-01, P2 = -2.77777777770155933842e-03, P3 = 6.61375632143793436117e-05,
-                 P4 = -1.65339022054652515390e-06, P5 = 4.13813679705723846039e-08;
+constexpr double kShift = 0x1.8p52;                     // x + kShift - kShift rounds x to an integer
+constexpr double P1 = 1.66666666666666019037e-01, P2 = -2.77777777770155933842e-03,
+                 P3 = 6.61375632143793436117e-05, P4 = -1.65339022054652515390e-06,
+                 P5 = 4.13813679705723846039e-08;
 // Inside [kFastLo, kFastHi] the result is 2^k times y in [ln2/2, 2 ln2) with 2^k a normal
 // double (-1022 <= k <= 1023); outside it (and for NaN) det_exp takes the careful path.
 constexpr double kFastLo = -708.0, kFastHi = 709.0;
@@ -64,7 +64,7 @@ double exp_careful(double x) {
   double y, kd, t;
   exp_reduced(x, y, kd, t);
   const auto k = static_cast<int64_t>(kd);
-  if (k > 1023) return y * pow2(k - 1) * 2.0;           // y 2^(k-1) is exact; the last step may overflow
+  if (k > 1023) return y * pow2(k - 1) * 2.0;            // y 2^(k-1) is exact; the last step may overflow
   if (k < -1022) return y * pow2(k + 1000) * 0x1p-1000;  // exact, then one rounding into the subnormals
   return y * pow2(k);
 }
@@ -75,8 +75,8 @@ KVB_CLONES void det_exp_inplace(double* x, int64_t n) {
   int64_t i = 0;
   for (; i + 4 <= n; i += 4) {
     const V4 v = *reinterpret_cast<const V4u*>(x + i);
-    const bool fast = v[0] >= kFastLo && v[0] <= kFastHi && v[1] >= kFastLo && v[1] <= kFastHi && v[2] >= kFastLo &&
-                      v[2] <= kFastHi && v[3] >= kFastLo && v[3] <= kFastHi;
+    const bool fast = v[0] >= kFastLo && v[0] <= kFastHi && v[1] >= kFastLo && v[1] <= kFastHi &&
+                      v[2] >= kFastLo && v[2] <= kFastHi && v[3] >= kFastLo && v[3] <= kFastHi;
     if (!fast) {
       for (int j = 0; j < 4; ++j) x[i + j] = exp_careful(x[i + j]);
       continue;
@@ -94,8 +94,9 @@ double det_exp(double x) { return exp_careful(x); }
 
 double det_log(double x) {
   constexpr double ln2_hi = 6.93147180369123816490e-01, ln2_lo = 1.90821492927058770002e-10;
-  constexpr double Lg1 = 6.666666666666735130e-01, Lg2 = 3.999999999940941908e-01, Lg3 = 2.857142874366239149e-01,
-                   Lg4 = 2.222219843214978396e-01, Lg5 = 1.818357216161805012e-01, Lg6 = 1.531383769920937332e-01,
+  constexpr double Lg1 = 6.666666666666735130e-01, Lg2 = 3.999999999940941908e-01,
+                   Lg3 = 2.857142874366239149e-01, Lg4 = 2.222219843214978396e-01,
+                   Lg5 = 1.818357216161805012e-01, Lg6 = 1.531383769920937332e-01,
                    Lg7 = 1.479819860511658591e-01;
   uint64_t u;
   std::memcpy(&u, &x, sizeof u);
@@ -104,7 +105,7 @@ double det_log(double x) {
   if (hx < 0x00100000 || hx >> 31) {
     if (u << 1 == 0) return -std::numeric_limits<double>::infinity();  // log(+-0)
     if (hx >> 31) return std::numeric_limits<double>::quiet_NaN();     // log(x < 0), NaN with the sign bit
-    k -= 54;  // subnormal: scale up
+    k -= 54;                                                           // subnormal: scale up
     x *= 0x1p54;
     std::memcpy(&u, &x, sizeof u);
     hx = static_cast<uint32_t>(u >> 32);

@@ -8,12 +8,13 @@
 
 namespace kvbench {
 
-void store_ppl_rows(std::span<const PplRow> to_store, size_t width, int64_t quant_bit, int64_t quant_group, DType t1,
-                    DType scale_dtype, Expected& cache, Expected& scale, PplStoreFault fault) {
+void store_ppl_rows(std::span<const PplRow> to_store, size_t width, int64_t quant_bit, int64_t quant_group,
+                    DType t1, DType scale_dtype, Expected& cache, Expected& scale, PplStoreFault fault) {
   // In the cache's order, so that the records ascend and need no sorting (the golden is
   // the same in any order).
   std::vector<PplRow> rows(to_store.begin(), to_store.end());
-  std::stable_sort(rows.begin(), rows.end(), [](const PplRow& a, const PplRow& b) { return a.cache_offset < b.cache_offset; });
+  std::stable_sort(rows.begin(), rows.end(),
+                   [](const PplRow& a, const PplRow& b) { return a.cache_offset < b.cache_offset; });
   const bool quant = quant_bit != 0;
   const int64_t qmax = quant_bit == 8 ? 127 : 7;
   const auto G = static_cast<size_t>(quant_group);

@@ -10,11 +10,14 @@
 
 namespace kvbench {
 
-void throw_not_float(DType t) { throw std::logic_error("round_to: " + std::string(dtype_name(t)) + " is not a float dtype"); }
+void throw_not_float(DType t) {
+  throw std::logic_error("round_to: " + std::string(dtype_name(t)) + " is not a float dtype");
+}
 
 double ulp_of(DType t, double x) {
   switch (t) {
-    case DType::f16: return f16_ulp(x);
+    case DType::f16:
+      return f16_ulp(x);
     case DType::bf16: {
       const double a = std::fabs(round_bf16(x));
       if (a < std::ldexp(1.0, -126)) return std::ldexp(1.0, -133);
@@ -22,8 +25,10 @@ double ulp_of(DType t, double x) {
       std::frexp(a, &e);
       return std::ldexp(1.0, e - 1 - 7);
     }
-    case DType::f32: return f32_ulp(x);
-    default: throw std::logic_error("ulp_of: not a float dtype");
+    case DType::f32:
+      return f32_ulp(x);
+    default:
+      throw std::logic_error("ulp_of: not a float dtype");
   }
 }
 
@@ -49,14 +54,17 @@ std::pair<double, double> round_code(double quotient, DType compute, bool trunca
   const double below = code(quotient * (1 - kBoundaryEpsilon));
   const double above = code(quotient * (1 + kBoundaryEpsilon));
   double alt = std::numeric_limits<double>::quiet_NaN();
-  if (below != c) alt = below;
-  else if (above != c) alt = above;
+  if (below != c)
+    alt = below;
+  else if (above != c)
+    alt = above;
   return {c, alt};
 }
 
 }  // namespace
 
-void quantize_symmetric(const double* x, size_t n, int64_t qmax, DType compute, GroupCodes& g, QuantFault fault) {
+void quantize_symmetric(const double* x, size_t n, int64_t qmax, DType compute, GroupCodes& g,
+                        QuantFault fault) {
   g.resize(n);
   double m = 0;
   for (size_t i = 0; i < n; ++i) m = std::max(m, std::fabs(x[i]));
@@ -100,6 +108,5 @@ void quantize_asymmetric(const double* x, size_t n, int64_t qmin, int64_t qmax, 
 double dequant_zero_point(double q, double zp, double s, DType out) {
   return round_to(out, round_f32((q - zp) * s));
 }
-
 
 }  // namespace kvbench

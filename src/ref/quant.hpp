@@ -15,19 +15,30 @@ namespace kvbench {
 // x rounded to a float dtype (f16, bf16, f32).
 inline double round_to(DType t, double x) {
   switch (t) {
-    case DType::f16: return round_f16(x);
-    case DType::bf16: return round_bf16(x);
-    case DType::f32: return round_f32(x);
-    default: throw_not_float(t);
+    case DType::f16:
+      return round_f16(x);
+    case DType::bf16:
+      return round_bf16(x);
+    case DType::f32:
+      return round_f32(x);
+    default:
+      throw_not_float(t);
   }
 }
 // round_to over a span, the dtype dispatched once (the loops vectorize).
 inline void round_span(DType t, double* v, size_t n) {
   switch (t) {
-    case DType::f16: for (size_t i = 0; i < n; ++i) v[i] = round_f16(v[i]); return;
-    case DType::bf16: for (size_t i = 0; i < n; ++i) v[i] = round_bf16(v[i]); return;
-    case DType::f32: for (size_t i = 0; i < n; ++i) v[i] = round_f32(v[i]); return;
-    default: throw_not_float(t);
+    case DType::f16:
+      for (size_t i = 0; i < n; ++i) v[i] = round_f16(v[i]);
+      return;
+    case DType::bf16:
+      for (size_t i = 0; i < n; ++i) v[i] = round_bf16(v[i]);
+      return;
+    case DType::f32:
+      for (size_t i = 0; i < n; ++i) v[i] = round_f32(v[i]);
+      return;
+    default:
+      throw_not_float(t);
   }
 }
 // One unit in the last place of float dtype t at x.
@@ -37,8 +48,8 @@ double ulp_of(DType t, double x);
 double scale_floor(DType compute);
 
 struct GroupCodes {
-  double scale = 0;        // in the compute dtype (not yet rounded to the scale tensor's dtype)
-  int64_t zero_point = 0;  // 0 for symmetric
+  double scale = 0;               // in the compute dtype (not yet rounded to the scale tensor's dtype)
+  int64_t zero_point = 0;         // 0 for symmetric
   double zero_point_exact = 0;    // qmin - T(lo / s): the zero point before rne and clamp
   std::vector<double> code;       // the integer codes (a zero code is +0.0)
   std::vector<double> quotient;   // T(x / s) + zero point: each code before rne and clamp
@@ -63,7 +74,8 @@ struct QuantFault {
 //   s = max(T(max|x| / qmax), T(1e-5));  q = clamp(rne(T(x / s)), -qmax, qmax)
 // where T() rounds to the compute dtype. The alternate code is offered when moving the
 // exact quotient x/s by 2^-20 (relative) either way would change the code.
-void quantize_symmetric(const double* x, size_t n, int64_t qmax, DType compute, GroupCodes& out, QuantFault fault = {});
+void quantize_symmetric(const double* x, size_t n, int64_t qmax, DType compute, GroupCodes& out,
+                        QuantFault fault = {});
 inline GroupCodes quantize_symmetric(const double* x, size_t n, int64_t qmax, DType compute) {
   GroupCodes g;
   quantize_symmetric(x, n, qmax, compute, g);
@@ -75,8 +87,8 @@ inline GroupCodes quantize_symmetric(const double* x, size_t n, int64_t qmax, DT
 //   s  = max(T(T(hi - lo) / (qmax - qmin)), T(1e-5))
 //   zp = clamp(rne(qmin - T(lo / s)), qmin, qmax)
 //   q  = clamp(rne(T(x / s)) + zp, qmin, qmax)
-void quantize_asymmetric(const double* x, size_t n, int64_t qmin, int64_t qmax, DType compute, GroupCodes& out,
-                         QuantFault fault = {});
+void quantize_asymmetric(const double* x, size_t n, int64_t qmin, int64_t qmax, DType compute,
+                         GroupCodes& out, QuantFault fault = {});
 inline GroupCodes quantize_asymmetric(const double* x, size_t n, int64_t qmin, int64_t qmax, DType compute) {
   GroupCodes g;
   quantize_asymmetric(x, n, qmin, qmax, compute, g);

@@ -25,16 +25,18 @@ std::string timing_text(const RepeatedTiming& t, const Repetitions& reps) {
 std::string copy_bandwidth_line(const CopyBandwidth& copy, const Repetitions& reps) {
   char buf[512];
   std::snprintf(buf, sizeof buf,
-                "copy bandwidth: %.2f GB/s (uvec4 copy of %zu MiB read through a texel view, read + written / median device time %.3f ms "
+                "copy bandwidth: %.2f GB/s (uvec4 copy of %zu MiB read through a texel view, read + written "
+                "/ median device time %.3f ms "
                 "of %s)",
-                copy.gbps, copy.bytes >> 20, copy.timing.time.median_ms, timing_text(copy.timing, reps).c_str());
+                copy.gbps, copy.bytes >> 20, copy.timing.time.median_ms,
+                timing_text(copy.timing, reps).c_str());
   return buf;
 }
 
 std::string bench_header(const NameColumn& c) {
   char buf[256];
-  std::snprintf(buf, sizeof buf, "%s  %-6s %10s %10s %10s %10s %8s %7s %8s", c.pad("case").c_str(), "status", "median_ms",
-                "min_ms", "max_ms", "MB_moved", "GB/s", "%copy", "GFLOPS");
+  std::snprintf(buf, sizeof buf, "%s  %-6s %10s %10s %10s %10s %8s %7s %8s", c.pad("case").c_str(), "status",
+                "median_ms", "min_ms", "max_ms", "MB_moved", "GB/s", "%copy", "GFLOPS");
   return buf;
 }
 
@@ -44,8 +46,9 @@ std::string bench_row(const BenchResult& r, const NameColumn& column, const Repe
   std::snprintf(status, sizeof status, "%-6s", status_name(c.status));
   if (!r.timed()) return column.cell(c.name) + "  " + status + " " + c.reason;
   char buf[512];
-  std::snprintf(buf, sizeof buf, "%s %10.3f %10.3f %10.3f %10.3g %8.3g %6.1f%%", status, r.timing.time.median_ms,
-                r.timing.time.min_ms, r.timing.time.max_ms, r.bytes / 1e6, r.gbps, r.percent_of_copy);
+  std::snprintf(buf, sizeof buf, "%s %10.3f %10.3f %10.3f %10.3g %8.3g %6.1f%%", status,
+                r.timing.time.median_ms, r.timing.time.min_ms, r.timing.time.max_ms, r.bytes / 1e6, r.gbps,
+                r.percent_of_copy);
   char gflops[32] = "       -";  // an operator that counts no FLOPs
   if (r.flops > 0) std::snprintf(gflops, sizeof gflops, "%8.3g", r.gflops);
   std::string row = column.cell(c.name) + "  " + buf + " " + gflops;
@@ -55,7 +58,8 @@ std::string bench_row(const BenchResult& r, const NameColumn& column, const Repe
     row += "\n      kernels:";
     for (size_t k = 0; k < kernels.size(); ++k) {
       char part[160];
-      std::snprintf(part, sizeof part, "%s %s %.3f ms", k ? "," : "", kernels[k].shader.c_str(), kernels[k].ms);
+      std::snprintf(part, sizeof part, "%s %s %.3f ms", k ? "," : "", kernels[k].shader.c_str(),
+                    kernels[k].ms);
       row += part;
     }
   }
@@ -70,23 +74,26 @@ nlohmann::json timing_json(const RepeatedTiming& t) {
   // Where the device has no shader clock the figure is null and its source says so.
   j["shader_clock_mhz"] = nullptr;
   if (t.clock_mhz) put_number(j, "shader_clock_mhz", *t.clock_mhz);
-  j["shader_clock_source"] = t.clock_mhz ? "VK_KHR_shader_clock subgroup clock against timestamp queries" : "unknown";
+  j["shader_clock_source"] =
+      t.clock_mhz ? "VK_KHR_shader_clock subgroup clock against timestamp queries" : "unknown";
   return j;
 }
 
 nlohmann::json bench_report_json(const DeviceInfo& device, const CopyBandwidth& copy, const Repetitions& reps,
-                                 const std::vector<BenchResult>& results, const std::vector<CaseFileError>& invalid) {
-  nlohmann::json j{{"format_version", kReportFormatVersion},
-                   {"kvbench_version", KVBENCH_VERSION},
-                   {"device", {{"name", device.name}, {"type", device.type}, {"driver", device.driver}}},
-                   {"copy_bytes", copy.bytes},
-                   {"warmup", reps.warmup},
-                   {"warmup_min_ms", reps.warmup_ms},
-                   {"reps", reps.reps},
-                   {"flush_cache", !reps.flush.empty()},
-                   {"flush_bytes", !reps.flush.empty() ? nlohmann::json(reps.flush_bytes()) : nlohmann::json(nullptr)},
-                   {"shader_clock_extension", device.shader_clock},
-                   {"calibrated_timestamps_extension", device.calibrated_timestamps}};
+                                 const std::vector<BenchResult>& results,
+                                 const std::vector<CaseFileError>& invalid) {
+  nlohmann::json j{
+      {"format_version", kReportFormatVersion},
+      {"kvbench_version", KVBENCH_VERSION},
+      {"device", {{"name", device.name}, {"type", device.type}, {"driver", device.driver}}},
+      {"copy_bytes", copy.bytes},
+      {"warmup", reps.warmup},
+      {"warmup_min_ms", reps.warmup_ms},
+      {"reps", reps.reps},
+      {"flush_cache", !reps.flush.empty()},
+      {"flush_bytes", !reps.flush.empty() ? nlohmann::json(reps.flush_bytes()) : nlohmann::json(nullptr)},
+      {"shader_clock_extension", device.shader_clock},
+      {"calibrated_timestamps_extension", device.calibrated_timestamps}};
   put_number(j, "copy_bandwidth_gbps", copy.gbps);
   j["copy_timing"] = timing_json(copy.timing);
   j["cases"] = nlohmann::json::array();
@@ -97,16 +104,22 @@ nlohmann::json bench_report_json(const DeviceInfo& device, const CopyBandwidth& 
     entry["resolved"] = c.resolved.is_object() ? c.resolved : nlohmann::json::object();
     // An untimed case (skipped, or its check threw) has null figures, not zeros a reader could average.
     for (const auto& [key, v] : {std::pair<const char*, double>{"median_ms", r.timing.time.median_ms},
-                                 {"min_ms", r.timing.time.min_ms}, {"max_ms", r.timing.time.max_ms}, {"gbps", r.gbps},
+                                 {"min_ms", r.timing.time.min_ms},
+                                 {"max_ms", r.timing.time.max_ms},
+                                 {"gbps", r.gbps},
                                  {"percent_of_copy", r.percent_of_copy}}) {
-      if (r.timed()) put_number(entry, key, v);
-      else entry[key] = nullptr;
+      if (r.timed())
+        put_number(entry, key, v);
+      else
+        entry[key] = nullptr;
     }
     entry["bytes"] = r.timed() ? nlohmann::json(static_cast<uint64_t>(r.bytes)) : nlohmann::json(nullptr);
     // FLOPs only where the operator counts them (attention), else null.
     entry["flops"] = r.timed() && r.flops > 0 ? nlohmann::json(r.flops) : nlohmann::json(nullptr);
-    if (r.timed() && r.flops > 0) put_number(entry, "gflops", r.gflops);
-    else entry["gflops"] = nullptr;
+    if (r.timed() && r.flops > 0)
+      put_number(entry, "gflops", r.gflops);
+    else
+      entry["gflops"] = nullptr;
     entry["timing"] = r.timed() ? timing_json(r.timing) : nlohmann::json(nullptr);
     entry["kernels"] = nlohmann::json::array();
     for (const auto& kernel : r.timing.kernels) {

@@ -20,7 +20,8 @@ namespace {
 
 // The number at the start of `s` and what follows it, or nothing.
 bool leading_number(const std::string& s, double& value, std::string& rest) {
-  if (s.empty() || !(std::isdigit(static_cast<unsigned char>(s[0])) || s[0] == '-' || s[0] == '+' || s[0] == '.'))
+  if (s.empty() ||
+      !(std::isdigit(static_cast<unsigned char>(s[0])) || s[0] == '-' || s[0] == '+' || s[0] == '.'))
     return false;
   char* end = nullptr;
   value = std::strtod(s.c_str(), &end);
@@ -61,7 +62,8 @@ nlohmann::json figure_json(const std::string& text) {
     double v = 0;
     std::string rest;
     const auto space = part.find(' ');
-    if (space != std::string::npos && is_name(part.substr(0, space)) && whole_number(part.substr(space + 1), v)) {
+    if (space != std::string::npos && is_name(part.substr(0, space)) &&
+        whole_number(part.substr(space + 1), v)) {
       put_number(j, part.substr(0, space), v);  // "max_abs 0.0012", "max_abs nan"
     } else if (leading_number(part, v, rest)) {
       put_number(j, "value", v);  // "161/252 token rows", "11.4 KiB", "1.57x"
@@ -86,8 +88,12 @@ nlohmann::json case_result_json(const CaseResult& r) {
   j["outputs"] = nlohmann::json::array();
   for (const auto& o : r.outputs) {
     const Metrics& m = o.metrics;
-    nlohmann::json out{{"tensor", m.tensor}, {"shape", o.shape}, {"elements", m.elements}, {"violations", m.violations},
-                       {"boundary", m.boundary}, {"untouched_changed", m.untouched_changed},
+    nlohmann::json out{{"tensor", m.tensor},
+                       {"shape", o.shape},
+                       {"elements", m.elements},
+                       {"violations", m.violations},
+                       {"boundary", m.boundary},
+                       {"untouched_changed", m.untouched_changed},
                        {"nonfinite_mismatches", m.nonfinite_mismatches}};
     put_number(out, "max_abs", m.max_abs);
     put_number(out, "max_rel", m.max_rel);
@@ -127,8 +133,9 @@ nlohmann::json run_report_json(const DeviceInfo& device, const std::vector<CaseR
                                const std::vector<CaseFileError>& invalid) {
   nlohmann::json j{{"format_version", kReportFormatVersion}, {"kvbench_version", KVBENCH_VERSION}};
   // `kvbench check` runs no device: its report has none.
-  j["device"] = device.name.empty() ? nlohmann::json(nullptr)
-                                    : nlohmann::json{{"name", device.name}, {"type", device.type}, {"driver", device.driver}};
+  j["device"] = device.name.empty()
+                    ? nlohmann::json(nullptr)
+                    : nlohmann::json{{"name", device.name}, {"type", device.type}, {"driver", device.driver}};
   size_t counts[3] = {0, 0, 0};
   j["cases"] = nlohmann::json::array();
   for (const auto& r : results) {
@@ -136,7 +143,8 @@ nlohmann::json run_report_json(const DeviceInfo& device, const std::vector<CaseR
     j["cases"].push_back(case_result_json(r));
   }
   j["invalid"] = invalid_cases_json(invalid);
-  j["summary"] = {{"passed", counts[0]}, {"failed", counts[1]}, {"skipped", counts[2]}, {"invalid", invalid.size()}};
+  j["summary"] = {
+      {"passed", counts[0]}, {"failed", counts[1]}, {"skipped", counts[2]}, {"invalid", invalid.size()}};
   return j;
 }
 

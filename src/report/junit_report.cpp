@@ -13,17 +13,23 @@ size_t utf8_sequence(const std::string& s, size_t i, uint32_t& cp) {
   const auto byte = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
   const unsigned char b = byte(i);
   size_t n = 0;
-  if (b < 0x80) n = 1, cp = b;
-  else if (b >= 0xC2 && b <= 0xDF) n = 2, cp = b & 0x1F;
-  else if (b >= 0xE0 && b <= 0xEF) n = 3, cp = b & 0x0F;
-  else if (b >= 0xF0 && b <= 0xF4) n = 4, cp = b & 0x07;
-  else return 0;
+  if (b < 0x80)
+    n = 1, cp = b;
+  else if (b >= 0xC2 && b <= 0xDF)
+    n = 2, cp = b & 0x1F;
+  else if (b >= 0xE0 && b <= 0xEF)
+    n = 3, cp = b & 0x0F;
+  else if (b >= 0xF0 && b <= 0xF4)
+    n = 4, cp = b & 0x07;
+  else
+    return 0;
   if (i + n > s.size()) return 0;
   for (size_t k = 1; k < n; ++k) {
     if ((byte(i + k) & 0xC0) != 0x80) return 0;
     cp = (cp << 6) | (byte(i + k) & 0x3F);
   }
-  if ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
+  if ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+    return 0;
   return n;
 }
 
@@ -35,8 +41,8 @@ std::string hex_byte(unsigned char b) {
 
 std::string figures(const CaseResult& r) {
   char buf[256];
-  std::snprintf(buf, sizeof buf, "max_abs=%.6g max_rel=%.6g rel_l2=%.6g violations=%zu boundary=%zu", r.max_abs(),
-                r.max_rel(), r.rel_l2(), r.violations(), r.boundary());
+  std::snprintf(buf, sizeof buf, "max_abs=%.6g max_rel=%.6g rel_l2=%.6g violations=%zu boundary=%zu",
+                r.max_abs(), r.max_rel(), r.rel_l2(), r.violations(), r.boundary());
   return buf;
 }
 
@@ -59,15 +65,32 @@ std::string xml_escape(const std::string& s, bool attribute) {
       continue;
     }
     switch (cp) {
-      case '&': o += "&amp;"; break;
-      case '<': o += "&lt;"; break;
-      case '>': o += "&gt;"; break;
-      case '"': o += "&quot;"; break;
-      case '\'': o += "&apos;"; break;
-      case '\r': o += "&#13;"; break;  // a raw CR is read back as LF
-      case '\t': o += attribute ? "&#9;" : "\t"; break;
-      case '\n': o += attribute ? "&#10;" : "\n"; break;
-      default: o.append(s, i, n);
+      case '&':
+        o += "&amp;";
+        break;
+      case '<':
+        o += "&lt;";
+        break;
+      case '>':
+        o += "&gt;";
+        break;
+      case '"':
+        o += "&quot;";
+        break;
+      case '\'':
+        o += "&apos;";
+        break;
+      case '\r':
+        o += "&#13;";
+        break;  // a raw CR is read back as LF
+      case '\t':
+        o += attribute ? "&#9;" : "\t";
+        break;
+      case '\n':
+        o += attribute ? "&#10;" : "\n";
+        break;
+      default:
+        o.append(s, i, n);
     }
     i += n;
   }
@@ -86,19 +109,21 @@ std::string junit_xml(const std::vector<CaseResult>& results, const std::vector<
   const auto attr = [](const std::string& s) { return xml_escape(s, true); };
   const auto text = [](const std::string& s) { return xml_escape(s, false); };
   std::string x = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n";
-  x += "<testsuite name=\"kvbench\" tests=\"" + std::to_string(results.size() + invalid.size()) + "\" failures=\"" +
-       std::to_string(failures) + "\" errors=\"" + std::to_string(invalid.size()) + "\" skipped=\"" +
-       std::to_string(skipped) + "\" time=\"" + seconds(total_ms) + "\">\n";
+  x += "<testsuite name=\"kvbench\" tests=\"" + std::to_string(results.size() + invalid.size()) +
+       "\" failures=\"" + std::to_string(failures) + "\" errors=\"" + std::to_string(invalid.size()) +
+       "\" skipped=\"" + std::to_string(skipped) + "\" time=\"" + seconds(total_ms) + "\">\n";
   for (size_t i = 0; i < results.size(); ++i) {
     const auto& r = results[i];
-    x += "  <testcase classname=\"" + attr(r.op) + "\" name=\"" + attr(r.name) + "\" time=\"" + seconds(r.time_ms) + "\"";
+    x += "  <testcase classname=\"" + attr(r.op) + "\" name=\"" + attr(r.name) + "\" time=\"" +
+         seconds(r.time_ms) + "\"";
     if (r.status == Status::pass) {
       x += "/>\n";
       continue;
     }
     x += ">\n";
     if (r.status == Status::skip) {
-      x += "    <skipped message=\"" + attr(r.reason) + "\">" + text(r.reason + "\nfile: " + r.file) + "</skipped>\n";
+      x += "    <skipped message=\"" + attr(r.reason) + "\">" + text(r.reason + "\nfile: " + r.file) +
+           "</skipped>\n";
     } else {
       // The message a viewer shows first: the reason, else the first failing output's count
       // and tolerance. No output compared (a missing or unreadable file): no figures at all.
@@ -115,8 +140,9 @@ std::string junit_xml(const std::vector<CaseResult>& results, const std::vector<
   }
   for (const auto& e : invalid) {
     const std::string message = e.to_string();
-    x += "  <testcase classname=\"invalid-case-file\" name=\"" + attr(e.case_name.empty() ? e.file : e.case_name) +
-         "\" time=\"0.000\">\n    <error message=\"" + attr(message) + "\">" + text(message) + "</error>\n  </testcase>\n";
+    x += "  <testcase classname=\"invalid-case-file\" name=\"" +
+         attr(e.case_name.empty() ? e.file : e.case_name) + "\" time=\"0.000\">\n    <error message=\"" +
+         attr(message) + "\">" + text(message) + "</error>\n  </testcase>\n";
   }
   return x + "</testsuite>\n</testsuites>\n";
 }

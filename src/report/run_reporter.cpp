@@ -22,7 +22,8 @@ std::string repro_command(const std::string& program, const std::string& file, c
   return program + " run " + shell_quote(file) + " --filter " + shell_quote(regex) + extra;
 }
 
-RunReporter::RunReporter(std::vector<std::string> names, std::vector<CaseFileError> invalid, ReportFiles files)
+RunReporter::RunReporter(std::vector<std::string> names, std::vector<CaseFileError> invalid,
+                         ReportFiles files)
     : names_(std::move(names)), invalid_(std::move(invalid)), files_(std::move(files)) {
   terminal_ = terminal_columns();
   column_ = name_column(names_, kRowIndent, kRowFiguresWidth, terminal_);
@@ -59,7 +60,8 @@ void RunReporter::header(const std::string& first_line) {
 void RunReporter::starting(size_t index) {
   if (!terminal_) return;
   // One line that fits the terminal, or \r cannot return to its start.
-  std::cout << "\r" << progress_line(index, names_.size(), names_[index], *terminal_) << "\x1b[K" << std::flush;
+  std::cout << "\r" << progress_line(index, names_.size(), names_[index], *terminal_) << "\x1b[K"
+            << std::flush;
 }
 
 void RunReporter::finished(CaseResult r, const std::string& repro) {
@@ -81,15 +83,16 @@ int RunReporter::finish(const DeviceInfo* device, int interrupted_by) {
   for (const auto& r : results_) ++counts[static_cast<int>(r.status)];
   if (!invalid_.empty()) std::cout << invalid_.size() << " invalid cases (see the messages above)\n";
   if (interrupted_by)
-    std::cout << "interrupted by signal " << interrupted_by << " after " << results_.size() << " of " << names_.size()
-              << " cases\n";
+    std::cout << "interrupted by signal " << interrupted_by << " after " << results_.size() << " of "
+              << names_.size() << " cases\n";
   std::cout << report_summary(counts[0], counts[1], counts[2]) << "\n";
   // The failures again, together at the end of a long log, each with its repro line.
   if (counts[1] > 0) {
     std::cout << "failed cases:\n";
     for (size_t i = 0; i < results_.size(); ++i)
       if (results_[i].status == Status::fail)
-        std::cout << "  " << results_[i].name << "\n" << (repro_[i].empty() ? "" : "      repro: " + repro_[i] + "\n");
+        std::cout << "  " << results_[i].name << "\n"
+                  << (repro_[i].empty() ? "" : "      repro: " + repro_[i] + "\n");
   }
   int status = interrupted_by ? 128 + interrupted_by : !invalid_.empty() ? 2 : counts[1] > 0 ? 1 : 0;
   auto write = [&status](const std::string& path, const std::string& text) {

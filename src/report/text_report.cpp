@@ -18,8 +18,8 @@ double err_over_scale(const CaseResult& r) {
 
 std::string report_header(const NameColumn& c) {
   char buf[256];
-  std::snprintf(buf, sizeof buf, "%-4s  %s  %10s %10s %10s %8s %8s %10s", "", c.pad("case").c_str(), "max_abs",
-                "err/scale", "rel_l2", "viol", "bound", "time");
+  std::snprintf(buf, sizeof buf, "%-4s  %s  %10s %10s %10s %8s %8s %10s", "", c.pad("case").c_str(),
+                "max_abs", "err/scale", "rel_l2", "viol", "bound", "time");
   return buf;
 }
 
@@ -29,7 +29,8 @@ std::string report_row(const CaseResult& r, const NameColumn& c) {
   std::string row = std::string(status_name(r.status)) + "  " + c.cell(r.name) + "  ";
   // A skip, or a failure before any output was compared (a missing or unreadable file),
   // has no figures: its reason is what there is to say.
-  if (r.status == Status::skip || r.outputs.empty()) return row + (r.reason.empty() ? "no outputs compared" : r.reason);
+  if (r.status == Status::skip || r.outputs.empty())
+    return row + (r.reason.empty() ? "no outputs compared" : r.reason);
   char buf[256];
   std::snprintf(buf, sizeof buf, "%10s %10s %10s %8zu %8zu %8.1fms", g3(r.max_abs()).c_str(),
                 g3(err_over_scale(r)).c_str(), g3(r.rel_l2()).c_str(), r.violations(), r.boundary(),
@@ -46,8 +47,8 @@ std::string report_row(const CaseResult& r, const NameColumn& c) {
 }
 
 std::string report_summary(size_t passed, size_t failed, size_t skipped) {
-  return std::to_string(passed) + " passed, " + std::to_string(failed) + " failed, " + std::to_string(skipped) +
-         " skipped";
+  return std::to_string(passed) + " passed, " + std::to_string(failed) + " failed, " +
+         std::to_string(skipped) + " skipped";
 }
 
 }  // namespace kvbench

@@ -8,7 +8,7 @@
 namespace kvbench {
 
 // A row: the counter and status before the name column, the figures after it.
-inline constexpr size_t kRowIndent = 12;       // "%5zu " + "%-4s  "
+inline constexpr size_t kRowIndent = 12;        // "%5zu " + "%-4s  "
 inline constexpr size_t kRowFiguresWidth = 63;  // "  " + max_abs .. time
 
 std::string report_header(const NameColumn& column);

@@ -28,7 +28,8 @@ class TempFolder {
  public:
   TempFolder() {
     std::string pattern = (fs::temp_directory_path() / "kvbench-backend-XXXXXX").string();
-    if (!::mkdtemp(pattern.data())) throw std::runtime_error("cannot make a temporary folder for the backend");
+    if (!::mkdtemp(pattern.data()))
+      throw std::runtime_error("cannot make a temporary folder for the backend");
     path_ = pattern;
   }
   ~TempFolder() {
@@ -66,7 +67,8 @@ Outcome run_shell(const std::string& command_line, const fs::path& log, double t
   if (pid < 0) throw std::runtime_error("cannot start the backend (fork failed)");
   if (pid == 0) {
     ::setpgid(0, 0);
-    const int out = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644), in = ::open("/dev/null", O_RDONLY);
+    const int out = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644),
+              in = ::open("/dev/null", O_RDONLY);
     if (out >= 0) {
       ::dup2(out, STDOUT_FILENO);
       ::dup2(out, STDERR_FILENO);
@@ -77,7 +79,9 @@ Outcome run_shell(const std::string& command_line, const fs::path& log, double t
   }
   ::setpgid(pid, pid);  // also here: whichever runs first, the group exists before a kill
   const auto start = std::chrono::steady_clock::now();
-  const auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
+  const auto elapsed = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
   Outcome o;
   int status = 0;
   for (;;) {
@@ -88,7 +92,8 @@ Outcome run_shell(const std::string& command_line, const fs::path& log, double t
     if (late || stop) {
       o.how = late ? Outcome::timed_out : Outcome::interrupted;
       ::kill(-pid, SIGTERM);
-      for (int i = 0; i < 100 && ::waitpid(pid, &status, WNOHANG) == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      for (int i = 0; i < 100 && ::waitpid(pid, &status, WNOHANG) == 0; ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
       ::kill(-pid, SIGKILL);  // the group: children the shell started included
       ::waitpid(pid, &status, 0);
       return o;
@@ -106,9 +111,11 @@ Outcome run_shell(const std::string& command_line, const fs::path& log, double t
 
 }  // namespace
 
-std::string backend_command_line(const std::string& command, const std::string& golden_dir, const std::string& actual_dir) {
+std::string backend_command_line(const std::string& command, const std::string& golden_dir,
+                                 const std::string& actual_dir) {
   std::string out = command;
-  for (const auto& [key, value] : {std::pair<std::string, std::string>{"{golden}", golden_dir}, {"{actual}", actual_dir}})
+  for (const auto& [key, value] :
+       {std::pair<std::string, std::string>{"{golden}", golden_dir}, {"{actual}", actual_dir}})
     for (size_t at = out.find(key); at != std::string::npos; at = out.find(key, at + 1)) {
       const std::string quoted = shell_quote(value);
       out.replace(at, key.size(), quoted);
@@ -120,18 +127,21 @@ std::string backend_command_line(const std::string& command, const std::string& 
 CaseResult run_case_on_backend(const CaseDef& def, const OpCase& op, const BackendCommand& backend) {
   const auto start = std::chrono::steady_clock::now();
   const TempFolder tmp;
-  const fs::path golden = tmp.path() / "golden", actual = tmp.path() / "actual", log = tmp.path() / "backend.log";
+  const fs::path golden = tmp.path() / "golden", actual = tmp.path() / "actual",
+                 log = tmp.path() / "backend.log";
   fs::create_directories(golden);
   fs::create_directories(actual);
   write_golden_case(def, op, golden.string());
   const std::string stem = case_file_stem(def.name);
-  const Outcome o = run_shell(backend_command_line(backend.command, golden.string(), actual.string()), log, backend.timeout_s);
+  const Outcome o = run_shell(backend_command_line(backend.command, golden.string(), actual.string()), log,
+                              backend.timeout_s);
   CaseResult r;
   const fs::path written = actual / (stem + ".safetensors");
   std::error_code ec;
   if (o.how == Outcome::exited && o.code == 0 && fs::exists(written, ec)) {
     const fs::path manifest = golden / (stem + ".json");
-    r = check_golden_case(parse_manifest(read_manifest_json(manifest.string()), manifest.string()), written.string());
+    r = check_golden_case(parse_manifest(read_manifest_json(manifest.string()), manifest.string()),
+                          written.string());
   } else if (o.how == Outcome::exited && o.code == 0) {
     r.status = Status::fail;
     r.reason = "the backend exited 0 but wrote no " + stem + ".safetensors into {actual}" + log_tail(log);
@@ -144,9 +154,15 @@ CaseResult run_case_on_backend(const CaseDef& def, const OpCase& op, const Backe
         r.reason = "the backend ran past --backend-timeout " + limit.str() + " s (stopped)";
         break;
       }
-      case Outcome::interrupted: r.reason = "interrupted while the backend ran (stopped)"; break;
-      case Outcome::signalled: r.reason = "the backend was killed by signal " + std::to_string(o.code); break;
-      default: r.reason = "the backend exited with status " + std::to_string(o.code) + (o.code == 127 ? " (command not found?)" : "");
+      case Outcome::interrupted:
+        r.reason = "interrupted while the backend ran (stopped)";
+        break;
+      case Outcome::signalled:
+        r.reason = "the backend was killed by signal " + std::to_string(o.code);
+        break;
+      default:
+        r.reason = "the backend exited with status " + std::to_string(o.code) +
+                   (o.code == 127 ? " (command not found?)" : "");
     }
     r.reason += log_tail(log);
   }

@@ -16,7 +16,8 @@ struct BackendCommand {
 };
 
 // The command line of `backend` for these folders.
-std::string backend_command_line(const std::string& command, const std::string& golden_dir, const std::string& actual_dir);
+std::string backend_command_line(const std::string& command, const std::string& golden_dir,
+                                 const std::string& actual_dir);
 
 // Writes the case's golden, runs the backend on it and checks what it wrote. A backend
 // that exits non-zero, is killed, runs past the timeout or writes no output file fails the

@@ -7,9 +7,12 @@ namespace kvbench {
 
 const char* status_name(Status s) {
   switch (s) {
-    case Status::pass: return "PASS";
-    case Status::fail: return "FAIL";
-    case Status::skip: return "SKIP";
+    case Status::pass:
+      return "PASS";
+    case Status::fail:
+      return "FAIL";
+    case Status::skip:
+      return "SKIP";
   }
   return "?";
 }
@@ -32,11 +35,21 @@ size_t sum_over(const std::vector<OutputResult>& outputs, F metric) {
 
 }  // namespace
 
-double CaseResult::max_abs() const { return max_over(outputs, [](const Metrics& m) { return m.max_abs; }); }
-double CaseResult::max_rel() const { return max_over(outputs, [](const Metrics& m) { return m.max_rel; }); }
-double CaseResult::rel_l2() const { return max_over(outputs, [](const Metrics& m) { return m.rel_l2; }); }
-size_t CaseResult::violations() const { return sum_over(outputs, [](const Metrics& m) { return m.violations; }); }
-size_t CaseResult::boundary() const { return sum_over(outputs, [](const Metrics& m) { return m.boundary; }); }
+double CaseResult::max_abs() const {
+  return max_over(outputs, [](const Metrics& m) { return m.max_abs; });
+}
+double CaseResult::max_rel() const {
+  return max_over(outputs, [](const Metrics& m) { return m.max_rel; });
+}
+double CaseResult::rel_l2() const {
+  return max_over(outputs, [](const Metrics& m) { return m.rel_l2; });
+}
+size_t CaseResult::violations() const {
+  return sum_over(outputs, [](const Metrics& m) { return m.violations; });
+}
+size_t CaseResult::boundary() const {
+  return sum_over(outputs, [](const Metrics& m) { return m.boundary; });
+}
 
 std::string CaseResult::worst() const {
   for (const auto& o : outputs) {
@@ -44,8 +57,10 @@ std::string CaseResult::worst() const {
     if (m.violations == 0) continue;
     std::ostringstream s;
     s.precision(9);
-    s << m.tensor << index_string(o.shape, m.worst_index) << " = " << m.worst_actual << ", golden " << m.worst_golden;
-    if (m.untouched_changed) s << " (" << m.untouched_changed << " elements outside the written region changed)";
+    s << m.tensor << index_string(o.shape, m.worst_index) << " = " << m.worst_actual << ", golden "
+      << m.worst_golden;
+    if (m.untouched_changed)
+      s << " (" << m.untouched_changed << " elements outside the written region changed)";
     return s.str();
   }
   return "";

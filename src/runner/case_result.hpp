@@ -22,12 +22,12 @@ struct OutputResult {
 struct CaseResult {
   std::string name, file, op;
   Status status = Status::pass;
-  std::string reason;               // why it was skipped, or what failed beyond the metrics
+  std::string reason;  // why it was skipped, or what failed beyond the metrics
   std::vector<OutputResult> outputs;
   CaseFigures figures;
-  nlohmann::json resolved;          // attributes/shapes/inputs/dtypes as the case ran
-  double time_ms = 0;               // wall time of the whole case (generate, reference, device, compare)
-  double device_ms = 0;             // dispatch time from timestamp queries
+  nlohmann::json resolved;  // attributes/shapes/inputs/dtypes as the case ran
+  double time_ms = 0;       // wall time of the whole case (generate, reference, device, compare)
+  double device_ms = 0;     // dispatch time from timestamp queries
 
   // Aggregates over outputs for the one-row summary.
   double max_abs() const;

@@ -1,6 +1,5 @@
 #include "runner/case_selection.hpp"
 
-
 #include <algorithm>
 #include <sstream>
 #include <stdexcept>
@@ -44,7 +43,8 @@ NamedCases named_cases_from(const std::string& path) {
     if (first == std::string::npos) continue;
     const std::string name = line.substr(first, last - first + 1);
     if (!named.lines.emplace(name, number).second)
-      throw std::invalid_argument("--cases-from " + path + ":" + std::to_string(number) + ": " + name + " is named twice");
+      throw std::invalid_argument("--cases-from " + path + ":" + std::to_string(number) + ": " + name +
+                                  " is named twice");
   }
   return named;
 }
@@ -59,13 +59,15 @@ Selection select_cases(const std::vector<std::string>& paths, const SelectOption
     }
   }
   for (const auto& id : options.ops)
-    if (!find_operator(id)) throw std::invalid_argument("--op " + id + " is not an operator (see `kvbench ops`)");
+    if (!find_operator(id))
+      throw std::invalid_argument("--op " + id + " is not an operator (see `kvbench ops`)");
   LoadedCases loaded = load_case_paths(paths);
   if (options.named)
     for (const auto& [name, line] : options.named->lines)
-      if (std::none_of(loaded.cases.begin(), loaded.cases.end(), [&](const CaseDef& d) { return d.name == name; }))
-        throw std::invalid_argument("--cases-from " + options.named->file + ":" + std::to_string(line) + ": no case is named " +
-                                    name);
+      if (std::none_of(loaded.cases.begin(), loaded.cases.end(),
+                       [&](const CaseDef& d) { return d.name == name; }))
+        throw std::invalid_argument("--cases-from " + options.named->file + ":" + std::to_string(line) +
+                                    ": no case is named " + name);
   Selection s;
   s.errors = std::move(loaded.errors);
   for (auto& def : loaded.cases) {
@@ -73,15 +75,19 @@ Selection select_cases(const std::vector<std::string>& paths, const SelectOption
     bool kept = filters.empty();
     for (const auto& f : filters) kept = kept || f.matches(def.name);
     if (!kept) continue;
-    if (!options.ops.empty() && std::find(options.ops.begin(), options.ops.end(), def.op) == options.ops.end()) continue;
+    if (!options.ops.empty() &&
+        std::find(options.ops.begin(), options.ops.end(), def.op) == options.ops.end())
+      continue;
     if (!options.shard.contains(def.name)) continue;
     if (options.rerun && !options.rerun->contains(def.name, def.file)) continue;
-    if ((options.slow == SlowMode::exclude && def.slow) || (options.slow == SlowMode::only && !def.slow)) continue;
+    if ((options.slow == SlowMode::exclude && def.slow) || (options.slow == SlowMode::only && !def.slow))
+      continue;
     const Operator* op = find_operator(def.op);
     if (!op) {
       std::string known;
       for (const auto& id : operator_ids()) known += (known.empty() ? "" : ", ") + id;
-      s.errors.push_back({def.file, "/op", "unknown operator '" + def.op + "' (known: " + known + ")", def.name});
+      s.errors.push_back(
+          {def.file, "/op", "unknown operator '" + def.op + "' (known: " + known + ")", def.name});
       continue;
     }
     try {

@@ -51,10 +51,9 @@ struct SelectOptions {
   std::vector<std::string> ops;  // operator ids: a case is kept when its op is one of them (none keeps all)
   Shard shard;
   SlowMode slow = SlowMode::exclude;
-  std::optional<RerunSet> rerun;  // --failed-from: only these cases
+  std::optional<RerunSet> rerun;    // --failed-from: only these cases
   std::optional<NamedCases> named;  // --cases-from: only these cases, each of which must exist
 };
-
 
 // Throws std::invalid_argument for a malformed filter, an unknown operator id, or a
 // --cases-from name that no case file under `paths` expands to (a renamed case must not

@@ -41,7 +41,8 @@ RerunSet failed_cases_from(const std::string& report_path) {
   if (!report.is_object() || !report.contains("cases") || !report["cases"].is_array())
     throw std::invalid_argument(where + "not a kvbench run report (no \"cases\" list)");
   if (report.value("complete", true) == false)
-    throw std::invalid_argument(where + "the report of a run that did not finish (\"complete\": false): it lists no results");
+    throw std::invalid_argument(
+        where + "the report of a run that did not finish (\"complete\": false): it lists no results");
   RerunSet set;
   for (const auto& c : report["cases"])
     if (c.is_object() && c.value("status", "") == "FAIL" && c.contains("name") && c["name"].is_string())
@@ -50,8 +51,10 @@ RerunSet failed_cases_from(const std::string& report_path) {
     for (const auto& e : report["invalid"]) {
       if (!e.is_object()) continue;
       const std::string name = e.value("case", ""), file = e.value("file", "");
-      if (!name.empty()) set.names.insert(name);
-      else if (!file.empty()) set.files.insert(same_file_key(file));
+      if (!name.empty())
+        set.names.insert(name);
+      else if (!file.empty())
+        set.files.insert(same_file_key(file));
     }
   return set;
 }

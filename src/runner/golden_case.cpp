@@ -18,11 +18,16 @@ namespace fs = std::filesystem;
 std::string case_file_stem(const std::string& name) {
   std::string s;
   for (char c : name) {
-    if (c == '[' || c == ',') s += '.';
-    else if (c == '=') s += '-';
-    else if (c == ']') continue;
-    else if (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.') s += c;
-    else s += '_';
+    if (c == '[' || c == ',')
+      s += '.';
+    else if (c == '=')
+      s += '-';
+    else if (c == ']')
+      continue;
+    else if (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.')
+      s += c;
+    else
+      s += '_';
   }
   return s;
 }
@@ -78,7 +83,8 @@ size_t write_golden_case(const CaseDef& def, const OpCase& op, const std::string
                          {"stored_shape", stored.shape}};
     // An element of a tensorlist (FIA's key.b): the list it belongs to and its index.
     const std::string& declared = op.args().signature().tensor(t.name())->name;
-    if (declared != t.name()) entry["list"] = {{"of", declared}, {"index", std::stoll(t.name().substr(declared.size() + 1))}};
+    if (declared != t.name())
+      entry["list"] = {{"of", declared}, {"index", std::stoll(t.name().substr(declared.size() + 1))}};
     manifest["tensors"].push_back(std::move(entry));
     if (t.role() != Role::output) st.tensors[t.name()] = stored;
   }
@@ -127,7 +133,8 @@ CaseResult check_golden_case(const GoldenManifest& m, const std::string& actual_
       Expected e = load_expected(golden, out, m.format, std::move(expected));
       e.tolerance = out.tolerance;
       // (A plain output has no untouched element: compare reads no initial bits.)
-      r.outputs.push_back({compare_output(e, got, e.is_in_place() ? before : e.value()), e.tolerance, out.shape});
+      r.outputs.push_back(
+          {compare_output(e, got, e.is_in_place() ? before : e.value()), e.tolerance, out.shape});
     }
     r.status = r.violations() == 0 ? Status::pass : Status::fail;
   } catch (const std::exception& ex) {

@@ -18,7 +18,8 @@ constexpr double kMaxWarmBytes = 256.0 * (1 << 20);
 
 double tensor_bytes(const OpCase& op) {
   double bytes = 0;
-  for (const auto& t : op.tensor_specs()) bytes += static_cast<double>(dtype_storage_bytes(t.dtype, shape_numel(t.shape)));
+  for (const auto& t : op.tensor_specs())
+    bytes += static_cast<double>(dtype_storage_bytes(t.dtype, shape_numel(t.shape)));
   return bytes;
 }
 
@@ -55,7 +56,8 @@ void PipelineWarmer::work(unsigned thread, unsigned threads) {
         op.run_vulkan(rt, io);
         rt.plan_only(false);
         const auto keys = rt.take_pipeline_log();
-        if (std::all_of(keys.begin(), keys.end(), [&](const std::string& k) { return compiled.count(k); })) continue;
+        if (std::all_of(keys.begin(), keys.end(), [&](const std::string& k) { return compiled.count(k); }))
+          continue;
         rt.compile_only(true);
         op.run_vulkan(rt, io);
         rt.compile_only(false);

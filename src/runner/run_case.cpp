@@ -14,11 +14,13 @@ namespace kvbench {
 
 namespace {
 
-void save_actual(const CaseDef& def, const std::vector<Expected>& expected, const TensorSet& io, const std::string& dir) {
+void save_actual(const CaseDef& def, const std::vector<Expected>& expected, const TensorSet& io,
+                 const std::string& dir) {
   SafetensorsFile file;
   for (const auto& e : expected) file.tensors[e.tensor] = to_stored(io.at(e.tensor));
   file.metadata["kvbench_case"] = def.name;
-  write_safetensors((std::filesystem::path(dir) / (case_file_stem(def.name) + ".safetensors")).string(), file);
+  write_safetensors((std::filesystem::path(dir) / (case_file_stem(def.name) + ".safetensors")).string(),
+                    file);
 }
 
 }  // namespace

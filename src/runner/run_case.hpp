@@ -12,6 +12,7 @@ class Runtime;
 // With `save_actual_dir`, the device's outputs are also written to
 // <save_actual_dir>/<stem>.safetensors in the golden file format (each output under its own
 // name, in-place tensors whole), which `kvbench check` reads as another backend's.
-CaseResult run_case(const CaseDef& def, const OpCase& op, Runtime& rt, const std::string& save_actual_dir = "");
+CaseResult run_case(const CaseDef& def, const OpCase& op, Runtime& rt,
+                    const std::string& save_actual_dir = "");
 
 }  // namespace kvbench

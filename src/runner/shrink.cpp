@@ -26,14 +26,20 @@ std::string outcome_text(const CaseResult& r) {
   if (r.status == Status::pass) return "passes";
   if (r.status == Status::skip) return "skips (" + shortened(r.reason, 80) + ")";
   const Failure f = failure_of(r);
-  return "fails otherwise: " + f.text() + (f.kind == Failure::crash ? " (" + shortened(r.reason, 80) + ")" : "");
+  return "fails otherwise: " + f.text() +
+         (f.kind == Failure::crash ? " (" + shortened(r.reason, 80) + ")" : "");
 }
 
 class Shrinker {
  public:
   Shrinker(const CaseDef& failing, const Failure& target, const CaseRunner& run, int max_runs,
            const std::function<void(const std::string&)>& log)
-      : current_(failing), target_(target), run_(run), max_runs_(max_runs), log_(log), op_(find_operator(failing.op)) {
+      : current_(failing),
+        target_(target),
+        run_(run),
+        max_runs_(max_runs),
+        log_(log),
+        op_(find_operator(failing.op)) {
     current_.swept_from.clear();
   }
 
@@ -44,16 +50,19 @@ class Shrinker {
       changed = false;
       for (const std::string& key : sig.sizes) {
         const Param* p = sig.param(key);
-        if (!p || !current_.body.contains(p->section) || !current_.body[p->section].contains(key)) continue;  // not written
+        if (!p || !current_.body.contains(p->section) || !current_.body[p->section].contains(key))
+          continue;  // not written
         const nlohmann::json& v = current_.body[p->section][key];
         const int64_t floor = std::max<int64_t>(1, p->min ? static_cast<int64_t>(*p->min) : 1);
         if (v.is_number_integer()) {
-          changed |= reduce(key, floor, round > 1, [&](nlohmann::json& body) -> nlohmann::json& { return body[p->section][key]; });
+          changed |= reduce(key, floor, round > 1,
+                            [&](nlohmann::json& body) -> nlohmann::json& { return body[p->section][key]; });
         } else if (v.is_array() && p->section == "inputs") {
           changed |= shorten(key, round > 1);
           for (size_t i = 0; i < current_.body[p->section][key].size() && !out_of_runs_; ++i)
-            changed |= reduce(key + "[" + std::to_string(i) + "]", floor, round > 1,
-                              [&](nlohmann::json& body) -> nlohmann::json& { return body[p->section][key][i]; });
+            changed |=
+                reduce(key + "[" + std::to_string(i) + "]", floor, round > 1,
+                       [&](nlohmann::json& body) -> nlohmann::json& { return body[p->section][key][i]; });
         }  // a value from a file keeps its size: the file fixes it
         if (out_of_runs_) break;
       }
@@ -95,7 +104,8 @@ class Shrinker {
   // The least value of the integer at `slot` that still fails, from [floor, current]
   // (bisection: a failure at x is taken to mean failures above x). In later rounds one less
   // than the current value is tried first, and a pass there ends the search.
-  bool reduce(const std::string& label, int64_t floor, bool recheck, const std::function<nlohmann::json&(nlohmann::json&)>& slot) {
+  bool reduce(const std::string& label, int64_t floor, bool recheck,
+              const std::function<nlohmann::json&(nlohmann::json&)>& slot) {
     const int64_t now = slot(current_.body).get<int64_t>();
     if (now <= floor) return false;
     auto with = [&](int64_t x) {
@@ -103,20 +113,26 @@ class Shrinker {
       slot(body) = x;
       return body;
     };
-    auto attempt = [&](int64_t x) { return fails(with(x), label + " " + std::to_string(now) + " -> " + std::to_string(x)); };
+    auto attempt = [&](int64_t x) {
+      return fails(with(x), label + " " + std::to_string(now) + " -> " + std::to_string(x));
+    };
     int64_t failing = now, passing = floor - 1;
     if (recheck) {
       if (!attempt(now - 1)) return false;
       failing = now - 1;
     }
     if (failing > floor) {
-      if (attempt(floor)) failing = floor;
-      else passing = floor;
+      if (attempt(floor))
+        failing = floor;
+      else
+        passing = floor;
     }
     while (failing - passing > 1 && !out_of_runs_) {
       const int64_t mid = passing + (failing - passing) / 2;
-      if (attempt(mid)) failing = mid;
-      else passing = mid;
+      if (attempt(mid))
+        failing = mid;
+      else
+        passing = mid;
     }
     return accept(with(failing), label, std::to_string(now), std::to_string(failing), failing != now);
   }
@@ -141,18 +157,24 @@ class Shrinker {
       failing = now - 1;
     }
     if (failing > 1) {
-      if (attempt(1)) failing = 1;
-      else passing = 1;
+      if (attempt(1))
+        failing = 1;
+      else
+        passing = 1;
     }
     while (failing - passing > 1 && !out_of_runs_) {
       const size_t mid = passing + (failing - passing) / 2;
-      if (attempt(mid)) failing = mid;
-      else passing = mid;
+      if (attempt(mid))
+        failing = mid;
+      else
+        passing = mid;
     }
-    return accept(with(failing), "entries of " + key, std::to_string(now), std::to_string(failing), failing != now);
+    return accept(with(failing), "entries of " + key, std::to_string(now), std::to_string(failing),
+                  failing != now);
   }
 
-  bool accept(nlohmann::json body, const std::string& label, const std::string& from, const std::string& to, bool changed) {
+  bool accept(nlohmann::json body, const std::string& label, const std::string& from, const std::string& to,
+              bool changed) {
     if (!changed) return false;
     current_.body = std::move(body);
     log_("step: " + label + " " + from + " -> " + to);
@@ -172,10 +194,14 @@ class Shrinker {
 
 std::string Failure::text() const {
   switch (kind) {
-    case none: return "no failure";
-    case mismatch: return "mismatch in " + tensor;
-    case nan: return "NaN/Inf in " + tensor;
-    case crash: return "crash (no output compared)";
+    case none:
+      return "no failure";
+    case mismatch:
+      return "mismatch in " + tensor;
+    case nan:
+      return "NaN/Inf in " + tensor;
+    case crash:
+      return "crash (no output compared)";
   }
   return "?";
 }
@@ -200,8 +226,9 @@ ShrinkOutcome shrink_case(const CaseDef& failing, const Failure& target, const C
   return Shrinker(failing, target, run, max_runs, log).shrink();
 }
 
-nlohmann::json standalone_case_document(const CaseDef& def, const std::string& name, const std::string& description,
-                                        const std::string& folder, bool& outside) {
+nlohmann::json standalone_case_document(const CaseDef& def, const std::string& name,
+                                        const std::string& description, const std::string& folder,
+                                        bool& outside) {
   nlohmann::json doc = def.body;
   doc.erase("sweep");
   doc.erase("slow");
@@ -212,8 +239,10 @@ nlohmann::json standalone_case_document(const CaseDef& def, const std::string& n
     for (auto& [key, v] : doc["inputs"].items()) {
       if (!v.is_object()) continue;
       const fs::path written = v["file"].get<std::string>();
-      const fs::path from = fs::absolute(written.is_absolute() ? written : fs::path(def.file).parent_path() / written);
-      const fs::path rel = fs::weakly_canonical(from).lexically_relative(fs::weakly_canonical(fs::absolute(folder)));
+      const fs::path from =
+          fs::absolute(written.is_absolute() ? written : fs::path(def.file).parent_path() / written);
+      const fs::path rel =
+          fs::weakly_canonical(from).lexically_relative(fs::weakly_canonical(fs::absolute(folder)));
       v["file"] = rel.empty() ? from.string() : rel.string();
       outside |= rel.empty() || *rel.begin() == "..";
     }

@@ -48,7 +48,8 @@ ShrinkOutcome shrink_case(const CaseDef& failing, const Failure& target, const C
 // "slow", renamed `name`, described by `description`, and every input file's path written
 // relative to `folder` (where the file will be). Sets `outside` when such a path leaves
 // `folder`'s tree (the file then needs --allow-outside-paths).
-nlohmann::json standalone_case_document(const CaseDef& def, const std::string& name, const std::string& description,
-                                        const std::string& folder, bool& outside);
+nlohmann::json standalone_case_document(const CaseDef& def, const std::string& name,
+                                        const std::string& description, const std::string& folder,
+                                        bool& outside);
 
 }  // namespace kvbench

@@ -28,7 +28,8 @@ namespace kvbench {
 namespace {
 
 // The Params block's bytes: every member given, in its type's range, nothing unknown.
-std::vector<uint8_t> pack_params(const std::string& shader, const ShaderInterface& iface, const KernelParams& params) {
+std::vector<uint8_t> pack_params(const std::string& shader, const ShaderInterface& iface,
+                                 const KernelParams& params) {
   std::vector<uint8_t> bytes(std::max<uint32_t>(iface.params_bytes, 4), 0);
   for (const auto& f : iface.params) {
     auto it = params.find(f.name);
@@ -42,8 +43,8 @@ std::vector<uint8_t> pack_params(const std::string& shader, const ShaderInterfac
       const bool is_signed = f.type == ShaderInterface::Scalar::i32;
       const double lo = is_signed ? -2147483648.0 : 0.0, hi = is_signed ? 2147483647.0 : 4294967295.0;
       if (v != std::floor(v) || v < lo || v > hi)
-        throw std::logic_error(shader + ": parameter " + f.name + " = " + std::to_string(v) + " does not fit its " +
-                               (is_signed ? "int" : "uint"));
+        throw std::logic_error(shader + ": parameter " + f.name + " = " + std::to_string(v) +
+                               " does not fit its " + (is_signed ? "int" : "uint"));
       word = is_signed ? static_cast<uint32_t>(static_cast<int32_t>(v)) : static_cast<uint32_t>(v);
     }
     std::memcpy(bytes.data() + f.offset, &word, 4);
@@ -99,13 +100,14 @@ struct Batch::State {
   explicit State(Runtime& r) : rt(r) {}
   // Records the commands `body` gives into a command buffer with `queries` timestamps, runs
   // it and waits: the interval of each pair of timestamps, in ms.
-  std::vector<double> execute(uint32_t queries, const std::function<void(vk::CommandBuffer, vk::QueryPool)>& body);
+  std::vector<double> execute(uint32_t queries,
+                              const std::function<void(vk::CommandBuffer, vk::QueryPool)>& body);
   void run_once();
   static void emit(vk::CommandBuffer c, const Entry& e, vk::QueryPool pool, uint32_t& q);
   void run_repeated(const RepeatPlan& plan);
   // A dispatch's descriptor set and parameters, made now; `bound` gets the buffers it uses.
-  Entry prepare(const Kernel& kernel, const KernelBuffers& buffers, const KernelParams& params, uint32_t gx, uint32_t gy,
-                uint32_t gz, std::set<VkBuffer>& bound);
+  Entry prepare(const Kernel& kernel, const KernelBuffers& buffers, const KernelParams& params, uint32_t gx,
+                uint32_t gy, uint32_t gz, std::set<VkBuffer>& bound);
 
   void begin() {
     if (recording) return;
@@ -121,7 +123,8 @@ struct Batch::State {
     if (!src_stages) return;
     const vk::MemoryBarrier b{.srcAccessMask = src_writes, .dstAccessMask = dst_access};
     const vk::PipelineStageFlags src = src_stages;
-    entries.push_back({[=](vk::CommandBuffer c) { c.pipelineBarrier(src, dst_stages, {}, b, nullptr, nullptr); }, ""});
+    entries.push_back(
+        {[=](vk::CommandBuffer c) { c.pipelineBarrier(src, dst_stages, {}, b, nullptr, nullptr); }, ""});
     src_stages = {};
     src_writes = {};
     uploaded.clear();
@@ -143,7 +146,8 @@ struct Batch::State {
   void record_readback(Readback& r) {
     auto staging = rt.host_buffer(r.dst.size(), true);
     begin();
-    if (last != Last::download) barrier(vk::PipelineStageFlagBits::eTransfer, vk::AccessFlagBits::eTransferRead);
+    if (last != Last::download)
+      barrier(vk::PipelineStageFlagBits::eTransfer, vk::AccessFlagBits::eTransferRead);
     copy(*r.source->handle(), *staging->handle(), r.dst.size());
     executed(Last::download, vk::PipelineStageFlagBits::eTransfer, vk::AccessFlagBits::eTransferWrite);
     r.staging = staging.get();
@@ -151,7 +155,11 @@ struct Batch::State {
   }
 
   void copy(vk::Buffer from, vk::Buffer to, size_t bytes) {
-    entries.push_back({[=](vk::CommandBuffer c) { c.copyBuffer(from, to, vk::BufferCopy{.srcOffset = 0, .dstOffset = 0, .size = bytes}); }, ""});
+    entries.push_back({[=](vk::CommandBuffer c) {
+                         c.copyBuffer(from, to,
+                                      vk::BufferCopy{.srcOffset = 0, .dstOffset = 0, .size = bytes});
+                       },
+                       ""});
   }
 
   // A slice of a mapped uniform buffer for one dispatch's parameters.
@@ -172,23 +180,28 @@ struct Batch::State {
     for (int attempt = 0; attempt < 2; ++attempt) {
       if (!pools.empty()) {
         try {
-          vk::raii::DescriptorSets got(rt.device_, vk::DescriptorSetAllocateInfo{.descriptorPool = *pools.back(),
-                                                                                 .descriptorSetCount = 1, .pSetLayouts = &layout});
+          vk::raii::DescriptorSets got(
+              rt.device_,
+              vk::DescriptorSetAllocateInfo{
+                  .descriptorPool = *pools.back(), .descriptorSetCount = 1, .pSetLayouts = &layout});
           sets.push_back(std::move(got[0]));
           return *sets.back();
         } catch (const vk::OutOfPoolMemoryError&) {
-        } catch (const vk::FragmentedPoolError&) {
-        }
+        } catch (const vk::FragmentedPoolError&) {}
       }
       // Room for kSetsPerPool sets of the most storage and texel buffers and one uniform buffer.
       const std::array<vk::DescriptorPoolSize, 3> sizes{
-          vk::DescriptorPoolSize{.type = vk::DescriptorType::eStorageBuffer, .descriptorCount = kSetsPerPool * kStorageBuffersPerSet},
-          vk::DescriptorPoolSize{.type = vk::DescriptorType::eUniformTexelBuffer, .descriptorCount = kSetsPerPool * kTexelBuffersPerSet},
-          vk::DescriptorPoolSize{.type = vk::DescriptorType::eUniformBuffer, .descriptorCount = kSetsPerPool}};
-      pools.emplace_back(rt.device_, vk::DescriptorPoolCreateInfo{.flags = vk::DescriptorPoolCreateFlagBits::eFreeDescriptorSet,
-                                                                  .maxSets = kSetsPerPool,
-                                                                  .poolSizeCount = static_cast<uint32_t>(sizes.size()),
-                                                                  .pPoolSizes = sizes.data()});
+          vk::DescriptorPoolSize{.type = vk::DescriptorType::eStorageBuffer,
+                                 .descriptorCount = kSetsPerPool * kStorageBuffersPerSet},
+          vk::DescriptorPoolSize{.type = vk::DescriptorType::eUniformTexelBuffer,
+                                 .descriptorCount = kSetsPerPool * kTexelBuffersPerSet},
+          vk::DescriptorPoolSize{.type = vk::DescriptorType::eUniformBuffer,
+                                 .descriptorCount = kSetsPerPool}};
+      pools.emplace_back(rt.device_, vk::DescriptorPoolCreateInfo{
+                                         .flags = vk::DescriptorPoolCreateFlagBits::eFreeDescriptorSet,
+                                         .maxSets = kSetsPerPool,
+                                         .poolSizeCount = static_cast<uint32_t>(sizes.size()),
+                                         .pPoolSizes = sizes.data()});
     }
     throw std::runtime_error("cannot allocate a descriptor set");
   }
@@ -265,19 +278,23 @@ void Batch::download(const Buffer& src, std::span<uint8_t> dst) {
   if (!src.mapped_) s.record_readback(s.readbacks.back());
 }
 
-Batch::State::Entry Batch::State::prepare(const Kernel& kernel, const KernelBuffers& buffers, const KernelParams& params,
-                                          uint32_t gx, uint32_t gy, uint32_t gz, std::set<VkBuffer>& bound) {
+Batch::State::Entry Batch::State::prepare(const Kernel& kernel, const KernelBuffers& buffers,
+                                          const KernelParams& params, uint32_t gx, uint32_t gy, uint32_t gz,
+                                          std::set<VkBuffer>& bound) {
   State& s = *this;
   const std::string& name = kernel.shader;
   const auto& info = rt.info_;
   const auto& most = info.max_workgroup_count;
   if (gx > most[0] || gy > most[1] || gz > most[2])
-    throw std::logic_error(name + ": " + std::to_string(gx) + " x " + std::to_string(gy) + " x " + std::to_string(gz) +
-                           " workgroups exceed maxComputeWorkGroupCount (" + std::to_string(most[0]) + ", " +
-                           std::to_string(most[1]) + ", " + std::to_string(most[2]) + ") of " + info.name);
+    throw std::logic_error(name + ": " + std::to_string(gx) + " x " + std::to_string(gy) + " x " +
+                           std::to_string(gz) + " workgroups exceed maxComputeWorkGroupCount (" +
+                           std::to_string(most[0]) + ", " + std::to_string(most[1]) + ", " +
+                           std::to_string(most[2]) + ") of " + info.name);
   Runtime::Pipeline& p = rt.pipeline(kernel);
-  if (p.interface.buffers.size() > kStorageBuffersPerSet || p.interface.texel_buffers.size() > kTexelBuffersPerSet)
-    throw std::logic_error(name + ": more storage or texel buffers than a batch's descriptor pools hold a set");
+  if (p.interface.buffers.size() > kStorageBuffersPerSet ||
+      p.interface.texel_buffers.size() > kTexelBuffersPerSet)
+    throw std::logic_error(name +
+                           ": more storage or texel buffers than a batch's descriptor pools hold a set");
   if (!rt.placeholder_) rt.placeholder_ = rt.buffer(16);
   std::vector<vk::DescriptorBufferInfo> infos;
   std::vector<uint32_t> slots;
@@ -290,7 +307,9 @@ Batch::State::Entry Batch::State::prepare(const Kernel& kernel, const KernelBuff
       given = true;
       b = it->second ? it->second : rt.placeholder_.get();
     }
-    if (!given) throw std::logic_error(name + ": no buffer given for binding " + std::to_string(binding) + " (" + names[0] + ")");
+    if (!given)
+      throw std::logic_error(name + ": no buffer given for binding " + std::to_string(binding) + " (" +
+                             names[0] + ")");
     infos.push_back({.buffer = *b->handle(), .offset = 0, .range = VK_WHOLE_SIZE});
     slots.push_back(binding);
   }
@@ -299,11 +318,15 @@ Batch::State::Entry Batch::State::prepare(const Kernel& kernel, const KernelBuff
   std::vector<vk::BufferView> texel_views;
   for (const auto& [binding, tensor] : p.interface.texel_buffers) {
     auto it = buffers.find(tensor);
-    if (it == buffers.end()) throw std::logic_error(name + ": no buffer given for texel binding " + std::to_string(binding) + " (" + tensor + ")");
+    if (it == buffers.end())
+      throw std::logic_error(name + ": no buffer given for texel binding " + std::to_string(binding) + " (" +
+                             tensor + ")");
     const Buffer* b = it->second ? it->second : rt.placeholder_.get();
     const uint64_t texels = std::min<uint64_t>(b->size() / 16, info.max_texel_buffer_elements);
-    s.views.emplace_back(rt.device_, vk::BufferViewCreateInfo{.buffer = *b->handle(), .format = vk::Format::eR32G32B32A32Uint,
-                                                              .offset = 0, .range = texels * 16});
+    s.views.emplace_back(rt.device_, vk::BufferViewCreateInfo{.buffer = *b->handle(),
+                                                              .format = vk::Format::eR32G32B32A32Uint,
+                                                              .offset = 0,
+                                                              .range = texels * 16});
     texel_views.push_back(*s.views.back());
     bound.insert(*b->handle());
   }
@@ -320,14 +343,20 @@ Batch::State::Entry Batch::State::prepare(const Kernel& kernel, const KernelBuff
   std::vector<vk::WriteDescriptorSet> writes;
   for (size_t i = 0; i < infos.size(); ++i) {
     const bool uniform = p.interface.params_binding && slots[i] == *p.interface.params_binding;
-    writes.push_back({.dstSet = set, .dstBinding = slots[i], .descriptorCount = 1,
-                      .descriptorType = uniform ? vk::DescriptorType::eUniformBuffer : vk::DescriptorType::eStorageBuffer,
-                      .pBufferInfo = &infos[i]});
+    writes.push_back(
+        {.dstSet = set,
+         .dstBinding = slots[i],
+         .descriptorCount = 1,
+         .descriptorType = uniform ? vk::DescriptorType::eUniformBuffer : vk::DescriptorType::eStorageBuffer,
+         .pBufferInfo = &infos[i]});
   }
   size_t texel = 0;
   for (const auto& [binding, tensor] : p.interface.texel_buffers)
-    writes.push_back({.dstSet = set, .dstBinding = binding, .descriptorCount = 1,
-                      .descriptorType = vk::DescriptorType::eUniformTexelBuffer, .pTexelBufferView = &texel_views[texel++]});
+    writes.push_back({.dstSet = set,
+                      .dstBinding = binding,
+                      .descriptorCount = 1,
+                      .descriptorType = vk::DescriptorType::eUniformTexelBuffer,
+                      .pTexelBufferView = &texel_views[texel++]});
   rt.device_.updateDescriptorSets(writes, nullptr);
 
   for (const auto& i : infos) bound.insert(i.buffer);
@@ -341,23 +370,25 @@ Batch::State::Entry Batch::State::prepare(const Kernel& kernel, const KernelBuff
           name};
 }
 
-void Batch::dispatch(const Kernel& kernel, const KernelBuffers& buffers, const KernelParams& params, uint32_t gx,
-                     uint32_t gy, uint32_t gz) {
+void Batch::dispatch(const Kernel& kernel, const KernelBuffers& buffers, const KernelParams& params,
+                     uint32_t gx, uint32_t gy, uint32_t gz) {
   State& s = *s_;
   if (s.rt.plan_only_) {  // kvbench list --pipelines: the pipeline made, nothing recorded
     s.rt.pipeline(kernel);
     s.rt.pipeline_log_.push_back(kernel.key());
     return;
   }
-  std::set<VkBuffer> bound;  // every buffer the dispatch reads or writes
+  std::set<VkBuffer> bound;                  // every buffer the dispatch reads or writes
   if (s.rt.compile_only_) gx = gy = gz = 0;  // a valid empty dispatch (vkCmdDispatch allows 0)
   State::Entry entry = s.prepare(kernel, buffers, params, gx, gy, gz, bound);
   s.stage_mapped_readbacks(bound);
   s.touched.insert(bound.begin(), bound.end());
   s.begin();
-  s.barrier(vk::PipelineStageFlagBits::eComputeShader, vk::AccessFlagBits::eShaderRead | vk::AccessFlagBits::eShaderWrite);
+  s.barrier(vk::PipelineStageFlagBits::eComputeShader,
+            vk::AccessFlagBits::eShaderRead | vk::AccessFlagBits::eShaderWrite);
   s.entries.push_back(std::move(entry));
-  s.executed(State::Last::dispatch, vk::PipelineStageFlagBits::eComputeShader, vk::AccessFlagBits::eShaderWrite);
+  s.executed(State::Last::dispatch, vk::PipelineStageFlagBits::eComputeShader,
+             vk::AccessFlagBits::eShaderWrite);
 }
 
 namespace {
@@ -378,9 +409,11 @@ constexpr int kWarmupAttempts = 10;
 void full_barrier(vk::CommandBuffer c) {
   using S = vk::PipelineStageFlagBits;
   using A = vk::AccessFlagBits;
-  const vk::MemoryBarrier b{.srcAccessMask = A::eShaderWrite | A::eTransferWrite,
-                            .dstAccessMask = A::eShaderRead | A::eShaderWrite | A::eTransferRead | A::eTransferWrite};
-  c.pipelineBarrier(S::eComputeShader | S::eTransfer, S::eComputeShader | S::eTransfer, {}, b, nullptr, nullptr);
+  const vk::MemoryBarrier b{
+      .srcAccessMask = A::eShaderWrite | A::eTransferWrite,
+      .dstAccessMask = A::eShaderRead | A::eShaderWrite | A::eTransferRead | A::eTransferWrite};
+  c.pipelineBarrier(S::eComputeShader | S::eTransfer, S::eComputeShader | S::eTransfer, {}, b, nullptr,
+                    nullptr);
 }
 
 }  // namespace
@@ -394,15 +427,18 @@ void Batch::State::emit(vk::CommandBuffer c, const Entry& e, vk::QueryPool pool,
   c.writeTimestamp(vk::PipelineStageFlagBits::eBottomOfPipe, pool, q++);
 }
 
-std::vector<double> Batch::State::execute(uint32_t queries, const std::function<void(vk::CommandBuffer, vk::QueryPool)>& body) {
-  vk::raii::CommandBuffers cmds(rt.device_, vk::CommandBufferAllocateInfo{.commandPool = *rt.command_pool_,
-                                                                          .level = vk::CommandBufferLevel::ePrimary,
-                                                                          .commandBufferCount = 1});
+std::vector<double> Batch::State::execute(uint32_t queries,
+                                          const std::function<void(vk::CommandBuffer, vk::QueryPool)>& body) {
+  vk::raii::CommandBuffers cmds(rt.device_,
+                                vk::CommandBufferAllocateInfo{.commandPool = *rt.command_pool_,
+                                                              .level = vk::CommandBufferLevel::ePrimary,
+                                                              .commandBufferCount = 1});
   vk::raii::CommandBuffer& cmd = cmds[0];
   cmd.begin(vk::CommandBufferBeginInfo{.flags = vk::CommandBufferUsageFlagBits::eOneTimeSubmit});
   vk::raii::QueryPool pool{nullptr};
   if (queries) {
-    pool = vk::raii::QueryPool(rt.device_, vk::QueryPoolCreateInfo{.queryType = vk::QueryType::eTimestamp, .queryCount = queries});
+    pool = vk::raii::QueryPool(
+        rt.device_, vk::QueryPoolCreateInfo{.queryType = vk::QueryType::eTimestamp, .queryCount = queries});
     cmd.resetQueryPool(*pool, 0, queries);
   }
   body(*cmd, queries ? *pool : vk::QueryPool{});
@@ -412,11 +448,13 @@ std::vector<double> Batch::State::execute(uint32_t queries, const std::function<
   // Block in the driver rather than spin: a spinning host thread steals a core from lavapipe.
   const vk::Result waited = rt.device_.waitForFences({*rt.fence_}, VK_TRUE, UINT64_MAX);
   rt.device_.resetFences({*rt.fence_});
-  if (waited != vk::Result::eSuccess) throw std::runtime_error("waiting for a batch of work on " + rt.info_.name + " failed");
+  if (waited != vk::Result::eSuccess)
+    throw std::runtime_error("waiting for a batch of work on " + rt.info_.name + " failed");
   std::vector<double> ms;  // each pair of timestamps' interval
   if (!queries) return ms;
-  auto [result, stamps] = pool.getResults<uint64_t>(0, queries, queries * sizeof(uint64_t), sizeof(uint64_t),
-                                                    vk::QueryResultFlagBits::e64 | vk::QueryResultFlagBits::eWait);
+  auto [result, stamps] =
+      pool.getResults<uint64_t>(0, queries, queries * sizeof(uint64_t), sizeof(uint64_t),
+                                vk::QueryResultFlagBits::e64 | vk::QueryResultFlagBits::eWait);
   for (uint32_t i = 0; i + 1 < queries; i += 2)
     ms.push_back(static_cast<double>(timestamp_ticks(stamps[i], stamps[i + 1], rt.timestamp_valid_bits_)) *
                  rt.timestamp_period_ns_ * 1e-6);
@@ -444,14 +482,16 @@ void Batch::State::run_repeated(const RepeatPlan& plan) {
     if (!entries[i].shader.empty()) at.push_back(i);
   const size_t first = at.front(), last = at.back(), d = at.size();
   const uint64_t most = std::max<uint64_t>(1, kMostWarmupDispatches / d);
-  const uint64_t guess = plan.rep_ms_hint > 0 ? static_cast<uint64_t>(std::ceil(plan.warmup_ms / plan.rep_ms_hint)) : 1;
+  const uint64_t guess =
+      plan.rep_ms_hint > 0 ? static_cast<uint64_t>(std::ceil(plan.warmup_ms / plan.rep_ms_hint)) : 1;
   uint64_t warmup = std::min(most, std::max<uint64_t>(guess, static_cast<uint64_t>(plan.min_warmup)));
   std::unique_ptr<Buffer> cycles;
   Entry probe;
   if (rt.info_.shader_clock) {
     cycles = rt.host_buffer(16, true);
     std::set<VkBuffer> bound;
-    probe = prepare(Kernel("shader_clock"), {{"cycles", cycles.get()}}, {{"spin", kClockSpinCycles}}, 1, 1, 1, bound);
+    probe = prepare(Kernel("shader_clock"), {{"cycles", cycles.get()}}, {{"spin", kClockSpinCycles}}, 1, 1, 1,
+                    bound);
   }
   const auto reps = static_cast<uint32_t>(plan.reps);
   const auto queries = static_cast<uint32_t>(2 + 2 * d * reps + (cycles ? 2 : 0));
@@ -478,7 +518,9 @@ void Batch::State::run_repeated(const RepeatPlan& plan) {
     });
     if (ms[0] >= plan.warmup_ms || warmup >= most || attempt == kWarmupAttempts) break;
     // The warm-up measured short (a cold first estimate): size it from what it measured.
-    const uint64_t sized = ms[0] > 0 ? static_cast<uint64_t>(std::ceil(warmup * plan.warmup_ms * 1.25 / ms[0])) : warmup * 10 + 1;
+    const uint64_t sized = ms[0] > 0
+                               ? static_cast<uint64_t>(std::ceil(warmup * plan.warmup_ms * 1.25 / ms[0]))
+                               : warmup * 10 + 1;
     warmup = std::min(most, std::max(sized, 2 * warmup));
   }
   RepeatOutcome& o = rt.repeat_outcome_;
@@ -494,7 +536,8 @@ void Batch::State::run_repeated(const RepeatPlan& plan) {
     if (ms.back() > 0) o.clock_mhz = counted / (ms.back() * 1e3);
   }
   // The last repetition's (a copy first: assign from the vector's own range is undefined).
-  std::vector<double> last_rep(ms.end() - static_cast<ptrdiff_t>(d + (cycles ? 1 : 0)), ms.end() - (cycles ? 1 : 0));
+  std::vector<double> last_rep(ms.end() - static_cast<ptrdiff_t>(d + (cycles ? 1 : 0)),
+                               ms.end() - (cycles ? 1 : 0));
   ms = std::move(last_rep);
 }
 
@@ -507,14 +550,17 @@ double Batch::submit() {
     bool dispatches = false;
     for (const auto& e : s.entries) dispatches = dispatches || !e.shader.empty();
     try {
-      if (s.rt.repeat_ && dispatches && s.rt.info_.timestamps) s.run_repeated(*s.rt.repeat_);
-      else s.run_once();
+      if (s.rt.repeat_ && dispatches && s.rt.info_.timestamps)
+        s.run_repeated(*s.rt.repeat_);
+      else
+        s.run_once();
     } catch (...) {
       s.reset();
       throw;
     }
   }
-  for (const auto& r : s.readbacks) std::memcpy(r.dst.data(), (r.staging ? r.staging : r.source)->mapped_, r.dst.size());
+  for (const auto& r : s.readbacks)
+    std::memcpy(r.dst.data(), (r.staging ? r.staging : r.source)->mapped_, r.dst.size());
   s.reset();
   double total = 0;
   for (double m : s.ms) total += m;

@@ -104,8 +104,8 @@ uint32_t word(const uint8_t* p) {
 }
 
 // The driver data of a cache file, or why it cannot be used.
-std::optional<std::vector<uint8_t>> cache_payload(const std::vector<uint8_t>& file, const vk::PhysicalDeviceProperties& p,
-                                                  std::string& why) {
+std::optional<std::vector<uint8_t>> cache_payload(const std::vector<uint8_t>& file,
+                                                  const vk::PhysicalDeviceProperties& p, std::string& why) {
   if (file.size() < kCacheHeaderBytes || std::memcmp(file.data(), kCacheMagic, 8) != 0) {
     why = "not a kvbench pipeline cache file";
     return std::nullopt;
@@ -119,8 +119,8 @@ std::optional<std::vector<uint8_t>> cache_payload(const std::vector<uint8_t>& fi
   }
   const std::span payload(file.data() + kCacheHeaderBytes, file.size() - kCacheHeaderBytes);
   if (size != payload.size()) {
-    why = "truncated or extended: " + std::to_string(payload.size()) + " bytes of data where the header says " +
-          std::to_string(size);
+    why = "truncated or extended: " + std::to_string(payload.size()) +
+          " bytes of data where the header says " + std::to_string(size);
     return std::nullopt;
   }
   if (fnv1a(payload) != hash) {
@@ -128,7 +128,8 @@ std::optional<std::vector<uint8_t>> cache_payload(const std::vector<uint8_t>& fi
     return std::nullopt;
   }
   // VkPipelineCacheHeaderVersionOne: headerSize, headerVersion, vendorID, deviceID, pipelineCacheUUID.
-  if (payload.size() < kDriverHeaderBytes || word(payload.data()) < kDriverHeaderBytes || word(payload.data()) > payload.size() ||
+  if (payload.size() < kDriverHeaderBytes || word(payload.data()) < kDriverHeaderBytes ||
+      word(payload.data()) > payload.size() ||
       word(payload.data() + 4) != static_cast<uint32_t>(vk::PipelineCacheHeaderVersion::eOne)) {
     why = "the driver data has no valid VkPipelineCacheHeaderVersionOne";
     return std::nullopt;
@@ -136,7 +137,8 @@ std::optional<std::vector<uint8_t>> cache_payload(const std::vector<uint8_t>& fi
   if (word(payload.data() + 8) != p.vendorID || word(payload.data() + 12) != p.deviceID ||
       std::memcmp(payload.data() + 16, p.pipelineCacheUUID.data(), VK_UUID_SIZE) != 0) {
     why = "made by another device or driver (vendor " + hex32(word(payload.data() + 8)) + ", device " +
-          hex32(word(payload.data() + 12)) + ", pipelineCacheUUID " + hex(payload.subspan(16, VK_UUID_SIZE)) + ")";
+          hex32(word(payload.data() + 12)) + ", pipelineCacheUUID " + hex(payload.subspan(16, VK_UUID_SIZE)) +
+          ")";
     return std::nullopt;
   }
   return std::vector<uint8_t>(payload.begin(), payload.end());
@@ -193,7 +195,8 @@ void Runtime::open_pipeline_cache(const RuntimeOptions& options) {
   if (!initial.empty()) {
     try {
       pipeline_cache_ = vk::raii::PipelineCache(
-          device_, vk::PipelineCacheCreateInfo{.initialDataSize = initial.size(), .pInitialData = initial.data()});
+          device_,
+          vk::PipelineCacheCreateInfo{.initialDataSize = initial.size(), .pInitialData = initial.data()});
       cache_status_.loaded_bytes = initial.size();
       cache_on_disk_ = std::move(initial);
     } catch (const vk::SystemError& e) {
@@ -215,8 +218,8 @@ void Runtime::save_pipeline_cache() noexcept {
     std::string why;
     if (auto file = read_file(cache_status_.path, why))
       if (auto theirs = cache_payload(*file, props, why); theirs && *theirs != cache_on_disk_) {
-        vk::raii::PipelineCache other(device_,
-                                      vk::PipelineCacheCreateInfo{.initialDataSize = theirs->size(), .pInitialData = theirs->data()});
+        vk::raii::PipelineCache other(device_, vk::PipelineCacheCreateInfo{.initialDataSize = theirs->size(),
+                                                                           .pInitialData = theirs->data()});
         pipeline_cache_.merge(*other);
         cache_on_disk_ = std::move(*theirs);
       }

@@ -23,8 +23,11 @@ bool validation_requested() { return env_value("KVBENCH_VALIDATION") == "1"; }
 // `messenger` (may be null) is chained in, so instance creation and destruction report too.
 vk::raii::Instance make_instance(const vk::raii::Context& context,
                                  const vk::DebugUtilsMessengerCreateInfoEXT* messenger = nullptr) {
-  vk::ApplicationInfo app{.pApplicationName = "kvbench", .applicationVersion = 1,
-                          .pEngineName = "kvbench", .engineVersion = 1, .apiVersion = VK_API_VERSION_1_1};
+  vk::ApplicationInfo app{.pApplicationName = "kvbench",
+                          .applicationVersion = 1,
+                          .pEngineName = "kvbench",
+                          .engineVersion = 1,
+                          .apiVersion = VK_API_VERSION_1_1};
   std::vector<const char*> layers, extensions;
   if (validation_requested()) layers.push_back("VK_LAYER_KHRONOS_validation");
   if (messenger) extensions.push_back(VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
@@ -37,23 +40,30 @@ vk::raii::Instance make_instance(const vk::raii::Context& context,
   try {
     return vk::raii::Instance(context, info);
   } catch (const vk::LayerNotPresentError&) {
-    throw std::runtime_error("KVBENCH_VALIDATION=1 but the Khronos validation layer is not installed "
-                             "(vulkan-validationlayers: tools/setup.sh)");
+    throw std::runtime_error(
+        "KVBENCH_VALIDATION=1 but the Khronos validation layer is not installed "
+        "(vulkan-validationlayers: tools/setup.sh)");
   }
 }
 
 std::string type_name(vk::PhysicalDeviceType t) {
   switch (t) {
-    case vk::PhysicalDeviceType::eDiscreteGpu: return "discrete-gpu";
-    case vk::PhysicalDeviceType::eIntegratedGpu: return "integrated-gpu";
-    case vk::PhysicalDeviceType::eVirtualGpu: return "virtual-gpu";
-    case vk::PhysicalDeviceType::eCpu: return "cpu";
-    default: return "other";
+    case vk::PhysicalDeviceType::eDiscreteGpu:
+      return "discrete-gpu";
+    case vk::PhysicalDeviceType::eIntegratedGpu:
+      return "integrated-gpu";
+    case vk::PhysicalDeviceType::eVirtualGpu:
+      return "virtual-gpu";
+    case vk::PhysicalDeviceType::eCpu:
+      return "cpu";
+    default:
+      return "other";
   }
 }
 
 // DeviceInfo::compute_units: from the first extension that gives them, else the default.
-void describe_compute_units(const vk::raii::PhysicalDevice& pd, const std::set<std::string>& extensions, DeviceInfo& d) {
+void describe_compute_units(const vk::raii::PhysicalDevice& pd, const std::set<std::string>& extensions,
+                            DeviceInfo& d) {
   const auto has = [&](const char* name) { return extensions.count(name) > 0; };
   uint32_t units = 0;
   if (has(VK_AMD_SHADER_CORE_PROPERTIES_2_EXTENSION_NAME)) {
@@ -62,14 +72,16 @@ void describe_compute_units(const vk::raii::PhysicalDevice& pd, const std::set<s
                 .activeComputeUnitCount;
     d.compute_units_source = VK_AMD_SHADER_CORE_PROPERTIES_2_EXTENSION_NAME;
   } else if (has(VK_AMD_SHADER_CORE_PROPERTIES_EXTENSION_NAME)) {
-    const auto p = pd.getProperties2<vk::PhysicalDeviceProperties2, vk::PhysicalDeviceShaderCorePropertiesAMD>()
-                       .get<vk::PhysicalDeviceShaderCorePropertiesAMD>();
+    const auto p =
+        pd.getProperties2<vk::PhysicalDeviceProperties2, vk::PhysicalDeviceShaderCorePropertiesAMD>()
+            .get<vk::PhysicalDeviceShaderCorePropertiesAMD>();
     units = p.shaderEngineCount * p.shaderArraysPerEngineCount * p.computeUnitsPerShaderArray;
     d.compute_units_source = VK_AMD_SHADER_CORE_PROPERTIES_EXTENSION_NAME;
   } else if (has(VK_ARM_SHADER_CORE_BUILTINS_EXTENSION_NAME)) {
-    units = pd.getProperties2<vk::PhysicalDeviceProperties2, vk::PhysicalDeviceShaderCoreBuiltinsPropertiesARM>()
-                .get<vk::PhysicalDeviceShaderCoreBuiltinsPropertiesARM>()
-                .shaderCoreCount;
+    units =
+        pd.getProperties2<vk::PhysicalDeviceProperties2, vk::PhysicalDeviceShaderCoreBuiltinsPropertiesARM>()
+            .get<vk::PhysicalDeviceShaderCoreBuiltinsPropertiesARM>()
+            .shaderCoreCount;
     d.compute_units_source = VK_ARM_SHADER_CORE_BUILTINS_EXTENSION_NAME;
   } else if (has(VK_NV_SHADER_SM_BUILTINS_EXTENSION_NAME)) {
     units = pd.getProperties2<vk::PhysicalDeviceProperties2, vk::PhysicalDeviceShaderSMBuiltinsPropertiesNV>()
@@ -114,11 +126,13 @@ DeviceInfo describe(const vk::raii::PhysicalDevice& pd, int index) {
       std::min(p.limits.maxPerStageDescriptorStorageBuffers, p.limits.maxDescriptorSetStorageBuffers);
   d.max_stage_sampled_images =
       std::min(p.limits.maxPerStageDescriptorSampledImages, p.limits.maxDescriptorSetSampledImages);
-  if (pd.getFormatProperties(vk::Format::eR32G32B32A32Uint).bufferFeatures & vk::FormatFeatureFlagBits::eUniformTexelBuffer)
+  if (pd.getFormatProperties(vk::Format::eR32G32B32A32Uint).bufferFeatures &
+      vk::FormatFeatureFlagBits::eUniformTexelBuffer)
     d.max_texel_buffer_elements = p.limits.maxTexelBufferElements;
   d.timestamps = p.limits.timestampComputeAndGraphics;
-  auto feats = pd.getFeatures2<vk::PhysicalDeviceFeatures2, vk::PhysicalDeviceShaderFloat16Int8Features,
-                               vk::PhysicalDevice8BitStorageFeatures, vk::PhysicalDevice16BitStorageFeatures>();
+  auto feats =
+      pd.getFeatures2<vk::PhysicalDeviceFeatures2, vk::PhysicalDeviceShaderFloat16Int8Features,
+                      vk::PhysicalDevice8BitStorageFeatures, vk::PhysicalDevice16BitStorageFeatures>();
   const auto& f = feats.get<vk::PhysicalDeviceFeatures2>().features;
   d.shader_int64 = f.shaderInt64;
   d.shader_float64 = f.shaderFloat64;
@@ -132,9 +146,10 @@ DeviceInfo describe(const vk::raii::PhysicalDevice& pd, int index) {
     extensions.insert(name);
     d.calibrated_timestamps = d.calibrated_timestamps || name == VK_EXT_CALIBRATED_TIMESTAMPS_EXTENSION_NAME;
     if (name == VK_KHR_SHADER_CLOCK_EXTENSION_NAME)
-      d.shader_clock = pd.getFeatures2<vk::PhysicalDeviceFeatures2, vk::PhysicalDeviceShaderClockFeaturesKHR>()
-                           .get<vk::PhysicalDeviceShaderClockFeaturesKHR>()
-                           .shaderSubgroupClock;
+      d.shader_clock =
+          pd.getFeatures2<vk::PhysicalDeviceFeatures2, vk::PhysicalDeviceShaderClockFeaturesKHR>()
+              .get<vk::PhysicalDeviceShaderClockFeaturesKHR>()
+              .shaderSubgroupClock;
   }
   describe_compute_units(pd, extensions, d);
   const auto mem = pd.getMemoryProperties();
@@ -158,14 +173,15 @@ std::vector<DeviceInfo> list_devices() {
 
 void check_descriptor_limits(const std::string& name, const ShaderInterface& shader, const DeviceInfo& dev) {
   if (shader.buffers.size() > dev.max_stage_storage_buffers)
-    throw SkipCase(name + " binds " + std::to_string(shader.buffers.size()) + " storage buffers; " + dev.name +
-                   " allows " + std::to_string(dev.max_stage_storage_buffers) + " per stage");
+    throw SkipCase(name + " binds " + std::to_string(shader.buffers.size()) + " storage buffers; " +
+                   dev.name + " allows " + std::to_string(dev.max_stage_storage_buffers) + " per stage");
   if (shader.texel_buffers.empty()) return;
   if (dev.max_texel_buffer_elements == 0)
-    throw SkipCase(name + " reads uniform texel buffers of R32G32B32A32_UINT, which " + dev.name + " does not support");
+    throw SkipCase(name + " reads uniform texel buffers of R32G32B32A32_UINT, which " + dev.name +
+                   " does not support");
   if (shader.texel_buffers.size() > dev.max_stage_sampled_images)
-    throw SkipCase(name + " binds " + std::to_string(shader.texel_buffers.size()) + " texel buffers; " + dev.name +
-                   " allows " + std::to_string(dev.max_stage_sampled_images) + " per stage");
+    throw SkipCase(name + " binds " + std::to_string(shader.texel_buffers.size()) + " texel buffers; " +
+                   dev.name + " allows " + std::to_string(dev.max_stage_sampled_images) + " per stage");
 }
 
 uint64_t timestamp_ticks(uint64_t begin, uint64_t end, uint32_t valid_bits) {
@@ -181,7 +197,6 @@ int default_device_index(const std::vector<DeviceInfo>& devices) {
   return -1;
 }
 
-
 struct Runtime::ValidationLog {
   std::mutex mutex;
   ValidationMessages messages;
@@ -189,7 +204,8 @@ struct Runtime::ValidationLog {
   // Counts errors and warnings; performance warnings (the best-practices checks) do not count.
   static VKAPI_ATTR VkBool32 VKAPI_CALL callback(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
                                                  VkDebugUtilsMessageTypeFlagsEXT types,
-                                                 const VkDebugUtilsMessengerCallbackDataEXT* data, void* user) {
+                                                 const VkDebugUtilsMessengerCallbackDataEXT* data,
+                                                 void* user) {
     const bool error = severity & VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT;
     const std::string id = data && data->pMessageIdName ? data->pMessageIdName : "";
     const bool warning = (severity & VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT) &&
@@ -205,7 +221,6 @@ struct Runtime::ValidationLog {
     return VK_FALSE;  // the call goes on, as without the layer
   }
 };
-
 
 // ---- the runtime -------------------------------------------------------------------
 
@@ -227,9 +242,10 @@ uint32_t pick_memory_type(const vk::PhysicalDeviceMemoryProperties& mem, uint32_
   return static_cast<uint32_t>(best);
 }
 
-constexpr vk::BufferUsageFlags kBufferUsage = vk::BufferUsageFlagBits::eStorageBuffer | vk::BufferUsageFlagBits::eUniformBuffer |
-                                              vk::BufferUsageFlagBits::eUniformTexelBuffer |
-                                              vk::BufferUsageFlagBits::eTransferSrc | vk::BufferUsageFlagBits::eTransferDst;
+constexpr vk::BufferUsageFlags kBufferUsage =
+    vk::BufferUsageFlagBits::eStorageBuffer | vk::BufferUsageFlagBits::eUniformBuffer |
+    vk::BufferUsageFlagBits::eUniformTexelBuffer | vk::BufferUsageFlagBits::eTransferSrc |
+    vk::BufferUsageFlagBits::eTransferDst;
 
 }  // namespace
 
@@ -237,8 +253,10 @@ Runtime::Runtime(std::optional<int> index, RuntimeOptions options) {
   if (validation_requested()) {
     validation_ = std::make_unique<ValidationLog>();
     const vk::DebugUtilsMessengerCreateInfoEXT messenger{
-        .messageSeverity = vk::DebugUtilsMessageSeverityFlagBitsEXT::eWarning | vk::DebugUtilsMessageSeverityFlagBitsEXT::eError,
-        .messageType = vk::DebugUtilsMessageTypeFlagBitsEXT::eGeneral | vk::DebugUtilsMessageTypeFlagBitsEXT::eValidation |
+        .messageSeverity = vk::DebugUtilsMessageSeverityFlagBitsEXT::eWarning |
+                           vk::DebugUtilsMessageSeverityFlagBitsEXT::eError,
+        .messageType = vk::DebugUtilsMessageTypeFlagBitsEXT::eGeneral |
+                       vk::DebugUtilsMessageTypeFlagBitsEXT::eValidation |
                        vk::DebugUtilsMessageTypeFlagBitsEXT::ePerformance,
         .pfnUserCallback = &ValidationLog::callback,
         .pUserData = validation_.get()};
@@ -249,17 +267,20 @@ Runtime::Runtime(std::optional<int> index, RuntimeOptions options) {
   }
   auto physicals = instance_.enumeratePhysicalDevices();
   if (physicals.empty())
-    throw std::runtime_error("no Vulkan device found (install mesa-vulkan-drivers for lavapipe: tools/setup.sh)");
+    throw std::runtime_error(
+        "no Vulkan device found (install mesa-vulkan-drivers for lavapipe: tools/setup.sh)");
   std::vector<DeviceInfo> infos;
   for (size_t i = 0; i < physicals.size(); ++i) infos.push_back(describe(physicals[i], static_cast<int>(i)));
   const int chosen = index.value_or(default_device_index(infos));
-  if (!index && chosen < 0) throw std::runtime_error("no Vulkan device that can run cases (only RADV's null device)");
+  if (!index && chosen < 0)
+    throw std::runtime_error("no Vulkan device that can run cases (only RADV's null device)");
   if (chosen < 0 || chosen >= static_cast<int>(physicals.size()))
     throw std::runtime_error("--device " + std::to_string(chosen) + " is out of range: there are " +
                              std::to_string(physicals.size()) + " Vulkan devices (see `kvbench devices`)");
   if (infos[chosen].null_device)
-    throw std::runtime_error("device " + std::to_string(chosen) + " (" + infos[chosen].name +
-                             ") is RADV's compile-only null device (RADV_FORCE_FAMILY is set): it cannot run cases");
+    throw std::runtime_error(
+        "device " + std::to_string(chosen) + " (" + infos[chosen].name +
+        ") is RADV's compile-only null device (RADV_FORCE_FAMILY is set): it cannot run cases");
   physical_ = std::move(physicals[chosen]);
   info_ = infos[chosen];
 
@@ -276,7 +297,8 @@ Runtime::Runtime(std::optional<int> index, RuntimeOptions options) {
   if (!found) throw std::runtime_error("device " + info_.name + " has no compute queue");
 
   const float priority = 1.0f;
-  vk::DeviceQueueCreateInfo queue_info{.queueFamilyIndex = queue_family_, .queueCount = 1, .pQueuePriorities = &priority};
+  vk::DeviceQueueCreateInfo queue_info{
+      .queueFamilyIndex = queue_family_, .queueCount = 1, .pQueuePriorities = &priority};
   vk::PhysicalDeviceShaderClockFeaturesKHR clock{.shaderSubgroupClock = VK_TRUE};
   const char* clock_extension = VK_KHR_SHADER_CLOCK_EXTENSION_NAME;
   vk::DeviceCreateInfo device_info{.pNext = info_.shader_clock ? &clock : nullptr,
@@ -302,14 +324,19 @@ Runtime::Runtime(std::optional<int> index, RuntimeOptions options) {
   const vk::MemoryPropertyFlags mapped = M::eHostVisible | M::eHostCoherent, local = M::eDeviceLocal;
   staging_ = options.staging.value_or(info_.default_memory_mode() == "staging");
   texels_ = options.texels;
-  vk::raii::Buffer probe(device_, vk::BufferCreateInfo{.size = 256, .usage = kBufferUsage, .sharingMode = vk::SharingMode::eExclusive});
+  vk::raii::Buffer probe(
+      device_,
+      vk::BufferCreateInfo{.size = 256, .usage = kBufferUsage, .sharingMode = vk::SharingMode::eExclusive});
   const uint32_t bits = probe.getMemoryRequirements().memoryTypeBits;
-  upload_memory_type_ = pick_memory_type(mem, bits, mapped, staging_ ? vk::MemoryPropertyFlags{} : local,
-                                         staging_ ? local : vk::MemoryPropertyFlags{}, "a host-visible coherent buffer");
-  readback_memory_type_ = pick_memory_type(mem, bits, mapped, staging_ ? M::eHostCached : (local | M::eHostCached),
-                                           staging_ ? local : vk::MemoryPropertyFlags{}, "a host-visible coherent buffer");
-  device_memory_type_ = staging_ ? pick_memory_type(mem, bits, {}, local, mapped, "a device-local storage buffer")
-                                 : pick_memory_type(mem, bits, mapped, local, {}, "a host-visible coherent storage buffer");
+  upload_memory_type_ =
+      pick_memory_type(mem, bits, mapped, staging_ ? vk::MemoryPropertyFlags{} : local,
+                       staging_ ? local : vk::MemoryPropertyFlags{}, "a host-visible coherent buffer");
+  readback_memory_type_ =
+      pick_memory_type(mem, bits, mapped, staging_ ? M::eHostCached : (local | M::eHostCached),
+                       staging_ ? local : vk::MemoryPropertyFlags{}, "a host-visible coherent buffer");
+  device_memory_type_ =
+      staging_ ? pick_memory_type(mem, bits, {}, local, mapped, "a device-local storage buffer")
+               : pick_memory_type(mem, bits, mapped, local, {}, "a host-visible coherent storage buffer");
 
   open_pipeline_cache(options);
 }
@@ -365,18 +392,26 @@ Runtime::Pipeline& Runtime::pipeline(const Kernel& kernel) {
   check_descriptor_limits(kernel.shader, p->interface, info_);
   std::vector<vk::DescriptorSetLayoutBinding> slots;
   for (const auto& [binding, names] : p->interface.buffers)
-    slots.push_back({.binding = binding, .descriptorType = vk::DescriptorType::eStorageBuffer, .descriptorCount = 1,
+    slots.push_back({.binding = binding,
+                     .descriptorType = vk::DescriptorType::eStorageBuffer,
+                     .descriptorCount = 1,
                      .stageFlags = vk::ShaderStageFlagBits::eCompute});
   for (const auto& [binding, name] : p->interface.texel_buffers)
-    slots.push_back({.binding = binding, .descriptorType = vk::DescriptorType::eUniformTexelBuffer, .descriptorCount = 1,
+    slots.push_back({.binding = binding,
+                     .descriptorType = vk::DescriptorType::eUniformTexelBuffer,
+                     .descriptorCount = 1,
                      .stageFlags = vk::ShaderStageFlagBits::eCompute});
   if (p->interface.params_binding)
-    slots.push_back({.binding = *p->interface.params_binding, .descriptorType = vk::DescriptorType::eUniformBuffer,
-                     .descriptorCount = 1, .stageFlags = vk::ShaderStageFlagBits::eCompute});
+    slots.push_back({.binding = *p->interface.params_binding,
+                     .descriptorType = vk::DescriptorType::eUniformBuffer,
+                     .descriptorCount = 1,
+                     .stageFlags = vk::ShaderStageFlagBits::eCompute});
   p->set_layout = vk::raii::DescriptorSetLayout(
-      device_, vk::DescriptorSetLayoutCreateInfo{.bindingCount = static_cast<uint32_t>(slots.size()), .pBindings = slots.data()});
+      device_, vk::DescriptorSetLayoutCreateInfo{.bindingCount = static_cast<uint32_t>(slots.size()),
+                                                 .pBindings = slots.data()});
   vk::DescriptorSetLayout set_layout = *p->set_layout;
-  p->layout = vk::raii::PipelineLayout(device_, vk::PipelineLayoutCreateInfo{.setLayoutCount = 1, .pSetLayouts = &set_layout});
+  p->layout = vk::raii::PipelineLayout(
+      device_, vk::PipelineLayoutCreateInfo{.setLayoutCount = 1, .pSetLayouts = &set_layout});
   p->module = vk::raii::ShaderModule(
       device_, vk::ShaderModuleCreateInfo{.codeSize = code->second.size() * 4, .pCode = code->second.data()});
   std::vector<vk::SpecializationMapEntry> entries;
@@ -384,18 +419,24 @@ Runtime::Pipeline& Runtime::pipeline(const Kernel& kernel) {
   for (uint32_t i = 0; i < kernel.constants.size(); ++i)
     entries.push_back({.constantID = i, .offset = i * 4, .size = 4});
   for (const auto& [id, value] : kernel.constants_by_id) {
-    if (id < kernel.constants.size()) throw std::logic_error(kernel.shader + ": specialization constant " + std::to_string(id) + " given twice");
+    if (id < kernel.constants.size())
+      throw std::logic_error(kernel.shader + ": specialization constant " + std::to_string(id) +
+                             " given twice");
     entries.push_back({.constantID = id, .offset = static_cast<uint32_t>(values.size() * 4), .size = 4});
     values.push_back(value);
   }
-  vk::SpecializationInfo spec{.mapEntryCount = static_cast<uint32_t>(entries.size()), .pMapEntries = entries.data(),
-                              .dataSize = values.size() * 4, .pData = values.data()};
-  vk::ComputePipelineCreateInfo info{
-      .stage = {.stage = vk::ShaderStageFlagBits::eCompute, .module = *p->module, .pName = "main",
-                .pSpecializationInfo = entries.empty() ? nullptr : &spec},
-      .layout = *p->layout};
+  vk::SpecializationInfo spec{.mapEntryCount = static_cast<uint32_t>(entries.size()),
+                              .pMapEntries = entries.data(),
+                              .dataSize = values.size() * 4,
+                              .pData = values.data()};
+  vk::ComputePipelineCreateInfo info{.stage = {.stage = vk::ShaderStageFlagBits::eCompute,
+                                               .module = *p->module,
+                                               .pName = "main",
+                                               .pSpecializationInfo = entries.empty() ? nullptr : &spec},
+                                     .layout = *p->layout};
   const auto start = std::chrono::steady_clock::now();
-  p->pipeline = *pipeline_cache_ ? vk::raii::Pipeline(device_, pipeline_cache_, info) : vk::raii::Pipeline(device_, nullptr, info);
+  p->pipeline = *pipeline_cache_ ? vk::raii::Pipeline(device_, pipeline_cache_, info)
+                                 : vk::raii::Pipeline(device_, nullptr, info);
   // Pipeline creation is where the driver compiles (on lavapipe, LLVM: seconds per
   // attention pipeline); KVBENCH_PIPELINE_TIMES=1 shows where a cold process spends it.
   static const bool trace = env_value("KVBENCH_PIPELINE_TIMES") == "1";
@@ -405,8 +446,8 @@ Runtime::Pipeline& Runtime::pipeline(const Kernel& kernel) {
   return *pipelines_.emplace(kernel.key(), std::move(p)).first->second;
 }
 
-double Runtime::dispatch(const Kernel& kernel, const KernelBuffers& buffers, const KernelParams& params, uint32_t gx,
-                         uint32_t gy, uint32_t gz) {
+double Runtime::dispatch(const Kernel& kernel, const KernelBuffers& buffers, const KernelParams& params,
+                         uint32_t gx, uint32_t gy, uint32_t gz) {
   Batch batch(*this);
   batch.dispatch(kernel, buffers, params, gx, gy, gz);
   return batch.submit();
@@ -415,11 +456,15 @@ double Runtime::dispatch(const Kernel& kernel, const KernelBuffers& buffers, con
 // ---- buffers ---------------------------------------------------------------------
 
 Buffer::Buffer(Runtime& rt, size_t bytes, uint32_t memory_type, bool mapped) : rt_(&rt), size_(bytes) {
-  buffer_ = vk::raii::Buffer(rt.device_, vk::BufferCreateInfo{.size = bytes, .usage = kBufferUsage, .sharingMode = vk::SharingMode::eExclusive});
+  buffer_ = vk::raii::Buffer(
+      rt.device_,
+      vk::BufferCreateInfo{.size = bytes, .usage = kBufferUsage, .sharingMode = vk::SharingMode::eExclusive});
   const auto req = buffer_.getMemoryRequirements();
   if (!(req.memoryTypeBits & (1u << memory_type)))
-    throw std::runtime_error("the chosen memory type does not suit a buffer of " + std::to_string(bytes) + " bytes");
-  memory_ = vk::raii::DeviceMemory(rt.device_, vk::MemoryAllocateInfo{.allocationSize = req.size, .memoryTypeIndex = memory_type});
+    throw std::runtime_error("the chosen memory type does not suit a buffer of " + std::to_string(bytes) +
+                             " bytes");
+  memory_ = vk::raii::DeviceMemory(
+      rt.device_, vk::MemoryAllocateInfo{.allocationSize = req.size, .memoryTypeIndex = memory_type});
   buffer_.bindMemory(*memory_, 0);
   if (mapped) mapped_ = static_cast<uint8_t*>(memory_.mapMemory(0, bytes));
 }

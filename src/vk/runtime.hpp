@@ -39,9 +39,11 @@ struct DeviceInfo {
   uint32_t shared_memory_bytes = 0;
   uint64_t max_storage_buffer_range = 0;
   std::array<uint32_t, 3> max_workgroup_count{};  // maxComputeWorkGroupCount
-  uint32_t max_workgroup_invocations = 0, max_workgroup_size_x = 0;  // maxComputeWorkGroupInvocations, Size[0]
-  uint32_t max_stage_storage_buffers = 0;  // min(maxPerStageDescriptorStorageBuffers, maxDescriptorSetStorageBuffers)
-  uint32_t max_stage_sampled_images = 0;   // the same for sampled images, which texel buffers count as
+  uint32_t max_workgroup_invocations = 0,
+           max_workgroup_size_x = 0;  // maxComputeWorkGroupInvocations, Size[0]
+  uint32_t max_stage_storage_buffers =
+      0;  // min(maxPerStageDescriptorStorageBuffers, maxDescriptorSetStorageBuffers)
+  uint32_t max_stage_sampled_images = 0;  // the same for sampled images, which texel buffers count as
   // maxTexelBufferElements, or 0 when R32G32B32A32_UINT cannot be a uniform texel buffer
   // (Vulkan requires it can): the most uvec4 texels a shader's `_texels` binding views.
   uint64_t max_texel_buffer_elements = 0;
@@ -96,10 +98,11 @@ struct ValidationMessages {
 // where the driver stores one): keep the variants few.
 struct Kernel {
   std::string shader;
-  std::vector<uint32_t> constants;  // specialization constant i = constants[i]
+  std::vector<uint32_t> constants;                             // specialization constant i = constants[i]
   std::vector<std::pair<uint32_t, uint32_t>> constants_by_id;  // more: (constant_id, value)
   Kernel(const char* name) : shader(name) {}
-  Kernel(std::string name, std::vector<uint32_t> values = {}) : shader(std::move(name)), constants(std::move(values)) {}
+  Kernel(std::string name, std::vector<uint32_t> values = {})
+      : shader(std::move(name)), constants(std::move(values)) {}
   std::string key() const;
 };
 
@@ -142,9 +145,9 @@ std::string default_cache_dir();
 // What became of the on-disk pipeline cache when the runtime was made.
 struct PipelineCacheStatus {
   bool enabled = false;
-  std::string path;          // the device's file (empty when disabled)
-  size_t loaded_bytes = 0;   // the driver data taken from the file (0: none, or ignored)
-  std::string ignored;       // why an existing file was not used ("" when it was, or there was none)
+  std::string path;         // the device's file (empty when disabled)
+  size_t loaded_bytes = 0;  // the driver data taken from the file (0: none, or ignored)
+  std::string ignored;      // why an existing file was not used ("" when it was, or there was none)
 };
 
 class Batch;
@@ -177,17 +180,18 @@ struct RepeatPlan {
 
 // What the repeated batches measured (summed over the batches of a run).
 struct RepeatOutcome {
-  int64_t warmup_count = 0;  // untimed repetitions
-  double warmup_ms = 0;      // their device time, from a pair of timestamps around them
+  int64_t warmup_count = 0;                     // untimed repetitions
+  double warmup_ms = 0;                         // their device time, from a pair of timestamps around them
   std::vector<std::vector<DispatchTime>> reps;  // each timed repetition's dispatches, in order
-  std::optional<double> clock_mhz;  // shader clock cycles / device time of the probe
+  std::optional<double> clock_mhz;              // shader clock cycles / device time of the probe
 };
 
 class Runtime {
  public:
   // Opens device `index`, or the default device. Throws std::runtime_error with a clear
   // message when there is no Vulkan device or the index is out of range.
-  explicit Runtime(std::optional<int> index = std::nullopt, RuntimeOptions options = RuntimeOptions::from_env());
+  explicit Runtime(std::optional<int> index = std::nullopt,
+                   RuntimeOptions options = RuntimeOptions::from_env());
   // Writes the pipeline cache back when it changed (never throws; a failure is reported once on stderr).
   ~Runtime();
   const DeviceInfo& info() const { return info_; }
@@ -198,13 +202,14 @@ class Runtime {
   // Whether a shader may read a tensor of `bytes` through its `_texels` view: the view
   // holds all of it (maxTexelBufferElements uvec4s) and KVBENCH_TEXELS is not 0.
   bool texels_cover(size_t bytes) const {
-    return texels_ && info_.max_texel_buffer_elements > 0 && (bytes + 15) / 16 <= info_.max_texel_buffer_elements;
+    return texels_ && info_.max_texel_buffer_elements > 0 &&
+           (bytes + 15) / 16 <= info_.max_texel_buffer_elements;
   }
   // The same for each of `tensors` bound in `buffers` (one bound to null is covered).
   bool texels_cover(const KernelBuffers& buffers, std::initializer_list<const char*> tensors) const;
 
-  // A storage buffer of at least `bytes` (rounded up to 16 bytes, a whole uvec4 texel): device-local in the staging
-  // mode, mapped in the zero-copy mode. Throws SkipCase when it exceeds maxStorageBufferRange.
+  // A storage buffer of at least `bytes` (rounded up to 16 bytes, a whole uvec4 texel): device-local in the
+  // staging mode, mapped in the zero-copy mode. Throws SkipCase when it exceeds maxStorageBufferRange.
   std::unique_ptr<Buffer> buffer(size_t bytes);
   // A buffer holding `values` (uploaded at once).
   template <typename T>
@@ -232,8 +237,8 @@ class Runtime {
 
   // One dispatch in a batch of its own (Batch::dispatch), submitted at once; returns its
   // device time in ms (0 when the queue has no timestamps).
-  double dispatch(const Kernel& kernel, const KernelBuffers& buffers, const KernelParams& params, uint32_t groups_x,
-                  uint32_t groups_y = 1, uint32_t groups_z = 1);
+  double dispatch(const Kernel& kernel, const KernelBuffers& buffers, const KernelParams& params,
+                  uint32_t groups_x, uint32_t groups_y = 1, uint32_t groups_z = 1);
 
   // With KVBENCH_VALIDATION=1, the validation messages counted since the previous call
   // (or since the runtime was made); always empty without it.
@@ -276,11 +281,11 @@ class Runtime {
   uint64_t uniform_alignment_ = 256;
   bool staging_ = false;
   bool texels_ = true;
-  uint32_t device_memory_type_ = 0;               // storage buffers
-  uint32_t upload_memory_type_ = 0;               // mapped: zero-copy buffers, uploads, parameters
-  uint32_t readback_memory_type_ = 0;             // mapped, cached where the device has it: downloads
+  uint32_t device_memory_type_ = 0;    // storage buffers
+  uint32_t upload_memory_type_ = 0;    // mapped: zero-copy buffers, uploads, parameters
+  uint32_t readback_memory_type_ = 0;  // mapped, cached where the device has it: downloads
   PipelineCacheStatus cache_status_;
-  std::vector<uint8_t> cache_on_disk_;            // the driver data as read (unchanged: not written back)
+  std::vector<uint8_t> cache_on_disk_;  // the driver data as read (unchanged: not written back)
   vk::raii::PipelineCache pipeline_cache_{nullptr};
   std::map<std::string, std::unique_ptr<Pipeline>> pipelines_;
   std::unique_ptr<Buffer> placeholder_;
@@ -342,8 +347,8 @@ class Batch {
   void fill(Buffer& dst, uint32_t word);
   // See Runtime: buffers and parameters by name, checked against the SPIR-V, group counts
   // against the device's limits (std::logic_error naming what is wrong).
-  void dispatch(const Kernel& kernel, const KernelBuffers& buffers, const KernelParams& params, uint32_t groups_x,
-                uint32_t groups_y = 1, uint32_t groups_z = 1);
+  void dispatch(const Kernel& kernel, const KernelBuffers& buffers, const KernelParams& params,
+                uint32_t groups_x, uint32_t groups_y = 1, uint32_t groups_z = 1);
   // `dst` is filled by submit(), with the buffer's contents at this point of the batch.
   void download(const Buffer& src, std::span<uint8_t> dst);
 

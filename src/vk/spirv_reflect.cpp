@@ -7,10 +7,26 @@ namespace {
 
 // SPIR-V opcodes, decorations and storage classes used here (SPIR-V 1.3 specification).
 enum : uint32_t {
-  OpName = 5, OpMemberName = 6, OpTypeInt = 21, OpTypeFloat = 22, OpTypeImage = 25, OpTypeSampledImage = 27,
-  OpTypeStruct = 30, OpTypePointer = 32, OpVariable = 59, OpDecorate = 71, OpMemberDecorate = 72,
-  DecBlock = 2, DecBufferBlock = 3, DecBinding = 33, DecDescriptorSet = 34, DecOffset = 35,
-  ClassUniformConstant = 0, ClassUniform = 2, ClassStorageBuffer = 12, DimBuffer = 5,
+  OpName = 5,
+  OpMemberName = 6,
+  OpTypeInt = 21,
+  OpTypeFloat = 22,
+  OpTypeImage = 25,
+  OpTypeSampledImage = 27,
+  OpTypeStruct = 30,
+  OpTypePointer = 32,
+  OpVariable = 59,
+  OpDecorate = 71,
+  OpMemberDecorate = 72,
+  DecBlock = 2,
+  DecBufferBlock = 3,
+  DecBinding = 33,
+  DecDescriptorSet = 34,
+  DecOffset = 35,
+  ClassUniformConstant = 0,
+  ClassUniform = 2,
+  ClassStorageBuffer = 12,
+  DimBuffer = 5,
 };
 
 std::string literal_string(std::span<const uint32_t> words) {
@@ -39,9 +55,9 @@ ShaderInterface reflect_shader(std::span<const uint32_t> code) {
   std::map<std::pair<uint32_t, uint32_t>, std::string> member_names;
   std::map<std::pair<uint32_t, uint32_t>, uint32_t> member_offsets;
   std::map<uint32_t, uint32_t> binding, set;
-  std::map<uint32_t, bool> buffer_block;                  // struct id -> BufferBlock (old-style SSBO)
-  std::map<uint32_t, ShaderInterface::Scalar> scalars;    // 32-bit scalar types
-  std::map<uint32_t, std::vector<uint32_t>> structs;      // struct id -> member type ids
+  std::map<uint32_t, bool> buffer_block;                       // struct id -> BufferBlock (old-style SSBO)
+  std::map<uint32_t, ShaderInterface::Scalar> scalars;         // 32-bit scalar types
+  std::map<uint32_t, std::vector<uint32_t>> structs;           // struct id -> member type ids
   std::map<uint32_t, std::pair<uint32_t, uint32_t>> pointers;  // id -> (storage class, pointee)
   std::vector<std::pair<uint32_t, uint32_t>> variables;        // (pointer type, id)
   std::map<uint32_t, uint32_t> image_dims;                     // image type id -> Dim
@@ -51,19 +67,33 @@ ShaderInterface reflect_shader(std::span<const uint32_t> code) {
     if (count == 0 || i + count > code.size()) throw std::runtime_error("truncated SPIR-V module");
     const std::span<const uint32_t> w = code.subspan(i, count);
     switch (op) {
-      case OpName: names[w[1]] = literal_string(w.subspan(2)); break;
-      case OpMemberName: member_names[{w[1], w[2]}] = literal_string(w.subspan(3)); break;
+      case OpName:
+        names[w[1]] = literal_string(w.subspan(2));
+        break;
+      case OpMemberName:
+        member_names[{w[1], w[2]}] = literal_string(w.subspan(3));
+        break;
       case OpTypeInt:
         if (w[2] == 32) scalars[w[1]] = w[3] ? ShaderInterface::Scalar::i32 : ShaderInterface::Scalar::u32;
         break;
       case OpTypeFloat:
         if (w[2] == 32) scalars[w[1]] = ShaderInterface::Scalar::f32;
         break;
-      case OpTypeImage: image_dims[w[1]] = w[3]; break;
-      case OpTypeSampledImage: sampled_images[w[1]] = w[2]; break;
-      case OpTypeStruct: structs[w[1]] = std::vector<uint32_t>(w.begin() + 2, w.end()); break;
-      case OpTypePointer: pointers[w[1]] = {w[2], w[3]}; break;
-      case OpVariable: variables.emplace_back(w[1], w[2]); break;
+      case OpTypeImage:
+        image_dims[w[1]] = w[3];
+        break;
+      case OpTypeSampledImage:
+        sampled_images[w[1]] = w[2];
+        break;
+      case OpTypeStruct:
+        structs[w[1]] = std::vector<uint32_t>(w.begin() + 2, w.end());
+        break;
+      case OpTypePointer:
+        pointers[w[1]] = {w[2], w[3]};
+        break;
+      case OpVariable:
+        variables.emplace_back(w[1], w[2]);
+        break;
       case OpDecorate:
         if (w[2] == DecBinding) binding[w[1]] = w[3];
         if (w[2] == DecDescriptorSet) set[w[1]] = w[3];
@@ -72,7 +102,8 @@ ShaderInterface reflect_shader(std::span<const uint32_t> code) {
       case OpMemberDecorate:
         if (w[3] == DecOffset) member_offsets[{w[1], w[2]}] = w[4];
         break;
-      default: break;
+      default:
+        break;
     }
     i += count;
   }
@@ -81,10 +112,13 @@ ShaderInterface reflect_shader(std::span<const uint32_t> code) {
     if (!binding.count(id)) continue;
     if (set.count(id) && set[id] != 0) throw std::runtime_error("kvbench shaders use descriptor set 0 only");
     const auto [storage, pointee] = pointers.at(type);
-    if (storage == ClassUniformConstant && sampled_images.count(pointee) && image_dims[sampled_images[pointee]] == DimBuffer) {
+    if (storage == ClassUniformConstant && sampled_images.count(pointee) &&
+        image_dims[sampled_images[pointee]] == DimBuffer) {
       const std::string suffix = "_texels", name = names[id];
-      if (name.size() <= suffix.size() || name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0)
-        throw std::runtime_error("texel buffer " + name + " (binding " + std::to_string(binding[id]) + ") is not named TENSOR_texels");
+      if (name.size() <= suffix.size() ||
+          name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0)
+        throw std::runtime_error("texel buffer " + name + " (binding " + std::to_string(binding[id]) +
+                                 ") is not named TENSOR_texels");
       out.texel_buffers[binding[id]] = name.substr(0, name.size() - suffix.size());
       continue;
     }
@@ -94,13 +128,16 @@ ShaderInterface reflect_shader(std::span<const uint32_t> code) {
       const auto& members = structs.at(pointee);
       for (uint32_t m = 0; m < members.size(); ++m) {
         const std::string name = unreserved(member_names[{pointee, m}]);
-        if (!scalars.count(members[m])) throw std::runtime_error("Params member " + name + " is not a 32-bit scalar");
+        if (!scalars.count(members[m]))
+          throw std::runtime_error("Params member " + name + " is not a 32-bit scalar");
         out.params.push_back({name, member_offsets[{pointee, m}], scalars[members[m]]});
         out.params_bytes = std::max(out.params_bytes, member_offsets[{pointee, m}] + 4);
       }
       continue;
     }
-    if (!is_ssbo) throw std::runtime_error("binding " + std::to_string(binding[id]) + " is neither a storage buffer, a texel buffer nor Params");
+    if (!is_ssbo)
+      throw std::runtime_error("binding " + std::to_string(binding[id]) +
+                               " is neither a storage buffer, a texel buffer nor Params");
     out.buffers[binding[id]].push_back(unreserved(member_names[{pointee, 0}]));
   }
   return out;

@@ -37,7 +37,8 @@ uint64_t elements(const kvbench::Shape& shape) {
 uint64_t total_bytes(const std::vector<kvbench::TensorSpec>& specs) {
   uint64_t total = 0, bits = 0;
   for (const auto& s : specs)
-    if (__builtin_mul_overflow(elements(s.shape), static_cast<uint64_t>(kvbench::dtype_bits(s.dtype)), &bits) ||
+    if (__builtin_mul_overflow(elements(s.shape), static_cast<uint64_t>(kvbench::dtype_bits(s.dtype)),
+                               &bits) ||
         __builtin_add_overflow(total, bits / 8 + 1, &total))
       return kHuge;
   return total;
@@ -48,8 +49,10 @@ uint64_t work(const std::vector<kvbench::TensorSpec>& specs) {
   uint64_t first = 0, second = 0, product = 0;
   for (const auto& s : specs) {
     const uint64_t n = elements(s.shape);
-    if (n > first) second = std::exchange(first, n);
-    else if (n > second) second = n;
+    if (n > first)
+      second = std::exchange(first, n);
+    else if (n > second)
+      second = n;
   }
   return __builtin_mul_overflow(first, second, &product) ? kHuge : product;
 }
@@ -58,7 +61,8 @@ uint64_t work(const std::vector<kvbench::TensorSpec>& specs) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // The same path as a case file read from disk: nesting bound, parse, expansion.
-  const kvbench::LoadedCases loaded = kvbench::load_case_text(std::string(reinterpret_cast<const char*>(data), size), "fuzz.json");
+  const kvbench::LoadedCases loaded =
+      kvbench::load_case_text(std::string(reinterpret_cast<const char*>(data), size), "fuzz.json");
   int goldens = 0;
   for (const auto& def : loaded.cases) {
     const kvbench::Operator* op = kvbench::find_operator(def.op);
@@ -72,7 +76,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     (void)c->describe();
     (void)c->resolved();
     const auto specs = c->tensor_specs();
-    if (total_bytes(specs) >= kMaxTensorBytes || work(specs) >= kMaxWork || goldens >= kMaxGoldensPerInput) continue;
+    if (total_bytes(specs) >= kMaxTensorBytes || work(specs) >= kMaxWork || goldens >= kMaxGoldensPerInput)
+      continue;
     ++goldens;
     const kvbench::TensorSet tensors = c->make_tensors();
     (void)c->golden(tensors);

@@ -11,7 +11,6 @@
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {
     (void)kvbench::parse_safetensors(std::span(data, size), "fuzz.safetensors");
-  } catch (const kvbench::FileError&) {
-  }
+  } catch (const kvbench::FileError&) {}
   return 0;
 }

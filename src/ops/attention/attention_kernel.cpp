@@ -36,11 +36,13 @@ bool lanes_heads_fit(const AttentionHeads& h) {
 
 AttentionKernel choose_attention_kernel(const DeviceInfo& dev, const AttentionHeads& heads) {
   if (const auto forced = forced_kernel()) return *forced;
-  return dev.type == "cpu" && lanes_can_run(dev) && lanes_heads_fit(heads) ? AttentionKernel::lanes : AttentionKernel::tiles;
+  return dev.type == "cpu" && lanes_can_run(dev) && lanes_heads_fit(heads) ? AttentionKernel::lanes
+                                                                           : AttentionKernel::tiles;
 }
 
 uint32_t tiles_shared_bytes(int64_t key_dim, int64_t value_dim) {
-  // shaders/attention_tiles.glsl: q_s[NV * D], kv_s[TK * (max(D, DV) + 1)], p_s[NV * TK], 3 x [NV], h_s[2 * TK].
+  // shaders/attention_tiles.glsl: q_s[NV * D], kv_s[TK * (max(D, DV) + 1)], p_s[NV * TK], 3 x [NV], h_s[2 *
+  // TK].
   const int64_t nv = kVectorsPerItem, maxd = std::max(key_dim, value_dim), tk = maxd <= 256 ? 16 : 4;
   return static_cast<uint32_t>(4 * (nv * key_dim + tk * (maxd + 1) + nv * tk + 3 * nv + 2 * tk));
 }
@@ -48,33 +50,39 @@ uint32_t tiles_shared_bytes(int64_t key_dim, int64_t value_dim) {
 void check_attention_device(const DeviceInfo& dev, const AttentionHeads& heads) {
   const int64_t kd = heads.key_dim, vd = heads.value_dim;
   if (kd % 8 != 0 || vd % 8 != 0 || kd <= 0 || vd <= 0)
-    throw SkipCase("the attention kernels need head sizes that are multiples of 8 (" + std::to_string(kd) + ", " +
-                   std::to_string(vd) + ")");
+    throw SkipCase("the attention kernels need head sizes that are multiples of 8 (" + std::to_string(kd) +
+                   ", " + std::to_string(vd) + ")");
   if (choose_attention_kernel(dev, heads) == AttentionKernel::lanes) {
     if (!lanes_can_run(dev))
-      throw SkipCase("the cpu attention kernel (KVBENCH_KERNEL=cpu) needs subgroups of at least 8 lanes with shuffles; " +
-                     dev.name + " has " + std::to_string(dev.subgroup_size));
+      throw SkipCase(
+          "the cpu attention kernel (KVBENCH_KERNEL=cpu) needs subgroups of at least 8 lanes with "
+          "shuffles; " +
+          dev.name + " has " + std::to_string(dev.subgroup_size));
     if (!lanes_heads_fit(heads))
-      throw SkipCase("the cpu attention kernel (KVBENCH_KERNEL=cpu) needs head sizes of at most 256 that split over 8 lanes (" +
-                     std::to_string(kd) + ", " + std::to_string(vd) + ")");
+      throw SkipCase(
+          "the cpu attention kernel (KVBENCH_KERNEL=cpu) needs head sizes of at most 256 that split over 8 "
+          "lanes (" +
+          std::to_string(kd) + ", " + std::to_string(vd) + ")");
     return;
   }
   if (kd > 576 || vd > 512)
-    throw SkipCase("the attention kernel supports head sizes up to 576 (Q/K) and 512 (V), not " + std::to_string(kd) + ", " +
-                   std::to_string(vd));
+    throw SkipCase("the attention kernel supports head sizes up to 576 (Q/K) and 512 (V), not " +
+                   std::to_string(kd) + ", " + std::to_string(vd));
   const uint32_t shared = tiles_shared_bytes(kd, vd);
   if (shared > dev.shared_memory_bytes)
-    throw SkipCase("the gpu attention kernel needs " + std::to_string(shared) + " bytes of shared memory at head sizes " +
-                   std::to_string(kd) + "/" + std::to_string(vd) + "; " + dev.name + " gives " +
-                   std::to_string(dev.shared_memory_bytes));
+    throw SkipCase("the gpu attention kernel needs " + std::to_string(shared) +
+                   " bytes of shared memory at head sizes " + std::to_string(kd) + "/" + std::to_string(vd) +
+                   "; " + dev.name + " gives " + std::to_string(dev.shared_memory_bytes));
   // The kernel's workgroups, and its merge's (Vulkan guarantees only 128 invocations).
   const uint32_t wg = std::max(kTilesWorkgroup, kMergeSplitsWorkgroup);
   if (dev.max_workgroup_invocations < wg || dev.max_workgroup_size_x < wg)
-    throw SkipCase("the gpu attention kernel and its merge need workgroups of " + std::to_string(wg) + " invocations; " +
-                   dev.name + " allows " + std::to_string(std::min(dev.max_workgroup_invocations, dev.max_workgroup_size_x)));
+    throw SkipCase("the gpu attention kernel and its merge need workgroups of " + std::to_string(wg) +
+                   " invocations; " + dev.name + " allows " +
+                   std::to_string(std::min(dev.max_workgroup_invocations, dev.max_workgroup_size_x)));
 }
 
-uint32_t attention_vectors_per_item(const DeviceInfo& dev, const AttentionHeads& heads, const AttentionShape& shape) {
+uint32_t attention_vectors_per_item(const DeviceInfo& dev, const AttentionHeads& heads,
+                                    const AttentionShape& shape) {
   const bool four = four_lanes_fit(heads) && max_vectors_per_kv_head(shape) <= 4;
   return four && choose_attention_kernel(dev, heads) == AttentionKernel::lanes ? 4 : kVectorsPerItem;
 }
@@ -92,7 +100,8 @@ void run_attention(Batch& batch, const AttentionPlan& plan, AttentionLaunch laun
   Buffer* batch_plan = batch.buffer_with(plan.batch_plan);
   Buffer* items = batch.buffer_with(plan.items);
   Buffer* merge = batch.buffer_with(plan.merge);
-  Buffer* partials = batch.buffer(static_cast<size_t>(plan.slots) * static_cast<size_t>(launch.head_dim + 2) * 4);
+  Buffer* partials =
+      batch.buffer(static_cast<size_t>(plan.slots) * static_cast<size_t>(launch.head_dim + 2) * 4);
   // NaN in every partial state first: a slot the plan leaves unwritten makes its output
   // vectors NaN, on lavapipe (whose fresh memory reads as zeros) as on a GPU (stale memory).
   batch.fill(*partials, kPartialsPoison);
@@ -117,7 +126,8 @@ void run_attention(Batch& batch, const AttentionPlan& plan, AttentionLaunch laun
   // The gpu kernel's merge: a workgroup per output vector, parallel over its splits; the cpu
   // kernel's: an invocation per output word (faster on lavapipe: specs/attention-kernels.md).
   const uint64_t words = elements * dtype_bits(launch.out_dtype) / 32;
-  const auto [mx, my] = dispatch_grid(kernel == AttentionKernel::tiles ? plan.merge.size() / 4 : (words + 63) / 64);
+  const auto [mx, my] =
+      dispatch_grid(kernel == AttentionKernel::tiles ? plan.merge.size() / 4 : (words + 63) / 64);
   // Constants: whether the partials are read through their texel view, and output elements per word.
   const Kernel merge_kernel(kernel == AttentionKernel::tiles ? "attention_merge_splits" : "attention_merge",
                             {batch.runtime().texels_cover(partials->size()) ? 1u : 0u,

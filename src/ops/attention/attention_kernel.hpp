@@ -21,10 +21,12 @@ struct AttentionHeads {
   bool lanes_fit = true;
 };
 
-constexpr uint32_t kTilesWorkgroup = 128;  // WG in shaders/attention_tiles.glsl
+constexpr uint32_t kTilesWorkgroup = 128;        // WG in shaders/attention_tiles.glsl
 constexpr uint32_t kMergeSplitsWorkgroup = 256;  // MERGE_WORKGROUP in shaders/attention_merge_splits.comp
-constexpr uint32_t kLanesConstantId = 15;  // LANES in shaders/attention_core.glsl (above every operator's own)
-constexpr uint32_t kPartialsPoison = 0x7fc00000u;  // a quiet NaN: the partial states before the attention dispatch
+constexpr uint32_t kLanesConstantId =
+    15;  // LANES in shaders/attention_core.glsl (above every operator's own)
+constexpr uint32_t kPartialsPoison =
+    0x7fc00000u;  // a quiet NaN: the partial states before the attention dispatch
 
 // The kernel that runs a case on `dev`: KVBENCH_KERNEL=gpu|cpu forces one; otherwise the
 // lanes kernel on a CPU device (lavapipe, where it is faster) whose subgroups have at least
@@ -41,7 +43,7 @@ uint32_t tiles_shared_bytes(int64_t key_dim, int64_t value_dim);
 void check_attention_device(const DeviceInfo& dev, const AttentionHeads& heads);
 
 struct AttentionLaunch {
-  Kernel kernel;          // the operator's attention shader (lanes name), D (of Q and K) as specialization constant 0
+  Kernel kernel;  // the operator's attention shader (lanes name), D (of Q and K) as specialization constant 0
   KernelBuffers buffers;  // the operator's bindings; the plan's are added
   KernelParams params;    // the operator's parameters; num_items is added
   Buffer* out = nullptr;  // the output tensor: [vectors in the plan's order, head_dim]
@@ -54,9 +56,9 @@ struct AttentionLaunch {
     DType dtype = DType::f32;
   } post_quant;
   DType out_dtype = DType::f16;
-  int64_t head_dim = 0;   // of V and the output
+  int64_t head_dim = 0;  // of V and the output
   EmptyRow empty = EmptyRow::zeros;
-  AttentionHeads heads;   // chooses the kernel, as check_attention_device did
+  AttentionHeads heads;  // chooses the kernel, as check_attention_device did
 };
 
 // Query vectors per item for this shape on `dev`: 4 when the lanes kernel runs it, every
@@ -64,7 +66,8 @@ struct AttentionLaunch {
 // most 128 (a lane's share of a row, D / 4, stays within lavapipe's unrolling); otherwise
 // kVectorsPerItem. Items of 4 let one subgroup of 8 lanes serve two items at once instead
 // of one item with half of its lanes idle.
-uint32_t attention_vectors_per_item(const DeviceInfo& dev, const AttentionHeads& heads, const AttentionShape& shape);
+uint32_t attention_vectors_per_item(const DeviceInfo& dev, const AttentionHeads& heads,
+                                    const AttentionShape& shape);
 
 // Plans `shape` (with attention_vectors_per_item) and records both dispatches (attention,
 // then merge) and the plan's uploads in `batch`.

@@ -23,10 +23,13 @@ std::vector<int64_t> split_lengths(const AttentionShape& s, int64_t per_item, co
   int64_t items = 0, decode_groups = 0;  // prefill items; decode items per split
   for (size_t b = 0; b < s.q_rows.size(); ++b) {
     const int64_t groups = s.num_kv_heads * ceil_div(s.q_rows[b] * G, per_item);
-    if (s.q_rows[b] == 1) decode_groups += groups;
-    else items += groups * std::max<int64_t>(1, ceil_div(s.kv_len[b], 2048));
+    if (s.q_rows[b] == 1)
+      decode_groups += groups;
+    else
+      items += groups * std::max<int64_t>(1, ceil_div(s.kv_len[b], 2048));
   }
-  const int64_t wanted = decode_groups > 0 ? std::max<int64_t>(1, ceil_div(rule.target_items - items, decode_groups)) : 1;
+  const int64_t wanted =
+      decode_groups > 0 ? std::max<int64_t>(1, ceil_div(rule.target_items - items, decode_groups)) : 1;
   std::vector<int64_t> chunks;
   for (size_t b = 0; b < s.q_rows.size(); ++b) {
     const int64_t kv = s.kv_len[b];
@@ -70,8 +73,10 @@ AttentionPlan plan_attention(const AttentionShape& s, uint32_t vectors_per_item,
     for (int64_t i = 0; i < rows; ++i)
       for (int64_t h = 0; h < s.num_heads; ++h) {
         const auto o = static_cast<size_t>(s.out_vector(static_cast<int64_t>(b), i, h));
-        if (4 * o + 3 >= plan.merge.size()) throw std::logic_error("plan_attention: output vector out of range");
-        plan.merge[4 * o] = static_cast<uint32_t>(plan.slots + static_cast<uint64_t>((i * s.num_heads + h) * nsplit));
+        if (4 * o + 3 >= plan.merge.size())
+          throw std::logic_error("plan_attention: output vector out of range");
+        plan.merge[4 * o] =
+            static_cast<uint32_t>(plan.slots + static_cast<uint64_t>((i * s.num_heads + h) * nsplit));
         plan.merge[4 * o + 1] = static_cast<uint32_t>(nsplit);
         plan.merge[4 * o + 3] = static_cast<uint32_t>(h);
         plan.merge[4 * o + 2] =
@@ -87,7 +92,8 @@ AttentionPlan plan_attention(const AttentionShape& s, uint32_t vectors_per_item,
       for (int64_t hk = 0; hk < s.num_kv_heads; ++hk)
         for (int64_t v0 = 0; v0 < vectors; v0 += per_item) {
           const int64_t nv = std::min<int64_t>(per_item, vectors - v0);
-          for (int64_t x : {static_cast<int64_t>(b), hk, v0, nv, split}) plan.items.push_back(static_cast<uint32_t>(x));
+          for (int64_t x : {static_cast<int64_t>(b), hk, v0, nv, split})
+            plan.items.push_back(static_cast<uint32_t>(x));
           ++plan.num_items;
         }
   }

@@ -16,7 +16,7 @@ struct AttentionPlan {
   std::vector<uint32_t> items;       // per item: batch, kv head, first vector, vectors, split
   std::vector<uint32_t> merge;       // per output vector: first slot, number of splits, lse index, head
   uint32_t num_items = 0;
-  uint64_t slots = 0;                // partial states (each dv + 2 floats)
+  uint64_t slots = 0;                           // partial states (each dv + 2 floats)
   uint32_t vectors_per_item = kVectorsPerItem;  // the most query vectors an item holds
 };
 
@@ -55,7 +55,8 @@ struct DecodeSplit {
 // head (the q heads of a GQA group, then consecutive rows). Decode-like batches split their
 // KV length as `split` says; others every 2048 keys. Items are ordered split-major:
 // neighbouring items read the same keys of neighbouring kv heads.
-AttentionPlan plan_attention(const AttentionShape& s, uint32_t vectors_per_item = kVectorsPerItem, DecodeSplit split = {});
+AttentionPlan plan_attention(const AttentionShape& s, uint32_t vectors_per_item = kVectorsPerItem,
+                             DecodeSplit split = {});
 
 // The most query vectors any (batch, kv head) of the shape has: rows x G.
 int64_t max_vectors_per_kv_head(const AttentionShape& s);

@@ -24,7 +24,8 @@ void fia_fill_codes(const Args& a, Tensor& t) {
   constexpr double big = 0x1.8p52;
   std::vector<double> x(t.numel());
   parallel_for(static_cast<int64_t>((x.size() + 4095) / 4096), reference_threads(), [&](int64_t c) {
-    for (size_t i = static_cast<size_t>(c) * 4096; i < std::min(x.size(), static_cast<size_t>(c + 1) * 4096); ++i)
+    for (size_t i = static_cast<size_t>(c) * 4096; i < std::min(x.size(), static_cast<size_t>(c + 1) * 4096);
+         ++i)
       x[i] = std::clamp((rng.uniform(i, lo, hi) / scale + big) - big, -127.0, 127.0);
   });
   t.set_range(0, x.size(), x.data());
@@ -45,8 +46,12 @@ double fia_quant_scale1(const Args& a) {
   return round_f32(CounterRng(a.seed(), "quantScale1").uniform(0, lo, hi));
 }
 
-double fia_deq_scale1(const Args& a) { return fia_truncate_19_bits(fia_code_scale(a, "query") * fia_code_scale(a, "key")); }
+double fia_deq_scale1(const Args& a) {
+  return fia_truncate_19_bits(fia_code_scale(a, "query") * fia_code_scale(a, "key"));
+}
 
-double fia_deq_scale2(const Args& a) { return fia_truncate_19_bits(fia_code_scale(a, "value") / fia_quant_scale1(a)); }
+double fia_deq_scale2(const Args& a) {
+  return fia_truncate_19_bits(fia_code_scale(a, "value") / fia_quant_scale1(a));
+}
 
 }  // namespace kvbench

@@ -45,9 +45,11 @@ inline double fia_p_code(double p, double quant_scale1) {
 // `v_sum` is that sum over the row's keys (the largest over its channels). A row of one
 // key has P = exp(0) = 1 on every device, whatever its score: its code is
 // round(quantScale1) by the tie rule, so the leading code of K goes (spec "Full int8").
-inline double fia_full_quant_row_bound(double quant_scale1, double row_max, double lse, double v_sum, bool one_key) {
+inline double fia_full_quant_row_bound(double quant_scale1, double row_max, double lse, double v_sum,
+                                       bool one_key) {
   if (!std::isfinite(lse)) return 0;
-  const double l = std::exp(lse - row_max), k = (one_key ? 0 : 1) + quant_scale1 * std::ldexp(std::fabs(row_max) + 3, -10);
+  const double l = std::exp(lse - row_max),
+               k = (one_key ? 0 : 1) + quant_scale1 * std::ldexp(std::fabs(row_max) + 3, -10);
   return k * v_sum / l;
 }
 

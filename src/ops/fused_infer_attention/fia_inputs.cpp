@@ -19,7 +19,8 @@ std::vector<int64_t> fia_block_table(const FiaParams& p, uint64_t seed) {
   std::vector<int64_t> ids(static_cast<size_t>(p.num_blocks));
   std::iota(ids.begin(), ids.end(), 0);
   const CounterRng rng(seed, "blockTable");
-  for (size_t i = ids.size(); i > 1; --i) std::swap(ids[i - 1], ids[static_cast<size_t>(rng.integer(i, 0, static_cast<int64_t>(i) - 1))]);
+  for (size_t i = ids.size(); i > 1; --i)
+    std::swap(ids[i - 1], ids[static_cast<size_t>(rng.integer(i, 0, static_cast<int64_t>(i) - 1))]);
   const int64_t spare = ids.back();
   std::vector<int64_t> table(static_cast<size_t>(p.B * p.max_blocks), spare);
   size_t next = 0;
@@ -30,11 +31,12 @@ std::vector<int64_t> fia_block_table(const FiaParams& p, uint64_t seed) {
 
 int64_t fia_cache_index(const FiaParams& p, int64_t blk, int64_t r, int64_t hk, int64_t d, int64_t dim) {
   if (p.nz) return (((blk * p.Nkv + hk) * (dim / 16) + d / 16) * p.block_size + r) * 16 + d % 16;
-  return p.bnnbsd ? ((blk * p.Nkv + hk) * p.block_size + r) * dim + d : ((blk * p.block_size + r) * p.Nkv + hk) * dim + d;
+  return p.bnnbsd ? ((blk * p.Nkv + hk) * p.block_size + r) * dim + d
+                  : ((blk * p.block_size + r) * p.Nkv + hk) * dim + d;
 }
 
-int64_t fia_kv_index(const FiaParams& p, const std::vector<int64_t>& table, int64_t b, int64_t t, int64_t hk, int64_t d,
-                     int64_t dim) {
+int64_t fia_kv_index(const FiaParams& p, const std::vector<int64_t>& table, int64_t b, int64_t t, int64_t hk,
+                     int64_t d, int64_t dim) {
   if (p.tensorlist) return p.list_strides(b, dim).at(0, t, hk, d);  // within key.b / value.b
   if (!p.paged()) return p.kv_strides(dim).at(b, p.kv_start[b] + t, hk, d);
   return fia_cache_index(p, table[b * p.max_blocks + t / p.block_size], t % p.block_size, hk, d, dim);
@@ -97,14 +99,15 @@ KVB_CLONES void widen_ranges(const uint64_t* bits, int64_t dim, uint64_t* lo, ui
 }
 // Pass 2: the row's originals over their scales, rounded half to even, less their offsets,
 // clamped to the codes' range (FP4: the quotient; set() rounds it to the code).
-KVB_CLONES void code_row(const FiaOriginals& x, int64_t e, int64_t dim, const double* scale, const double* offset,
-                         bool fp4, double qmin, double qmax, double* codes) {
+KVB_CLONES void code_row(const FiaOriginals& x, int64_t e, int64_t dim, const double* scale,
+                         const double* offset, bool fp4, double qmin, double qmax, double* codes) {
   x.fill(e, dim, codes);
   if (fp4) {
     for (int64_t d = 0; d < dim; ++d) codes[d] /= scale[d];
     return;
   }
-  for (int64_t d = 0; d < dim; ++d) codes[d] = std::clamp(round_half_even(codes[d] / scale[d]) - offset[d], qmin, qmax);
+  for (int64_t d = 0; d < dim; ++d)
+    codes[d] = std::clamp(round_half_even(codes[d] / scale[d]) - offset[d], qmin, qmax);
 }
 
 }  // namespace
@@ -130,7 +133,8 @@ TensorSet fia_quantized(const FiaParams& p, const Args& a, int side, Tensor& dat
   struct Range {
     std::vector<uint64_t> lo, hi;
   };
-  const int64_t keys = fia_total_keys(p), spans = std::max<int64_t>(1, std::min<int64_t>(reference_threads(), keys / 1024));
+  const int64_t keys = fia_total_keys(p),
+                spans = std::max<int64_t>(1, std::min<int64_t>(reference_threads(), keys / 1024));
   std::vector<Range> ranges(static_cast<size_t>(spans));
   parallel_for(spans, reference_threads(), [&](int64_t i) {
     Range& g = ranges[static_cast<size_t>(i)];
@@ -140,16 +144,16 @@ TensorSet fia_quantized(const FiaParams& p, const Args& a, int side, Tensor& dat
     std::vector<uint64_t> bits(static_cast<size_t>(s.dim));
     fia_for_each_row(p, table, s.dim, keys * i / spans, keys * (i + 1) / spans,
                      [&](int64_t b, int64_t t, int64_t hk, int64_t e, int64_t blk, int64_t r) {
-      const int64_t k0 = group(b, t, hk, blk, r);
-      draw_bits(x, e, s.dim, bits.data());
-      if (own_groups) return widen_ranges(bits.data(), s.dim, lo + k0, hi + k0);
-      for (int64_t d = 0; d < s.dim; ++d) {
-        const uint64_t w = bits[static_cast<size_t>(d)];
-        const int64_t k = s.group(k0, d);
-        lo[k] = std::min(lo[k], w);
-        hi[k] = std::max(hi[k], w);
-      }
-    });
+                       const int64_t k0 = group(b, t, hk, blk, r);
+                       draw_bits(x, e, s.dim, bits.data());
+                       if (own_groups) return widen_ranges(bits.data(), s.dim, lo + k0, hi + k0);
+                       for (int64_t d = 0; d < s.dim; ++d) {
+                         const uint64_t w = bits[static_cast<size_t>(d)];
+                         const int64_t k = s.group(k0, d);
+                         lo[k] = std::min(lo[k], w);
+                         hi[k] = std::max(hi[k], w);
+                       }
+                     });
   });
   for (size_t b = 1; b < ranges.size(); ++b)
     for (size_t k = 0; k < groups; ++k) {
@@ -174,7 +178,8 @@ TensorSet fia_quantized(const FiaParams& p, const Args& a, int side, Tensor& dat
                qmax = fp4 ? 0.0 : static_cast<double>(dtype_int_max(p.quant.codes));
   const double nan = std::numeric_limits<double>::quiet_NaN();
   if (data.dtype() != p.quant.codes || data.shape() != p.kv_shape(s.dim))
-    throw std::logic_error("fia_quantized: " + s.data + " is not a " + std::string(dtype_name(p.quant.codes)) + " tensor of K/V's shape");
+    throw std::logic_error("fia_quantized: " + s.data + " is not a " +
+                           std::string(dtype_name(p.quant.codes)) + " tensor of K/V's shape");
   Tensor scale(s.scale, sdt, sshape, Role::input), offset(s.offset, sdt, sshape, Role::input);
   std::vector<double> sc(groups, nan), off(groups, nan);
   for (size_t g = 0; g < groups; ++g) {
@@ -204,22 +209,25 @@ TensorSet fia_quantized(const FiaParams& p, const Args& a, int side, Tensor& dat
   parallel_for((keys + kChunk - 1) / kChunk, threads, [&](int64_t c) {
     const auto dim = static_cast<size_t>(s.dim);
     std::vector<double> codes(dim), row_scale(dim), row_offset(dim);
-    fia_for_each_row(p, table, s.dim, c * kChunk, std::min(keys, (c + 1) * kChunk),
-                     [&](int64_t b, int64_t t, int64_t hk, int64_t e, int64_t blk, int64_t r) {
-      const int64_t g0 = group(b, t, hk, blk, r);
-      for (size_t d = 0; d < dim && !own_groups; ++d) {
-        const auto g = static_cast<size_t>(s.group(g0, static_cast<int64_t>(d)));
-        row_scale[d] = sc[g];
-        row_offset[d] = off[g];
-      }
-      code_row(x, e, s.dim, own_groups ? &sc[static_cast<size_t>(g0)] : row_scale.data(),
-               own_groups ? &off[static_cast<size_t>(g0)] : row_offset.data(), fp4, qmin, qmax, codes.data());
-      if (int8) {  // the common case, stored directly: the codes are integers in [qmin, qmax]
-        for (int64_t d = 0; d < s.dim; ++d) int8[e + d] = static_cast<int8_t>(codes[static_cast<size_t>(d)]);
-      } else {
-        data.set_range(static_cast<size_t>(e), static_cast<size_t>(s.dim), codes.data());
-      }
-    });
+    fia_for_each_row(
+        p, table, s.dim, c * kChunk, std::min(keys, (c + 1) * kChunk),
+        [&](int64_t b, int64_t t, int64_t hk, int64_t e, int64_t blk, int64_t r) {
+          const int64_t g0 = group(b, t, hk, blk, r);
+          for (size_t d = 0; d < dim && !own_groups; ++d) {
+            const auto g = static_cast<size_t>(s.group(g0, static_cast<int64_t>(d)));
+            row_scale[d] = sc[g];
+            row_offset[d] = off[g];
+          }
+          code_row(x, e, s.dim, own_groups ? &sc[static_cast<size_t>(g0)] : row_scale.data(),
+                   own_groups ? &off[static_cast<size_t>(g0)] : row_offset.data(), fp4, qmin, qmax,
+                   codes.data());
+          if (int8) {  // the common case, stored directly: the codes are integers in [qmin, qmax]
+            for (int64_t d = 0; d < s.dim; ++d)
+              int8[e + d] = static_cast<int8_t>(codes[static_cast<size_t>(d)]);
+          } else {
+            data.set_range(static_cast<size_t>(e), static_cast<size_t>(s.dim), codes.data());
+          }
+        });
   });
   TensorSet ts;
   ts.tensors.push_back(std::move(scale));

@@ -36,11 +36,13 @@ FiaSide fia_side(const FiaParams& p, int side);
 // that callers can split the work.
 int64_t fia_total_keys(const FiaParams& p);
 template <typename Row>
-void fia_for_each_row(const FiaParams& p, const std::vector<int64_t>& table, int64_t dim, int64_t f0, int64_t f1, Row&& row) {
+void fia_for_each_row(const FiaParams& p, const std::vector<int64_t>& table, int64_t dim, int64_t f0,
+                      int64_t f1, Row&& row) {
   int64_t first = 0;  // the flat index of batch b's token 0
   for (int64_t b = 0; b < p.B && first < f1; first += p.s2b[b], ++b)
     for (int64_t t = std::max<int64_t>(0, f0 - first); t < p.s2b[b] && first + t < f1; ++t) {
-      const int64_t blk = p.paged() ? table[b * p.max_blocks + t / p.block_size] : 0, r = p.paged() ? t % p.block_size : 0;
+      const int64_t blk = p.paged() ? table[b * p.max_blocks + t / p.block_size] : 0,
+                    r = p.paged() ? t % p.block_size : 0;
       for (int64_t hk = 0; hk < p.Nkv; ++hk) row(b, t, hk, fia_kv_index(p, table, b, t, hk, 0, dim), blk, r);
     }
 }
@@ -60,9 +62,12 @@ class FiaOriginals {
   // Elements [first, first + n) into out (the dtype dispatched once, not per element).
   void fill(int64_t first, int64_t n, double* out) const {
     switch (dtype_) {
-      case DType::f16: return fill_rounded(first, n, out, [](double v) { return round_f16(v); });
-      case DType::bf16: return fill_rounded(first, n, out, [](double v) { return round_bf16(v); });
-      default: return fill_rounded(first, n, out, [this](double v) { return round_to(dtype_, v); });
+      case DType::f16:
+        return fill_rounded(first, n, out, [](double v) { return round_f16(v); });
+      case DType::bf16:
+        return fill_rounded(first, n, out, [](double v) { return round_bf16(v); });
+      default:
+        return fill_rounded(first, n, out, [this](double v) { return round_to(dtype_, v); });
     }
   }
 

@@ -17,7 +17,9 @@ namespace kvbench {
 // tensors have batch 0: their batches are token offsets).
 struct Strides {
   int64_t batch = 0, token = 0, head = 0;
-  int64_t at(int64_t b, int64_t t, int64_t h, int64_t d) const { return b * batch + t * token + h * head + d; }
+  int64_t at(int64_t b, int64_t t, int64_t h, int64_t d) const {
+    return b * batch + t * token + h * head + d;
+  }
 };
 
 // Physical orders of query/key/value and of the output.
@@ -39,7 +41,8 @@ Band fia_band(int sparse, int64_t pre, int64_t next, bool masked, bool ifa, int6
 // (FP4 codes, one FLOAT8_E8M0 scale per 32 channels of a token row).
 struct FiaAntiquant {
   bool on = false;
-  DType codes = DType::i8;  // i8, s4 (8 per int32 word, LSB first: kvbench's s4 packing), f4e2m1/f4e1m2 (mode 6)
+  DType codes =
+      DType::i8;  // i8, s4 (8 per int32 word, LSB first: kvbench's s4 packing), f4e2m1/f4e1m2 (mode 6)
   bool fp4() const { return codes == DType::f4e2m1 || codes == DType::f4e1m2; }
   int key_mode = 0, value_mode = 0;
   bool per_tensor = false, offset = false;
@@ -122,14 +125,14 @@ struct FiaParams {
 
   Shape query_shape() const { return query_shape(D); }
   Shape query_shape(int64_t dim) const;  // queryRope: dim = rope
-  Shape kv_shape(int64_t dim) const;  // key (D) or value (Dv), the cache with page attention
+  Shape kv_shape(int64_t dim) const;     // key (D) or value (Dv), the cache with page attention
   Shape out_shape() const;
   Shape lse_shape() const;
   Shape mask_shape() const;
   Shape pse_shape() const;
   Strides query_strides() const { return query_strides(D); }
   Strides query_strides(int64_t dim) const;
-  Strides kv_strides(int64_t dim) const;  // not paged, not a tensorlist
+  Strides kv_strides(int64_t dim) const;               // not paged, not a tensorlist
   Shape list_shape(int64_t b, int64_t dim) const;      // key.b (dim D) or value.b (Dv)
   Strides list_strides(int64_t b, int64_t dim) const;  // within key.b / value.b
   Shape prefix_shape(int64_t dim) const;
@@ -150,8 +153,11 @@ struct FiaParams {
   // serves key token t (logical) of batch b, kv head hk, dim d; `blk`/`r` its cache slot.
   Shape antiquant_shape(int mode, int64_t dim) const;
   Shape combined_antiquant_shape() const;  // antiquantScale: key's and value's, stacked
-  DType antiquant_dtype(int mode) const { return mode == 0 || mode == 2 ? q : mode == 6 ? DType::f8e8m0 : DType::f32; }
-  int64_t antiquant_index(int mode, int64_t dim, int64_t b, int64_t t, int64_t hk, int64_t d, int64_t blk, int64_t r) const;
+  DType antiquant_dtype(int mode) const {
+    return mode == 0 || mode == 2 ? q : mode == 6 ? DType::f8e8m0 : DType::f32;
+  }
+  int64_t antiquant_index(int mode, int64_t dim, int64_t b, int64_t t, int64_t hk, int64_t d, int64_t blk,
+                          int64_t r) const;
 };
 
 // Where the tensors' elements are (fia_inputs.cpp).
@@ -162,8 +168,8 @@ std::vector<int64_t> fia_block_table(const FiaParams& p, uint64_t seed);
 int64_t fia_cache_index(const FiaParams& p, int64_t blk, int64_t r, int64_t hk, int64_t d, int64_t dim);
 // Element of K (dim D) or V (dim Dv) holding key token t of batch b, kv head hk, dim d
 // (with a tensorlist, of key.b / value.b).
-int64_t fia_kv_index(const FiaParams& p, const std::vector<int64_t>& table, int64_t b, int64_t t, int64_t hk, int64_t d,
-                     int64_t dim);
+int64_t fia_kv_index(const FiaParams& p, const std::vector<int64_t>& table, int64_t b, int64_t t, int64_t hk,
+                     int64_t d, int64_t dim);
 
 const Signature& fia_signature();
 FiaParams parse_fia_params(Args& c);

@@ -37,9 +37,18 @@ struct KvCodes {
 KvCodes kv_codes(const FiaParams& p) {
   if (p.full.on) return {.on = true, .per_tensor = true};
   const FiaSide k = fia_side(p, 0), v = fia_side(p, 1);
-  return {.on = p.quant.on, .codes = p.quant.codes, .k_mode = k.mode, .v_mode = v.mode, .per_tensor = p.quant.per_tensor,
-          .offset = p.quant.on && p.quant.offset, .ks_dtype = p.antiquant_dtype(k.mode), .vs_dtype = p.antiquant_dtype(v.mode),
-          .ks_base = k.base, .vs_base = v.base, .k_step = k.mode == 6 ? 0 : k.step, .v_step = v.mode == 6 ? 0 : v.step};
+  return {.on = p.quant.on,
+          .codes = p.quant.codes,
+          .k_mode = k.mode,
+          .v_mode = v.mode,
+          .per_tensor = p.quant.per_tensor,
+          .offset = p.quant.on && p.quant.offset,
+          .ks_dtype = p.antiquant_dtype(k.mode),
+          .vs_dtype = p.antiquant_dtype(v.mode),
+          .ks_base = k.base,
+          .vs_base = v.base,
+          .k_step = k.mode == 6 ? 0 : k.step,
+          .v_step = v.mode == 6 ? 0 : v.step};
 }
 
 // Whether every K/V row of `bits`-bit elements starts on a multiple of `unit` bits: each
@@ -72,7 +81,6 @@ bool codes_rows_in_uvec4s(const FiaParams& p, uint32_t path, const Strides& ks, 
   return path >= 2 && code_rows_aligned(p, ks, vs, dtype_bits(kv_codes(p).codes), 128);
 }
 
-
 }  // namespace
 
 double fia_run_vulkan(const FiaParams& p, const Args& args, Runtime& rt, TensorSet& io) {
@@ -82,13 +90,15 @@ double fia_run_vulkan(const FiaParams& p, const Args& args, Runtime& rt, TensorS
   std::vector<int32_t> batches;
   int64_t list_tokens = 0;
   for (int64_t b = 0; b < p.B; ++b) {
-    for (int64_t x : {b, p.s1b[b], p.keys(b), p.q_start[b], p.kv_start[b], p.band[b].lo, p.band[b].hi, list_tokens})
+    for (int64_t x :
+         {b, p.s1b[b], p.keys(b), p.q_start[b], p.kv_start[b], p.band[b].lo, p.band[b].hi, list_tokens})
       batches.push_back(static_cast<int32_t>(x));
     list_tokens += p.tensorlist ? p.s2b[b] : 0;
   }
   AttentionShape shape{.num_heads = p.N, .num_kv_heads = p.Nkv};
   for (int64_t b = 0; b < p.B; ++b) shape.kv_len.push_back(p.keys(b));
-  for (int64_t b = 0; b < p.B; ++b) shape.q_rows.push_back(p.tnd ? p.s1b[b] : p.S1);  // padding rows leave as zeros
+  for (int64_t b = 0; b < p.B; ++b)
+    shape.q_rows.push_back(p.tnd ? p.s1b[b] : p.S1);  // padding rows leave as zeros
   shape.out_vector = [&](int64_t b, int64_t i, int64_t h) { return p.out_vector(b, i, h); };
   if (p.lse) shape.lse_index = [&](int64_t b, int64_t i, int64_t h) { return p.lse_index(b, i, h); };
   Batch batch(rt);
@@ -112,7 +122,8 @@ double fia_run_vulkan(const FiaParams& p, const Args& args, Runtime& rt, TensorS
   const KvCodes codes = kv_codes(p);
   if (p.quant.combined) {  // both sides read the one combined tensor, the value's half at its base
     buffers["keyAntiquantScale"] = buffers["valueAntiquantScale"] = t.at("antiquantScale");
-    if (p.quant.offset) buffers["keyAntiquantOffset"] = buffers["valueAntiquantOffset"] = t.at("antiquantOffset");
+    if (p.quant.offset)
+      buffers["keyAntiquantOffset"] = buffers["valueAntiquantOffset"] = t.at("antiquantOffset");
   }
   // K/V strides (a tensorlist's: the kernel takes S2b from the batch for BNSD's head
   // stride; these, with S 1, serve kv_path's alignment test only).
@@ -126,9 +137,15 @@ double fia_run_vulkan(const FiaParams& p, const Args& args, Runtime& rt, TensorS
                             {"num_kv_heads", p.Nkv},
                             {"dtype", static_cast<uint32_t>(p.q)},
                             {"scale", p.scale},
-                            {"q_sb", qs.batch}, {"q_st", qs.token}, {"q_sh", qs.head},
-                            {"k_sb", ks.batch}, {"k_st", ks.token}, {"k_sh", ks.head},
-                            {"v_sb", vs.batch}, {"v_st", vs.token}, {"v_sh", vs.head},
+                            {"q_sb", qs.batch},
+                            {"q_st", qs.token},
+                            {"q_sh", qs.head},
+                            {"k_sb", ks.batch},
+                            {"k_st", ks.token},
+                            {"k_sh", ks.head},
+                            {"v_sb", vs.batch},
+                            {"v_st", vs.token},
+                            {"v_sh", vs.head},
                             {"paged", p.paged()},
                             {"block_size", p.block_size},
                             {"max_blocks", p.max_blocks},
@@ -162,34 +179,38 @@ double fia_run_vulkan(const FiaParams& p, const Args& args, Runtime& rt, TensorS
                             {"p_sh", p.has_prefix() ? p.prefix_strides(p.D).head : 0},
                             {"pv_st", p.has_prefix() ? p.prefix_strides(p.Dv).token : 0},
                             {"pv_sh", p.has_prefix() ? p.prefix_strides(p.Dv).head : 0},
-                            {"qr_sb", qrs.batch}, {"qr_st", qrs.token}, {"qr_sh", qrs.head},
-                            {"kr_sb", krs.batch}, {"kr_st", krs.token}, {"kr_sh", krs.head}};
+                            {"qr_sb", qrs.batch},
+                            {"qr_st", qrs.token},
+                            {"qr_sh", qrs.head},
+                            {"kr_sb", krs.batch},
+                            {"kr_st", krs.token},
+                            {"kr_sh", krs.head}};
   const uint32_t path = kv_path(p, ks, vs);
   // The shader's TEXELS, set only where it reads through a view (the block table, plain rows,
   // codes by uvec4s): elsewhere it would change nothing but the pipeline's key, and cost a
   // second compile of the same code where the storage-load path is tested.
   const bool reads_texels = p.paged() || path == 1 || codes_rows_in_uvec4s(p, path, ks, vs);
   const bool texels = reads_texels && batch.runtime().texels_cover(buffers, {"key", "value", "blockTable"});
-  run_attention(
-      batch, shape,
-      {.kernel = Kernel("fia_attention", {static_cast<uint32_t>(p.D + p.rope), static_cast<uint32_t>(p.Dv), path,
-                                         static_cast<uint32_t>(p.D), static_cast<uint32_t>(codes.k_step),
-                                         static_cast<uint32_t>(codes.v_step), static_cast<uint32_t>(codes.offset),
-                                         static_cast<uint32_t>(codes_rows_in_uvec4s(p, path, ks, vs)),
-                                         static_cast<uint32_t>(texels),
-                                         static_cast<uint32_t>(p.mask_applies() || p.pse != "none")}),
-       .buffers = buffers,
-       .params = params,
-       .out = t.at("attentionOut"),
-       .lse = p.lse ? t.at("softmaxLse") : nullptr,
-       .post_quant = {.scale = p.post.on ? t.at("quantScale2") : nullptr,
-                      .offset = p.post.on && p.post.offset ? t.at("quantOffset2") : nullptr,
-                      .per_channel = p.post.per_channel,
-                      .dtype = p.post.dtype},
-       .out_dtype = p.out_dtype(),
-       .head_dim = p.Dv,
-       .empty = EmptyRow::zeros,
-       .heads = fia_heads(p)});
+  run_attention(batch, shape,
+                {.kernel = Kernel("fia_attention",
+                                  {static_cast<uint32_t>(p.D + p.rope), static_cast<uint32_t>(p.Dv), path,
+                                   static_cast<uint32_t>(p.D), static_cast<uint32_t>(codes.k_step),
+                                   static_cast<uint32_t>(codes.v_step), static_cast<uint32_t>(codes.offset),
+                                   static_cast<uint32_t>(codes_rows_in_uvec4s(p, path, ks, vs)),
+                                   static_cast<uint32_t>(texels),
+                                   static_cast<uint32_t>(p.mask_applies() || p.pse != "none")}),
+                 .buffers = buffers,
+                 .params = params,
+                 .out = t.at("attentionOut"),
+                 .lse = p.lse ? t.at("softmaxLse") : nullptr,
+                 .post_quant = {.scale = p.post.on ? t.at("quantScale2") : nullptr,
+                                .offset = p.post.on && p.post.offset ? t.at("quantOffset2") : nullptr,
+                                .per_channel = p.post.per_channel,
+                                .dtype = p.post.dtype},
+                 .out_dtype = p.out_dtype(),
+                 .head_dim = p.Dv,
+                 .empty = EmptyRow::zeros,
+                 .heads = fia_heads(p)});
   t.download(io);
   const double ms = batch.submit();
   // Without softmaxLseFlag the operator returns a [1] zero tensor: nothing to compute.

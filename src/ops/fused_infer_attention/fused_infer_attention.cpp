@@ -29,20 +29,23 @@
 namespace kvbench {
 namespace {
 
-constexpr double kIfaEmptyLse = static_cast<double>(-3.4e38f);  // the IFA kernel's lse of a batch without keys
+constexpr double kIfaEmptyLse =
+    static_cast<double>(-3.4e38f);  // the IFA kernel's lse of a batch without keys
 
 class FiaCase final : public OpCase {
  public:
   FiaCase(Args a, FiaParams p) : OpCase(std::move(a)), p_(std::move(p)) {}
 
   std::string describe() const override {
-    std::string s = p_.layout + " B=" + std::to_string(p_.B) + " S1=" + std::to_string(p_.S1) + " S2=" + std::to_string(p_.S2) +
-                    " N=" + std::to_string(p_.N) + "/" + std::to_string(p_.Nkv) + " D=" + std::to_string(p_.D) +
-                    (p_.Dv != p_.D ? "/" + std::to_string(p_.Dv) : "") + " sparse=" + std::to_string(p_.sparse) + " " +
-                    std::string(dtype_name(p_.q));
+    std::string s = p_.layout + " B=" + std::to_string(p_.B) + " S1=" + std::to_string(p_.S1) +
+                    " S2=" + std::to_string(p_.S2) + " N=" + std::to_string(p_.N) + "/" +
+                    std::to_string(p_.Nkv) + " D=" + std::to_string(p_.D) +
+                    (p_.Dv != p_.D ? "/" + std::to_string(p_.Dv) : "") +
+                    " sparse=" + std::to_string(p_.sparse) + " " + std::string(dtype_name(p_.q));
     if (p_.has_mask()) s += " mask(" + p_.mask + "," + std::string(dtype_name(p_.mask_dtype)) + ")";
     if (p_.pse != "none") s += " pse(" + p_.pse + ")";
-    if (p_.paged()) s += " paged(" + args().string("kv_cache_layout") + "," + std::to_string(p_.block_size) + ")";
+    if (p_.paged())
+      s += " paged(" + args().string("kv_cache_layout") + "," + std::to_string(p_.block_size) + ")";
     if (p_.tensorlist) s += " tensorlist";
     if (p_.lse) s += " lse";
     return s;
@@ -62,20 +65,25 @@ class FiaCase final : public OpCase {
     }
     if (p_.quant.on && p_.quant.combined) {
       s.push_back({"antiquantScale", p_.antiquant_dtype(p_.quant.key_mode), p_.combined_antiquant_shape()});
-      if (p_.quant.offset) s.push_back({"antiquantOffset", p_.antiquant_dtype(p_.quant.key_mode), p_.combined_antiquant_shape()});
+      if (p_.quant.offset)
+        s.push_back(
+            {"antiquantOffset", p_.antiquant_dtype(p_.quant.key_mode), p_.combined_antiquant_shape()});
     }
     for (int side = 0; side < 2 && p_.quant.on && !p_.quant.combined; ++side) {
       const FiaSide q = fia_side(p_, side);
       s.push_back({q.scale, p_.antiquant_dtype(q.mode), p_.antiquant_shape(q.mode, q.dim)});
-      if (p_.quant.offset) s.push_back({q.offset, p_.antiquant_dtype(q.mode), p_.antiquant_shape(q.mode, q.dim)});
+      if (p_.quant.offset)
+        s.push_back({q.offset, p_.antiquant_dtype(q.mode), p_.antiquant_shape(q.mode, q.dim)});
     }
     if (p_.pse != "none") s.push_back({"pseShift", p_.pse_dtype(), p_.pse_shape()});
     if (p_.full.deq1) s.push_back({"deqScale1", DType::f32, {1}});
     if (p_.full.qs1) s.push_back({"quantScale1", DType::f32, {1}});
     if (p_.full.deq2) s.push_back({"deqScale2", DType::f32, {1}});
     if (p_.has_mask()) s.push_back({"attenMask", p_.mask_dtype, p_.mask_shape()});
-    if (!p_.act_q.empty()) s.push_back({"actualSeqLengths", DType::i64, {static_cast<int64_t>(p_.act_q.size())}});
-    if (!p_.act_kv.empty()) s.push_back({"actualSeqLengthsKv", DType::i64, {static_cast<int64_t>(p_.act_kv.size())}});
+    if (!p_.act_q.empty())
+      s.push_back({"actualSeqLengths", DType::i64, {static_cast<int64_t>(p_.act_q.size())}});
+    if (!p_.act_kv.empty())
+      s.push_back({"actualSeqLengthsKv", DType::i64, {static_cast<int64_t>(p_.act_kv.size())}});
     if (p_.rope) {
       s.push_back({"queryRope", p_.q, p_.query_shape(p_.rope)});
       s.push_back({"keyRope", p_.q, p_.kv_shape(p_.rope)});
@@ -97,7 +105,8 @@ class FiaCase final : public OpCase {
   }
 
   void fill(Tensor& t) const override {
-    const std::string& name = args().signature().tensor(t.name())->name;  // key.b and value.b fill as key and value
+    const std::string& name =
+        args().signature().tensor(t.name())->name;  // key.b and value.b fill as key and value
     if (name == "actualSeqLengths") return fill_values(t, p_.act_q);
     if (name == "actualSeqLengthsKv") return fill_values(t, p_.act_kv);
     if (name == "queryPaddingSize") return fill_values(t, {args().integer("queryPaddingSize")});
@@ -106,7 +115,8 @@ class FiaCase final : public OpCase {
     if (name == "blockTable") return fill_values(t, fia_block_table(p_, args().seed()));
     if (name == "attenMask") return fill_mask(t);
     if (p_.full.on && (name == "query" || name == "key" || name == "value")) return fia_fill_codes(args(), t);
-    if (name == "keyRopeAntiquantScale") return t.set(0, std::numeric_limits<double>::quiet_NaN());  // reserved: must not be applied
+    if (name == "keyRopeAntiquantScale")
+      return t.set(0, std::numeric_limits<double>::quiet_NaN());  // reserved: must not be applied
     if (name == "deqScale1") return t.set(0, fia_deq_scale1(args()));
     if (name == "quantScale1") return t.set(0, fia_quant_scale1(args()));
     if (name == "deqScale2") return t.set(0, fia_deq_scale2(args()));
@@ -131,7 +141,8 @@ class FiaCase final : public OpCase {
     }
     OpCase::fill(t);
     if (p_.post.ties && name == "value")  // equal rows of multiples of 1/8: x * 4 (+ 0.5) lands on ties
-      for (size_t i = 0; i < t.numel(); ++i) t.set(i, static_cast<double>(static_cast<int64_t>(i % static_cast<size_t>(p_.Dv)) % 17 - 8) / 8);
+      for (size_t i = 0; i < t.numel(); ++i)
+        t.set(i, static_cast<double>(static_cast<int64_t>(i % static_cast<size_t>(p_.Dv)) % 17 - 8) / 8);
     if (p_.paged() && (name == "key" || name == "value")) poison_cache(t, name == "key" ? p_.D : p_.Dv);
   }
 
@@ -151,7 +162,8 @@ class FiaCase final : public OpCase {
       Tensor codes(s.data, p_.quant.codes, p_.kv_shape(s.dim), Role::input);
       q = fia_quantized(p_, args(), side, codes);
     }
-    auto it = std::find_if(q->tensors.begin(), q->tensors.end(), [&](const Tensor& x) { return x.name() == name; });
+    auto it =
+        std::find_if(q->tensors.begin(), q->tensors.end(), [&](const Tensor& x) { return x.name() == name; });
     Tensor t = std::move(*it);
     q->tensors.erase(it);
     if (q->tensors.empty()) q.reset();
@@ -170,7 +182,8 @@ class FiaCase final : public OpCase {
       if (used[row]) continue;
       const int64_t blk = row / p_.block_size, r = row % p_.block_size;
       for (int64_t hk = 0; hk < p_.Nkv; ++hk)
-        for (int64_t d = 0; d < dim; ++d) t.set(static_cast<size_t>(fia_cache_index(p_, blk, r, hk, d, dim)), nan);
+        for (int64_t d = 0; d < dim; ++d)
+          t.set(static_cast<size_t>(fia_cache_index(p_, blk, r, hk, d, dim)), nan);
     }
   }
 
@@ -184,7 +197,8 @@ class FiaCase final : public OpCase {
     }
     const CounterRng rng(args().seed(), "attenMask");
     const int64_t cols = p_.mask_row_stride(), rows = p_.ifa() ? 1 : p_.S1;
-    const bool per_batch = p_.mask_batch_stride() != 0, band0 = p_.sparse == 0 && !p_.ifa() && !p_.left_padded();
+    const bool per_batch = p_.mask_batch_stride() != 0,
+               band0 = p_.sparse == 0 && !p_.ifa() && !p_.left_padded();
     int64_t end_min = p_.S1;  // where the last masked_rows rows end
     for (int64_t b = 0; b < p_.B; ++b) end_min = std::min(end_min, p_.q_start[b] + p_.s1b[b]);
     fill_with(m, [&](size_t k) {
@@ -203,7 +217,8 @@ class FiaCase final : public OpCase {
   bool masked(const Tensor* mask, int64_t b, int64_t i, int64_t j) const {
     if (!mask || !p_.mask_applies()) return false;
     const int64_t row = p_.ifa() ? 0 : (p_.q_start[b] + i) * p_.mask_row_stride();
-    const bool set = mask->get(static_cast<size_t>(b * p_.mask_batch_stride() + row + p_.kv_start[b] + j)) != 0;
+    const bool set =
+        mask->get(static_cast<size_t>(b * p_.mask_batch_stride() + row + p_.kv_start[b] + j)) != 0;
     return set != fault_is("mask_inverted");
   }
 
@@ -215,7 +230,8 @@ class FiaCase final : public OpCase {
     Antiquant a;
     for (size_t side = 0; side < 2 && p_.quant.on; ++side) {
       const FiaSide s = fia_side(p_, static_cast<int>(side));
-      for (const auto& [name, values] : {std::pair{s.scale, &a.scale[side]}, std::pair{s.offset, &a.offset[side]}})
+      for (const auto& [name, values] :
+           {std::pair{s.scale, &a.scale[side]}, std::pair{s.offset, &a.offset[side]}})
         if (in.has(name)) *values = in.at(name).values();
     }
     return a;
@@ -246,7 +262,8 @@ class FiaCase final : public OpCase {
       for (int64_t d = 0; rope && d < p_.rope; ++d)
         dst[(dim + d) * step] = rope->get(static_cast<size_t>(fia_kv_index(p_, table, b, t, hk, d, p_.rope)));
       if (t < Lp) {
-        for (int64_t d = 0; d < dim; ++d) dst[d * step] = prefix[static_cast<size_t>(side)][ps.at(0, t, hk, d)];
+        for (int64_t d = 0; d < dim; ++d)
+          dst[d * step] = prefix[static_cast<size_t>(side)][ps.at(0, t, hk, d)];
         return;
       }
       const int64_t tt = stuck ? (t - Lp) % p_.block_size : t - Lp;
@@ -265,16 +282,19 @@ class FiaCase final : public OpCase {
         data.get_range(static_cast<size_t>(e), static_cast<size_t>(dim), row.data());
       }
       if (swap_nibbles)
-        for (int64_t d = 0; d + 1 < dim; d += 2) std::swap(row[static_cast<size_t>(d)], row[static_cast<size_t>(d + 1)]);
+        for (int64_t d = 0; d + 1 < dim; d += 2)
+          std::swap(row[static_cast<size_t>(d)], row[static_cast<size_t>(d + 1)]);
       if (scale.empty()) {
         for (int64_t d = 0; d < dim; ++d) dst[d * step] = row[static_cast<size_t>(d)] * factor;
         return;
       }
-      const int64_t blk = p_.paged() ? table[b * p_.max_blocks + tt / p_.block_size] : 0, r = p_.paged() ? tt % p_.block_size : 0;
+      const int64_t blk = p_.paged() ? table[b * p_.max_blocks + tt / p_.block_size] : 0,
+                    r = p_.paged() ? tt % p_.block_size : 0;
       const int64_t g0 = s.base + p_.antiquant_index(s.mode, dim, b, p_.kv_start[b] + tt, hk, 0, blk, r);
       for (int64_t d = 0; d < dim; ++d) {
         const auto g = static_cast<size_t>(s.group(g0, d));
-        dst[d * step] = dequant_offset(row[static_cast<size_t>(d)], offset.empty() ? 0.0 : offset[g] * offset_sign, scale[g], DType::f32);
+        dst[d * step] = dequant_offset(row[static_cast<size_t>(d)],
+                                       offset.empty() ? 0.0 : offset[g] * offset_sign, scale[g], DType::f32);
       }
     };
   }
@@ -282,9 +302,9 @@ class FiaCase final : public OpCase {
   // attentionOut (in double, before any output rounding) and the log-sum-exp of every row
   // at its softmaxLse index (+inf: no visible key or not computed), over the K/V values.
   // With `originals`, over the unquantized K/V instead (quant_err).
-  std::pair<std::vector<double>, std::vector<double>> attention(const TensorSet& in, const std::vector<int64_t>& table,
-                                                                const std::array<std::vector<double>, 2>& prefix,
-                                                                const std::array<FiaOriginals, 2>* originals) const {
+  std::pair<std::vector<double>, std::vector<double>> attention(
+      const TensorSet& in, const std::vector<int64_t>& table,
+      const std::array<std::vector<double>, 2>& prefix, const std::array<FiaOriginals, 2>* originals) const {
     const Tensor& query = in.at("query");
     const Tensor* mask = in.has("attenMask") ? &in.at("attenMask") : nullptr;
     const Tensor* pse = in.has("pseShift") ? &in.at("pseShift") : nullptr;
@@ -295,7 +315,8 @@ class FiaCase final : public OpCase {
     const Antiquant scales = antiquant(in);
     const bool head_mod = fault_is("gqa_head_mod");
     const auto head = [&](int64_t hk, int64_t j) { return head_mod ? j * p_.Nkv + hk : hk * G + j; };
-    const int64_t late = fault_is("band_start_late") ? 1 : 0, diagonal = fault_is("band_end_exclusive") ? 0 : 1;
+    const int64_t late = fault_is("band_start_late") ? 1 : 0,
+                  diagonal = fault_is("band_end_exclusive") ? 0 : 1;
     const int64_t key_limit = fault_is("keys_past_512_dropped") ? 512 : std::numeric_limits<int64_t>::max();
     std::vector<double> out(shape_numel(p_.out_shape()), 0.0), lse(static_cast<size_t>(p_.T() * p_.N), kInf);
     for (int64_t b = 0; b < p_.B; ++b) {
@@ -311,15 +332,22 @@ class FiaCase final : public OpCase {
           for (int64_t j = 0; j < G; ++j) {
             const int64_t h = head(hk, j);
             double* q = &qv[rows.size() * DK];
-            for (int64_t d = 0; d < p_.D; ++d) q[d] = query.get(static_cast<size_t>(qs.at(b, p_.query_row(b, i), h, d)));
+            for (int64_t d = 0; d < p_.D; ++d)
+              q[d] = query.get(static_cast<size_t>(qs.at(b, p_.query_row(b, i), h, d)));
             for (int64_t d = 0; d < p_.rope; ++d)
               q[p_.D + d] = q_rope->get(static_cast<size_t>(qrs.at(b, p_.query_row(b, i), h, d)));
             const int64_t begin = std::clamp<int64_t>(i + band.lo + late, 0, S2b);
             const int64_t end = std::clamp<int64_t>(std::min(i + band.hi + diagonal, key_limit), 0, S2b);
-            rows.push_back({.q = q, .begin = begin, .end = std::max(begin, end),
+            rows.push_back({.q = q,
+                            .begin = begin,
+                            .end = std::max(begin, end),
                             .out = &out[p_.out_vector(b, i, h) * p_.Dv]});
           }
-        AttentionBlock a{.dk = DK, .dv = p_.Dv, .scale = p_.scale, .empty = EmptyRow::zeros, .fault = attention_fault(fault())};
+        AttentionBlock a{.dk = DK,
+                         .dv = p_.Dv,
+                         .scale = p_.scale,
+                         .empty = EmptyRow::zeros,
+                         .fault = attention_fault(fault())};
         std::vector<double> row_max;
         if (p_.full.on) {  // s = scaleValue * deqScale1 * (q . k); P as int8 codes (spec "Full int8")
           const double qs1 = in.at("quantScale1").get(0);
@@ -334,21 +362,27 @@ class FiaCase final : public OpCase {
           a.bias = [&](int64_t r, int64_t begin, int64_t end, double* s) {
             const int64_t i = r / G, h = head(hk, r % G);
             for (int64_t j = begin; j < end; ++j) {
-              if (masked(mask, b, i, j)) s[j - begin] = -kInf;
-              else if (pse) s[j - begin] += pse->get(static_cast<size_t>(ps.at(b, p_.q_start[b] + i, h, p_.kv_start[b] + j)));
+              if (masked(mask, b, i, j))
+                s[j - begin] = -kInf;
+              else if (pse)
+                s[j - begin] +=
+                    pse->get(static_cast<size_t>(ps.at(b, p_.q_start[b] + i, h, p_.kv_start[b] + j)));
             }
           };
         std::vector<double> row_lse(rows.size());
-        const RowSource values = kv_rows(in, table, 1, b, hk, prefix, scales, originals ? &(*originals)[1] : nullptr);
-        attend(a, rows, kv_rows(in, table, 0, b, hk, prefix, scales, originals ? &(*originals)[0] : nullptr), values,
-               row_lse.data());
+        const RowSource values =
+            kv_rows(in, table, 1, b, hk, prefix, scales, originals ? &(*originals)[1] : nullptr);
+        attend(a, rows, kv_rows(in, table, 0, b, hk, prefix, scales, originals ? &(*originals)[0] : nullptr),
+               values, row_lse.data());
         if (p_.full.on) full_quant_bound(in, rows, values, S2b, row_max, row_lse);
         for (size_t r = 0; r < rows.size(); ++r) {
           const int64_t i = static_cast<int64_t>(r) / G, h = head(hk, static_cast<int64_t>(r) % G);
-          if (std::isinf(row_lse[r]) && rows[r].begin < rows[r].end && p_.inner_precise < 2 && fault().empty())
+          if (std::isinf(row_lse[r]) && rows[r].begin < rows[r].end && p_.inner_precise < 2 &&
+              fault().empty())
             // The generator never makes one; an attenMask or pseShift from a file may.
-            throw std::runtime_error("row " + std::to_string(i) + " of batch " + std::to_string(b) +
-                                     " has every key masked, which the document leaves undefined without innerPrecise 2/3");
+            throw std::runtime_error(
+                "row " + std::to_string(i) + " of batch " + std::to_string(b) +
+                " has every key masked, which the document leaves undefined without innerPrecise 2/3");
           lse[p_.lse_index(b, i, h)] = row_lse[r];
         }
       }
@@ -359,10 +393,12 @@ class FiaCase final : public OpCase {
   // The INT8 -> FLOAT16 tolerance (fia_full_quant_row_bound): the largest over the rows and
   // channels c of K * sum over the row's keys of |v_c| / l, into full_atol_ (per channel
   // sums from prefix sums over the keys).
-  void full_quant_bound(const TensorSet& in, const std::vector<QueryRow>& rows, const RowSource& values, int64_t keys,
-                        const std::vector<double>& row_max, const std::vector<double>& row_lse) const {
+  void full_quant_bound(const TensorSet& in, const std::vector<QueryRow>& rows, const RowSource& values,
+                        int64_t keys, const std::vector<double>& row_max,
+                        const std::vector<double>& row_lse) const {
     const auto dv = static_cast<size_t>(p_.Dv);
-    std::vector<double> prefix((static_cast<size_t>(keys) + 1) * dv, 0.0);  // [j][c]: sum of |v_c| over keys < j
+    std::vector<double> prefix((static_cast<size_t>(keys) + 1) * dv,
+                               0.0);  // [j][c]: sum of |v_c| over keys < j
     for (int64_t j = 0; j < keys; ++j) {
       const double* before = &prefix[static_cast<size_t>(j) * dv];
       double* next = &prefix[(static_cast<size_t>(j) + 1) * dv];
@@ -373,7 +409,8 @@ class FiaCase final : public OpCase {
     for (size_t r = 0; r < rows.size(); ++r) {
       double sum = 0;
       for (size_t c = 0; c < dv; ++c)
-        sum = std::max(sum, prefix[static_cast<size_t>(rows[r].end) * dv + c] - prefix[static_cast<size_t>(rows[r].begin) * dv + c]);
+        sum = std::max(sum, prefix[static_cast<size_t>(rows[r].end) * dv + c] -
+                                prefix[static_cast<size_t>(rows[r].begin) * dv + c]);
       const bool one_key = rows[r].end - rows[r].begin == 1;
       full_atol_ = std::max(full_atol_, fia_full_quant_row_bound(qs1, row_max[r], row_lse[r], sum, one_key));
     }
@@ -382,7 +419,8 @@ class FiaCase final : public OpCase {
   std::vector<Expected> reference(const TensorSet& in) const override {
     std::vector<int64_t> table;
     if (p_.paged())
-      for (size_t i = 0; i < in.at("blockTable").numel(); ++i) table.push_back(static_cast<int64_t>(in.at("blockTable").get(i)));
+      for (size_t i = 0; i < in.at("blockTable").numel(); ++i)
+        table.push_back(static_cast<int64_t>(in.at("blockTable").get(i)));
     std::vector<double> out_exact, row_lse;
     std::array<std::vector<double>, 2> prefix;
     for (int side = 0; side < 2 && p_.has_prefix(); ++side) {
@@ -403,8 +441,10 @@ class FiaCase final : public OpCase {
                               : Expected::rounded(in.at("attentionOut"), std::move(out_exact));
     std::vector<double> lse_out = p_.lse ? row_lse : std::vector<double>{0.0};
     for (double& x : lse_out)  // the softmaxLse faults
-      if (fault_is("lse_log2") && std::isfinite(x)) x /= std::log(2.0);
-      else if (fault_is("empty_lse_zero") && std::isinf(x)) x = 0;
+      if (fault_is("lse_log2") && std::isfinite(x))
+        x /= std::log(2.0);
+      else if (fault_is("empty_lse_zero") && std::isinf(x))
+        x = 0;
     Expected lse = Expected::rounded(in.at("softmaxLse"), std::move(lse_out));
     accept_ifa_empty_lse(lse);
     return expected_list(out, lse);
@@ -417,7 +457,8 @@ class FiaCase final : public OpCase {
     if (!p_.lse || !p_.ifa()) return;
     for (int64_t b = 0; b < p_.B; ++b)
       if (p_.keys(b) == 0)
-        for (int64_t h = 0; h < p_.N; ++h) lse.set_alternate(static_cast<size_t>(p_.lse_index(b, 0, h)), kIfaEmptyLse);
+        for (int64_t h = 0; h < p_.N; ++h)
+          lse.set_alternate(static_cast<size_t>(p_.lse_index(b, 0, h)), kIfaEmptyLse);
   }
 
   // attentionOut as int8 codes: sat(roundEven(x * scale + offset)), code 0 in rows with no
@@ -426,12 +467,17 @@ class FiaCase final : public OpCase {
   // (bf16) of max|V|, plus 1e-6 of f32 arithmetic, times |scale|; plus |value| * 2^-11,
   // half to one fp16 ulp of it, for the fp16 intermediate of the per-channel path), the
   // neighbouring code is the alternate (ties included: ties-to-even and ties-away paths).
-  Expected post_quantize(const TensorSet& in, const std::vector<double>& row_lse, std::vector<double> exact) const {
+  Expected post_quantize(const TensorSet& in, const std::vector<double>& row_lse,
+                         std::vector<double> exact) const {
     const Tensor& scale = in.at("quantScale2");
     const Tensor* offset = p_.post.offset ? &in.at("quantOffset2") : nullptr;
     const auto vr = args().range("value");
     const double vmax = std::max(std::fabs(vr.first), std::fabs(vr.second));
-    const double p_error = (p_.q == DType::f16 ? std::ldexp(1.0, -11) : p_.q == DType::bf16 ? std::ldexp(1.0, -8) : 0.0) * vmax + 1e-6;
+    const double p_error = (p_.q == DType::f16    ? std::ldexp(1.0, -11)
+                            : p_.q == DType::bf16 ? std::ldexp(1.0, -8)
+                                                  : 0.0) *
+                               vmax +
+                           1e-6;
     std::vector<int64_t> head(exact.size() / static_cast<size_t>(p_.Dv)), row(head.size());
     std::vector<uint8_t> one_key(head.size(), 0);  // the row's band holds a single key
     for (int64_t b = 0; b < p_.B; ++b)
@@ -450,20 +496,23 @@ class FiaCase final : public OpCase {
         codes[e] = 0;
         continue;
       }
-      const size_t c = p_.post.per_channel ? static_cast<size_t>(head[vec] * p_.Dv) + e % static_cast<size_t>(p_.Dv) : 0;
+      const size_t c =
+          p_.post.per_channel ? static_cast<size_t>(head[vec] * p_.Dv) + e % static_cast<size_t>(p_.Dv) : 0;
       const double s = scale.get(c), x = exact[e];
       const double v = x * s + (offset ? offset->get(c) : 0.0);
-      const double code = std::clamp(fault_is("post_quant_half_away") ? std::round(v) : std::nearbyint(v), -128.0, 127.0);
+      const double code =
+          std::clamp(fault_is("post_quant_half_away") ? std::round(v) : std::nearbyint(v), -128.0, 127.0);
       const double near = p_error * std::fabs(s) + std::ldexp(std::fabs(v), -11);
       // The two codes around v and the boundary between them; the alternate is the one
       // the golden did not pick.
-      const double below = std::clamp(std::floor(v), -128.0, 127.0), above = std::clamp(std::floor(v) + 1, -128.0, 127.0);
+      const double below = std::clamp(std::floor(v), -128.0, 127.0),
+                   above = std::clamp(std::floor(v) + 1, -128.0, 127.0);
       const double boundary = std::floor(v) + 0.5;
       const double other = code == below ? above : below;
       // A tie exact in every precision (one key: x is that value row, and x, x * s and v
       // are f16 values) takes the tie rule alone; any other near tie keeps its alternate.
-      const bool exact_tie = one_key[vec] && !p_.full.on && v == boundary && round_f16(x) == x && round_f16(x * s) == x * s &&
-                             round_f16(v) == v;
+      const bool exact_tie = one_key[vec] && !p_.full.on && v == boundary && round_f16(x) == x &&
+                             round_f16(x * s) == x * s && round_f16(v) == v;
       if (std::fabs(v - boundary) <= near && other != code && !exact_tie) alternates.push_back({e, other});
       exact[e] = v;
       codes[e] = code;
@@ -477,7 +526,8 @@ class FiaCase final : public OpCase {
 
   // Whether row i of batch b sees one key at most (its band, before any mask).
   bool single_key(int64_t b, int64_t i) const {
-    const int64_t first = std::max<int64_t>(0, i + p_.band[b].lo), last = std::min<int64_t>(p_.keys(b) - 1, i + p_.band[b].hi);
+    const int64_t first = std::max<int64_t>(0, i + p_.band[b].lo),
+                  last = std::min<int64_t>(p_.keys(b) - 1, i + p_.band[b].hi);
     return last <= first;
   }
 
@@ -486,7 +536,8 @@ class FiaCase final : public OpCase {
     double pairs = 0;
     for (int64_t b = 0; b < p_.B; ++b)
       for (int64_t i = 0; i < p_.s1b[b]; ++i) {
-        const int64_t first = std::max<int64_t>(0, i + p_.band[b].lo), last = std::min<int64_t>(p_.keys(b) - 1, i + p_.band[b].hi);
+        const int64_t first = std::max<int64_t>(0, i + p_.band[b].lo),
+                      last = std::min<int64_t>(p_.keys(b) - 1, i + p_.band[b].hi);
         pairs += static_cast<double>(std::max<int64_t>(0, last - first + 1));
       }
     return attention_flops(pairs * static_cast<double>(p_.N), p_.D + p_.rope, p_.Dv);
@@ -520,8 +571,8 @@ class FiaCase final : public OpCase {
 
  private:
   FiaParams p_;
-  mutable CaseFigures figures_;  // the accuracy attribution, set by reference()
-  mutable double full_atol_ = 0;   // full int8's attentionOut atol (full_quant_bound), set by reference()
+  mutable CaseFigures figures_;      // the accuracy attribution, set by reference()
+  mutable double full_atol_ = 0;     // full int8's attentionOut atol (full_quant_bound), set by reference()
   mutable double full_out_max_ = 0;  // full int8: max |x| before the INT8 output's quantization
   mutable double full_qs2_max_ = 0;  // full int8: max |quantScale2|
   mutable std::mutex quantized_lock_;

@@ -20,46 +20,99 @@ namespace {
 const Signature& kvc_signature() {
   static const Signature sig{
       .id = "pmx.KeyValueCache",
-      .doc = "store current K/V at start_pos in the (optionally group-quantized) cache of layer layer_idx, "
-             "return the dequantized K/V of positions [0, start_pos + seqlen) (specs/key_value_cache.md)",
+      .doc =
+          "store current K/V at start_pos in the (optionally group-quantized) cache of layer layer_idx, "
+          "return the dequantized K/V of positions [0, start_pos + seqlen) (specs/key_value_cache.md)",
       .params =
           {
               {.section = "attributes", .name = "num_layer", .min = 1, .doc = "layers in the cache"},
-              {.section = "attributes", .name = "layer_idx", .min = 0, .doc = "the layer written and read, < num_layer"},
-              {.section = "attributes", .name = "quant_bit", .allowed = {0, 8, 4}, .doc = "0 (no quantization), 8, or 4 (kvbench's extension)"},
-              {.section = "attributes", .name = "quant_group", .fallback = 8, .min = 1, .doc = "elements per scale; divides head_dim"},
-              {.section = "attributes", .name = "num_repeat", .fallback = 1, .min = 1, .doc = "output heads per kv head (GQA)"},
-              {.section = "attributes", .name = "cache_layout", .fallback = 0, .allowed = {0, 1}, .doc = "0: (MaxB, L, 2, MaxS, H, Dh); 1: (L, MaxB, 2, H, MaxS, Dh)"},
+              {.section = "attributes",
+               .name = "layer_idx",
+               .min = 0,
+               .doc = "the layer written and read, < num_layer"},
+              {.section = "attributes",
+               .name = "quant_bit",
+               .allowed = {0, 8, 4},
+               .doc = "0 (no quantization), 8, or 4 (kvbench's extension)"},
+              {.section = "attributes",
+               .name = "quant_group",
+               .fallback = 8,
+               .min = 1,
+               .doc = "elements per scale; divides head_dim"},
+              {.section = "attributes",
+               .name = "num_repeat",
+               .fallback = 1,
+               .min = 1,
+               .doc = "output heads per kv head (GQA)"},
+              {.section = "attributes",
+               .name = "cache_layout",
+               .fallback = 0,
+               .allowed = {0, 1},
+               .doc = "0: (MaxB, L, 2, MaxS, H, Dh); 1: (L, MaxB, 2, H, MaxS, Dh)"},
               {.section = "shapes", .name = "batch", .min = 1, .doc = "B"},
               {.section = "shapes", .name = "seqlen", .min = 1, .doc = "S, tokens stored per batch"},
               {.section = "shapes", .name = "num_heads", .min = 1, .doc = "H, kv heads"},
               {.section = "shapes", .name = "head_dim", .min = 1, .doc = "Dh"},
-              {.section = "shapes", .name = "max_batch", .derived = "batch", .min = 1, .doc = "MaxB, >= batch"},
+              {.section = "shapes",
+               .name = "max_batch",
+               .derived = "batch",
+               .min = 1,
+               .doc = "MaxB, >= batch"},
               {.section = "shapes", .name = "max_seqlen", .min = 1, .doc = "MaxS, >= start_pos + seqlen"},
               {.section = "inputs", .name = "start_pos", .min = 0, .doc = "first position written"},
           },
       .tensors =
           {
-              {.name = "current_key", .shape = "[B, S, H, Dh]", .choices = {DType::f16, DType::f32}, .dtype_rule = "T1: f16 (default) or f32", .range = {{-1, 1}}},
-              {.name = "current_value", .shape = "[B, S, H, Dh]", .choices = {DType::f16, DType::f32}, .dtype_rule = "T1 (= current_key)", .range = {{-1, 1}}},
+              {.name = "current_key",
+               .shape = "[B, S, H, Dh]",
+               .choices = {DType::f16, DType::f32},
+               .dtype_rule = "T1: f16 (default) or f32",
+               .range = {{-1, 1}}},
+              {.name = "current_value",
+               .shape = "[B, S, H, Dh]",
+               .choices = {DType::f16, DType::f32},
+               .dtype_rule = "T1 (= current_key)",
+               .range = {{-1, 1}}},
               {.name = "start_pos", .shape = "[]", .dtype_rule = "i64", .doc = "inputs.start_pos"},
-              {.name = "cache", .role = Role::inplace, .shape = "layout 0: [MaxB, L, 2, MaxS, H, Dh]; 1: [L, MaxB, 2, H, MaxS, Dh]",
-               .dtype_rule = "T1, i8 or s4 by quant_bit", .doc = "starts full of valid random contents"},
-              {.name = "scale", .role = Role::inplace, .shape = "the cache's, last dim Dh / quant_group",
-               .choices = {DType::f16, DType::f32}, .dtype_rule = "f16 (default) or f32", .present = "quant_bit > 0"},
-              {.name = "key", .role = Role::output, .shape = "[B, start_pos + S, H * num_repeat, Dh]", .dtype_rule = "T1"},
-              {.name = "value", .role = Role::output, .shape = "[B, start_pos + S, H * num_repeat, Dh]", .dtype_rule = "T1"},
+              {.name = "cache",
+               .role = Role::inplace,
+               .shape = "layout 0: [MaxB, L, 2, MaxS, H, Dh]; 1: [L, MaxB, 2, H, MaxS, Dh]",
+               .dtype_rule = "T1, i8 or s4 by quant_bit",
+               .doc = "starts full of valid random contents"},
+              {.name = "scale",
+               .role = Role::inplace,
+               .shape = "the cache's, last dim Dh / quant_group",
+               .choices = {DType::f16, DType::f32},
+               .dtype_rule = "f16 (default) or f32",
+               .present = "quant_bit > 0"},
+              {.name = "key",
+               .role = Role::output,
+               .shape = "[B, start_pos + S, H * num_repeat, Dh]",
+               .dtype_rule = "T1"},
+              {.name = "value",
+               .role = Role::output,
+               .shape = "[B, start_pos + S, H * num_repeat, Dh]",
+               .dtype_rule = "T1"},
           },
       .from_files = {"current_key", "current_value", "cache", "scale"},
-      .sizes = {"batch", "max_batch", "seqlen", "start_pos", "max_seqlen", "num_heads", "num_repeat", "head_dim", "num_layer"},
+      .sizes = {"batch", "max_batch", "seqlen", "start_pos", "max_seqlen", "num_heads", "num_repeat",
+                "head_dim", "num_layer"},
       .faults =
           {
-              {"quant_truncate", "cache codes truncated toward zero (a C cast of x / s) instead of rounded to nearest even", ""},
-              {"quant_scale_f32", "the scale max|x| / qmax computed and applied in f32 where T1 is f16 (codes from an f32 scale)", ""},
+              {"quant_truncate",
+               "cache codes truncated toward zero (a C cast of x / s) instead of rounded to nearest even",
+               ""},
+              {"quant_scale_f32",
+               "the scale max|x| / qmax computed and applied in f32 where T1 is f16 (codes from an f32 "
+               "scale)",
+               ""},
               {"int4_nibble_swap", "int4 codes stored with the two nibbles of each byte swapped", ""},
-              {"repeat_head_mod", "output head o reads kv head o % H instead of o / num_repeat (GQA mapping)", ""},
-              {"dequant_product_f32", "the dequantized q * s kept in f32, not rounded to the scale dtype before T1", ""},
-              {"store_position_off_by_one", "current tokens stored at start_pos + s + 1 (past max_seqlen: dropped)", ""},
+              {"repeat_head_mod", "output head o reads kv head o % H instead of o / num_repeat (GQA mapping)",
+               ""},
+              {"dequant_product_f32",
+               "the dequantized q * s kept in f32, not rounded to the scale dtype before T1", ""},
+              {"store_position_off_by_one",
+               "current tokens stored at start_pos + s + 1 (past max_seqlen: dropped)", ""},
           },
   };
   return sig;
@@ -76,13 +129,14 @@ class KeyValueCacheCase final : public OpCase {
   KeyValueCacheCase(Args a, Params p) : OpCase(std::move(a)), p_(p) {}
 
   std::string describe() const override {
-    return "B=" + std::to_string(p_.batch) + " S=" + std::to_string(p_.seqlen) + " H=" + std::to_string(p_.num_heads) +
-           " Dh=" + std::to_string(p_.head_dim) + " start_pos=" + std::to_string(p_.start_pos) +
-           " MaxB=" + std::to_string(p_.max_batch) + " MaxS=" + std::to_string(p_.max_seqlen) +
-           " L=" + std::to_string(p_.num_layer) + " l=" + std::to_string(p_.layer_idx) +
-           " quant_bit=" + std::to_string(p_.quant_bit) + " quant_group=" + std::to_string(p_.quant_group) +
-           " num_repeat=" + std::to_string(p_.num_repeat) + " cache_layout=" + std::to_string(p_.cache_layout) +
-           " T1=" + std::string(dtype_name(p_.input)) + " scale=" + std::string(dtype_name(p_.scale));
+    return "B=" + std::to_string(p_.batch) + " S=" + std::to_string(p_.seqlen) +
+           " H=" + std::to_string(p_.num_heads) + " Dh=" + std::to_string(p_.head_dim) +
+           " start_pos=" + std::to_string(p_.start_pos) + " MaxB=" + std::to_string(p_.max_batch) +
+           " MaxS=" + std::to_string(p_.max_seqlen) + " L=" + std::to_string(p_.num_layer) +
+           " l=" + std::to_string(p_.layer_idx) + " quant_bit=" + std::to_string(p_.quant_bit) +
+           " quant_group=" + std::to_string(p_.quant_group) + " num_repeat=" + std::to_string(p_.num_repeat) +
+           " cache_layout=" + std::to_string(p_.cache_layout) + " T1=" + std::string(dtype_name(p_.input)) +
+           " scale=" + std::string(dtype_name(p_.scale));
   }
 
   int64_t groups() const { return p_.quant_bit ? p_.head_dim / p_.quant_group : 0; }
@@ -95,15 +149,18 @@ class KeyValueCacheCase final : public OpCase {
   // Flat offset of element 0 of row (b, kv, t, h); `last` is head_dim or the group count.
   size_t row(int64_t b, int64_t kv, int64_t t, int64_t h, int64_t last) const {
     const int64_t l = p_.layer_idx, L = p_.num_layer, H = p_.num_heads;
-    if (p_.cache_layout == 0) return static_cast<size_t>(((((b * L + l) * 2 + kv) * p_.max_seqlen + t) * H + h) * last);
+    if (p_.cache_layout == 0)
+      return static_cast<size_t>(((((b * L + l) * 2 + kv) * p_.max_seqlen + t) * H + h) * last);
     return static_cast<size_t>(((((l * p_.max_batch + b) * 2 + kv) * H + h) * p_.max_seqlen + t) * last);
   }
 
   std::vector<TensorSpec> tensor_specs() const override {
     const Shape cur{p_.batch, p_.seqlen, p_.num_heads, p_.head_dim};
     const Shape out{p_.batch, p_.start_pos + p_.seqlen, p_.num_heads * p_.num_repeat, p_.head_dim};
-    std::vector<TensorSpec> s{{"current_key", p_.input, cur}, {"current_value", p_.input, cur},
-                              {"start_pos", DType::i64, {}}, {"cache", p_.cache, cache_shape(p_.head_dim)}};
+    std::vector<TensorSpec> s{{"current_key", p_.input, cur},
+                              {"current_value", p_.input, cur},
+                              {"start_pos", DType::i64, {}},
+                              {"cache", p_.cache, cache_shape(p_.head_dim)}};
     if (p_.quant_bit) s.push_back({"scale", p_.scale, cache_shape(groups())});
     s.push_back({"key", p_.input, out});
     s.push_back({"value", p_.input, out});
@@ -124,7 +181,9 @@ class KeyValueCacheCase final : public OpCase {
     if (t.name() == "start_pos") {
       fill_values(t, {p_.start_pos});
     } else if (t.name() == "cache") {
-      fill_with(t, [&](size_t i) { return p_.quant_bit ? static_cast<double>(rng.integer(i, -qmax, qmax)) : rng.uniform(i, -1, 1); });
+      fill_with(t, [&](size_t i) {
+        return p_.quant_bit ? static_cast<double>(rng.integer(i, -qmax, qmax)) : rng.uniform(i, -1, 1);
+      });
     } else if (t.name() == "scale") {
       fill_uniform(t, {1.0 / 1024, 1.0 / 64});
     } else {
@@ -148,12 +207,17 @@ class KeyValueCacheCase final : public OpCase {
           for (int64_t h = 0; h < p_.num_heads; ++h) {
             const int64_t t = p_.start_pos + s + (fault_is("store_position_off_by_one") ? 1 : 0);
             if (t >= p_.max_seqlen) continue;
-            rows.push_back({&cur, cur.offset({b, s, h, 0}), row(b, kv, t, h, D), quant ? row(b, kv, t, h, ng) : 0});
+            rows.push_back(
+                {&cur, cur.offset({b, s, h, 0}), row(b, kv, t, h, D), quant ? row(b, kv, t, h, ng) : 0});
           }
     }
-    store_ppl_rows(rows, static_cast<size_t>(D), p_.quant_bit, G, p_.input, p_.scale, cache, scale,
-                   {.quant = {.truncate = fault_is("quant_truncate"), .scale_f32 = fault_is("quant_scale_f32")}, .swap_nibbles = fault_is("int4_nibble_swap")});
-    const auto kv_head = [&](int64_t o) { return fault_is("repeat_head_mod") ? o % p_.num_heads : o / p_.num_repeat; };
+    store_ppl_rows(
+        rows, static_cast<size_t>(D), p_.quant_bit, G, p_.input, p_.scale, cache, scale,
+        {.quant = {.truncate = fault_is("quant_truncate"), .scale_f32 = fault_is("quant_scale_f32")},
+         .swap_nibbles = fault_is("int4_nibble_swap")});
+    const auto kv_head = [&](int64_t o) {
+      return fault_is("repeat_head_mod") ? o % p_.num_heads : o / p_.num_repeat;
+    };
     const DType product = fault_is("dequant_product_f32") ? DType::f32 : p_.scale;
     cache.finish();
     scale.finish();
@@ -184,7 +248,8 @@ class KeyValueCacheCase final : public OpCase {
             }
             e.set_row(i, codes.size(), values.data(), exact.data());
             for (const Alternate& a : cache.alternates_in(c, c + codes.size()))
-              e.set_alternate(i + (a.index - c), dequant_ppl(a.value, scales[(a.index - c) / G], p_.scale, p_.input));
+              e.set_alternate(i + (a.index - c),
+                              dequant_ppl(a.value, scales[(a.index - c) / G], p_.scale, p_.input));
           }
       out.push_back(std::move(e));
     }
@@ -257,8 +322,8 @@ class KeyValueCacheOperator final : public Operator {
       a.fail("quant_group", "quant_group must divide head_dim (" + std::to_string(p.head_dim) + ")");
     if (p.max_batch < p.batch) a.fail("max_batch", "max_batch must be at least batch");
     if (p.start_pos + p.seqlen > p.max_seqlen)
-      a.fail("start_pos", "start_pos + seqlen (" + std::to_string(p.start_pos + p.seqlen) + ") exceeds max_seqlen (" +
-                              std::to_string(p.max_seqlen) + ")");
+      a.fail("start_pos", "start_pos + seqlen (" + std::to_string(p.start_pos + p.seqlen) +
+                              ") exceeds max_seqlen (" + std::to_string(p.max_seqlen) + ")");
     p.cache = p.quant_bit == 8 ? DType::i8 : p.quant_bit == 4 ? DType::s4 : p.input;
     return std::make_unique<KeyValueCacheCase>(std::move(a), p);
   }
@@ -266,6 +331,8 @@ class KeyValueCacheOperator final : public Operator {
 
 }  // namespace
 
-std::unique_ptr<Operator> make_key_value_cache_operator() { return std::make_unique<KeyValueCacheOperator>(); }
+std::unique_ptr<Operator> make_key_value_cache_operator() {
+  return std::make_unique<KeyValueCacheOperator>();
+}
 
 }  // namespace kvbench

@@ -16,10 +16,14 @@ int64_t MhcaParams::cache_row(int64_t b, int64_t t) const {
 std::vector<int64_t> MhcaParams::cache_shape(int64_t last) const {
   const int64_t L = num_layer, H = num_kv_heads, T = max_t;
   switch (cache_layout) {
-    case 0: return {T, L, 2, H, last};
-    case 1: return {L, T, 2, H, last};
-    case 2: return {L, 2, T, H, last};
-    default: return {L, 2, H, T, last};
+    case 0:
+      return {T, L, 2, H, last};
+    case 1:
+      return {L, T, 2, H, last};
+    case 2:
+      return {L, 2, T, H, last};
+    default:
+      return {L, 2, H, T, last};
   }
 }
 
@@ -27,10 +31,18 @@ size_t MhcaParams::row_offset(int64_t T, int64_t c, int64_t h, int64_t last) con
   const int64_t L = num_layer, l = layer_idx, H = num_kv_heads, MaxT = max_t;
   int64_t r = 0;
   switch (cache_layout) {
-    case 0: r = ((T * L + l) * 2 + c) * H + h; break;
-    case 1: r = ((l * MaxT + T) * 2 + c) * H + h; break;
-    case 2: r = ((l * 2 + c) * MaxT + T) * H + h; break;
-    default: r = ((l * 2 + c) * H + h) * MaxT + T; break;
+    case 0:
+      r = ((T * L + l) * 2 + c) * H + h;
+      break;
+    case 1:
+      r = ((l * MaxT + T) * 2 + c) * H + h;
+      break;
+    case 2:
+      r = ((l * 2 + c) * MaxT + T) * H + h;
+      break;
+    default:
+      r = ((l * 2 + c) * H + h) * MaxT + T;
+      break;
   }
   return static_cast<size_t>(r * last);
 }
@@ -38,64 +50,173 @@ size_t MhcaParams::row_offset(int64_t T, int64_t c, int64_t h, int64_t last) con
 const Signature& mhca_signature() {
   static const Signature sig{
       .id = "pmx.dynamic_batching.MultiHeadCacheAttention",
-      .doc = "store current K/V of a ragged batch in the offset or paged (int8/int4) cache, then attention of every "
-             "query row over its batch's dequantized K/V (specs/multi_head_cache_attention.md)",
+      .doc =
+          "store current K/V of a ragged batch in the offset or paged (int8/int4) cache, then attention of "
+          "every "
+          "query row over its batch's dequantized K/V (specs/multi_head_cache_attention.md)",
       .params =
           {
               {.section = "attributes", .name = "num_heads", .min = 1, .doc = "query heads"},
               {.section = "attributes", .name = "head_dim", .min = 1, .doc = "D"},
-              {.section = "attributes", .name = "is_causal", .type = ParamType::boolean, .doc = "causal mask for prefill batches"},
-              {.section = "attributes", .name = "is_alibi", .type = ParamType::boolean, .fallback = false, .doc = "ALiBi bias (PMX's slopes)"},
-              {.section = "attributes", .name = "num_kv_heads", .fallback = 0, .min = 0, .doc = "kv heads, divides num_heads; 0 = num_heads"},
-              {.section = "attributes", .name = "num_layer", .fallback = 1, .min = 1, .doc = "layers in the cache"},
-              {.section = "attributes", .name = "layer_idx", .fallback = 0, .min = 0, .doc = "the layer used, < num_layer"},
-              {.section = "attributes", .name = "quant_bit", .fallback = 0, .allowed = {0, 8, 4}, .doc = "cache quantization: 0, 8 or 4"},
-              {.section = "attributes", .name = "quant_group", .fallback = 8, .min = 1, .doc = "elements per scale; divides head_dim"},
-              {.section = "attributes", .name = "cache_mode", .fallback = 0, .allowed = {0, 1}, .doc = "0 offset (cachestarts[b]), 1 paged"},
-              {.section = "attributes", .name = "cache_layout", .fallback = 0, .allowed = {0, 1, 2, 3}, .doc = "cache axis order (spec's layout table)"},
-              {.section = "attributes", .name = "page_size", .fallback = 128, .min = 1, .doc = "tokens per page (cache_mode 1)"},
-              {.section = "inputs", .name = "seqlens", .type = ParamType::integers, .min = 1, .doc = "query tokens per batch"},
-              {.section = "inputs", .name = "start_pos", .type = ParamType::integers, .min = 0, .doc = "cached tokens per batch before this step"},
-              {.section = "inputs", .name = "decoding_batches", .fallback = 0, .min = 0, .doc = "the first batches, one token each"},
-              {.section = "shapes", .name = "attn_mask_rank", .fallback = 0, .allowed = {0, 2, 3}, .doc = "attn_mask: 0 none, 2 [rows, cols], 3 [H, rows, cols]"},
-              {.section = "shapes", .name = "attn_mask_padding", .fallback = 0, .min = 0, .doc = "extra attn_mask columns past sum(kvlens)"},
-              {.section = "shapes", .name = "cache_gap", .fallback = 3, .min = 0, .doc = "poisoned rows before each sequence (offset mode)"},
-              {.section = "shapes", .name = "spare_pages", .fallback = 2, .min = 0, .doc = "poisoned unused pages (paged mode)"},
+              {.section = "attributes",
+               .name = "is_causal",
+               .type = ParamType::boolean,
+               .doc = "causal mask for prefill batches"},
+              {.section = "attributes",
+               .name = "is_alibi",
+               .type = ParamType::boolean,
+               .fallback = false,
+               .doc = "ALiBi bias (PMX's slopes)"},
+              {.section = "attributes",
+               .name = "num_kv_heads",
+               .fallback = 0,
+               .min = 0,
+               .doc = "kv heads, divides num_heads; 0 = num_heads"},
+              {.section = "attributes",
+               .name = "num_layer",
+               .fallback = 1,
+               .min = 1,
+               .doc = "layers in the cache"},
+              {.section = "attributes",
+               .name = "layer_idx",
+               .fallback = 0,
+               .min = 0,
+               .doc = "the layer used, < num_layer"},
+              {.section = "attributes",
+               .name = "quant_bit",
+               .fallback = 0,
+               .allowed = {0, 8, 4},
+               .doc = "cache quantization: 0, 8 or 4"},
+              {.section = "attributes",
+               .name = "quant_group",
+               .fallback = 8,
+               .min = 1,
+               .doc = "elements per scale; divides head_dim"},
+              {.section = "attributes",
+               .name = "cache_mode",
+               .fallback = 0,
+               .allowed = {0, 1},
+               .doc = "0 offset (cachestarts[b]), 1 paged"},
+              {.section = "attributes",
+               .name = "cache_layout",
+               .fallback = 0,
+               .allowed = {0, 1, 2, 3},
+               .doc = "cache axis order (spec's layout table)"},
+              {.section = "attributes",
+               .name = "page_size",
+               .fallback = 128,
+               .min = 1,
+               .doc = "tokens per page (cache_mode 1)"},
+              {.section = "inputs",
+               .name = "seqlens",
+               .type = ParamType::integers,
+               .min = 1,
+               .doc = "query tokens per batch"},
+              {.section = "inputs",
+               .name = "start_pos",
+               .type = ParamType::integers,
+               .min = 0,
+               .doc = "cached tokens per batch before this step"},
+              {.section = "inputs",
+               .name = "decoding_batches",
+               .fallback = 0,
+               .min = 0,
+               .doc = "the first batches, one token each"},
+              {.section = "shapes",
+               .name = "attn_mask_rank",
+               .fallback = 0,
+               .allowed = {0, 2, 3},
+               .doc = "attn_mask: 0 none, 2 [rows, cols], 3 [H, rows, cols]"},
+              {.section = "shapes",
+               .name = "attn_mask_padding",
+               .fallback = 0,
+               .min = 0,
+               .doc = "extra attn_mask columns past sum(kvlens)"},
+              {.section = "shapes",
+               .name = "cache_gap",
+               .fallback = 3,
+               .min = 0,
+               .doc = "poisoned rows before each sequence (offset mode)"},
+              {.section = "shapes",
+               .name = "spare_pages",
+               .fallback = 2,
+               .min = 0,
+               .doc = "poisoned unused pages (paged mode)"},
           },
       .tensors =
           {
-              {.name = "query", .shape = "[rows, num_heads, D]", .choices = {DType::f16, DType::f32}, .dtype_rule = "T1: f16 (default) or f32", .range = {{-1, 1}}},
-              {.name = "current_key", .shape = "[rows, num_kv_heads, D]", .choices = {DType::f16, DType::f32}, .dtype_rule = "T1 (= query)", .range = {{-1, 1}}},
-              {.name = "current_value", .shape = "[rows, num_kv_heads, D]", .choices = {DType::f16, DType::f32}, .dtype_rule = "T1 (= query)", .range = {{-1, 1}}},
+              {.name = "query",
+               .shape = "[rows, num_heads, D]",
+               .choices = {DType::f16, DType::f32},
+               .dtype_rule = "T1: f16 (default) or f32",
+               .range = {{-1, 1}}},
+              {.name = "current_key",
+               .shape = "[rows, num_kv_heads, D]",
+               .choices = {DType::f16, DType::f32},
+               .dtype_rule = "T1 (= query)",
+               .range = {{-1, 1}}},
+              {.name = "current_value",
+               .shape = "[rows, num_kv_heads, D]",
+               .choices = {DType::f16, DType::f32},
+               .dtype_rule = "T1 (= query)",
+               .range = {{-1, 1}}},
               {.name = "seqstarts", .shape = "[B + 1]", .dtype_rule = "i64", .doc = "prefix sums of seqlens"},
-              {.name = "kvstarts", .shape = "[B + 1]", .dtype_rule = "i64", .doc = "prefix sums of start_pos + seqlens"},
-              {.name = "cachestarts", .shape = "[B] (offset) or [B, max_pages] (paged)", .dtype_rule = "i64", .doc = "first cache row, or the page table (-1 padded)"},
+              {.name = "kvstarts",
+               .shape = "[B + 1]",
+               .dtype_rule = "i64",
+               .doc = "prefix sums of start_pos + seqlens"},
+              {.name = "cachestarts",
+               .shape = "[B] (offset) or [B, max_pages] (paged)",
+               .dtype_rule = "i64",
+               .doc = "first cache row, or the page table (-1 padded)"},
               {.name = "start_pos", .shape = "[B]", .dtype_rule = "i64"},
               {.name = "decoding_batches", .shape = "[]", .dtype_rule = "i64"},
               {.name = "max_seqlen", .shape = "[]", .dtype_rule = "i64"},
               {.name = "max_kvlen", .shape = "[]", .dtype_rule = "i64"},
-              {.name = "cache", .role = Role::inplace, .shape = "by cache_layout, last dim D", .dtype_rule = "T1, i8 or s4 by quant_bit",
+              {.name = "cache",
+               .role = Role::inplace,
+               .shape = "by cache_layout, last dim D",
+               .dtype_rule = "T1, i8 or s4 by quant_bit",
                .doc = "unreferenced rows, layers and pages are NaN / NaN-scaled poison"},
-              {.name = "scale", .role = Role::inplace, .shape = "the cache's, last dim D / quant_group", .choices = {DType::f16, DType::f32},
-               .dtype_rule = "f16 (default) or f32", .present = "quant_bit > 0"},
-              {.name = "attn_mask", .shape = "[rows, cols] or [num_heads, rows, cols]", .dtype_rule = "T1",
-               .present = "attn_mask_rank > 0", .doc = "additive; one in eight -inf; NaN outside each batch's block"},
-              {.name = "attn_output", .role = Role::output, .shape = "[rows, num_heads, D]", .dtype_rule = "T1"},
+              {.name = "scale",
+               .role = Role::inplace,
+               .shape = "the cache's, last dim D / quant_group",
+               .choices = {DType::f16, DType::f32},
+               .dtype_rule = "f16 (default) or f32",
+               .present = "quant_bit > 0"},
+              {.name = "attn_mask",
+               .shape = "[rows, cols] or [num_heads, rows, cols]",
+               .dtype_rule = "T1",
+               .present = "attn_mask_rank > 0",
+               .doc = "additive; one in eight -inf; NaN outside each batch's block"},
+              {.name = "attn_output",
+               .role = Role::output,
+               .shape = "[rows, num_heads, D]",
+               .dtype_rule = "T1"},
           },
       // The index tensors are derived from seqlens and start_pos (which files may give).
       .from_files = {"query", "current_key", "current_value", "cache", "scale", "attn_mask"},
       .sizes = {"seqlens", "start_pos", "num_heads", "num_kv_heads", "head_dim", "page_size", "num_layer",
                 "attn_mask_padding", "cache_gap", "spare_pages"},
       .faults = with_attention_faults({
-          {"quant_truncate", "cache codes truncated toward zero (a C cast of x / s) instead of rounded to nearest even", ""},
-          {"quant_scale_f32", "the scale max|x| / qmax computed and applied in f32 where T1 is f16 (codes from an f32 scale)", ""},
+          {"quant_truncate",
+           "cache codes truncated toward zero (a C cast of x / s) instead of rounded to nearest even", ""},
+          {"quant_scale_f32",
+           "the scale max|x| / qmax computed and applied in f32 where T1 is f16 (codes from an f32 scale)",
+           ""},
           {"int4_nibble_swap", "int4 cache codes stored with the two nibbles of each byte swapped", ""},
-          {"causal_diagonal_excluded", "causal row i sees keys [0, i + start_pos) instead of [0, i + start_pos]", ""},
-          {"causal_top_left", "causal band aligned top-left (row i sees [0, i]) ignoring the cached start_pos", ""},
-          {"gqa_head_mod", "query head h reads kv head h % num_kv_heads instead of h / (num_heads / num_kv_heads)", ""},
-          {"key_scale_first_group", "every key element dequantized with its row's first group scale (the group index "
-           "d / quant_group dropped for K)", "issue 36: broken scores passed mhca_decode_4096[quant_bit=4] (fixed in dcbd18c)"},
-          {"page_index_stuck", "paged cache: every key read from its batch's first page (page index never advanced)", ""},
+          {"causal_diagonal_excluded",
+           "causal row i sees keys [0, i + start_pos) instead of [0, i + start_pos]", ""},
+          {"causal_top_left",
+           "causal band aligned top-left (row i sees [0, i]) ignoring the cached start_pos", ""},
+          {"gqa_head_mod",
+           "query head h reads kv head h % num_kv_heads instead of h / (num_heads / num_kv_heads)", ""},
+          {"key_scale_first_group",
+           "every key element dequantized with its row's first group scale (the group index "
+           "d / quant_group dropped for K)",
+           "issue 36: broken scores passed mhca_decode_4096[quant_bit=4] (fixed in dcbd18c)"},
+          {"page_index_stuck",
+           "paged cache: every key read from its batch's first page (page index never advanced)", ""},
       }),
   };
   return sig;
@@ -131,9 +252,11 @@ MhcaParams parse_mhca_params(Args& c) {
     p.num_kv_heads = p.num_heads;
     c.resolve("num_kv_heads", p.num_kv_heads);
   }
-  if (p.num_heads % p.num_kv_heads != 0) c.fail("num_kv_heads", "num_heads must be divisible by num_kv_heads");
+  if (p.num_heads % p.num_kv_heads != 0)
+    c.fail("num_kv_heads", "num_heads must be divisible by num_kv_heads");
   if (p.layer_idx >= p.num_layer) c.fail("layer_idx", "layer_idx must lie in [0, num_layer)");
-  if (p.quant_bit && p.head_dim % p.quant_group != 0) c.fail("quant_group", "quant_group must divide head_dim");
+  if (p.quant_bit && p.head_dim % p.quant_group != 0)
+    c.fail("quant_group", "quant_group must divide head_dim");
   const int64_t B = p.batches();
   if (B < 1) c.fail("seqlens", "seqlens needs at least one batch");
   if (static_cast<int64_t>(p.start_pos.size()) != B)
@@ -141,10 +264,13 @@ MhcaParams parse_mhca_params(Args& c) {
   if (p.decoding_batches > B) c.fail("decoding_batches", "decoding_batches must lie in [0, batches]");
   for (int64_t b = 0; b < p.decoding_batches; ++b)
     if (p.seqlens[b] != 1)
-      c.fail("seqlens", "decoding batch " + std::to_string(b) + " has seqlen " + std::to_string(p.seqlens[b]) +
+      c.fail("seqlens", "decoding batch " + std::to_string(b) + " has seqlen " +
+                            std::to_string(p.seqlens[b]) +
                             ": decoding batches hold one query token (specs/multi_head_cache_attention.md)");
-  if (p.quant_bit == 0) p.cache = p.t1;
-  else p.cache = p.quant_bit == 8 ? DType::i8 : DType::s4;
+  if (p.quant_bit == 0)
+    p.cache = p.t1;
+  else
+    p.cache = p.quant_bit == 8 ? DType::i8 : DType::s4;
 
   // Prefix sums; kvlen_b = start_pos_b + seqlen_b (the operator's invariant).
   p.seqstarts = {0};
@@ -178,7 +304,8 @@ MhcaParams parse_mhca_params(Args& c) {
     std::vector<int64_t> order(static_cast<size_t>(total));
     std::iota(order.begin(), order.end(), 0);
     const CounterRng rng(c.seed(), "page_table");
-    for (int64_t i = total - 1; i > 0; --i) std::swap(order[i], order[rng.integer(static_cast<uint64_t>(i), 0, i)]);
+    for (int64_t i = total - 1; i > 0; --i)
+      std::swap(order[i], order[rng.integer(static_cast<uint64_t>(i), 0, i)]);
     p.max_pages = most + 1;
     p.cachestarts.assign(static_cast<size_t>(B * p.max_pages), -1);
     int64_t next = 0;

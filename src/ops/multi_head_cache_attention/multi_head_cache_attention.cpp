@@ -30,7 +30,8 @@ class MhcaCase final : public OpCase {
     std::string s = "B=" + std::to_string(p_.batches()) + " rows=" + std::to_string(p_.total_rows()) +
                     " kv=" + std::to_string(p_.total_kv()) + " H=" + std::to_string(p_.num_heads) + "/" +
                     std::to_string(p_.num_kv_heads) + " D=" + std::to_string(p_.head_dim) +
-                    " quant_bit=" + std::to_string(p_.quant_bit) + " cache_mode=" + std::to_string(p_.cache_mode) +
+                    " quant_bit=" + std::to_string(p_.quant_bit) +
+                    " cache_mode=" + std::to_string(p_.cache_mode) +
                     " layout=" + std::to_string(p_.cache_layout) + " T1=" + std::string(dtype_name(p_.t1));
     if (p_.cache_mode == 1) s += " page_size=" + std::to_string(p_.page_size);
     if (p_.is_causal) s += " causal";
@@ -48,7 +49,8 @@ class MhcaCase final : public OpCase {
   }
 
   std::vector<TensorSpec> tensor_specs() const override {
-    const int64_t rows = p_.total_rows(), H = p_.num_heads, Hk = p_.num_kv_heads, D = p_.head_dim, B = p_.batches();
+    const int64_t rows = p_.total_rows(), H = p_.num_heads, Hk = p_.num_kv_heads, D = p_.head_dim,
+                  B = p_.batches();
     std::vector<TensorSpec> s{
         {"query", p_.t1, {rows, H, D}},
         {"current_key", p_.t1, {rows, Hk, D}},
@@ -64,7 +66,8 @@ class MhcaCase final : public OpCase {
     };
     if (p_.quant_bit) s.push_back({"scale", p_.scale, p_.cache_shape(p_.scale_groups())});
     if (p_.mask_rank)
-      s.push_back({"attn_mask", p_.t1, p_.mask_rank == 3 ? Shape{H, rows, p_.mask_cols()} : Shape{rows, p_.mask_cols()}});
+      s.push_back({"attn_mask", p_.t1,
+                   p_.mask_rank == 3 ? Shape{H, rows, p_.mask_cols()} : Shape{rows, p_.mask_cols()}});
     s.push_back({"attn_output", p_.t1, {rows, H, D}});
     return s;
   }
@@ -82,17 +85,28 @@ class MhcaCase final : public OpCase {
       max_seqlen = std::max(max_seqlen, p_.seqlens[b]);
       max_kvlen = std::max(max_kvlen, p_.kvlen(b));
     }
-    if (name == "seqstarts") fill_values(t, p_.seqstarts);
-    else if (name == "kvstarts") fill_values(t, p_.kvstarts);
-    else if (name == "cachestarts") fill_values(t, p_.cachestarts);
-    else if (name == "start_pos") fill_values(t, p_.start_pos);
-    else if (name == "decoding_batches") fill_values(t, {p_.decoding_batches});
-    else if (name == "max_seqlen") fill_values(t, {max_seqlen});
-    else if (name == "max_kvlen") fill_values(t, {max_kvlen});
-    else if (name == "cache") fill_cache(t);
-    else if (name == "scale") fill_scale(t);
-    else if (name == "attn_mask") fill_mask(t);
-    else OpCase::fill(t);
+    if (name == "seqstarts")
+      fill_values(t, p_.seqstarts);
+    else if (name == "kvstarts")
+      fill_values(t, p_.kvstarts);
+    else if (name == "cachestarts")
+      fill_values(t, p_.cachestarts);
+    else if (name == "start_pos")
+      fill_values(t, p_.start_pos);
+    else if (name == "decoding_batches")
+      fill_values(t, {p_.decoding_batches});
+    else if (name == "max_seqlen")
+      fill_values(t, {max_seqlen});
+    else if (name == "max_kvlen")
+      fill_values(t, {max_kvlen});
+    else if (name == "cache")
+      fill_cache(t);
+    else if (name == "scale")
+      fill_scale(t);
+    else if (name == "attn_mask")
+      fill_mask(t);
+    else
+      OpCase::fill(t);
   }
 
   // The cache: referenced rows of layer layer_idx hold valid random contents; every
@@ -102,7 +116,9 @@ class MhcaCase final : public OpCase {
     const auto referenced = referenced_rows();
     const CounterRng crng(args().seed(), "cache");
     const int64_t qmax = p_.quant_bit == 8 ? 127 : 7, D = p_.head_dim;
-    fill_with(cache, [&](size_t i) { return p_.quant_bit ? static_cast<double>(crng.integer(i, -qmax, qmax)) : kNaN; });
+    fill_with(cache, [&](size_t i) {
+      return p_.quant_bit ? static_cast<double>(crng.integer(i, -qmax, qmax)) : kNaN;
+    });
     if (p_.quant_bit) return;
     for (int64_t T = 0; T < p_.max_t; ++T)
       if (referenced[T])
@@ -143,7 +159,8 @@ class MhcaCase final : public OpCase {
       for (int64_t b = 0; b < p_.batches(); ++b)
         for (int64_t i = 0; i < p_.seqlens[b]; ++i)
           for (int64_t t = 0; t < p_.kvlen(b); ++t) {
-            const size_t idx = static_cast<size_t>((h * rows + p_.seqstarts[b] + i) * cols + p_.kvstarts[b] + t);
+            const size_t idx =
+                static_cast<size_t>((h * rows + p_.seqstarts[b] + i) * cols + p_.kvstarts[b] + t);
             const bool keep = t == std::min(p_.kvlen(b) - 1, i + p_.start_pos[b]);
             m.set(idx, (!keep && rng.integer(idx, 0, 7) == 0) ? -kInf : rng.uniform(idx, -1, 1));
           }
@@ -169,9 +186,10 @@ class MhcaCase final : public OpCase {
                               quant ? p_.row_offset(T, c, h, ng) : 0});
           }
     }
-    store_ppl_rows(stored, static_cast<size_t>(D), p_.quant_bit, p_.quant_group, p_.t1, p_.scale, cache, scale,
-                   {.quant = {.truncate = fault_is("quant_truncate"), .scale_f32 = fault_is("quant_scale_f32")},
-                    .swap_nibbles = fault_is("int4_nibble_swap")});
+    store_ppl_rows(
+        stored, static_cast<size_t>(D), p_.quant_bit, p_.quant_group, p_.t1, p_.scale, cache, scale,
+        {.quant = {.truncate = fault_is("quant_truncate"), .scale_f32 = fault_is("quant_scale_f32")},
+         .swap_nibbles = fault_is("int4_nibble_swap")});
     // Query head j of kv head hk's group (the fault gqa_head_mod interleaves the groups).
     const bool head_mod = fault_is("gqa_head_mod");
     const auto head = [&](int64_t hk, int64_t j) { return head_mod ? j * Hk + hk : hk * G + j; };
@@ -183,7 +201,8 @@ class MhcaCase final : public OpCase {
     // 2. Attention over the dequantized cache, following the PMX torch reference.
     const std::vector<double> slopes = alibi_slopes(H);
     const Tensor& query = in.at("query");
-    std::vector<double> out(static_cast<size_t>(p_.total_rows() * H * D), 0.0);  // exact, before the rounding to T1
+    std::vector<double> out(static_cast<size_t>(p_.total_rows() * H * D),
+                            0.0);  // exact, before the rounding to T1
     const Tensor* mask = p_.mask_rank ? &in.at("attn_mask") : nullptr;
     for (int64_t b = 0; b < p_.batches(); ++b) {
       const int64_t kvlen = p_.kvlen(b), seqlen = p_.seqlens[b], offset = kvlen - seqlen;
@@ -200,11 +219,15 @@ class MhcaCase final : public OpCase {
           cache.value().get_range(p_.row_offset(T, c, hk, D), row.size(), row.data());
           if (quant) scale.value().get_range(p_.row_offset(T, c, hk, ng), s.size(), s.data());
           for (int64_t d = 0; d < D; ++d)
-            dst[d * step] = quant ? dequant_ppl(row[d], s[first_group && c == 0 ? 0 : d / p_.quant_group], p_.scale, p_.t1) : row[d];
+            dst[d * step] = quant ? dequant_ppl(row[d], s[first_group && c == 0 ? 0 : d / p_.quant_group],
+                                                p_.scale, p_.t1)
+                                  : row[d];
         };
       };
       const bool causal = p_.is_causal && seqlen > 1 && b >= p_.decoding_batches;
-      const AttentionBlock block{.dk = D, .dv = D, .scale = 1.0 / std::sqrt(static_cast<double>(D)),
+      const AttentionBlock block{.dk = D,
+                                 .dv = D,
+                                 .scale = 1.0 / std::sqrt(static_cast<double>(D)),
                                  .round_p = p_.t1,  // P is cast to V's dtype (T1) before P @ V, as PMX does
                                  .empty = EmptyRow::nan,
                                  .fault = attention_fault(fault())};
@@ -220,34 +243,39 @@ class MhcaCase final : public OpCase {
             const int64_t n = p_.seqstarts[b] + i, h = head(hk, j);
             double* qr = &q[rows.size() * D];
             query.get_range(query.offset({n, h, 0}), static_cast<size_t>(D), qr);
-            rows.push_back({.q = qr, .begin = 0, .end = causal ? std::min(kvlen, i + causal_offset + diagonal) : kvlen,
+            rows.push_back({.q = qr,
+                            .begin = 0,
+                            .end = causal ? std::min(kvlen, i + causal_offset + diagonal) : kvlen,
                             .out = &out[static_cast<size_t>((n * H + h) * D)]});
           }
         AttentionBlock a = block;
-        if (p_.is_alibi || mask) a.bias = [&](int64_t r, int64_t begin, int64_t end, double* s) {
-          const int64_t i = r / G, h = head(hk, r % G), n = p_.seqstarts[b] + i;
-          for (int64_t t = begin; t < end; ++t) {
-            bool has_add = false;
-            double add = 0;
-            if (p_.is_alibi) {
-              // PMX's ALiBi mask, built in T1: -inf past the query's position, else
-              // T1(T1(slope) * T1(distance)); added to attn_mask in T1.
-              const double distance = static_cast<double>(t - offset - i);
-              add = distance > 0 ? -kInf : round_to(p_.t1, round_to(p_.t1, slopes[h]) * round_to(p_.t1, distance));
-              has_add = true;
+        if (p_.is_alibi || mask)
+          a.bias = [&](int64_t r, int64_t begin, int64_t end, double* s) {
+            const int64_t i = r / G, h = head(hk, r % G), n = p_.seqstarts[b] + i;
+            for (int64_t t = begin; t < end; ++t) {
+              bool has_add = false;
+              double add = 0;
+              if (p_.is_alibi) {
+                // PMX's ALiBi mask, built in T1: -inf past the query's position, else
+                // T1(T1(slope) * T1(distance)); added to attn_mask in T1.
+                const double distance = static_cast<double>(t - offset - i);
+                add = distance > 0 ? -kInf
+                                   : round_to(p_.t1, round_to(p_.t1, slopes[h]) * round_to(p_.t1, distance));
+                has_add = true;
+              }
+              if (mask) {
+                const int64_t mrow = p_.mask_rank == 3 ? h * p_.total_rows() + n : n;
+                const double mv = mask->get(static_cast<size_t>(mrow * p_.mask_cols() + p_.kvstarts[b] + t));
+                add = has_add ? round_to(p_.t1, add + mv) : mv;
+              }
+              s[t - begin] += add;
             }
-            if (mask) {
-              const int64_t mrow = p_.mask_rank == 3 ? h * p_.total_rows() + n : n;
-              const double mv = mask->get(static_cast<size_t>(mrow * p_.mask_cols() + p_.kvstarts[b] + t));
-              add = has_add ? round_to(p_.t1, add + mv) : mv;
-            }
-            s[t - begin] += add;
-          }
-        };
+          };
         attend(a, rows, kv_rows(0, hk), kv_rows(1, hk), nullptr);
       }
     }
-    std::vector<Expected> result = expected_list(Expected::rounded(in.at("attn_output"), std::move(out)), cache);
+    std::vector<Expected> result =
+        expected_list(Expected::rounded(in.at("attn_output"), std::move(out)), cache);
     if (quant) result.push_back(std::move(scale));
     return result;
   }
@@ -263,7 +291,9 @@ class MhcaCase final : public OpCase {
   // when head_dim * cache bits is a multiple of 256 (the gpu kernel's slices of 8 elements
   // are whole words at any head_dim that is a multiple of 8).
   AttentionHeads heads() const {
-    return {.key_dim = p_.head_dim, .value_dim = p_.head_dim, .lanes_fit = (p_.head_dim * dtype_bits(p_.cache)) % 256 == 0};
+    return {.key_dim = p_.head_dim,
+            .value_dim = p_.head_dim,
+            .lanes_fit = (p_.head_dim * dtype_bits(p_.cache)) % 256 == 0};
   }
 
   void check_device(const DeviceInfo& dev) const override { check_attention_device(dev, heads()); }
@@ -275,7 +305,9 @@ class MhcaCase final : public OpCase {
       shape.q_rows.push_back(p_.seqlens[b]);
       shape.kv_len.push_back(p_.kvlen(b));
     }
-    shape.out_vector = [&](int64_t b, int64_t i, int64_t h) { return (p_.seqstarts[b] + i) * p_.num_heads + h; };
+    shape.out_vector = [&](int64_t b, int64_t i, int64_t h) {
+      return (p_.seqstarts[b] + i) * p_.num_heads + h;
+    };
     Batch batch(rt);
     DeviceTensors t(batch, io, args().signature());
     std::vector<float> slopes_t1;
@@ -312,27 +344,29 @@ class MhcaCase final : public OpCase {
     const auto words = [](int64_t n, int64_t bits) { return (n * bits + 31) / 32 + 1; };
     const int64_t per_row = words(p_.head_dim, dtype_bits(p_.cache)) +
                             (p_.quant_bit ? words(p_.scale_groups(), dtype_bits(p_.scale)) : 0);
-    const auto [sx, sy] = dispatch_grid((static_cast<uint64_t>(p_.total_rows() * p_.num_kv_heads * 2 * per_row) + 63) / 64);
+    const auto [sx, sy] =
+        dispatch_grid((static_cast<uint64_t>(p_.total_rows() * p_.num_kv_heads * 2 * per_row) + 63) / 64);
     batch.dispatch("mhca_store", buffers, store, sx, sy);
     // head_dim, the cache's bits, quant_group, whether scores get ALiBi or a mask, whether
     // the per-key loads go through texel views and the page size (0: offset mode) are
     // specialization constants (see the shader).
     const bool score_adds = p_.is_alibi || p_.mask_rank != 0;
     const bool texels = rt.texels_cover(buffers, {"cache", "scale", "cachestarts"});
-    run_attention(batch, shape,
-                  {.kernel = Kernel("mhca_attention", {static_cast<uint32_t>(p_.head_dim), static_cast<uint32_t>(bits),
-                                                       static_cast<uint32_t>(p_.quant_bit ? p_.quant_group : 1),
-                                                       static_cast<uint32_t>(score_adds),
-                                                       static_cast<uint32_t>(p_.scale == DType::f16),
-                                                       static_cast<uint32_t>(texels),
-                                                       static_cast<uint32_t>(p_.cache_mode ? p_.page_size : 0)}),
-                   .buffers = buffers,
-                   .params = params,
-                   .out = t.at("attn_output"),
-                   .out_dtype = p_.t1,
-                   .head_dim = p_.head_dim,
-                   .empty = EmptyRow::nan,
-                   .heads = heads()});
+    run_attention(
+        batch, shape,
+        {.kernel =
+             Kernel("mhca_attention",
+                    {static_cast<uint32_t>(p_.head_dim), static_cast<uint32_t>(bits),
+                     static_cast<uint32_t>(p_.quant_bit ? p_.quant_group : 1),
+                     static_cast<uint32_t>(score_adds), static_cast<uint32_t>(p_.scale == DType::f16),
+                     static_cast<uint32_t>(texels), static_cast<uint32_t>(p_.cache_mode ? p_.page_size : 0)}),
+         .buffers = buffers,
+         .params = params,
+         .out = t.at("attn_output"),
+         .out_dtype = p_.t1,
+         .head_dim = p_.head_dim,
+         .empty = EmptyRow::nan,
+         .heads = heads()});
     t.download(io);
     return batch.submit();
   }
@@ -344,14 +378,16 @@ class MhcaCase final : public OpCase {
     double pairs = 0;
     for (int64_t b = 0; b < p_.batches(); ++b) {
       const bool causal = p_.is_causal && p_.seqlens[b] > 1 && b >= p_.decoding_batches;
-      for (int64_t i = 0; i < p_.seqlens[b]; ++i) pairs += static_cast<double>(causal ? p_.start_pos[b] + i + 1 : p_.kvlen(b));
+      for (int64_t i = 0; i < p_.seqlens[b]; ++i)
+        pairs += static_cast<double>(causal ? p_.start_pos[b] + i + 1 : p_.kvlen(b));
     }
     return attention_flops(pairs * static_cast<double>(p_.num_heads), p_.head_dim, p_.head_dim);
   }
 
   double traffic_bytes(const TensorSet& io) const override {
     const double D = static_cast<double>(p_.head_dim), Hk = static_cast<double>(p_.num_kv_heads);
-    const double cache_row = D * dtype_bits(p_.cache) / 8 + (p_.quant_bit ? p_.scale_groups() * dtype_bits(p_.scale) / 8.0 : 0);
+    const double cache_row =
+        D * dtype_bits(p_.cache) / 8 + (p_.quant_bit ? p_.scale_groups() * dtype_bits(p_.scale) / 8.0 : 0);
     const double t1 = dtype_bits(p_.t1) / 8.0;
     const double read_kv = static_cast<double>(p_.total_kv()) * Hk * 2 * cache_row;
     const double qo = 2 * static_cast<double>(p_.total_rows()) * p_.num_heads * D * t1;
@@ -375,6 +411,8 @@ class MhcaOperator final : public Operator {
 
 }  // namespace
 
-std::unique_ptr<Operator> make_multi_head_cache_attention_operator() { return std::make_unique<MhcaOperator>(); }
+std::unique_ptr<Operator> make_multi_head_cache_attention_operator() {
+  return std::make_unique<MhcaOperator>();
+}
 
 }  // namespace kvbench

@@ -64,17 +64,21 @@ class DequantizeGroupCase final : public OpCase {
     for (int64_t r = 0; r < p_.rows; ++r)
       for (int64_t k = 0; k < p_.length; ++k) {
         const size_t i = static_cast<size_t>(r * p_.length + k);
-        const size_t g = fault_is("group_index_flat") ? i / static_cast<size_t>(p_.group_size)
-                                                       : static_cast<size_t>(r * p_.groups() + k / p_.group_size);
+        const size_t g = fault_is("group_index_flat")
+                             ? i / static_cast<size_t>(p_.group_size)
+                             : static_cast<size_t>(r * p_.groups() + k / p_.group_size);
         const bool swap = fault_is("int4_nibble_swap") && p_.bits == 4 && (i ^ 1) < x.numel();
         const double q = x.get(swap ? i ^ 1 : i), s = scale.get(g);
         const double shift = has_shift() ? in.at(shift_name()).get(g) : 0.0;
         // exact: every rounding of the formula but the last, to y's dtype.
         double exact = 0;
         switch (formula_) {
-          case Formula::ppl: exact = round_to(fault_is("ppl_product_f32") ? DType::f32 : scale_, q * s); break;
+          case Formula::ppl:
+            exact = round_to(fault_is("ppl_product_f32") ? DType::f32 : scale_, q * s);
+            break;
           case Formula::onednn:
-            exact = fault_is("zero_point_after_scale") ? round_f32(round_f32(q * s) - shift) : round_f32((q - shift) * s);
+            exact = fault_is("zero_point_after_scale") ? round_f32(round_f32(q * s) - shift)
+                                                       : round_f32((q - shift) * s);
             break;
           case Formula::ascend:
             exact = round_f32(round_f32(q + (fault_is("offset_subtracted") ? -shift : shift)) * s);
@@ -118,36 +122,59 @@ class DequantizeGroupOperator final : public Operator {
     static const Signature sig = [] {
       Signature g{
           .id = "kvbench.DequantizeGroup",
-          .doc = "codes x [rows, length] with scale (and zero_point or offset) per group -> y, by the ppl, onednn or "
-                 "ascend formula (specs/quantize-group.md)",
+          .doc =
+              "codes x [rows, length] with scale (and zero_point or offset) per group -> y, by the ppl, "
+              "onednn or "
+              "ascend formula (specs/quantize-group.md)",
           .params = group_params_declared(),
           .tensors =
               {
                   {.name = "x", .shape = "[rows, length]", .dtype_rule = "s4/i8/u4/u8 by bits and signed"},
-                  {.name = "scale", .shape = "[rows, groups]", .choices = {DType::f16, DType::bf16, DType::f32},
-                   .dtype_rule = "S: f16 (default), bf16 or f32", .range = {{1.0 / 64, 1.0 / 4}}},
-                  {.name = "zero_point", .shape = "[rows, groups]", .choices = {DType::s4, DType::u4, DType::i8, DType::u8, DType::i32},
-                   .dtype_rule = "s4/u4/i8/u8/i32, default = x", .present = "formula onednn with with_zero_point"},
-                  {.name = "offset", .shape = "[rows, groups]", .choices = {DType::f16, DType::bf16, DType::f32},
-                   .dtype_rule = "f16/bf16/f32, default = scale", .range = {{-4, 4}}, .present = "formula ascend with with_zero_point"},
-                  {.name = "y", .role = Role::output, .shape = "[rows, length]", .choices = {DType::f16, DType::bf16, DType::f32},
+                  {.name = "scale",
+                   .shape = "[rows, groups]",
+                   .choices = {DType::f16, DType::bf16, DType::f32},
+                   .dtype_rule = "S: f16 (default), bf16 or f32",
+                   .range = {{1.0 / 64, 1.0 / 4}}},
+                  {.name = "zero_point",
+                   .shape = "[rows, groups]",
+                   .choices = {DType::s4, DType::u4, DType::i8, DType::u8, DType::i32},
+                   .dtype_rule = "s4/u4/i8/u8/i32, default = x",
+                   .present = "formula onednn with with_zero_point"},
+                  {.name = "offset",
+                   .shape = "[rows, groups]",
+                   .choices = {DType::f16, DType::bf16, DType::f32},
+                   .dtype_rule = "f16/bf16/f32, default = scale",
+                   .range = {{-4, 4}},
+                   .present = "formula ascend with with_zero_point"},
+                  {.name = "y",
+                   .role = Role::output,
+                   .shape = "[rows, length]",
+                   .choices = {DType::f16, DType::bf16, DType::f32},
                    .dtype_rule = "f16 (default), bf16 or f32"},
               },
           .from_files = {"x", "scale", "zero_point", "offset"},
           .sizes = {"rows", "length", "group_size"},
           .faults =
               {
-                  {"ppl_product_f32", "ppl: q * s kept in f32 instead of rounded to the scale dtype S before y", ""},
-                  {"zero_point_after_scale", "onednn: q * s - zp instead of (q - zp) * s (zero point in the wrong order)", ""},
+                  {"ppl_product_f32",
+                   "ppl: q * s kept in f32 instead of rounded to the scale dtype S before y", ""},
+                  {"zero_point_after_scale",
+                   "onednn: q * s - zp instead of (q - zp) * s (zero point in the wrong order)", ""},
                   {"offset_subtracted", "ascend: (q - offset) * s instead of (q + offset) * s", ""},
                   {"int4_nibble_swap", "int4 codes read with the two nibbles of each byte swapped", ""},
-                  {"group_index_flat", "the group of element (r, k) taken as (r * length + k) / group_size, wrong once a "
-                   "row ends in a partial group", ""},
+                  {"group_index_flat",
+                   "the group of element (r, k) taken as (r * length + k) / group_size, wrong once a "
+                   "row ends in a partial group",
+                   ""},
               },
       };
-      g.params.insert(g.params.begin(), Param{.section = "attributes", .name = "formula", .type = ParamType::string,
-                                              .allowed = {"ppl", "onednn", "ascend"},
-                                              .doc = "ppl: out(S(q*s)); onednn: out(f32((q-zp)*s)); ascend: out(f32(f32(q+offset)*s))"});
+      g.params.insert(
+          g.params.begin(),
+          Param{.section = "attributes",
+                .name = "formula",
+                .type = ParamType::string,
+                .allowed = {"ppl", "onednn", "ascend"},
+                .doc = "ppl: out(S(q*s)); onednn: out(f32((q-zp)*s)); ascend: out(f32(f32(q+offset)*s))"});
       return g;
     }();
     return sig;
@@ -158,18 +185,23 @@ class DequantizeGroupOperator final : public Operator {
     const std::string name = a.string("formula");
     const Formula f = name == "ppl" ? Formula::ppl : name == "onednn" ? Formula::onednn : Formula::ascend;
     if (f == Formula::ppl && (p.zero_point || !p.is_signed))
-      a.fail(p.zero_point ? "with_zero_point" : "signed", "the ppl formula is symmetric: signed codes, no zero point");
+      a.fail(p.zero_point ? "with_zero_point" : "signed",
+             "the ppl formula is symmetric: signed codes, no zero point");
     const DType scale = a.dtype("scale", DType::f16);
     const DType y = a.dtype("y", DType::f16);
     DType shift = scale;
-    if (f == Formula::onednn) shift = a.dtype("zero_point", p.code);
-    else if (f == Formula::ascend) shift = a.dtype("offset", scale);
+    if (f == Formula::onednn)
+      shift = a.dtype("zero_point", p.code);
+    else if (f == Formula::ascend)
+      shift = a.dtype("offset", scale);
     return std::make_unique<DequantizeGroupCase>(std::move(a), p, f, scale, shift, y);
   }
 };
 
 }  // namespace
 
-std::unique_ptr<Operator> make_dequantize_group_operator() { return std::make_unique<DequantizeGroupOperator>(); }
+std::unique_ptr<Operator> make_dequantize_group_operator() {
+  return std::make_unique<DequantizeGroupOperator>();
+}
 
 }  // namespace kvbench

@@ -5,11 +5,25 @@ namespace kvbench {
 std::vector<Param> group_params_declared() {
   return {
       {.section = "attributes", .name = "bits", .allowed = {4, 8}, .doc = "code width"},
-      {.section = "attributes", .name = "signed", .type = ParamType::boolean, .fallback = true, .doc = "signed (s4/i8) or unsigned (u4/u8) codes"},
-      {.section = "attributes", .name = "with_zero_point", .type = ParamType::boolean, .fallback = false, .doc = "asymmetric, with a zero point (or offset) per group"},
-      {.section = "attributes", .name = "group_size", .min = 1, .doc = "elements per group along a row, <= length"},
+      {.section = "attributes",
+       .name = "signed",
+       .type = ParamType::boolean,
+       .fallback = true,
+       .doc = "signed (s4/i8) or unsigned (u4/u8) codes"},
+      {.section = "attributes",
+       .name = "with_zero_point",
+       .type = ParamType::boolean,
+       .fallback = false,
+       .doc = "asymmetric, with a zero point (or offset) per group"},
+      {.section = "attributes",
+       .name = "group_size",
+       .min = 1,
+       .doc = "elements per group along a row, <= length"},
       {.section = "shapes", .name = "rows", .min = 1, .doc = "rows"},
-      {.section = "shapes", .name = "length", .min = 1, .doc = "elements per row; the last group may be shorter"},
+      {.section = "shapes",
+       .name = "length",
+       .min = 1,
+       .doc = "elements per row; the last group may be shorter"},
   };
 }
 

@@ -10,10 +10,11 @@ namespace kvbench {
 struct GroupParams {
   int64_t bits = 8;
   bool is_signed = true;
-  bool zero_point = false;  // attributes.with_zero_point. quantize: asymmetric with a zero point; dequantize: zp/offset tensor present
+  bool zero_point = false;  // attributes.with_zero_point. quantize: asymmetric with a zero point; dequantize:
+                            // zp/offset tensor present
   int64_t group_size = 0;
   int64_t rows = 0, length = 0;
-  DType code = DType::i8;   // s4/u4/i8/u8 from bits and signedness
+  DType code = DType::i8;  // s4/u4/i8/u8 from bits and signedness
 
   int64_t groups() const { return (length + group_size - 1) / group_size; }
   int64_t qmin() const { return dtype_int_min(code); }

@@ -17,7 +17,8 @@ namespace {
 
 class QuantizeGroupCase final : public OpCase {
  public:
-  QuantizeGroupCase(Args a, GroupParams p, DType x, DType scale) : OpCase(std::move(a)), p_(p), x_(x), scale_(scale) {}
+  QuantizeGroupCase(Args a, GroupParams p, DType x, DType scale)
+      : OpCase(std::move(a)), p_(p), x_(x), scale_(scale) {}
 
   std::string describe() const override {
     return "x=" + shape_string({p_.rows, p_.length}) + " " + std::string(dtype_name(x_)) + " -> " +
@@ -40,18 +41,22 @@ class QuantizeGroupCase final : public OpCase {
     // The row and, for the fault last_group_reads_next_row, group_size elements past it.
     std::vector<double> row(static_cast<size_t>(p_.length + p_.group_size), 0.0);
     GroupCodes q;
-    const QuantFault qf{.truncate = fault_is("quant_truncate"), .scale_f32 = fault_is("scale_f32"),
+    const QuantFault qf{.truncate = fault_is("quant_truncate"),
+                        .scale_f32 = fault_is("scale_f32"),
                         .range_without_zero = fault_is("range_without_zero")};
-    const bool over_qmin = fault_is("symmetric_scale_over_qmin"), read_on = fault_is("last_group_reads_next_row");
+    const bool over_qmin = fault_is("symmetric_scale_over_qmin"),
+               read_on = fault_is("last_group_reads_next_row");
     for (int64_t r = 0; r < p_.rows; ++r) {
-      const int64_t have =
-          std::min<int64_t>(p_.length + (read_on ? p_.group_size : 0), static_cast<int64_t>(x.numel()) - r * p_.length);
+      const int64_t have = std::min<int64_t>(p_.length + (read_on ? p_.group_size : 0),
+                                             static_cast<int64_t>(x.numel()) - r * p_.length);
       for (int64_t k = 0; k < have; ++k) row[k] = x.get(static_cast<size_t>(r * p_.length + k));
       for (int64_t g = 0; g < p_.groups(); ++g) {
         const int64_t begin = g * p_.group_size, n = std::min(p_.group_size, p_.length - begin);
         const int64_t seen = read_on ? std::min(p_.group_size, have - begin) : n;
-        if (p_.zero_point) quantize_asymmetric(&row[begin], seen, p_.qmin(), p_.qmax(), x_, q, qf);
-        else quantize_symmetric(&row[begin], seen, p_.qmax() + (over_qmin ? 1 : 0), x_, q, qf);
+        if (p_.zero_point)
+          quantize_asymmetric(&row[begin], seen, p_.qmin(), p_.qmax(), x_, q, qf);
+        else
+          quantize_symmetric(&row[begin], seen, p_.qmax() + (over_qmin ? 1 : 0), x_, q, qf);
         for (double& c : q.code) c = std::min(c, static_cast<double>(p_.qmax()));
         scale.push_back(round_to(scale_, q.scale));
         scale_exact.push_back(q.scale);
@@ -66,7 +71,8 @@ class QuantizeGroupCase final : public OpCase {
     }
     Expected y_golden = Expected::output(in.at("y"), y, std::move(y_exact));
     for (const Alternate& a : y_alternates) y_golden.set_alternate(a.index, a.value);
-    std::vector<Expected> out = expected_list(y_golden, Expected::output(in.at("scale"), scale, std::move(scale_exact)));
+    std::vector<Expected> out =
+        expected_list(y_golden, Expected::output(in.at("scale"), scale, std::move(scale_exact)));
     if (p_.zero_point) out.push_back(Expected::output(in.at("zero_point"), zp, std::move(zp_exact)));
     return out;
   }
@@ -100,28 +106,48 @@ class QuantizeGroupOperator final : public Operator {
   const Signature& signature() const override {
     static const Signature sig{
         .id = "kvbench.QuantizeGroup",
-        .doc = "x [rows, length] -> codes y, scale and (asymmetric) zero_point per group along the row "
-               "(specs/quantize-group.md)",
+        .doc =
+            "x [rows, length] -> codes y, scale and (asymmetric) zero_point per group along the row "
+            "(specs/quantize-group.md)",
         .params = group_params_declared(),
         .tensors =
             {
-                {.name = "x", .shape = "[rows, length]", .choices = {DType::f16, DType::bf16, DType::f32},
-                 .dtype_rule = "T: f16 (default), bf16 or f32; the compute dtype", .range = {{-1, 1}}},
-                {.name = "y", .role = Role::output, .shape = "[rows, length]", .dtype_rule = "s4/i8/u4/u8 by bits and signed"},
-                {.name = "scale", .role = Role::output, .shape = "[rows, groups]", .choices = {DType::f16, DType::bf16, DType::f32},
+                {.name = "x",
+                 .shape = "[rows, length]",
+                 .choices = {DType::f16, DType::bf16, DType::f32},
+                 .dtype_rule = "T: f16 (default), bf16 or f32; the compute dtype",
+                 .range = {{-1, 1}}},
+                {.name = "y",
+                 .role = Role::output,
+                 .shape = "[rows, length]",
+                 .dtype_rule = "s4/i8/u4/u8 by bits and signed"},
+                {.name = "scale",
+                 .role = Role::output,
+                 .shape = "[rows, groups]",
+                 .choices = {DType::f16, DType::bf16, DType::f32},
                  .dtype_rule = "f16 (default), bf16 or f32"},
-                {.name = "zero_point", .role = Role::output, .shape = "[rows, groups]", .dtype_rule = "= y", .present = "with_zero_point"},
+                {.name = "zero_point",
+                 .role = Role::output,
+                 .shape = "[rows, groups]",
+                 .dtype_rule = "= y",
+                 .present = "with_zero_point"},
             },
         .from_files = {"x"},
         .sizes = {"rows", "length", "group_size"},
         .faults =
             {
-                {"quant_truncate", "codes truncated toward zero (a C cast of x / s) instead of rounded to nearest even", ""},
-                {"scale_f32", "the scale computed and applied in f32 where the compute dtype is f16 or bf16", ""},
-                {"range_without_zero", "asymmetric range [min x, max x] without 0, as a plain min/max kernel computes it", ""},
-                {"symmetric_scale_over_qmin", "symmetric scale max|x| / |qmin| (128, 8) instead of / qmax, codes clamped to qmax", ""},
-                {"last_group_reads_next_row", "the row's last, partial group takes its scale over group_size elements, "
-                 "reading on into the next row (no bounds check)", ""},
+                {"quant_truncate",
+                 "codes truncated toward zero (a C cast of x / s) instead of rounded to nearest even", ""},
+                {"scale_f32", "the scale computed and applied in f32 where the compute dtype is f16 or bf16",
+                 ""},
+                {"range_without_zero",
+                 "asymmetric range [min x, max x] without 0, as a plain min/max kernel computes it", ""},
+                {"symmetric_scale_over_qmin",
+                 "symmetric scale max|x| / |qmin| (128, 8) instead of / qmax, codes clamped to qmax", ""},
+                {"last_group_reads_next_row",
+                 "the row's last, partial group takes its scale over group_size elements, "
+                 "reading on into the next row (no bounds check)",
+                 ""},
             },
     };
     return sig;
@@ -129,7 +155,8 @@ class QuantizeGroupOperator final : public Operator {
 
   std::unique_ptr<OpCase> instantiate(Args a) const override {
     GroupParams p = parse_group_params(a);
-    if (!p.is_signed && !p.zero_point) a.fail("signed", "unsigned codes need a zero point (set with_zero_point: true)");
+    if (!p.is_signed && !p.zero_point)
+      a.fail("signed", "unsigned codes need a zero point (set with_zero_point: true)");
     const DType x = a.dtype("x", DType::f16);
     const DType scale = a.dtype("scale", DType::f16);
     return std::make_unique<QuantizeGroupCase>(std::move(a), p, x, scale);

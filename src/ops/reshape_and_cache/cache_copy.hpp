@@ -21,7 +21,8 @@ std::vector<TensorDecl> cache_copy_tensors(const std::string& input_shape, const
 // A case that copies rows of key/value into the caches.
 class CacheCopyCase : public OpCase {
  public:
-  CacheCopyCase(Args a, DType dtype, int64_t head_size) : OpCase(std::move(a)), dtype_(dtype), head_size_(head_size) {}
+  CacheCopyCase(Args a, DType dtype, int64_t head_size)
+      : OpCase(std::move(a)), dtype_(dtype), head_size_(head_size) {}
   // The copies the operator makes, in any order.
   virtual std::vector<RowCopy> copies() const = 0;
   // How many rows it copies into each cache (copies().size(), from the parameters alone).

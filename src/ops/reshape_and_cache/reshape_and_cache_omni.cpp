@@ -30,37 +30,63 @@ struct OmniParams {
 const Signature& omni_signature() {
   static const Signature sig{
       .id = "atb.ReshapeAndCacheOmni",
-      .doc = "per (batch, head) run, copy the kept tokens (all, or the sink [0, offsetIndex) and the recent "
-             "[offsetIndex + wins, seqLen)) to consecutive cache slots (specs/reshape_and_cache.md)",
+      .doc =
+          "per (batch, head) run, copy the kept tokens (all, or the sink [0, offsetIndex) and the recent "
+          "[offsetIndex + wins, seqLen)) to consecutive cache slots (specs/reshape_and_cache.md)",
       .params =
           {
               {.section = "shapes", .name = "num_head", .min = 1, .doc = "heads; batch * num_head < 500"},
               {.section = "shapes", .name = "head_size", .min = 32, .doc = "a multiple of 32"},
               {.section = "shapes", .name = "num_blocks", .min = 1, .doc = "cache blocks"},
               {.section = "shapes", .name = "block_size", .min = 1, .doc = "slots per block"},
-              {.section = "shapes", .name = "slot_start", .fallback = 0, .min = 0, .doc = "first slot when slot_mapping is not given"},
+              {.section = "shapes",
+               .name = "slot_start",
+               .fallback = 0,
+               .min = 0,
+               .doc = "first slot when slot_mapping is not given"},
               {.section = "inputs", .name = "seqLen", .type = ParamType::integers, .doc = "tokens per batch"},
-              {.section = "inputs", .name = "wins", .type = ParamType::integers, .doc = "per run: tokens dropped"},
-              {.section = "inputs", .name = "offsetIndex", .type = ParamType::integers, .doc = "per run: first dropped token, -1 = not compressed"},
-              {.section = "inputs", .name = "slot_mapping", .type = ParamType::integers, .derived = "runs packed from slot_start",
+              {.section = "inputs",
+               .name = "wins",
+               .type = ParamType::integers,
+               .doc = "per run: tokens dropped"},
+              {.section = "inputs",
+               .name = "offsetIndex",
+               .type = ParamType::integers,
+               .doc = "per run: first dropped token, -1 = not compressed"},
+              {.section = "inputs",
+               .name = "slot_mapping",
+               .type = ParamType::integers,
+               .derived = "runs packed from slot_start",
                .doc = "per run: first slot, negative = skipped"},
           },
-      .tensors = [] {
-        auto t = cache_copy_tensors("[tokens, num_head, head_size]", "[num_blocks, block_size, 1, head_size]");
-        for (const char* name : {"slot_mapping", "wins", "seqLen", "offsetIndex"})
-          t.push_back({.name = name, .shape = "[runs] ([batch] for seqLen)", .dtype_rule = "i32", .doc = "inputs." + std::string(name)});
-        return t;
-      }(),
+      .tensors =
+          [] {
+            auto t =
+                cache_copy_tensors("[tokens, num_head, head_size]", "[num_blocks, block_size, 1, head_size]");
+            for (const char* name : {"slot_mapping", "wins", "seqLen", "offsetIndex"})
+              t.push_back({.name = name,
+                           .shape = "[runs] ([batch] for seqLen)",
+                           .dtype_rule = "i32",
+                           .doc = "inputs." + std::string(name)});
+            return t;
+          }(),
       .from_files = {"key", "value", "key_cache", "value_cache"},
       .sizes = {"seqLen", "num_head", "head_size", "num_blocks", "block_size"},
       .faults =
           {
-              {"window_end_inclusive", "drops tokens [offsetIndex, offsetIndex + win] (one past the window) and keeps "
-               "the rest after them", ""},
-              {"window_ignored", "stores every token of a compressed run (the window not dropped; rows past the cache lost)", ""},
-              {"key_value_swapped", "key rows stored in value_cache and value rows in key_cache (arguments swapped)", ""},
-              {"slot_per_batch", "every head of a batch stored from the batch's first slot, slot_mapping[b * num_head], "
-               "later heads overwriting earlier ones", ""},
+              {"window_end_inclusive",
+               "drops tokens [offsetIndex, offsetIndex + win] (one past the window) and keeps "
+               "the rest after them",
+               ""},
+              {"window_ignored",
+               "stores every token of a compressed run (the window not dropped; rows past the cache lost)",
+               ""},
+              {"key_value_swapped",
+               "key rows stored in value_cache and value rows in key_cache (arguments swapped)", ""},
+              {"slot_per_batch",
+               "every head of a batch stored from the batch's first slot, slot_mapping[b * num_head], "
+               "later heads overwriting earlier ones",
+               ""},
           },
   };
   return sig;
@@ -83,12 +109,12 @@ OmniParams parse_omni(Args& c) {
   if (B < 1) c.fail("seqLen", "seqLen needs at least one batch");
   if (runs >= 500)
     c.fail("num_head", "batch * num_head must be below 500, got " + std::to_string(B) + " * " +
-                                     std::to_string(p.num_head) + " = " + std::to_string(runs));
+                           std::to_string(p.num_head) + " = " + std::to_string(runs));
   for (const char* key : {"wins", "offsetIndex"}) {
     const auto& v = std::string(key) == "wins" ? p.wins : p.offset_index;
     if (static_cast<int64_t>(v.size()) != runs)
       c.fail(key, std::string(key) + " needs batch * num_head = " + std::to_string(runs) + " entries, got " +
-                                std::to_string(v.size()));
+                      std::to_string(v.size()));
   }
   for (int64_t b = 0; b < B; ++b)
     if (p.seq_len[b] <= 0) c.fail_at("seqLen", b, "seqLen[" + std::to_string(b) + "] must be positive");
@@ -97,15 +123,18 @@ OmniParams parse_omni(Args& c) {
     const std::string at = "[" + std::to_string(i) + "]";
     if (off == -1) continue;  // not compressed: wins is ignored, as the document says
     if (w < 0 || w >= len)
-      c.fail_at("wins", i, "wins" + at + " = " + std::to_string(w) + " must lie in [0, seqLen) = [0, " +
-                                         std::to_string(len) + ")");
+      c.fail_at("wins", i,
+                "wins" + at + " = " + std::to_string(w) + " must lie in [0, seqLen) = [0, " +
+                    std::to_string(len) + ")");
     if (off < -1 || off > len - w)
-      c.fail_at("offsetIndex", i, "offsetIndex" + at + " = " + std::to_string(off) +
-                                                " must lie in [-1, seqLen - wins] = [-1, " + std::to_string(len - w) + "]");
+      c.fail_at("offsetIndex", i,
+                "offsetIndex" + at + " = " + std::to_string(off) +
+                    " must lie in [-1, seqLen - wins] = [-1, " + std::to_string(len - w) + "]");
   }
   // slot_mapping: given, or runs packed from slot_start (ATB's test convention).
   if (c.written("slot_mapping")) {
-    if (c.written("slot_start")) c.fail("slot_start", "slot_start only places a generated slot_mapping; this case gives one");
+    if (c.written("slot_start"))
+      c.fail("slot_start", "slot_start only places a generated slot_mapping; this case gives one");
     p.slot_mapping = c.integers("slot_mapping");
     if (static_cast<int64_t>(p.slot_mapping.size()) != runs)
       c.fail("slot_mapping", "slot_mapping needs batch * num_head = " + std::to_string(runs) + " entries");
@@ -123,9 +152,10 @@ OmniParams parse_omni(Args& c) {
     const int64_t s = p.slot_mapping[i];
     if (s < 0) continue;  // skipped (specs/reshape_and_cache.md)
     if (s + p.kept(i) > slots)
-      c.fail_at("slot_mapping", i, "run " + std::to_string(i) + " occupies slots [" + std::to_string(s) + ", " +
-                                                 std::to_string(s + p.kept(i)) + "), outside [0, num_blocks * block_size) = [0, " +
-                                                 std::to_string(slots) + ")");
+      c.fail_at("slot_mapping", i,
+                "run " + std::to_string(i) + " occupies slots [" + std::to_string(s) + ", " +
+                    std::to_string(s + p.kept(i)) + "), outside [0, num_blocks * block_size) = [0, " +
+                    std::to_string(slots) + ")");
     spans.emplace_back(s, i);
   }
   std::sort(spans.begin(), spans.end());
@@ -134,8 +164,9 @@ OmniParams parse_omni(Args& c) {
     const auto [s1, i1] = spans[k];
     if (s0 + p.kept(i0) > s1)
       c.fail_at("slot_mapping", static_cast<size_t>(i1),
-                "run " + std::to_string(i1) + " (slots from " + std::to_string(s1) + ") overlaps run " + std::to_string(i0) +
-                    " (slots [" + std::to_string(s0) + ", " + std::to_string(s0 + p.kept(i0)) + "))");
+                "run " + std::to_string(i1) + " (slots from " + std::to_string(s1) + ") overlaps run " +
+                    std::to_string(i0) + " (slots [" + std::to_string(s0) + ", " +
+                    std::to_string(s0 + p.kept(i0)) + "))");
   }
   return p;
 }
@@ -155,19 +186,30 @@ class OmniCase final : public CacheCopyCase {
   }
 
   std::vector<TensorSpec> tensor_specs() const override {
-    const Shape input{p_.num_tokens(), p_.num_head, p_.head_size}, cache{p_.num_blocks, p_.block_size, 1, p_.head_size};
+    const Shape input{p_.num_tokens(), p_.num_head, p_.head_size},
+        cache{p_.num_blocks, p_.block_size, 1, p_.head_size};
     const Shape runs{p_.runs()};
-    return {{"key", p_.dtype, input},        {"value", p_.dtype, input},  {"key_cache", p_.dtype, cache},
-            {"value_cache", p_.dtype, cache}, {"slot_mapping", DType::i32, runs}, {"wins", DType::i32, runs},
-            {"seqLen", DType::i32, {p_.batches()}}, {"offsetIndex", DType::i32, runs}};
+    return {{"key", p_.dtype, input},
+            {"value", p_.dtype, input},
+            {"key_cache", p_.dtype, cache},
+            {"value_cache", p_.dtype, cache},
+            {"slot_mapping", DType::i32, runs},
+            {"wins", DType::i32, runs},
+            {"seqLen", DType::i32, {p_.batches()}},
+            {"offsetIndex", DType::i32, runs}};
   }
 
   void fill(Tensor& t) const override {
-    if (t.name() == "slot_mapping") fill_values(t, p_.slot_mapping);
-    else if (t.name() == "wins") fill_values(t, p_.wins);
-    else if (t.name() == "seqLen") fill_values(t, p_.seq_len);
-    else if (t.name() == "offsetIndex") fill_values(t, p_.offset_index);
-    else CacheCopyCase::fill(t);
+    if (t.name() == "slot_mapping")
+      fill_values(t, p_.slot_mapping);
+    else if (t.name() == "wins")
+      fill_values(t, p_.wins);
+    else if (t.name() == "seqLen")
+      fill_values(t, p_.seq_len);
+    else if (t.name() == "offsetIndex")
+      fill_values(t, p_.offset_index);
+    else
+      CacheCopyCase::fill(t);
   }
 
   std::vector<RowCopy> copies() const override {
@@ -216,7 +258,9 @@ class OmniCase final : public CacheCopyCase {
     return stored;
   }
 
-  CaseFigures figures() const override { return memory_figures(stored_rows(), p_.num_tokens() * p_.num_head); }
+  CaseFigures figures() const override {
+    return memory_figures(stored_rows(), p_.num_tokens() * p_.num_head);
+  }
 
  private:
   OmniParams p_;

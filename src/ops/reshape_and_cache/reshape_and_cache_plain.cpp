@@ -22,8 +22,9 @@ struct PlainParams {
 const Signature& plain_signature() {
   static const Signature sig{
       .id = "atb.ReshapeAndCache",
-      .doc = "key/value[t, h, :] -> cache[slot / block_size, slot % block_size, h, :] for every token with "
-             "slot_mapping[t] >= 0 (specs/reshape_and_cache.md)",
+      .doc =
+          "key/value[t, h, :] -> cache[slot / block_size, slot % block_size, h, :] for every token with "
+          "slot_mapping[t] >= 0 (specs/reshape_and_cache.md)",
       .params =
           {
               {.section = "shapes", .name = "num_tokens", .min = 1, .doc = "tokens"},
@@ -31,24 +32,41 @@ const Signature& plain_signature() {
               {.section = "shapes", .name = "head_size", .min = 1, .doc = "elements per head"},
               {.section = "shapes", .name = "num_blocks", .min = 1, .doc = "cache blocks"},
               {.section = "shapes", .name = "block_size", .min = 1, .doc = "slots per block"},
-              {.section = "shapes", .name = "padding_tokens", .fallback = 0, .min = 0, .doc = "last tokens with slot -1 (generated slot_mapping)"},
-              {.section = "inputs", .name = "slot_mapping", .type = ParamType::integers, .derived = "a seeded shuffle of all slots",
+              {.section = "shapes",
+               .name = "padding_tokens",
+               .fallback = 0,
+               .min = 0,
+               .doc = "last tokens with slot -1 (generated slot_mapping)"},
+              {.section = "inputs",
+               .name = "slot_mapping",
+               .type = ParamType::integers,
+               .derived = "a seeded shuffle of all slots",
                .doc = "per token: its slot, negative = padding"},
           },
-      .tensors = [] {
-        auto t = cache_copy_tensors("[num_tokens, num_heads, head_size]", "[num_blocks, block_size, num_heads, head_size]");
-        t.push_back({.name = "slot_mapping", .shape = "[num_tokens]", .dtype_rule = "i32", .doc = "inputs.slot_mapping"});
-        return t;
-      }(),
+      .tensors =
+          [] {
+            auto t = cache_copy_tensors("[num_tokens, num_heads, head_size]",
+                                        "[num_blocks, block_size, num_heads, head_size]");
+            t.push_back({.name = "slot_mapping",
+                         .shape = "[num_tokens]",
+                         .dtype_rule = "i32",
+                         .doc = "inputs.slot_mapping"});
+            return t;
+          }(),
       .from_files = {"key", "value", "key_cache", "value_cache"},
       .sizes = {"num_tokens", "padding_tokens", "num_heads", "head_size", "num_blocks", "block_size"},
       .faults =
           {
-              {"padding_slot_wraps", "a padding token (slot -1) stored in the last slot, as a negative index wraps", ""},
-              {"head_major_cache", "the cache addressed as [num_blocks, num_heads, block_size, head_size] (the head-major "
-               "layout of another backend)", ""},
-              {"key_value_swapped", "key rows stored in value_cache and value rows in key_cache (arguments swapped)", ""},
-              {"copy_through_f16", "rows copied through f16 registers (bf16 and f32 values rounded to f16)", ""},
+              {"padding_slot_wraps",
+               "a padding token (slot -1) stored in the last slot, as a negative index wraps", ""},
+              {"head_major_cache",
+               "the cache addressed as [num_blocks, num_heads, block_size, head_size] (the head-major "
+               "layout of another backend)",
+               ""},
+              {"key_value_swapped",
+               "key rows stored in value_cache and value rows in key_cache (arguments swapped)", ""},
+              {"copy_through_f16", "rows copied through f16 registers (bf16 and f32 values rounded to f16)",
+               ""},
           },
   };
   return sig;
@@ -64,8 +82,8 @@ PlainParams parse_plain(Args& c) {
   p.dtype = c.dtype("key", DType::f16);
   for (const char* t : {"value", "key_cache", "value_cache"}) c.require_same_dtype(t, p.dtype, "key");
   // The caches (and the slot shuffle below), before anything is allocated.
-  c.require_memory("num_blocks", {p.num_blocks, p.block_size, p.num_heads, p.head_size}, inplace_host_bytes_each(p.dtype),
-                   "the key cache");
+  c.require_memory("num_blocks", {p.num_blocks, p.block_size, p.num_heads, p.head_size},
+                   inplace_host_bytes_each(p.dtype), "the key cache");
   // The key and value tensors and the slot mapping of num_tokens, before the mapping is made.
   c.require_memory({{{{"num_tokens", p.num_tokens}, {"num_heads", p.num_heads}, {"head_size", p.head_size}},
                      static_cast<uint64_t>(4 * dtype_bits(p.dtype) / 8)},
@@ -73,7 +91,8 @@ PlainParams parse_plain(Args& c) {
                    "the key and value tensors and the slot mapping");
   const int64_t slots = p.num_blocks * p.block_size;
   if (c.written("slot_mapping")) {
-    if (c.written("padding_tokens")) c.fail("padding_tokens", "padding_tokens only shapes a generated slot_mapping; this case gives one");
+    if (c.written("padding_tokens"))
+      c.fail("padding_tokens", "padding_tokens only shapes a generated slot_mapping; this case gives one");
     p.slot_mapping = c.integers("slot_mapping");
     if (static_cast<int64_t>(p.slot_mapping.size()) != p.num_tokens)
       c.fail("slot_mapping", "slot_mapping needs num_tokens = " + std::to_string(p.num_tokens) + " entries");
@@ -85,8 +104,10 @@ PlainParams parse_plain(Args& c) {
     std::vector<int64_t> order(static_cast<size_t>(slots));
     std::iota(order.begin(), order.end(), 0);
     const CounterRng rng(c.seed(), "slot_mapping");
-    for (int64_t i = slots - 1; i > 0; --i) std::swap(order[i], order[rng.integer(static_cast<uint64_t>(i), 0, i)]);
-    for (int64_t t = 0; t < p.num_tokens; ++t) p.slot_mapping.push_back(t < p.num_tokens - padding ? order[t] : -1);
+    for (int64_t i = slots - 1; i > 0; --i)
+      std::swap(order[i], order[rng.integer(static_cast<uint64_t>(i), 0, i)]);
+    for (int64_t t = 0; t < p.num_tokens; ++t)
+      p.slot_mapping.push_back(t < p.num_tokens - padding ? order[t] : -1);
     c.resolve("slot_mapping", p.slot_mapping);
   }
   std::vector<int64_t> owner(static_cast<size_t>(slots), -1);
@@ -94,11 +115,13 @@ PlainParams parse_plain(Args& c) {
     const int64_t s = p.slot_mapping[t];
     if (s < 0) continue;
     if (s >= slots)
-      c.fail_at("slot_mapping", t, "slot_mapping[" + std::to_string(t) + "] = " + std::to_string(s) +
-                                                 " is outside [0, num_blocks * block_size) = [0, " + std::to_string(slots) + ")");
+      c.fail_at("slot_mapping", t,
+                "slot_mapping[" + std::to_string(t) + "] = " + std::to_string(s) +
+                    " is outside [0, num_blocks * block_size) = [0, " + std::to_string(slots) + ")");
     if (owner[s] >= 0)
-      c.fail_at("slot_mapping", t, "slot " + std::to_string(s) + " is used by tokens " +
-                                                 std::to_string(owner[s]) + " and " + std::to_string(t));
+      c.fail_at("slot_mapping", t,
+                "slot " + std::to_string(s) + " is used by tokens " + std::to_string(owner[s]) + " and " +
+                    std::to_string(t));
     owner[s] = t;
   }
   return p;
@@ -115,7 +138,8 @@ class PlainCase final : public CacheCopyCase {
   }
 
   std::vector<TensorSpec> tensor_specs() const override {
-    const Shape input{p_.num_tokens, p_.num_heads, p_.head_size}, cache{p_.num_blocks, p_.block_size, p_.num_heads, p_.head_size};
+    const Shape input{p_.num_tokens, p_.num_heads, p_.head_size},
+        cache{p_.num_blocks, p_.block_size, p_.num_heads, p_.head_size};
     return {{"key", p_.dtype, input},
             {"value", p_.dtype, input},
             {"key_cache", p_.dtype, cache},
@@ -124,8 +148,10 @@ class PlainCase final : public CacheCopyCase {
   }
 
   void fill(Tensor& t) const override {
-    if (t.name() == "slot_mapping") fill_values(t, p_.slot_mapping);
-    else CacheCopyCase::fill(t);
+    if (t.name() == "slot_mapping")
+      fill_values(t, p_.slot_mapping);
+    else
+      CacheCopyCase::fill(t);
   }
 
   void check_device(const DeviceInfo&) const override {
@@ -141,7 +167,8 @@ class PlainCase final : public CacheCopyCase {
       if (slot < 0 && fault_is("padding_slot_wraps")) slot += p_.num_blocks * bs;
       if (slot < 0) continue;
       for (int64_t h = 0; h < H; ++h)
-        rows.push_back({t * H + h, fault_is("head_major_cache") ? (slot / bs * H + h) * bs + slot % bs : slot * H + h});
+        rows.push_back(
+            {t * H + h, fault_is("head_major_cache") ? (slot / bs * H + h) * bs + slot % bs : slot * H + h});
     }
     return rows;
   }

@@ -20,20 +20,21 @@
 namespace kvbench {
 namespace {
 
-
 class SdpaCase final : public OpCase {
  public:
   SdpaCase(Args a, SdpaParams p) : OpCase(std::move(a)), p_(std::move(p)) {}
 
   std::string describe() const override {
     auto side = [](const SdpaSide& s) {
-      return s.compressed ? std::string(dtype_name(s.data)) + (s.zero_point ? "+zp" + std::string(dtype_name(s.zp)) : "")
+      return s.compressed ? std::string(dtype_name(s.data)) +
+                                (s.zero_point ? "+zp" + std::string(dtype_name(s.zp)) : "")
                           : std::string(dtype_name(s.data));
     };
     return "N=" + std::to_string(p_.N) + " H=" + std::to_string(p_.H) + "/" + std::to_string(p_.H_kv) +
-           " S_q=" + std::to_string(p_.S_q) + " S_kv=" + std::to_string(p_.S_kv) + " D=" + std::to_string(p_.D) +
-           " G=" + std::to_string(p_.G) + " K=" + side(p_.k) + (p_.k_transposed ? "(nhds)" : "") + " V=" + side(p_.v) +
-           " Q=" + std::string(dtype_name(p_.q)) + (p_.causal ? p_.causal == 1 ? " causal-tl" : " causal-br" : "") +
+           " S_q=" + std::to_string(p_.S_q) + " S_kv=" + std::to_string(p_.S_kv) +
+           " D=" + std::to_string(p_.D) + " G=" + std::to_string(p_.G) + " K=" + side(p_.k) +
+           (p_.k_transposed ? "(nhds)" : "") + " V=" + side(p_.v) + " Q=" + std::string(dtype_name(p_.q)) +
+           (p_.causal ? p_.causal == 1 ? " causal-tl" : " causal-br" : "") +
            (p_.has_mask() ? " mask(" + p_.mask + ")" : "");
   }
 
@@ -64,10 +65,12 @@ class SdpaCase final : public OpCase {
   }
 
   Shape data_shape(int c) const {
-    return c == 0 && p_.k_transposed ? Shape{p_.N, p_.H_kv, p_.D, p_.S_kv} : Shape{p_.N, p_.H_kv, p_.S_kv, p_.D};
+    return c == 0 && p_.k_transposed ? Shape{p_.N, p_.H_kv, p_.D, p_.S_kv}
+                                     : Shape{p_.N, p_.H_kv, p_.S_kv, p_.D};
   }
   Shape group_shape(int c) const {
-    return c == 0 && p_.k_transposed ? Shape{p_.N, p_.H_kv, p_.D / p_.G, p_.S_kv} : Shape{p_.N, p_.H_kv, p_.S_kv, p_.D / p_.G};
+    return c == 0 && p_.k_transposed ? Shape{p_.N, p_.H_kv, p_.D / p_.G, p_.S_kv}
+                                     : Shape{p_.N, p_.H_kv, p_.S_kv, p_.D / p_.G};
   }
 
   std::vector<TensorSpec> tensor_specs() const override {
@@ -118,7 +121,8 @@ class SdpaCase final : public OpCase {
     }
     Tensor scale("scale" + suffix, side.scale, group_shape(c), Role::input);
     Tensor zp("zp" + suffix, side.zp, group_shape(c), Role::input);
-    const double qmin = static_cast<double>(dtype_int_min(side.data)), qmax = static_cast<double>(dtype_int_max(side.data));
+    const double qmin = static_cast<double>(dtype_int_min(side.data)),
+                 qmax = static_cast<double>(dtype_int_max(side.data));
     for (int64_t row = 0; row < kv_rows(); ++row)
       for (int64_t g = 0; g < p_.D / p_.G; ++g) {
         const double* v = &x[row * p_.D + g * p_.G];
@@ -175,7 +179,8 @@ class SdpaCase final : public OpCase {
     const SdpaSide& side = c == 0 ? p_.k : p_.v;
     const std::string suffix = c == 0 ? "_k" : "_v";
     Side s{.data = &in.at(c == 0 ? "key" : "value")};
-    for (const auto& [name, values] : {std::pair{"scale" + suffix, &s.scale}, std::pair{"zp" + suffix, &s.zp}})
+    for (const auto& [name, values] :
+         {std::pair{"scale" + suffix, &s.scale}, std::pair{"zp" + suffix, &s.zp}})
       if (side.compressed && in.has(name)) *values = in.at(name).values();
     return s;
   }
@@ -184,11 +189,13 @@ class SdpaCase final : public OpCase {
     const auto r = args().range(name);
     const CounterRng rng(args().seed(), name + "_unquantized");
     const bool zp_after_scale = fault_is("zero_point_after_scale");
-    return [this, &side, c, first_row, unquantized, r, rng, zp_after_scale](int64_t t, double* dst, int64_t step) {
+    return [this, &side, c, first_row, unquantized, r, rng, zp_after_scale](int64_t t, double* dst,
+                                                                            int64_t step) {
       const int64_t row = first_row + t;
       for (int64_t d = 0; d < p_.D; ++d) {
         if (unquantized) {  // originals(c), element by element
-          dst[d * step] = round_to(p_.q, rng.uniform(static_cast<uint64_t>(row * p_.D + d), r.first, r.second));
+          dst[d * step] =
+              round_to(p_.q, rng.uniform(static_cast<uint64_t>(row * p_.D + d), r.first, r.second));
           continue;
         }
         const double q = side.data->get(key_index_for(c, row, d));
@@ -212,9 +219,14 @@ class SdpaCase final : public OpCase {
     const int64_t Gq = p_.H / p_.H_kv;
     std::vector<double> out(static_cast<size_t>(p_.N * p_.H * p_.S_q * p_.D), 0.0);
     std::vector<double> q(static_cast<size_t>(p_.S_q * Gq * p_.D));
-    AttentionBlock a{.dk = p_.D, .dv = p_.D, .scale = p_.scale, .divide_by_scale = p_.divide && !fault_is("scale_multiplied"),
+    AttentionBlock a{.dk = p_.D,
+                     .dv = p_.D,
+                     .scale = p_.scale,
+                     .divide_by_scale = p_.divide && !fault_is("scale_multiplied"),
                      .round_p = round_p ? std::optional<DType>(p_.q) : std::nullopt,
-                     .empty = fault_is("masked_row_nan") ? EmptyRow::nan : EmptyRow::zeros,  // no visible key: zeros (inf_as_zero)
+                     .empty = fault_is("masked_row_nan")
+                                  ? EmptyRow::nan
+                                  : EmptyRow::zeros,  // no visible key: zeros (inf_as_zero)
                      .fault = attention_fault(fault())};
     const bool head_mod = fault_is("gqa_head_mod"), swapped = fault_is("causal_alignment_swapped");
     const bool head_broadcast = fault_is("mask_head_broadcast");
@@ -230,13 +242,16 @@ class SdpaCase final : public OpCase {
             double* qr = &q[rows.size() * p_.D];
             for (int64_t d = 0; d < p_.D; ++d) qr[d] = query.get(query.offset({n, h, r, d}));
             const int64_t limit = (p_.causal == 1) != swapped ? r : r + p_.S_kv - p_.S_q;
-            rows.push_back({.q = qr, .begin = 0, .end = p_.causal ? std::clamp<int64_t>(limit + diagonal, 0, p_.S_kv) : p_.S_kv,
+            rows.push_back({.q = qr,
+                            .begin = 0,
+                            .end = p_.causal ? std::clamp<int64_t>(limit + diagonal, 0, p_.S_kv) : p_.S_kv,
                             .out = &out[static_cast<size_t>(((n * p_.H + h) * p_.S_q + r) * p_.D)]});
           }
         if (mask)
           a.bias = [&](int64_t row, int64_t begin, int64_t end, double* s) {
             const int64_t r = row / Gq, h = head_mod ? row % Gq * p_.H_kv + hk : hk * Gq + row % Gq;
-            const int64_t m0 = n * p_.mask_stride(0) + (head_broadcast ? 0 : h * p_.mask_stride(1)) + r * p_.mask_stride(2);
+            const int64_t m0 =
+                n * p_.mask_stride(0) + (head_broadcast ? 0 : h * p_.mask_stride(1)) + r * p_.mask_stride(2);
             for (int64_t c = begin; c < end; ++c) s[c - begin] += mask->get(static_cast<size_t>(m0 + c));
           };
         const int64_t kvb = (n * p_.H_kv + hk) * p_.S_kv;
@@ -274,10 +289,14 @@ class SdpaCase final : public OpCase {
     return {.atol = 2e-5, .rtol = 1e-4};
   }
 
-  void check_device(const DeviceInfo& dev) const override { check_attention_device(dev, {.key_dim = p_.D, .value_dim = p_.D}); }
+  void check_device(const DeviceInfo& dev) const override {
+    check_attention_device(dev, {.key_dim = p_.D, .value_dim = p_.D});
+  }
 
   double run_vulkan(Runtime& rt, TensorSet& io) const override {
-    AttentionShape shape{.num_heads = p_.H, .num_kv_heads = p_.H_kv, .q_rows = std::vector<int64_t>(p_.N, p_.S_q),
+    AttentionShape shape{.num_heads = p_.H,
+                         .num_kv_heads = p_.H_kv,
+                         .q_rows = std::vector<int64_t>(p_.N, p_.S_q),
                          .kv_len = std::vector<int64_t>(p_.N, p_.S_kv)};
     shape.out_vector = [&](int64_t n, int64_t r, int64_t h) { return (n * p_.H + h) * p_.S_q + r; };
     Batch batch(rt);
