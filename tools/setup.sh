@@ -23,6 +23,8 @@ packages=(
   # The sanitizer and fuzzer build of .ci/run: clang, its ASan/UBSan and libFuzzer
   # runtimes, and llvm-symbolizer for readable sanitizer stacks.
   clang libclang-rt-14-dev llvm
+  # .ci/run checks the C++ sources against .clang-format.
+  clang-format
 )
 
 missing=()
