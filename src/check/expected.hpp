@@ -2,6 +2,7 @@
 // What the reference says one output tensor must hold.
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -53,6 +54,9 @@ class Expected {
 
   std::string tensor;
   Tolerance tolerance;
+  // The spec's tolerance where it depends on the data (FIA's full int8 bound), set by the
+  // reference that computes it; otherwise the operator's default_tolerance applies.
+  std::optional<Tolerance> data_tolerance;
 
   // The golden value of every element in the output's dtype and shape; for an in-place
   // output the whole tensor after the operator. `exact` is the same quantity before the

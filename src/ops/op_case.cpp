@@ -113,7 +113,8 @@ std::vector<Expected> OpCase::golden(const TensorSet& inputs) const {
     if ((!alternates.empty() && alternates.back().index >= t.numel()) ||
         (!written.empty() && written.back().index >= t.numel()))
       throw std::logic_error("the reference's " + e.tensor + " names an element past the tensor's end");
-    e.tolerance = args_.tolerance(e.tensor, default_tolerance(e.tensor));
+    e.tolerance =
+        args_.tolerance(e.tensor, e.data_tolerance ? *e.data_tolerance : default_tolerance(e.tensor));
   }
   return out;
 }

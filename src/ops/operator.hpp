@@ -63,7 +63,8 @@ class OpCase {
   // Fills an input or in-place tensor. The default draws each element uniformly from the
   // tensor's generator range; operators override it for index tensors, caches, masks.
   virtual void fill(Tensor& t) const;
-  // The spec's tolerance for an output (exact by default); a case file may override it.
+  // The spec's tolerance for an output (exact by default); a case file may override it. One
+  // that depends on the data is the reference's instead (Expected::data_tolerance).
   virtual Tolerance default_tolerance(const std::string& /*output*/) const { return {}; }
   // The golden outputs, computed in double from the inputs only.
   virtual std::vector<Expected> reference(const TensorSet& inputs) const = 0;

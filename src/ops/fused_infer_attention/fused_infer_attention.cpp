@@ -299,12 +299,17 @@ class FiaCase final : public OpCase {
     };
   }
 
-  // attentionOut (in double, before any output rounding) and the log-sum-exp of every row
-  // at its softmaxLse index (+inf: no visible key or not computed), over the K/V values.
-  // With `originals`, over the unquantized K/V instead (quant_err).
-  std::pair<std::vector<double>, std::vector<double>> attention(
-      const TensorSet& in, const std::vector<int64_t>& table,
-      const std::array<std::vector<double>, 2>& prefix, const std::array<FiaOriginals, 2>* originals) const {
+  // attentionOut (in double, before any output rounding), the log-sum-exp of every row at
+  // its softmaxLse index (+inf: no visible key or not computed), over the K/V values, and for
+  // full int8 the attentionOut atol (full_quant_bound). With `originals`, over the
+  // unquantized K/V instead (quant_err).
+  struct Attention {
+    std::vector<double> out, lse;
+    double full_atol = 0;
+  };
+  Attention attention(const TensorSet& in, const std::vector<int64_t>& table,
+                      const std::array<std::vector<double>, 2>& prefix,
+                      const std::array<FiaOriginals, 2>* originals) const {
     const Tensor& query = in.at("query");
     const Tensor* mask = in.has("attenMask") ? &in.at("attenMask") : nullptr;
     const Tensor* pse = in.has("pseShift") ? &in.at("pseShift") : nullptr;
@@ -319,6 +324,7 @@ class FiaCase final : public OpCase {
                   diagonal = fault_is("band_end_exclusive") ? 0 : 1;
     const int64_t key_limit = fault_is("keys_past_512_dropped") ? 512 : std::numeric_limits<int64_t>::max();
     std::vector<double> out(shape_numel(p_.out_shape()), 0.0), lse(static_cast<size_t>(p_.T() * p_.N), kInf);
+    double full_atol = 0;
     for (int64_t b = 0; b < p_.B; ++b) {
       const int64_t S1b = p_.s1b[b];
       const Band band = p_.band[b];
@@ -374,7 +380,8 @@ class FiaCase final : public OpCase {
             kv_rows(in, table, 1, b, hk, prefix, scales, originals ? &(*originals)[1] : nullptr);
         attend(a, rows, kv_rows(in, table, 0, b, hk, prefix, scales, originals ? &(*originals)[0] : nullptr),
                values, row_lse.data());
-        if (p_.full.on) full_quant_bound(in, rows, values, S2b, row_max, row_lse);
+        if (p_.full.on)
+          full_atol = std::max(full_atol, full_quant_bound(in, rows, values, S2b, row_max, row_lse));
         for (size_t r = 0; r < rows.size(); ++r) {
           const int64_t i = static_cast<int64_t>(r) / G, h = head(hk, static_cast<int64_t>(r) % G);
           if (std::isinf(row_lse[r]) && rows[r].begin < rows[r].end && p_.inner_precise < 2 &&
@@ -387,15 +394,15 @@ class FiaCase final : public OpCase {
         }
       }
     }
-    return {std::move(out), std::move(lse)};
+    return {.out = std::move(out), .lse = std::move(lse), .full_atol = full_atol};
   }
 
   // The INT8 -> FLOAT16 tolerance (fia_full_quant_row_bound): the largest over the rows and
-  // channels c of K * sum over the row's keys of |v_c| / l, into full_atol_ (per channel
-  // sums from prefix sums over the keys).
-  void full_quant_bound(const TensorSet& in, const std::vector<QueryRow>& rows, const RowSource& values,
-                        int64_t keys, const std::vector<double>& row_max,
-                        const std::vector<double>& row_lse) const {
+  // channels c of K * sum over the row's keys of |v_c| / l (per channel sums from prefix
+  // sums over the keys).
+  double full_quant_bound(const TensorSet& in, const std::vector<QueryRow>& rows, const RowSource& values,
+                          int64_t keys, const std::vector<double>& row_max,
+                          const std::vector<double>& row_lse) const {
     const auto dv = static_cast<size_t>(p_.Dv);
     std::vector<double> prefix((static_cast<size_t>(keys) + 1) * dv,
                                0.0);  // [j][c]: sum of |v_c| over keys < j
@@ -406,14 +413,16 @@ class FiaCase final : public OpCase {
       for (size_t c = 0; c < dv; ++c) next[c] = before[c] + std::fabs(next[c]);
     }
     const double qs1 = in.at("quantScale1").get(0);
+    double atol = 0;
     for (size_t r = 0; r < rows.size(); ++r) {
       double sum = 0;
       for (size_t c = 0; c < dv; ++c)
         sum = std::max(sum, prefix[static_cast<size_t>(rows[r].end) * dv + c] -
                                 prefix[static_cast<size_t>(rows[r].begin) * dv + c]);
       const bool one_key = rows[r].end - rows[r].begin == 1;
-      full_atol_ = std::max(full_atol_, fia_full_quant_row_bound(qs1, row_max[r], row_lse[r], sum, one_key));
+      atol = std::max(atol, fia_full_quant_row_bound(qs1, row_max[r], row_lse[r], sum, one_key));
     }
+    return atol;
   }
 
   std::vector<Expected> reference(const TensorSet& in) const override {
@@ -421,24 +430,24 @@ class FiaCase final : public OpCase {
     if (p_.paged())
       for (size_t i = 0; i < in.at("blockTable").numel(); ++i)
         table.push_back(static_cast<int64_t>(in.at("blockTable").get(i)));
-    std::vector<double> out_exact, row_lse;
     std::array<std::vector<double>, 2> prefix;
     for (int side = 0; side < 2 && p_.has_prefix(); ++side) {
       const Tensor& t = in.at(side == 0 ? "keySharedPrefix" : "valueSharedPrefix");
       for (size_t i = 0; i < t.numel(); ++i) prefix[side].push_back(t.get(i));
     }
-    std::tie(out_exact, row_lse) = attention(in, table, prefix, nullptr);
+    Attention a = attention(in, table, prefix, nullptr);
+    std::vector<double> out_exact = std::move(a.out), row_lse = std::move(a.lse);
     // Accuracy attribution: the same attention on the unquantized K/V.
     if (p_.quant.on && figures_wanted() && generated("key") && generated("value")) {
       const std::array<FiaOriginals, 2> originals{FiaOriginals(p_, args(), 0), FiaOriginals(p_, args(), 1)};
       const auto plain = attention(in, table, prefix, &originals);
-      figures_ = {{"quant_err", quant_error_text(out_exact, plain.first)}};
+      figures_ = {{"quant_err", quant_error_text(out_exact, plain.out)}};
     }
-    for (double x : out_exact) full_out_max_ = std::max(full_out_max_, std::fabs(x));
-    if (p_.post.on)
-      for (double x : in.at("quantScale2").values()) full_qs2_max_ = std::max(full_qs2_max_, std::fabs(x));
+    std::optional<Tolerance> full_tolerance;
+    if (p_.full.on) full_tolerance = full_int8_tolerance(in, out_exact, a.full_atol);
     Expected out = p_.post.on ? post_quantize(in, row_lse, std::move(out_exact))
                               : Expected::rounded(in.at("attentionOut"), std::move(out_exact));
+    out.data_tolerance = full_tolerance;
     std::vector<double> lse_out = p_.lse ? row_lse : std::vector<double>{0.0};
     for (double& x : lse_out)  // the softmaxLse faults
       if (fault_is("lse_log2") && std::isfinite(x))
@@ -543,18 +552,27 @@ class FiaCase final : public OpCase {
     return attention_flops(pairs * static_cast<double>(p_.N), p_.D + p_.rope, p_.Dv);
   }
 
+  // Full int8's attentionOut tolerance: `atol` (the rows' bound) with rtol 2^-8 for the fp16
+  // intermediates of P.V and the division; an INT8 output takes that times the largest
+  // |quantScale2|, in whole codes, plus one.
+  Tolerance full_int8_tolerance(const TensorSet& in, const std::vector<double>& out_exact,
+                                double atol) const {
+    const Tolerance x{.atol = atol, .rtol = 1.0 / 256};
+    if (!p_.post.on) return x;
+    double out_max = 0, qs2_max = 0;
+    for (double v : out_exact) out_max = std::max(out_max, std::fabs(v));
+    for (double v : in.at("quantScale2").values()) qs2_max = std::max(qs2_max, std::fabs(v));
+    return {.atol = std::floor(qs2_max * (x.atol + x.rtol * out_max)) + 1};
+  }
+
   Tolerance default_tolerance(const std::string& output) const override {
     if (output == "softmaxLse") {
       if (!p_.lse) return {};
       // Full int8: the device's scores are fp16 (2^-10 of lse) and its sums of fp16 exps.
       return p_.full.on ? Tolerance{.atol = 1e-3, .rtol = 1.0 / 512} : Tolerance{.atol = 1e-4, .rtol = 1e-5};
     }
-    if (p_.full.on) {
-      const Tolerance x{.atol = full_atol_, .rtol = 1.0 / 256};  // fp16 intermediates of P.V and the division
-      if (!p_.post.on) return x;
-      // The INT8 output: x's tolerance times the largest |quantScale2|, in whole codes.
-      return {.atol = std::floor(full_qs2_max_ * (x.atol + x.rtol * full_out_max_)) + 1};
-    }
+    if (p_.full.on)  // depends on the data: the reference gives it (full_int8_tolerance)
+      throw std::logic_error("full int8's attentionOut tolerance is the reference's");
     if (p_.post.on) return {};  // int8 codes: exact, or the boundary alternate
     return attention_tolerance();
   }
@@ -571,10 +589,7 @@ class FiaCase final : public OpCase {
 
  private:
   FiaParams p_;
-  mutable CaseFigures figures_;      // the accuracy attribution, set by reference()
-  mutable double full_atol_ = 0;     // full int8's attentionOut atol (full_quant_bound), set by reference()
-  mutable double full_out_max_ = 0;  // full int8: max |x| before the INT8 output's quantization
-  mutable double full_qs2_max_ = 0;  // full int8: max |quantScale2|
+  mutable CaseFigures figures_;  // the accuracy attribution, set by reference()
   mutable std::mutex quantized_lock_;
   mutable std::array<std::optional<TensorSet>, 2> quantized_;  // see quantize_into
 };
