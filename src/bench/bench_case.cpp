@@ -10,12 +10,7 @@ BenchResult bench_case(const CaseDef& def, const OpCase& op, Runtime& rt, const 
   try {
     r.check = run_case(def, op, rt);
   } catch (const std::exception& e) {
-    r.check = CaseResult{.name = def.name,
-                         .file = def.file,
-                         .op = def.op,
-                         .status = Status::fail,
-                         .reason = std::string("error: ") + e.what(),
-                         .resolved = op.resolved()};
+    r.check = error_result(def, op, e);
     return r;
   }
   if (r.check.status == Status::skip) return r;

@@ -67,12 +67,7 @@ int run_on_backend(Selection& sel, RunReporter& reporter, const BackendCommand& 
     try {
       r = run_case_on_backend(c.def, *c.op, backend);
     } catch (const std::exception& e) {
-      r = CaseResult{.name = c.def.name,
-                     .file = c.def.file,
-                     .op = c.def.op,
-                     .status = Status::fail,
-                     .reason = std::string("error: ") + e.what(),
-                     .resolved = c.op->resolved()};
+      r = error_result(c.def, *c.op, e);
     }
     const bool failed = r.status == Status::fail;
     reporter.finished(std::move(r), repro_command(program_path(), c.def.file, c.def.name,
@@ -207,12 +202,7 @@ void add_run_command(CLI::App& app, int& exit_code) {
       try {
         r = run_case(c.def, *c.op, *rt, save_actual);
       } catch (const std::exception& e) {
-        r = CaseResult{.name = c.def.name,
-                       .file = c.def.file,
-                       .op = c.def.op,
-                       .status = Status::fail,
-                       .reason = std::string("error: ") + e.what(),
-                       .resolved = c.op->resolved()};
+        r = error_result(c.def, *c.op, e);
       }
       const std::string slow = c.def.slow ? " --slow include" : "";
       const bool failed = r.status == Status::fail;

@@ -5,6 +5,15 @@
 
 namespace kvbench {
 
+CaseResult error_result(const CaseDef& def, const OpCase& op, const std::exception& e) {
+  return CaseResult{.name = def.name,
+                    .file = def.file,
+                    .op = def.op,
+                    .status = Status::fail,
+                    .reason = std::string("error: ") + e.what(),
+                    .resolved = op.resolved()};
+}
+
 const char* status_name(Status s) {
   switch (s) {
     case Status::pass:

@@ -1,5 +1,6 @@
 #pragma once
 // The outcome of one expanded case: what every report (table, JSON) is made from.
+#include <exception>
 #include <string>
 #include <vector>
 
@@ -38,5 +39,8 @@ struct CaseResult {
   // "tensor[index] actual vs golden" of the worst failing output, for failure reports.
   std::string worst() const;
 };
+
+// A case that failed with an error before it had results (an exception from its run).
+CaseResult error_result(const CaseDef& def, const OpCase& op, const std::exception& e);
 
 }  // namespace kvbench
