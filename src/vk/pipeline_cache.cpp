@@ -28,6 +28,7 @@ RuntimeOptions RuntimeOptions::from_env() {
   if (staging == "0") o.staging = false;
   o.pipeline_cache = env_value("KVBENCH_PIPELINE_CACHE") != "0";
   o.texels = env_value("KVBENCH_TEXELS") != "0";
+  o.validation = env_value("KVBENCH_VALIDATION") == "1";
   return o;
 }
 

@@ -21,7 +21,7 @@ bool validation_requested() { return env_value("KVBENCH_VALIDATION") == "1"; }
 
 // KVBENCH_VALIDATION=1 turns on the Khronos validation layer (CI runs a shard with it).
 // `messenger` (may be null) is chained in, so instance creation and destruction report too.
-vk::raii::Instance make_instance(const vk::raii::Context& context,
+vk::raii::Instance make_instance(const vk::raii::Context& context, bool validation,
                                  const vk::DebugUtilsMessengerCreateInfoEXT* messenger = nullptr) {
   vk::ApplicationInfo app{.pApplicationName = "kvbench",
                           .applicationVersion = 1,
@@ -29,7 +29,7 @@ vk::raii::Instance make_instance(const vk::raii::Context& context,
                           .engineVersion = 1,
                           .apiVersion = VK_API_VERSION_1_1};
   std::vector<const char*> layers, extensions;
-  if (validation_requested()) layers.push_back("VK_LAYER_KHRONOS_validation");
+  if (validation) layers.push_back("VK_LAYER_KHRONOS_validation");
   if (messenger) extensions.push_back(VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
   vk::InstanceCreateInfo info{.pNext = messenger,
                               .pApplicationInfo = &app,
@@ -164,7 +164,7 @@ DeviceInfo describe(const vk::raii::PhysicalDevice& pd, int index) {
 
 std::vector<DeviceInfo> list_devices() {
   vk::raii::Context context;
-  auto instance = make_instance(context);
+  auto instance = make_instance(context, validation_requested());
   std::vector<DeviceInfo> out;
   int i = 0;
   for (const auto& pd : instance.enumeratePhysicalDevices()) out.push_back(describe(pd, i++));
@@ -250,7 +250,7 @@ constexpr vk::BufferUsageFlags kBufferUsage =
 }  // namespace
 
 Runtime::Runtime(std::optional<int> index, RuntimeOptions options) {
-  if (validation_requested()) {
+  if (options.validation) {
     validation_ = std::make_unique<ValidationLog>();
     const vk::DebugUtilsMessengerCreateInfoEXT messenger{
         .messageSeverity = vk::DebugUtilsMessageSeverityFlagBitsEXT::eWarning |
@@ -260,10 +260,10 @@ Runtime::Runtime(std::optional<int> index, RuntimeOptions options) {
                        vk::DebugUtilsMessageTypeFlagBitsEXT::ePerformance,
         .pfnUserCallback = &ValidationLog::callback,
         .pUserData = validation_.get()};
-    instance_ = make_instance(context_, &messenger);
+    instance_ = make_instance(context_, true, &messenger);
     messenger_ = vk::raii::DebugUtilsMessengerEXT(instance_, messenger);
   } else {
-    instance_ = make_instance(context_);
+    instance_ = make_instance(context_, false);
   }
   auto physicals = instance_.enumeratePhysicalDevices();
   if (physicals.empty())

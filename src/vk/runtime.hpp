@@ -135,6 +135,8 @@ struct RuntimeOptions {
   // Whether operators may read through `_texels` views (KVBENCH_TEXELS=0: never, so that
   // their storage-buffer paths, which views too small for a tensor fall back to, are tested).
   bool texels = true;
+  // The Khronos validation layer, its messages counted (KVBENCH_VALIDATION=1).
+  bool validation = false;
   static RuntimeOptions from_env();
 };
 
