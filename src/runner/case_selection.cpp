@@ -1,6 +1,7 @@
 #include "runner/case_selection.hpp"
 
 #include <algorithm>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 
@@ -62,12 +63,14 @@ Selection select_cases(const std::vector<std::string>& paths, const SelectOption
     if (!find_operator(id))
       throw std::invalid_argument("--op " + id + " is not an operator (see `kvbench ops`)");
   LoadedCases loaded = load_case_paths(paths);
-  if (options.named)
+  if (options.named) {
+    std::set<std::string> loaded_names;
+    for (const auto& d : loaded.cases) loaded_names.insert(d.name);
     for (const auto& [name, line] : options.named->lines)
-      if (std::none_of(loaded.cases.begin(), loaded.cases.end(),
-                       [&](const CaseDef& d) { return d.name == name; }))
+      if (!loaded_names.count(name))
         throw std::invalid_argument("--cases-from " + options.named->file + ":" + std::to_string(line) +
                                     ": no case is named " + name);
+  }
   Selection s;
   s.errors = std::move(loaded.errors);
   for (auto& def : loaded.cases) {
