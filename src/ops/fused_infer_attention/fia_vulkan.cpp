@@ -186,18 +186,18 @@ double fia_run_vulkan(const FiaParams& p, const Args& args, Runtime& rt, TensorS
                             {"kr_st", krs.token},
                             {"kr_sh", krs.head}};
   const uint32_t path = kv_path(p, ks, vs);
+  const bool codes_uvec4 = codes_rows_in_uvec4s(p, path, ks, vs);  // the shader's CODES_UVEC4
   // The shader's TEXELS, set only where it reads through a view (the block table, plain rows,
   // codes by uvec4s): elsewhere it would change nothing but the pipeline's key, and cost a
   // second compile of the same code where the storage-load path is tested.
-  const bool reads_texels = p.paged() || path == 1 || codes_rows_in_uvec4s(p, path, ks, vs);
+  const bool reads_texels = p.paged() || path == 1 || codes_uvec4;
   const bool texels = reads_texels && batch.runtime().texels_cover(buffers, {"key", "value", "blockTable"});
   run_attention(batch, shape,
                 {.kernel = Kernel("fia_attention",
                                   {static_cast<uint32_t>(p.D + p.rope), static_cast<uint32_t>(p.Dv), path,
                                    static_cast<uint32_t>(p.D), static_cast<uint32_t>(codes.k_step),
                                    static_cast<uint32_t>(codes.v_step), static_cast<uint32_t>(codes.offset),
-                                   static_cast<uint32_t>(codes_rows_in_uvec4s(p, path, ks, vs)),
-                                   static_cast<uint32_t>(texels),
+                                   static_cast<uint32_t>(codes_uvec4), static_cast<uint32_t>(texels),
                                    static_cast<uint32_t>(p.mask_applies() || p.pse != "none")}),
                  .buffers = buffers,
                  .params = params,
