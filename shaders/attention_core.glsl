@@ -8,6 +8,9 @@
 // [t0, t1) of the keys. Two bodies implement it over the same hooks:
 // - attention_tiles.glsl (built with KVBENCH_TILES, the "gpu" kernel): one workgroup per
 //   item, K/V tiles in shared memory, bounded state per invocation, no subgroup operation;
+// - attention_decode.glsl (built with KVBENCH_TILES and KVBENCH_DECODE, the "decode"
+//   kernel): one workgroup of 4 subgroups per item, each subgroup its own keys, a lane per
+//   key for the scores and per V slice for P.V, no barrier in the key loop; GPUs' decodes;
 // - attention_lanes.glsl (the "cpu" kernel): eight (or four) subgroup lanes per item, each
 //   with a slice of every vector, exchanging partial dots and softmax weights by shuffles;
 //   faster on lavapipe, limited to subgroups of >= 8 lanes and heads <= 256.
@@ -75,7 +78,9 @@ float score(Batch bt, uint row, uint head, uint t, float dot);  // the final sco
 void item_begin(Batch bt, uint hk, uint lane);
 #endif
 
-#ifdef KVBENCH_TILES
+#if defined(KVBENCH_DECODE)
+#include "attention_decode.glsl"
+#elif defined(KVBENCH_TILES)
 #include "attention_tiles.glsl"
 #else
 #include "attention_lanes.glsl"

@@ -2,6 +2,7 @@
 #extension GL_GOOGLE_include_directive : require
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_shuffle : require
+#extension GL_KHR_shader_subgroup_arithmetic : require  // the decode body (attention_decode.glsl)
 // aclnn.FusedInferAttentionScoreV3: the hooks of the shared attention_core.glsl for every
 // layout (strides), sparse mode (a per-batch band lo <= j - i <= hi computed on the host),
 // mask shape and dtype (bytes, 1 = masked), pse, and both page-attention caches. Q/K head

@@ -2,6 +2,7 @@
 #extension GL_GOOGLE_include_directive : require
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_shuffle : require
+#extension GL_KHR_shader_subgroup_arithmetic : require  // the decode body (attention_decode.glsl)
 // MultiHeadCacheAttention step 2: attention over the cache, read in place through
 // cachestarts (no gather copy), dequantizing int8/int4 rows as they are loaded. The item,
 // lane and online-softmax structure is the shared attention_core.glsl; this file gives

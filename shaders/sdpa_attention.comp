@@ -2,6 +2,7 @@
 #extension GL_GOOGLE_include_directive : require
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_shuffle : require
+#extension GL_KHR_shader_subgroup_arithmetic : require  // the decode body (attention_decode.glsl)
 // dnnl.SDPACompressedKV: the shared attention_core.glsl with every K/V element loaded
 // through the generic element access, so that any layout, integer type and zero-point
 // type dequantizes in the shader: (q - zp) * scale in f32.

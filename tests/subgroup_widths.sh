@@ -5,11 +5,19 @@
 # pass with no SKIP at all. Mesa's shader cache key ignores LP_NATIVE_VECTOR_WIDTH for
 # shaders that do not read gl_SubgroupSize, so each width gets its own MESA_SHADER_CACHE_DIR
 # (under WORK_DIR, kept between runs): a shared one would silently run another width's code.
+# With KERNEL (gpu, cpu or decode) the run has KVBENCH_KERNEL=KERNEL: `decode` runs the
+# decode kernel, which lavapipe never picks by itself, on every case whose heads it fits.
 # Exit 77 (a CTest skip) when the default device is not lavapipe.
-# Usage: subgroup_widths.sh KVBENCH SOURCE_DIR WORK_DIR LP_NATIVE_VECTOR_WIDTH
+# Usage: subgroup_widths.sh KVBENCH SOURCE_DIR WORK_DIR LP_NATIVE_VECTOR_WIDTH [KERNEL]
 set -euo pipefail
 kvbench=$1 src=$2 work=$3 width=$4
 lanes=$((width / 32))
+if [[ -n ${5:-} ]]; then
+  export KVBENCH_KERNEL=$5
+  lanes_label="$lanes lanes, KVBENCH_KERNEL=$5"
+else
+  lanes_label="$lanes lanes"
+fi
 mkdir -p "$work"
 export LP_NATIVE_VECTOR_WIDTH=$width MESA_SHADER_CACHE_DIR="$work/mesa-cache-$width"
 devices=$("$kvbench" devices)
@@ -27,15 +35,15 @@ for op in aclnn.FusedInferAttentionScoreV3 pmx.dynamic_batching.MultiHeadCacheAt
   start=$SECONDS
   if ! out=$("$kvbench" run "$src/cases/$op" 2>&1); then
     echo "$out" | grep -vE '^ +[0-9]+ PASS ' | tail -60
-    echo "FAIL: $op at $lanes lanes (kvbench run exited non-zero)"
+    echo "FAIL: $op at $lanes_label (kvbench run exited non-zero)"
     status=1
     continue
   fi
   summary=$(grep -E '^[0-9]+ passed, ' <<<"$out" | tail -1)
-  echo "ok: $op at $lanes lanes: $summary ($((SECONDS - start)) s)"
+  echo "ok: $op at $lanes_label: $summary ($((SECONDS - start)) s)"
   if ! grep -q ' 0 skipped$' <<<"$summary"; then
     grep -E '^ +[0-9]+ SKIP ' -A1 <<<"$out" | head -20
-    echo "FAIL: $op at $lanes lanes: cases skipped"
+    echo "FAIL: $op at $lanes_label: cases skipped"
     status=1
   fi
 done

@@ -1,4 +1,4 @@
-// The choice between the two attention kernels (src/ops/attention/attention_kernel.cpp),
+// The choice between the three attention kernels (src/ops/attention/attention_kernel.cpp),
 // the gpu kernel's limits, and the NaN-filled partial states that expose a hole in a plan.
 #include <doctest/doctest.h>
 
@@ -25,6 +25,7 @@ DeviceInfo device(const std::string& type, uint32_t subgroup, bool shuffle = tru
   d.type = type;
   d.subgroup_size = subgroup;
   d.subgroup_shuffle = shuffle;
+  d.subgroup_arithmetic = shuffle;
   d.shared_memory_bytes = 32768;
   d.max_workgroup_invocations = 1024;
   d.max_workgroup_size_x = 1024;
@@ -83,6 +84,47 @@ TEST_CASE(
     CHECK_THROWS_WITH_AS(choose_attention_kernel(device("cpu", 8), h128), doctest::Contains("KVBENCH_KERNEL"),
                          std::runtime_error);
   }
+}
+
+TEST_CASE(
+    "choose_attention_kernel: the decode kernel for a GPU's single-row batches it can run; forced, for "
+    "any batch where it can run") {
+  unsetenv("KVBENCH_KERNEL");
+  const AttentionHeads h128{.key_dim = 128, .value_dim = 128};
+  const bool decode = true;
+  CHECK(choose_attention_kernel(device("discrete-gpu", 32), h128, decode) == AttentionKernel::decode);
+  CHECK(choose_attention_kernel(device("discrete-gpu", 64), h128, decode) == AttentionKernel::decode);
+  CHECK(choose_attention_kernel(device("discrete-gpu", 32), h128, !decode) == AttentionKernel::tiles);
+  CHECK(choose_attention_kernel(device("cpu", 8), h128, decode) == AttentionKernel::lanes);  // lavapipe
+  CHECK(choose_attention_kernel(device("cpu", 4), h128, decode) == AttentionKernel::tiles);
+  // Where it cannot run, the tiles kernel: heads above 256 (MLA), no subgroup reductions,
+  // subgroups that are not a power of two from 4 to 64, too little shared memory or too
+  // small workgroups for 4 subgroups.
+  CHECK(choose_attention_kernel(device("discrete-gpu", 32), {.key_dim = 576, .value_dim = 512}, decode) ==
+        AttentionKernel::tiles);
+  CHECK(choose_attention_kernel(device("discrete-gpu", 32, false), h128, decode) == AttentionKernel::tiles);
+  for (uint32_t sg : {1u, 2u, 24u, 128u})
+    CHECK(choose_attention_kernel(device("discrete-gpu", sg), h128, decode) == AttentionKernel::tiles);
+  DeviceInfo small = device("discrete-gpu", 64);
+  small.max_workgroup_invocations = 128;
+  CHECK(choose_attention_kernel(small, h128, decode) == AttentionKernel::tiles);
+  small = device("discrete-gpu", 32);
+  small.shared_memory_bytes = decode_shared_bytes(256, 256, kVectorsPerItem, 32) - 16;
+  CHECK(choose_attention_kernel(small, {.key_dim = 256, .value_dim = 256}, decode) == AttentionKernel::tiles);
+  CHECK(choose_attention_kernel(small, h128, decode) == AttentionKernel::decode);
+  {
+    ForceKernel force("decode");
+    CHECK(choose_attention_kernel(device("cpu", 8), h128, decode) == AttentionKernel::decode);
+    CHECK(choose_attention_kernel(device("cpu", 4), h128, decode) == AttentionKernel::decode);
+    CHECK(choose_attention_kernel(device("cpu", 8), h128, !decode) ==
+          AttentionKernel::decode);  // prefill too
+    CHECK(choose_attention_kernel(device("cpu", 8), {.key_dim = 576, .value_dim = 512}, decode) ==
+          AttentionKernel::tiles);
+  }
+  // Shared memory: max(q + 4 subgroups x 2 buffers x (NV + 1) values per lane, 4 states of NV x (DV + 2)).
+  CHECK(decode_shared_bytes(128, 128, 8, 32) == 4 * std::max(8 * 128 + 4 * 2 * 9 * 32, 4 * 8 * 130));
+  CHECK(decode_shared_bytes(256, 256, 8, 64) == 4 * std::max(8 * 256 + 4 * 2 * 9 * 64, 4 * 8 * 258));
+  CHECK(decode_shared_bytes(256, 256, 8, 64) <= 48 * 1024);  // NVIDIA's Vulkan limit
 }
 
 TEST_CASE(
@@ -165,7 +207,7 @@ std::vector<float> attention_with_plan(Runtime& rt, bool drop_last, uint32_t vec
 TEST_CASE(
     "run_attention: a split the plan leaves out makes its output NaN (partials filled with NaN first)") {
   Runtime rt;
-  for (const char* kernel : {"gpu", "cpu"}) {
+  for (const char* kernel : {"gpu", "cpu", "decode"}) {
     CAPTURE(kernel);
     ForceKernel force(kernel);
     if (std::string(kernel) == "cpu" && rt.info().subgroup_size < 8) continue;  // the cpu kernel cannot run
@@ -245,7 +287,9 @@ TEST_CASE(
   CHECK(longest.batch_plan[2] == 2048);
 }
 
-TEST_CASE("attention_vectors_per_item: 4 for the cpu kernel's decodes with G <= 4 at heads <= 128, else 8") {
+TEST_CASE(
+    "attention_vectors_per_item: 4 for the cpu kernel's decodes with G <= 4 at heads <= 128, G for the "
+    "decode kernel, else 8") {
   unsetenv("KVBENCH_KERNEL");
   AttentionShape decode{.num_heads = 32, .num_kv_heads = 8, .q_rows = {1, 1}, .kv_len = {4096, 4096}};
   const AttentionHeads h128{.key_dim = 128, .value_dim = 128};
@@ -254,7 +298,8 @@ TEST_CASE("attention_vectors_per_item: 4 for the cpu kernel's decodes with G <= 
   CHECK(attention_vectors_per_item(device("cpu", 8), {.key_dim = 192, .value_dim = 128}, decode) ==
         8);                                                                          // D / 4 > 32
   CHECK(attention_vectors_per_item(device("cpu", 4), h128, decode) == 8);            // the gpu kernel runs it
-  CHECK(attention_vectors_per_item(device("discrete-gpu", 32), h128, decode) == 8);  // ditto
+  CHECK(attention_vectors_per_item(device("discrete-gpu", 32), h128, decode) == 4);  // the decode kernel: G
+  CHECK(attention_vectors_per_item(device("discrete-gpu", 32, false), h128, decode) == 8);  // tiles
   AttentionShape gqa8 = decode;
   gqa8.num_kv_heads = 4;  // G 8: an item of 8 is full
   CHECK(attention_vectors_per_item(device("cpu", 8), h128, gqa8) == 8);

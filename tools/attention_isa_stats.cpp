@@ -4,11 +4,14 @@
 // reports per pipeline: VGPRs, SGPRs, spilled registers, scratch bytes, LDS bytes and
 // waves (subgroups) per SIMD (VK_KHR_pipeline_executable_properties).
 //
-// Exit 0: printed, and no gpu-kernel (tiles) pipeline with head sizes <= 256 and no
-// attention_merge_splits pipeline uses scratch or spills VGPRs; 1: one does (each named); 77: no null device
-// (RADV missing, or RADV_FORCE_FAMILY unset), the reason on stdout. The cpu kernel's pipelines (lanes) are
-// printed for comparison and not gated: it runs only on CPU devices.
-// Usage: RADV_FORCE_FAMILY=vega10 attention_isa_stats
+// Rows marked `gpu` are pipelines a GPU runs: the decode kernel's (at the null device's
+// subgroup size, as kvbench would specialize it there), the tiles kernel's (MLA's 576/512
+// included) and attention_merge_splits. The cpu kernel's pipelines (lanes) are printed for
+// comparison: they run only on CPU devices.
+// Exit 0: printed (with --gate: and no `gpu` row uses scratch or spills VGPRs); 1: with
+// --gate, one does (each named); 77: no null device (RADV missing, or RADV_FORCE_FAMILY
+// unset), the reason on stdout; 2: a bad argument.
+// Usage: RADV_FORCE_FAMILY=vega10|gfx1100 attention_isa_stats [--gate]
 #include <cstdio>
 #include <map>
 #include <string>
@@ -16,6 +19,7 @@
 
 #include <vulkan/vulkan_raii.hpp>
 
+#include "ops/attention/attention_kernel.hpp"
 #include "vk/runtime.hpp"
 #include "vk/spirv_reflect.hpp"
 
@@ -26,38 +30,58 @@ namespace {
 struct Variant {
   std::string shader;
   std::vector<uint32_t> constants;
-  int64_t key_dim, value_dim;
   std::string label;
+  bool gpu;  // a pipeline a GPU runs: gated
+  std::vector<std::pair<uint32_t, uint32_t>> constants_by_id = {};
 };
 
-std::vector<Variant> variants() {
+// The decode kernel's constants at `vectors` query vectors per item and subgroups of `sg`.
+std::vector<std::pair<uint32_t, uint32_t>> decode_constants(uint32_t vectors, uint32_t sg) {
+  return {{kDecodeSubgroupConstantId, sg},
+          {kDecodeVectorsConstantId, vectors},
+          {kDecodeWorkgroupConstantId, kDecodeSubgroups * sg}};
+}
+
+std::vector<Variant> variants(uint32_t subgroup_size) {
   std::vector<Variant> v;
-  for (const char* body : {"_tiles", ""}) {
+  for (const char* body : {"_decode", "_tiles", ""}) {
     const std::string b = body;
-    const bool tiles = !b.empty();
-    for (uint32_t d : {64u, 128u, 256u, 512u}) {
-      if (!tiles && d > 256) continue;
-      v.push_back({"sdpa_attention" + b, {d}, d, d, "SDPA D " + std::to_string(d)});
-      v.push_back({"mhca_attention" + b, {d, 8, 32}, d, d, "MHCA int8 D " + std::to_string(d)});
-      v.push_back({"fia_attention" + b, {d, d, 1, d}, d, d, "FIA f16 plain D " + std::to_string(d)});
+    const bool gpu = !b.empty(), decode = b == "_decode";
+    // The decode kernel's items hold the GQA group: 8 heads (Llama-3-70B), 4 (Llama-3-8B), 1.
+    for (const uint32_t nv : decode ? std::vector<uint32_t>{8, 4, 1} : std::vector<uint32_t>{8}) {
+      const auto by_id = decode ? decode_constants(nv, subgroup_size) : decltype(decode_constants(0, 0)){};
+      const std::string g = decode ? ", " + std::to_string(nv) + " vectors" : "";
+      for (uint32_t d : {64u, 128u, 256u, 512u}) {
+        if ((!gpu || decode) && d > 256) continue;
+        const std::string ds = std::to_string(d);
+        v.push_back({"sdpa_attention" + b, {d}, "SDPA D " + ds + g, gpu, by_id});
+        v.push_back({"mhca_attention" + b, {d, 8, 32}, "MHCA int8 D " + ds + g, gpu, by_id});
+        v.push_back({"fia_attention" + b, {d, d, 1, d}, "FIA f16 plain D " + ds + g, gpu, by_id});
+      }
+      v.push_back({"mhca_attention" + b, {128, 4, 32}, "MHCA int4 D 128" + g, gpu, by_id});
+      v.push_back({"fia_attention" + b, {128, 128, 0, 128}, "FIA antiquant/paged D 128" + g, gpu, by_id});
+      v.push_back({"fia_attention" + b, {192, 128, 0, 128}, "FIA MLA 128+64 / 128" + g, gpu, by_id});
+      if (gpu && !decode) v.push_back({"fia_attention" + b, {576, 512, 0, 512}, "FIA MLA 512+64 / 512", gpu});
     }
-    v.push_back({"mhca_attention" + b, {128, 4, 32}, 128, 128, "MHCA int4 D 128"});
-    v.push_back({"fia_attention" + b, {128, 128, 0, 128}, 128, 128, "FIA antiquant/paged D 128"});
-    v.push_back({"fia_attention" + b, {192, 128, 0, 128}, 192, 128, "FIA MLA 128+64 / 128"});
-    if (tiles) v.push_back({"fia_attention" + b, {576, 512, 0, 512}, 576, 512, "FIA MLA 512+64 / 512"});
   }
-  // The merges (TEXELS, PER_WORD): the gpu kernel's (gated) and the cpu kernel's.
+  // The merges (TEXELS, PER_WORD): the gpu kernels' (gated) and the cpu kernel's.
   for (const std::string merge : {"attention_merge_splits", "attention_merge"}) {
-    v.push_back({merge, {1, 1}, 0, 0, "merge f32 out (texels)"});
-    v.push_back({merge, {1, 2}, 0, 0, "merge f16 out (texels)"});
-    v.push_back({merge, {0, 4}, 0, 0, "merge i8 out (buffers)"});
+    const bool gpu = merge == "attention_merge_splits";
+    v.push_back({merge, {1, 1}, "merge f32 out (texels)", gpu});
+    v.push_back({merge, {1, 2}, "merge f16 out (texels)", gpu});
+    v.push_back({merge, {0, 4}, "merge i8 out (buffers)", gpu});
   }
   return v;
 }
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+  const bool gate = argc == 2 && std::string(argv[1]) == "--gate";
+  if (argc > 2 || (argc == 2 && !gate)) {
+    std::fprintf(stderr, "usage: RADV_FORCE_FAMILY=vega10|gfx1100 attention_isa_stats [--gate]\n");
+    return 2;
+  }
   vk::raii::Context context;
   vk::ApplicationInfo app{.pApplicationName = "attention_isa_stats", .apiVersion = VK_API_VERSION_1_1};
   vk::raii::Instance instance(context, vk::InstanceCreateInfo{.pApplicationInfo = &app});
@@ -100,11 +124,14 @@ int main() {
                                                         .pQueueCreateInfos = &queue,
                                                         .enabledExtensionCount = 1,
                                                         .ppEnabledExtensionNames = &ext});
-  std::printf("device: %s\n", name.c_str());
-  std::printf("%-34s %-22s %6s %6s %8s %8s %8s %7s %6s\n", "pipeline", "shader", "VGPRs", "SGPRs", "spill_v",
-              "spill_s", "scratch", "LDS", "waves");
+  const auto sg_props =
+      chosen->getProperties2<vk::PhysicalDeviceProperties2, vk::PhysicalDeviceSubgroupProperties>();
+  const uint32_t subgroup_size = sg_props.get<vk::PhysicalDeviceSubgroupProperties>().subgroupSize;
+  std::printf("device: %s, subgroup size %u\n", name.c_str(), subgroup_size);
+  std::printf("%-44s %-22s %3s %6s %6s %8s %8s %8s %7s %6s\n", "pipeline", "shader", "gpu", "VGPRs", "SGPRs",
+              "spill_v", "spill_s", "scratch", "LDS", "waves");
   int failures = 0;
-  for (const auto& var : variants()) {
+  for (const auto& var : variants(subgroup_size)) {
     const auto code = embedded_shaders().at(var.shader);
     const ShaderInterface iface = reflect_shader(code);
     std::vector<vk::DescriptorSetLayoutBinding> slots;
@@ -132,12 +159,17 @@ int main() {
     vk::raii::ShaderModule module(
         device, vk::ShaderModuleCreateInfo{.codeSize = code.size() * 4, .pCode = code.data()});
     std::vector<vk::SpecializationMapEntry> entries;
+    std::vector<uint32_t> values = var.constants;
     for (uint32_t i = 0; i < var.constants.size(); ++i)
       entries.push_back({.constantID = i, .offset = i * 4, .size = 4});
+    for (const auto& [id, value] : var.constants_by_id) {
+      entries.push_back({.constantID = id, .offset = static_cast<uint32_t>(values.size() * 4), .size = 4});
+      values.push_back(value);
+    }
     vk::SpecializationInfo spec{.mapEntryCount = static_cast<uint32_t>(entries.size()),
                                 .pMapEntries = entries.data(),
-                                .dataSize = var.constants.size() * 4,
-                                .pData = var.constants.data()};
+                                .dataSize = values.size() * 4,
+                                .pData = values.data()};
     vk::raii::Pipeline pipeline(
         device, nullptr,
         vk::ComputePipelineCreateInfo{.flags = vk::PipelineCreateFlagBits::eCaptureStatisticsKHR,
@@ -166,15 +198,12 @@ int main() {
       auto get = [&stat](const char* k) {
         return stat.count(k) ? std::to_string(stat[k]) : std::string("-");
       };
-      std::printf("%-34s %-22s %6s %6s %8s %8s %8s %7s %6s\n", var.label.c_str(), var.shader.c_str(),
-                  get("VGPRs").c_str(), get("SGPRs").c_str(), get("Spilled VGPRs").c_str(),
-                  get("Spilled SGPRs").c_str(), get("Scratch size").c_str(), get("LDS size").c_str(),
-                  get("Subgroups per SIMD").c_str());
-      const bool gated =
-          (var.shader.find("_tiles") != std::string::npos || var.shader == "attention_merge_splits") &&
-          var.key_dim <= 256 && var.value_dim <= 256;
-      if (gated && (stat["Scratch size"] > 0 || stat["Spilled VGPRs"] > 0)) {
-        std::printf("FAIL: %s (%s) uses scratch or spills VGPRs at head sizes <= 256\n", var.label.c_str(),
+      std::printf("%-44s %-22s %3s %6s %6s %8s %8s %8s %7s %6s\n", var.label.c_str(), var.shader.c_str(),
+                  var.gpu ? "gpu" : "", get("VGPRs").c_str(), get("SGPRs").c_str(),
+                  get("Spilled VGPRs").c_str(), get("Spilled SGPRs").c_str(), get("Scratch size").c_str(),
+                  get("LDS size").c_str(), get("Subgroups per SIMD").c_str());
+      if (gate && var.gpu && (stat["Scratch size"] > 0 || stat["Spilled VGPRs"] > 0)) {
+        std::printf("FAIL: %s (%s), a pipeline a GPU runs, uses scratch or spills VGPRs\n", var.label.c_str(),
                     var.shader.c_str());
         ++failures;
       }

@@ -6,7 +6,9 @@
 # clock `bench` records, nvidia-smi's clocks sampled beside it where it exists. Writes under
 # OUT_DIR (default $OUT, else build/gpu_check): log.txt, devices.txt, run.json, bench.json
 # and bench.txt (the table), clocks.csv; with --baseline BIN also bench_baseline.json/.txt
-# from an earlier kvbench binary, run before and after the new one (alternated).
+# from an earlier kvbench binary, run before and after the new one (alternated); without it
+# bench_tiles.json/.txt and bench_tiles2.*: the same binary with KVBENCH_KERNEL=gpu (the
+# tiles kernel) before and after the default kernels.
 # --quick: small shapes (4k decodes) and a part of the suite, to test the script on lavapipe.
 # GPU_CHECK_SECONDS (default 480) is the budget; GPU_CHECK_JOBS the build's -j (default nproc).
 # Exit: 0 every step passed; 1 a step failed or ran out of time (each step's status in log.txt).
@@ -91,7 +93,12 @@ if [[ -n $baseline ]]; then
   bench "$kvbench" bench $((left / 3))
   bench "$baseline" bench_baseline2 0
 else
-  bench "$kvbench" bench 0
+  # The previous kernel (tiles: KVBENCH_KERNEL=gpu) and the default (on a GPU's decodes the
+  # decode kernel, shaders/attention_decode.glsl), alternated.
+  left=$((budget - SECONDS))
+  KVBENCH_KERNEL=gpu bench "$kvbench" bench_tiles $((left * 2 / 3))
+  bench "$kvbench" bench $((left / 3))
+  KVBENCH_KERNEL=gpu bench "$kvbench" bench_tiles2 0
 fi
 [[ -n $sampler ]] && kill "$sampler"
 cat "$out/bench.txt" 2>/dev/null

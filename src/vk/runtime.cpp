@@ -117,6 +117,8 @@ DeviceInfo describe(const vk::raii::PhysicalDevice& pd, int index) {
   d.subgroup_size = sg.subgroupSize;
   d.subgroup_shuffle = (sg.supportedOperations & vk::SubgroupFeatureFlagBits::eShuffle) &&
                        (sg.supportedStages & vk::ShaderStageFlagBits::eCompute);
+  d.subgroup_arithmetic = (sg.supportedOperations & vk::SubgroupFeatureFlagBits::eArithmetic) &&
+                          (sg.supportedStages & vk::ShaderStageFlagBits::eCompute);
   d.shared_memory_bytes = p.limits.maxComputeSharedMemorySize;
   d.max_storage_buffer_range = p.limits.maxStorageBufferRange;
   for (int i = 0; i < 3; ++i) d.max_workgroup_count[i] = p.limits.maxComputeWorkGroupCount[i];

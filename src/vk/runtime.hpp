@@ -35,7 +35,8 @@ struct DeviceInfo {
   bool shader_int8 = false, shader_float16 = false, shader_int64 = false, shader_float64 = false;
   bool storage_8bit = false, storage_16bit = false;
   uint32_t subgroup_size = 0;
-  bool subgroup_shuffle = false;  // compute-stage subgroup shuffles
+  bool subgroup_shuffle = false;     // compute-stage subgroup shuffles
+  bool subgroup_arithmetic = false;  // compute-stage subgroup reductions (subgroupMax, subgroupAdd)
   uint32_t shared_memory_bytes = 0;
   uint64_t max_storage_buffer_range = 0;
   std::array<uint32_t, 3> max_workgroup_count{};  // maxComputeWorkGroupCount

@@ -13,14 +13,15 @@ namespace kvbench {
 
 namespace {
 
-// KVBENCH_KERNEL: "gpu", "cpu", or unset/empty (the rule); anything else is an error.
+// KVBENCH_KERNEL: "gpu", "cpu", "decode", or unset/empty (the rule); anything else is an error.
 std::optional<AttentionKernel> forced_kernel() {
   const char* v = std::getenv("KVBENCH_KERNEL");
   const std::string s = v ? v : "";
   if (s.empty()) return std::nullopt;
   if (s == "gpu") return AttentionKernel::tiles;
   if (s == "cpu") return AttentionKernel::lanes;
-  throw std::runtime_error("KVBENCH_KERNEL must be gpu or cpu, not '" + s + "'");
+  if (s == "decode") return AttentionKernel::decode;
+  throw std::runtime_error("KVBENCH_KERNEL must be gpu, cpu or decode, not '" + s + "'");
 }
 
 bool lanes_can_run(const DeviceInfo& dev) { return dev.subgroup_size >= 8 && dev.subgroup_shuffle; }
@@ -34,8 +35,13 @@ bool lanes_heads_fit(const AttentionHeads& h) {
 
 }  // namespace
 
-AttentionKernel choose_attention_kernel(const DeviceInfo& dev, const AttentionHeads& heads) {
-  if (const auto forced = forced_kernel()) return *forced;
+AttentionKernel choose_attention_kernel(const DeviceInfo& dev, const AttentionHeads& heads, bool single_row) {
+  const auto forced = forced_kernel();
+  if (forced && *forced != AttentionKernel::decode) return *forced;
+  // Forced, the decode kernel runs any batch (its items hold query rows like the others');
+  // by the rule, a GPU's decodes, the shapes it is built for.
+  if (decode_can_run(dev, heads) && (forced || (single_row && dev.type != "cpu")))
+    return AttentionKernel::decode;
   return dev.type == "cpu" && lanes_can_run(dev) && lanes_heads_fit(heads) ? AttentionKernel::lanes
                                                                            : AttentionKernel::tiles;
 }
@@ -45,6 +51,24 @@ uint32_t tiles_shared_bytes(int64_t key_dim, int64_t value_dim) {
   // TK].
   const int64_t nv = kVectorsPerItem, maxd = std::max(key_dim, value_dim), tk = maxd <= 256 ? 16 : 4;
   return static_cast<uint32_t>(4 * (nv * key_dim + tk * (maxd + 1) + nv * tk + 3 * nv + 2 * tk));
+}
+
+uint32_t decode_shared_bytes(int64_t key_dim, int64_t value_dim, uint32_t vectors, uint32_t subgroup) {
+  // shaders/attention_decode.glsl: vec4s of max(q + NSG * 2 parity buffers of (NV + 1) values per lane,
+  // NSG states of NV * (DV + 2) floats).
+  const int64_t nv = vectors, sg4 = subgroup / 4;
+  const int64_t loop4 = nv * key_dim / 4 + int64_t{kDecodeSubgroups} * 2 * (nv + 1) * sg4;
+  const int64_t end4 = (int64_t{kDecodeSubgroups} * nv * (value_dim + 2) + 3) / 4;
+  return static_cast<uint32_t>(16 * std::max(loop4, end4));
+}
+
+bool decode_can_run(const DeviceInfo& dev, const AttentionHeads& heads) {
+  const uint32_t sg = dev.subgroup_size, wg = kDecodeSubgroups * sg;
+  const bool pow2 = sg >= 4 && sg <= 64 && (sg & (sg - 1)) == 0;
+  return dev.subgroup_arithmetic && pow2 && heads.key_dim % 8 == 0 && heads.value_dim % 8 == 0 &&
+         heads.key_dim <= 256 && heads.value_dim <= 256 && dev.max_workgroup_invocations >= wg &&
+         dev.max_workgroup_size_x >= wg &&
+         decode_shared_bytes(heads.key_dim, heads.value_dim, kVectorsPerItem, sg) <= dev.shared_memory_bytes;
 }
 
 void check_attention_device(const DeviceInfo& dev, const AttentionHeads& heads) {
@@ -83,13 +107,18 @@ void check_attention_device(const DeviceInfo& dev, const AttentionHeads& heads) 
 
 uint32_t attention_vectors_per_item(const DeviceInfo& dev, const AttentionHeads& heads,
                                     const AttentionShape& shape) {
-  const bool four = four_lanes_fit(heads) && max_vectors_per_kv_head(shape) <= 4;
-  return four && choose_attention_kernel(dev, heads) == AttentionKernel::lanes ? 4 : kVectorsPerItem;
+  const int64_t most = max_vectors_per_kv_head(shape);
+  const AttentionKernel kernel = choose_attention_kernel(dev, heads, single_query_row(shape));
+  if (kernel == AttentionKernel::decode)
+    return static_cast<uint32_t>(std::clamp<int64_t>(most, 1, kVectorsPerItem));
+  const bool four = four_lanes_fit(heads) && most <= 4;
+  return four && kernel == AttentionKernel::lanes ? 4 : kVectorsPerItem;
 }
 
 void run_attention(Batch& batch, const AttentionShape& shape, AttentionLaunch launch) {
   const uint32_t per_item = attention_vectors_per_item(batch.runtime().info(), launch.heads, shape);
-  const bool lanes = choose_attention_kernel(batch.runtime().info(), launch.heads) == AttentionKernel::lanes;
+  const bool lanes = choose_attention_kernel(batch.runtime().info(), launch.heads, single_query_row(shape)) ==
+                     AttentionKernel::lanes;
   // Two items per compute unit at least (DeviceInfo::compute_units).
   const DecodeSplit split{.max_keys = lanes ? kDecodeSplitLanes : kDecodeSplitTiles,
                           .target_items = 2 * static_cast<int64_t>(batch.runtime().info().compute_units)};
@@ -109,9 +138,16 @@ void run_attention(Batch& batch, const AttentionPlan& plan, AttentionLaunch laun
   launch.buffers["items"] = items;
   launch.buffers["partials"] = partials;
   launch.params.emplace("num_items", plan.num_items);
-  const AttentionKernel kernel = choose_attention_kernel(batch.runtime().info(), launch.heads);
-  if (kernel == AttentionKernel::tiles) {
-    launch.kernel.shader += "_tiles";
+  const DeviceInfo& dev = batch.runtime().info();
+  const AttentionKernel kernel = choose_attention_kernel(dev, launch.heads, plan.single_row);
+  if (kernel != AttentionKernel::lanes) {
+    launch.kernel.shader += kernel == AttentionKernel::tiles ? "_tiles" : "_decode";
+    if (kernel == AttentionKernel::decode)
+      for (const auto& [id, value] :
+           {std::pair{kDecodeSubgroupConstantId, dev.subgroup_size},
+            std::pair{kDecodeVectorsConstantId, plan.vectors_per_item},
+            std::pair{kDecodeWorkgroupConstantId, kDecodeSubgroups * dev.subgroup_size}})
+        launch.kernel.constants_by_id.emplace_back(id, value);
     const auto [ax, ay] = dispatch_grid(plan.num_items);  // one workgroup per item
     batch.dispatch(launch.kernel, launch.buffers, launch.params, ax, ay);
   } else {
@@ -126,10 +162,10 @@ void run_attention(Batch& batch, const AttentionPlan& plan, AttentionLaunch laun
   // The gpu kernel's merge: a workgroup per output vector, parallel over its splits; the cpu
   // kernel's: an invocation per output word (faster on lavapipe: specs/attention-kernels.md).
   const uint64_t words = elements * dtype_bits(launch.out_dtype) / 32;
-  const auto [mx, my] =
-      dispatch_grid(kernel == AttentionKernel::tiles ? plan.merge.size() / 4 : (words + 63) / 64);
+  const bool lanes = kernel == AttentionKernel::lanes;
+  const auto [mx, my] = dispatch_grid(lanes ? (words + 63) / 64 : plan.merge.size() / 4);
   // Constants: whether the partials are read through their texel view, and output elements per word.
-  const Kernel merge_kernel(kernel == AttentionKernel::tiles ? "attention_merge_splits" : "attention_merge",
+  const Kernel merge_kernel(lanes ? "attention_merge" : "attention_merge_splits",
                             {batch.runtime().texels_cover(partials->size()) ? 1u : 0u,
                              static_cast<uint32_t>(32 / dtype_bits(launch.out_dtype))});
   batch.dispatch(merge_kernel,

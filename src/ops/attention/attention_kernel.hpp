@@ -8,10 +8,12 @@
 
 namespace kvbench {
 
-// The two bodies of shaders/attention_core.glsl (specs/attention-kernels.md).
+// The three bodies of shaders/attention_core.glsl (specs/attention-kernels.md).
 enum class AttentionKernel {
-  lanes,  // "cpu": 8 (or 4) subgroup lanes per item, shuffles; subgroups >= 8, heads <= 256
-  tiles,  // "gpu": one workgroup per item, K/V tiles in shared memory, any subgroup size
+  lanes,   // "cpu": 8 (or 4) subgroup lanes per item, shuffles; subgroups >= 8, heads <= 256
+  tiles,   // "gpu": one workgroup per item, K/V tiles in shared memory, any subgroup size
+  decode,  // "decode": one workgroup of 4 subgroups per item, no barrier in the key loop;
+           // single-row batches, heads <= 256, subgroup reductions
 };
 
 // What decides the kernel of a case: its head sizes (of Q/K, of V) and whether the
@@ -25,16 +27,30 @@ constexpr uint32_t kTilesWorkgroup = 128;        // WG in shaders/attention_tile
 constexpr uint32_t kMergeSplitsWorkgroup = 256;  // MERGE_WORKGROUP in shaders/attention_merge_splits.comp
 constexpr uint32_t kLanesConstantId =
     15;  // LANES in shaders/attention_core.glsl (above every operator's own)
+// shaders/attention_decode.glsl: SG, NV and the workgroup size (local_size_x_id); NSG.
+constexpr uint32_t kDecodeSubgroupConstantId = 16, kDecodeVectorsConstantId = 17,
+                   kDecodeWorkgroupConstantId = 18, kDecodeSubgroups = 4;
 constexpr uint32_t kPartialsPoison =
     0x7fc00000u;  // a quiet NaN: the partial states before the attention dispatch
 
-// The kernel that runs a case on `dev`: KVBENCH_KERNEL=gpu|cpu forces one; otherwise the
-// lanes kernel on a CPU device (lavapipe, where it is faster) whose subgroups have at least
-// 8 lanes with shuffles, when the heads fit it; the tiles kernel everywhere else.
-AttentionKernel choose_attention_kernel(const DeviceInfo& dev, const AttentionHeads& heads);
+// The kernel that runs a case on `dev`; `single_row`: every batch has one query row (a
+// decode). KVBENCH_KERNEL=gpu|cpu forces one; =decode forces the decode kernel wherever it
+// can run (decode_can_run; any batch) and leaves the rule to the rest. The rule: the lanes
+// kernel on a CPU device (lavapipe, where it is faster) whose subgroups have at least 8
+// lanes with shuffles, when the heads fit it; on other devices the decode kernel for
+// decodes it can run; the tiles kernel everywhere else.
+AttentionKernel choose_attention_kernel(const DeviceInfo& dev, const AttentionHeads& heads,
+                                        bool single_row = false);
 
 // The shared memory the tiles kernel declares for these head sizes (bytes).
 uint32_t tiles_shared_bytes(int64_t key_dim, int64_t value_dim);
+// The shared memory the decode kernel declares for these head sizes, query vectors per item
+// and subgroup size (bytes).
+uint32_t decode_shared_bytes(int64_t key_dim, int64_t value_dim, uint32_t vectors, uint32_t subgroup);
+// Whether the decode kernel can run these heads on `dev` (at items of 8 vectors): subgroup
+// reductions, a subgroup size from 4 to 64 (a power of two), workgroups of 4 subgroups,
+// heads of at most 256 (its per-lane arrays), its shared memory.
+bool decode_can_run(const DeviceInfo& dev, const AttentionHeads& heads);
 
 // Throws SkipCase unless `dev` can run the chosen kernel with these heads: head sizes
 // multiples of 8, at most 576 (Q/K) and 512 (V) for tiles, 256 for lanes (above 32
@@ -63,9 +79,10 @@ struct AttentionLaunch {
 
 // Query vectors per item for this shape on `dev`: 4 when the lanes kernel runs it, every
 // (batch, kv head) has at most 4 query vectors (a decode with G <= 4) and the heads are at
-// most 128 (a lane's share of a row, D / 4, stays within lavapipe's unrolling); otherwise
-// kVectorsPerItem. Items of 4 let one subgroup of 8 lanes serve two items at once instead
-// of one item with half of its lanes idle.
+// most 128 (a lane's share of a row, D / 4, stays within lavapipe's unrolling); the GQA
+// group (up to kVectorsPerItem) when the decode kernel runs it, so that no lane computes
+// an empty vector's dots; otherwise kVectorsPerItem. Items of 4 let one subgroup of 8 lanes serve two items
+// at once instead of one item with half of its lanes idle.
 uint32_t attention_vectors_per_item(const DeviceInfo& dev, const AttentionHeads& heads,
                                     const AttentionShape& shape);
 

@@ -12,6 +12,10 @@ int64_t max_vectors_per_kv_head(const AttentionShape& s) {
   return rows * (s.num_heads / s.num_kv_heads);
 }
 
+bool single_query_row(const AttentionShape& s) {
+  return std::all_of(s.q_rows.begin(), s.q_rows.end(), [](int64_t r) { return r == 1; });
+}
+
 namespace {
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -56,6 +60,7 @@ AttentionPlan plan_attention(const AttentionShape& s, uint32_t vectors_per_item,
     throw std::logic_error("plan_attention: items of " + std::to_string(vectors_per_item) + " vectors");
   AttentionPlan plan;
   plan.vectors_per_item = vectors_per_item;
+  plan.single_row = single_query_row(s);
   const int64_t per_item = vectors_per_item;
   const int64_t G = s.num_heads / s.num_kv_heads;
   int64_t vectors_out = 0;

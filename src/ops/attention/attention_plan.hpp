@@ -18,6 +18,7 @@ struct AttentionPlan {
   uint32_t num_items = 0;
   uint64_t slots = 0;                           // partial states (each dv + 2 floats)
   uint32_t vectors_per_item = kVectorsPerItem;  // the most query vectors an item holds
+  bool single_row = false;  // every batch has one query row (a decode): the decode kernel's shapes
 };
 
 struct AttentionShape {
@@ -60,5 +61,8 @@ AttentionPlan plan_attention(const AttentionShape& s, uint32_t vectors_per_item 
 
 // The most query vectors any (batch, kv head) of the shape has: rows x G.
 int64_t max_vectors_per_kv_head(const AttentionShape& s);
+
+// Whether every batch of the shape has one query row (a decode).
+bool single_query_row(const AttentionShape& s);
 
 }  // namespace kvbench
