@@ -5,7 +5,10 @@
 #   4_lanes, 16_lanes  lavapipe at LP_NATIVE_VECTOR_WIDTH 128 or 512, each width with the
 #                      Mesa shader cache that tests/subgroup_widths.sh uses for it (Mesa's
 #                      cache key ignores the width: a shared cache would run another width's code);
-#   storage_loads      KVBENCH_TEXELS=0: the storage-buffer loads of MHCA and FIA.
+#   storage_loads      KVBENCH_TEXELS=0: the storage-buffer loads of MHCA and FIA;
+#   decode_4_lanes, decode_8_lanes, decode_16_lanes
+#                      KVBENCH_KERNEL=decode (the decode kernel, a GPU's, which lavapipe
+#                      never picks by itself) at LP_NATIVE_VECTOR_WIDTH 128, 256 or 512.
 # All must pass with no SKIP. With --check, instead: the list still holds every code variant
 # that the whole attention suite compiles at CONFIG (`kvbench list --pipelines`, no case run).
 # Exit 77 (a CTest skip) for a width when the default device is not lavapipe.
@@ -17,15 +20,20 @@ attention=("$src/cases/aclnn.FusedInferAttentionScoreV3" "$src/cases/pmx.dynamic
            "$src/cases/dnnl.SDPACompressedKV")
 mkdir -p "$work"
 case $config in
-  4_lanes | 16_lanes)
-    width=$(( ${config%_lanes} * 32 ))
+  4_lanes | 16_lanes | decode_4_lanes | decode_8_lanes | decode_16_lanes)
+    lanes=${config#decode_}
+    lanes=${lanes%_lanes}
+    width=$((lanes * 32))
+    [[ $config == decode_* ]] && export KVBENCH_KERNEL=decode
     export LP_NATIVE_VECTOR_WIDTH=$width MESA_SHADER_CACHE_DIR="$work/../subgroup_widths/mesa-cache-$width"
+    # Mesa creates the cache folder but not its parent: without it the cache is off.
+    mkdir -p "$work/../subgroup_widths"
     if ! "$kvbench" devices | grep -q '^\* .*llvmpipe'; then
       echo "SKIP: the default Vulkan device is not lavapipe, whose subgroup width LP_NATIVE_VECTOR_WIDTH sets"
       exit 77
     fi
-    if ! "$kvbench" devices | grep -q "subgroup size ${config%_lanes} ("; then
-      echo "FAIL: LP_NATIVE_VECTOR_WIDTH=$width should give lavapipe subgroups of ${config%_lanes} lanes"
+    if ! "$kvbench" devices | grep -q "subgroup size $lanes ("; then
+      echo "FAIL: LP_NATIVE_VECTOR_WIDTH=$width should give lavapipe subgroups of $lanes lanes"
       exit 1
     fi ;;
   storage_loads)  # SDPA reads no texel view
@@ -47,7 +55,8 @@ if [ "$mode" = --check ]; then
   if ! $python "$src/tools/pick_variant_cases.py" --check "$work/$config.list.txt" "$work/$config.full.txt" --config "$config" "${except[@]}"; then
     echo "FAIL: $list misses code variants; make it anew from the full suite's pipelines (in this"
     echo "configuration's environment; see tests/variant_cases.sh):"
-    echo "  $kvbench list ${attention[*]} --pipelines > full.txt"
+    env_prefix="${KVBENCH_KERNEL:+KVBENCH_KERNEL=$KVBENCH_KERNEL }${LP_NATIVE_VECTOR_WIDTH:+LP_NATIVE_VECTOR_WIDTH=$LP_NATIVE_VECTOR_WIDTH }${KVBENCH_TEXELS:+KVBENCH_TEXELS=$KVBENCH_TEXELS }"
+    echo "  $env_prefix$kvbench list ${attention[*]} --pipelines > full.txt"
     echo "  $python tools/pick_variant_cases.py full.txt --config $config ${except[*]:+--except default.txt} > tests/data/variants/$config.txt"
     exit 1
   fi

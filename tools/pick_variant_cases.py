@@ -39,12 +39,13 @@ def read_pipelines(path, left_out=frozenset()):
 
 # Size constants by shader (specialization constant ids; shaders/*.comp, attention_core.glsl):
 # D (0) of every attention shader, FIA's DV (1) and DQK (3, which selects the rope path only
-# by differing from D), MHCA's quant group (2) and page size (6, whose 0 selects offset mode).
+# by differing from D), MHCA's quant group (2) and page size (6, whose 0 selects offset mode),
+# the decode kernel's NV (17).
 def variant(key):
     shader, *constants = key.split(":")
     by_position = [c for c in constants if "=" not in c]
     by_id = [c for c in constants if "=" in c]
-    base = shader.removesuffix("_tiles")
+    base = shader.removesuffix("_tiles").removesuffix("_decode")
     if base in ("fia_attention", "mhca_attention", "sdpa_attention") and by_position:
         d = by_position[0]
         by_position[0] = "D"
@@ -54,6 +55,9 @@ def variant(key):
         if base == "mhca_attention":
             by_position[2] = "QG"
             by_position[6] = "paged" if by_position[6] != "0" else "offset"
+    # The decode kernel's query vectors per item (17) bound its loops over the vectors, as D
+    # bounds those over a row.
+    by_id = ["17=NV" if c.startswith("17=") else c for c in by_id]
     return ":".join([shader] + by_position + by_id)
 
 
@@ -73,8 +77,14 @@ def width_variant(key):
     return f"{shader}:{lanes[0]}" if shader.endswith("_attention") and lanes else None
 
 
+# With KVBENCH_KERNEL=decode the decode kernel's pipelines are the configuration's own (what
+# it leaves to the rule, heads above 256, the width runs of the tiles and lanes kernels hold).
+def decode_variant(key):
+    return variant(key) if key.split(":")[0].endswith("_decode") else None
+
+
 def variants_of(cases, config=None):
-    classify = width_variant if config == "16_lanes" else variant
+    classify = {"16_lanes": width_variant}.get(config, decode_variant if config and config.startswith("decode_") else variant)
     return {name: {v for v in map(classify, keys) if v} for name, keys in cases.items()}
 
 
@@ -94,8 +104,10 @@ def main():
     parser.add_argument("--check", action="store_true")
     parser.add_argument("--except", dest="default", help="the pipelines on the default device, left out")
     parser.add_argument("--report")
-    parser.add_argument("--config", choices=["4_lanes", "16_lanes", "storage_loads"],
-                        help="16_lanes: only the lanes kernels' subgroup code (width_variant); else every code variant")
+    parser.add_argument("--config", choices=["4_lanes", "16_lanes", "storage_loads", "decode_4_lanes", "decode_8_lanes",
+                                             "decode_16_lanes"],
+                        help="16_lanes: only the lanes kernels' subgroup code (width_variant); decode_*: only the decode "
+                             "kernel's code variants; else every code variant")
     args = parser.parse_args()
     default_keys = set().union(*read_pipelines(args.default).values()) if args.default else set()
     if args.check:
