@@ -71,11 +71,13 @@ float score(Batch bt, uint row, uint head, uint t, float dot);  // the final sco
 #ifndef ATTENTION_PV_WEIGHT
 #define ATTENTION_PV_WEIGHT(p) (p)
 #endif
-// The lanes kernel calls item_begin(bt, hk, lane) once per item, before its key loop, when
-// the including shader defines ATTENTION_ITEM_BEGIN first: what every key's slice `lane`
-// needs (FIA's per-channel antiquant scales) is then loaded once, not once per key.
+// The lanes and decode kernels call item_begin(bt, hk, lane, v_lane) once per item, before
+// their key loops, when the including shader defines ATTENTION_ITEM_BEGIN first: what every
+// key's K slice `lane` and V slice `v_lane` need (FIA's per-channel antiquant scales) is
+// then loaded once, not once per key (the lanes kernel's slices are the lane's; the decode
+// kernel's V slice is its P.V lane's, its K slices change within a row).
 #ifdef ATTENTION_ITEM_BEGIN
-void item_begin(Batch bt, uint hk, uint lane);
+void item_begin(Batch bt, uint hk, uint lane, uint v_lane);
 #endif
 
 #if defined(KVBENCH_DECODE)

@@ -95,6 +95,9 @@ void main() {
   // This lane's key slot and V chunk in P.V (lanes past KPV * NCHV idle there).
   const uint pv_key = KPV > 1u ? min(lane / NCHV, KPV - 1u) : 0u;
   const bool pv_lane = KPV == 1u || lane < KPV * NCHV;
+#ifdef ATTENTION_ITEM_BEGIN
+  item_begin(bt, hk, 0u, lane % NCHV);  // what the V chunk needs for every key (with CPL 1: its only chunk)
+#endif
   uint parity = 0u;
   for (int tb = int(t0 + sg * SG); tb < t1; tb += int(WG), parity ^= 1u) {  // uniform per subgroup
     const int t = tb + int(lane);

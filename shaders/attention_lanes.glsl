@@ -43,7 +43,7 @@ void main() {
   const uint H = pc.num_heads, G = pc.num_heads / pc.num_kv_heads;
   const Batch bt = batch_info(b);
 #ifdef ATTENTION_ITEM_BEGIN
-  item_begin(bt, hk, lane);
+  item_begin(bt, hk, lane, lane);
 #endif
   // The item's first lane in the subgroup: softmax weights are shuffled from lane base + g.
   const uint base = gl_SubgroupInvocationID & ~(LANES - 1u);

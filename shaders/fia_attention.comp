@@ -72,7 +72,7 @@ struct Batch {
 // Full int8 quantizes P before P.V (the kernel core's ATTENTION_PV_WEIGHT hook).
 float pv_weight(float p);
 #define ATTENTION_PV_WEIGHT(p) pv_weight(p)
-#define ATTENTION_ITEM_BEGIN  // the lanes kernel's per-channel antiquant scales, once per item
+#define ATTENTION_ITEM_BEGIN  // per-channel antiquant scales, once per item (lanes and decode kernels)
 #include "attention_core.glsl"
 
 layout(std430, binding = 0) readonly buffer Query { uint query[]; };
@@ -195,22 +195,27 @@ DEFINE_ROW_LOADER(value_row, value4, value_texels, DPLV)
 DEFINE_CHANNEL_LOADER(key_channels, keyAntiquantScale, keyAntiquantOffset, DPL)
 DEFINE_CHANNEL_LOADER(value_channels, valueAntiquantScale, valueAntiquantOffset, DPLV)
 
-// The lanes kernel's per-channel scales and offsets of its slice, loaded by item_begin
-// (they depend on the kv head and the channel only). The tiles kernel's slices change with
-// every call, so it loads them each time.
-#ifndef KVBENCH_TILES
+// Per-channel scales and offsets that stay in registers for the whole item, loaded once by
+// item_begin (they depend on the kv head and the channel only): the lanes kernel's K and V
+// slices, and the decode kernel's V slice when each lane always takes the same one (one V
+// slice per lane: CPL 1) and registers allow (NV <= 4). Its K loop walks every slice of a row, with the same address in
+// every lane (a uniform load); the tiles kernel's slices change with every call.
 float k_chan_sc[DPL], k_chan_of[DPL], v_chan_sc[DPLV], v_chan_of[DPLV];
-#define CHANNELS_CACHED true
+#if !defined(KVBENCH_TILES)
+const bool K_CHANNELS_CACHED = true, V_CHANNELS_CACHED = true;
+#elif defined(KVBENCH_DECODE)
+// At 8 vectors the 16 more registers spilled on RDNA3 (gfx1100, wave64: 13 VGPRs): from 5 on,
+// each V slice loads its scales again (attention_isa_stats, specs/attention-issue-35.md).
+const bool K_CHANNELS_CACHED = false, V_CHANNELS_CACHED = CPL == 1u && NV <= 4u;
 #else
-float k_chan_sc[1], k_chan_of[1], v_chan_sc[1], v_chan_of[1];  // unused
-#define CHANNELS_CACHED false
+const bool K_CHANNELS_CACHED = false, V_CHANNELS_CACHED = false;
 #endif
 
-#define DEFINE_CODE_LOADER(NAME, CODES, SCALES, OFFSETS, N, PER_CHANNEL, CHANNELS, CSC, COF) \
+#define DEFINE_CODE_LOADER(NAME, CODES, SCALES, OFFSETS, N, PER_CHANNEL, CHANNELS, CSC, COF, CACHED) \
   void NAME(uint first, uint si, uint sdt, out float x[N]) {                              \
     const uint bits = KV_PATH == 2u ? 8u : 4u, per_word = 32u / bits;                     \
     float sc[N], of[N];                                                                    \
-    if (PER_CHANNEL && CHANNELS_CACHED) {                                                  \
+    if (PER_CHANNEL && CACHED) {                                                           \
       for (uint j = 0u; j < N; ++j) {                                                      \
         sc[j] = CSC[j];                                                                    \
         of[j] = COF[j];                                                                    \
@@ -284,18 +289,19 @@ float scale_value(uint bits, uint dt) {
   return bits == 255u ? uintBitsToFloat(0x7fc00000u) : bits == 0u ? uintBitsToFloat(0x00400000u) : uintBitsToFloat(bits << 23u);
 }
 
-DEFINE_CODE_LOADER(key_codes, key, keyAntiquantScale, keyAntiquantOffset, DPL, K_PER_CHANNEL, key_channels, k_chan_sc, k_chan_of)
+DEFINE_CODE_LOADER(key_codes, key, keyAntiquantScale, keyAntiquantOffset, DPL, K_PER_CHANNEL, key_channels, k_chan_sc, k_chan_of,
+                   K_CHANNELS_CACHED)
 DEFINE_CODE_LOADER(value_codes, value, valueAntiquantScale, valueAntiquantOffset, DPLV, V_PER_CHANNEL, value_channels,
-                   v_chan_sc, v_chan_of)
+                   v_chan_sc, v_chan_of, V_CHANNELS_CACHED)
 
-void item_begin(Batch bt, uint hk, uint lane) {
-#ifndef KVBENCH_TILES
+// K's slice `lane` and V's slice `v_lane` (the lanes kernel: the same).
+void item_begin(Batch bt, uint hk, uint lane, uint v_lane) {
   // Mode 0 per channel (the only per-channel codes path): element hk * dim + d, any token.
-  if (CODES_KV && K_PER_CHANNEL)
+  if (CODES_KV && K_PER_CHANNEL && K_CHANNELS_CACHED)
     key_channels(pc.ks_base + antiquant_index(pc.k_mode, D, bt, 0u, hk, lane * DPL), pc.ks_dtype, k_chan_sc, k_chan_of);
-  if (CODES_KV && V_PER_CHANNEL)
-    value_channels(pc.vs_base + antiquant_index(pc.v_mode, DV, bt, 0u, hk, lane * DPLV), pc.vs_dtype, v_chan_sc, v_chan_of);
-#endif
+  if (CODES_KV && V_PER_CHANNEL && V_CHANNELS_CACHED)
+    value_channels(pc.vs_base + antiquant_index(pc.v_mode, DV, bt, 0u, hk, v_lane * DPLV), pc.vs_dtype, v_chan_sc,
+                   v_chan_of);
 }
 
 void load_key(Batch bt, uint hk, uint t, uint lane, out float k[DPL]) {

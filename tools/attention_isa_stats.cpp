@@ -60,6 +60,10 @@ std::vector<Variant> variants(uint32_t subgroup_size) {
       }
       v.push_back({"mhca_attention" + b, {128, 4, 32}, "MHCA int4 D 128" + g, gpu, by_id});
       v.push_back({"fia_attention" + b, {128, 128, 0, 128}, "FIA antiquant/paged D 128" + g, gpu, by_id});
+      // Int8 codes with per-channel scales and offsets, by uvec4s through texel views (the
+      // 8k paged decode): KV_PATH 2, K and V per channel, offsets, CODES_UVEC4, TEXELS.
+      v.push_back({"fia_attention" + b, {128, 128, 2, 128, 1, 1, 1, 1, 1, 0}, "FIA int8 per-channel D 128" + g, gpu,
+                   by_id});
       v.push_back({"fia_attention" + b, {192, 128, 0, 128}, "FIA MLA 128+64 / 128" + g, gpu, by_id});
       if (gpu && !decode) v.push_back({"fia_attention" + b, {576, 512, 0, 512}, "FIA MLA 512+64 / 512", gpu});
     }
