@@ -40,7 +40,7 @@ def read_pipelines(path, left_out=frozenset()):
 # Size constants by shader (specialization constant ids; shaders/*.comp, attention_core.glsl):
 # D (0) of every attention shader, FIA's DV (1) and DQK (3, which selects the rope path only
 # by differing from D), MHCA's quant group (2) and page size (6, whose 0 selects offset mode),
-# the decode kernel's NV (17).
+# the decode kernel's NV (17; in two classes, see below).
 def variant(key):
     shader, *constants = key.split(":")
     by_position = [c for c in constants if "=" not in c]
@@ -56,8 +56,8 @@ def variant(key):
             by_position[2] = "QG"
             by_position[6] = "paged" if by_position[6] != "0" else "offset"
     # The decode kernel's query vectors per item (17) bound its loops over the vectors, as D
-    # bounds those over a row.
-    by_id = ["17=NV" if c.startswith("17=") else c for c in by_id]
+    # bounds those over a row; FIA keeps V's per-channel scales in registers only up to 4.
+    by_id = [("17=NV<=4" if int(c[3:]) <= 4 else "17=NV>4") if c.startswith("17=") else c for c in by_id]
     return ":".join([shader] + by_position + by_id)
 
 
