@@ -42,7 +42,8 @@ void add_devices_command(CLI::App& app, int& exit_code) {
                 << yes(d.shader_float16) << ", int64 " << yes(d.shader_int64) << ", fp64 "
                 << yes(d.shader_float64) << "\n"
                 << "      subgroup size " << d.subgroup_size << " (shuffle " << yes(d.subgroup_shuffle)
-                << "), shared memory " << d.shared_memory_bytes / 1024 << " KiB, max storage buffer "
+                << ", reductions " << yes(d.subgroup_arithmetic) << "), shared memory "
+                << d.shared_memory_bytes / 1024 << " KiB, max storage buffer "
                 << d.max_storage_buffer_range / (1024 * 1024) << " MiB, timestamps " << yes(d.timestamps)
                 << "\n"
                 << "      compute units " << d.compute_units << " (" << d.compute_units_source
@@ -57,8 +58,10 @@ void add_devices_command(CLI::App& app, int& exit_code) {
     std::cout
         << "The default is the first GPU, else the first device (lavapipe on a machine without a GPU).\n"
            "kvbench binds every tensor as 32-bit words, so no 8/16-bit storage feature is needed. The\n"
-           "attention kernel runs at any subgroup size (KVBENCH_KERNEL=cpu forces the cpu-shaped one,\n"
-           "which needs subgroups of at least 8 lanes with shuffles). A case whose needs the device\n"
+           "attention kernels: a CPU device (lavapipe) runs the cpu-shaped one (subgroups of at least 8\n"
+           "lanes with shuffles), a GPU the decode kernel for decodes (subgroup reductions, 4-64 lanes,\n"
+           "heads up to 256) and the tiles kernel, which runs at any subgroup size, for the rest\n"
+           "(KVBENCH_KERNEL=gpu|cpu|decode forces one). A case whose needs the device\n"
            "lacks, or whose tensor exceeds the max storage buffer, is a SKIP with the reason.\n"
            "KVBENCH_STAGING=1 forces the staging memory mode (=0 zero-copy).\n";
     const std::string dir = default_cache_dir();
