@@ -56,6 +56,12 @@ layout(std430, binding = 28) readonly buffer BatchPlan { uint batch_plan[]; };
 layout(std430, binding = 29) readonly buffer Items { uint items[]; };
 layout(std430, binding = 30) writeonly buffer Partials { float partials[]; };
 
+// The first float of query vector v's partial state (m, l, DV accumulators) for this split:
+// slot base + (row * H + head) * splits + split, with row v / G and head hk * G + v % G.
+uint partial_first(uint slot_base, uint v, uint hk, uint G, uint H, uint nsplit, uint split) {
+  return (slot_base + ((v / G) * H + hk * G + v % G) * nsplit + split) * (DV + 2u);
+}
+
 // The hooks.
 Batch batch_info(uint b);
 uint kv_length(Batch bt);

@@ -193,9 +193,7 @@ void main() {
       const float weight = mg == NEG_INF ? 0.0 : exp(mg - big);
       sum += weight * ws_get(gs + (ch == DV ? 1u : 2u + ch));
     }
-    const uint v = v0 + vl;
-    const uint slot = slot_base + ((v / G) * H + hk * G + v % G) * nsplit + split;
-    const uint first = slot * (DV + 2u);
+    const uint first = partial_first(slot_base, v0 + vl, hk, G, H, nsplit, split);
     if (ch == DV) {
       partials[first] = big;
       partials[first + 1u] = sum;

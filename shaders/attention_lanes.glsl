@@ -110,9 +110,7 @@ void main() {
   // Vector g's partial state: m and l from lane g, the accumulator's slices from every lane.
   for (uint g = 0u; g < LANES; ++g) {
     if (g >= nv) break;
-    const uint vg = v0 + g;
-    const uint slot = slot_base + ((vg / G) * H + hk * G + vg % G) * nsplit + split;
-    const uint first = slot * (DV + 2u);
+    const uint first = partial_first(slot_base, v0 + g, hk, G, H, nsplit, split);
     if (lane == g) {
       partials[first] = m;
       partials[first + 1u] = l;

@@ -150,9 +150,7 @@ void main() {
   }
 
   if (pv >= nv) return;
-  const uint v = v0 + pv, row = v / G, head = hk * G + v % G;
-  const uint slot = slot_base + (row * H + head) * nsplit + split;
-  const uint first = slot * (DV + 2u);
+  const uint first = partial_first(slot_base, v0 + pv, hk, G, H, nsplit, split);
   if (pc0 == 0u) {
     partials[first] = m_s[pv];
     partials[first + 1u] = l_s[pv];
