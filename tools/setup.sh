@@ -16,6 +16,9 @@ packages=(
   # (specs/case-format.md "Inputs from files"): OpenSSL's libcrypto.
   libssl-dev
   python3 python3-numpy
+  # Installing kvbench's Python package offline (specs/python-package.md): setuptools is its
+  # build backend, pip and venv install it (CTest python_package).
+  python3-setuptools python3-pip python3-venv
   # tools/plot.py and its test (tests/plot.sh).
   python3-matplotlib
   # tests/junit_schema.sh validates the JUnit report with xmllint.
