@@ -2,7 +2,16 @@
 # Installs kvbench's build and test dependencies from Debian 12 packages.
 # Safe to run twice: only missing packages are installed, and apt is not touched
 # when everything is already present.
+#   --torch   also Debian's python3-torch (1.13, CPU), for examples/torch and CTest
+#             torch_backends (about 1 GB installed; the quick start does not need it)
 set -euo pipefail
+torch=0
+for arg in "$@"; do
+  case $arg in
+    --torch) torch=1 ;;
+    *) echo "usage: tools/setup.sh [--torch]" >&2; exit 2 ;;
+  esac
+done
 
 packages=(
   cmake g++ make
@@ -28,7 +37,10 @@ packages=(
   clang libclang-rt-14-dev llvm
   # .ci/run checks the C++ sources against .clang-format.
   clang-format
+  # The Debian package (cpack -G DEB): dpkg-shlibdeps finds the libraries' packages.
+  dpkg-dev
 )
+if [ $torch = 1 ]; then packages+=(python3-torch); fi
 
 missing=()
 for p in "${packages[@]}"; do
