@@ -32,6 +32,8 @@ packages=(
   python3-matplotlib
   # tests/junit_schema.sh validates the JUnit report with xmllint.
   libxml2-utils
+  # tests/ci_recipes.sh parses the README's CI recipes (YAML).
+  python3-yaml
   # The sanitizer and fuzzer build of .ci/run: clang, its ASan/UBSan and libFuzzer
   # runtimes, and llvm-symbolizer for readable sanitizer stacks.
   clang libclang-rt-14-dev llvm
