@@ -8,6 +8,8 @@ reads the expected outputs). One module per operator family:
     dnnl.SDPACompressedKV                          sdpa_compressed_kv.py
     pmx.dynamic_batching.MultiHeadCacheAttention   multi_head_cache_attention.py
     pmx.KeyValueCache                              key_value_cache.py
+    aclnn.FusedInferAttentionScoreV3               fused_infer_attention.py (f16/bf16/f32 and KV
+                                                   antiquant; full int8 and post-quant: 77)
 
 Any other operator is reported as not implemented (exit 77: kvbench shows the case as SKIP).
 
@@ -17,6 +19,7 @@ Any other operator is reported as not implemented (exit 77: kvbench shows the ca
     sdpa_zero_point_added   SDPA adds the zero point instead of subtracting it
     mhca_causal_top_left    MHCA aligns the causal mask top-left instead of bottom-right
     kvc_truncate            KeyValueCache truncates its codes toward zero instead of rounding
+    fia_gqa_interleaved     FIA maps query head h to kv head h % Nkv instead of h // (N / Nkv)
 --variant NAME computes another way a device may, to measure kvbench's tolerances against it:
     flash                   P is not rounded to the tensors' dtype before P @ V (a flash-style
                             kernel normalises in f32): every case passes
@@ -39,6 +42,7 @@ if os.path.isfile(os.path.join(_SOURCE_PACKAGE, "kvbench", "__init__.py")):
 import kvbench  # noqa: E402
 import torch  # noqa: E402
 
+from fused_infer_attention import fused_infer_attention  # noqa: E402
 from key_value_cache import key_value_cache  # noqa: E402
 from multi_head_cache_attention import multi_head_cache_attention  # noqa: E402
 from sdpa_compressed_kv import sdpa_compressed_kv  # noqa: E402
@@ -47,8 +51,9 @@ OPERATORS = {
     "dnnl.SDPACompressedKV": sdpa_compressed_kv,
     "pmx.dynamic_batching.MultiHeadCacheAttention": multi_head_cache_attention,
     "pmx.KeyValueCache": key_value_cache,
+    "aclnn.FusedInferAttentionScoreV3": fused_infer_attention,
 }
-PLANTS = ("sdpa_zero_point_added", "mhca_causal_top_left", "kvc_truncate")
+PLANTS = ("sdpa_zero_point_added", "mhca_causal_top_left", "kvc_truncate", "fia_gqa_interleaved")
 VARIANTS = ("flash", "dequant_to_query_dtype")
 
 
