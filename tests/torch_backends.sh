@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The PyTorch backends of examples/torch (README "PyTorch backends"): every default case of
 # dnnl.SDPACompressedKV, pmx.dynamic_batching.MultiHeadCacheAttention and pmx.KeyValueCache
+# (and FusedInferAttentionScoreV3's f16/bf16/f32 and antiquant cases)
 # computed by torch from the golden's inputs passes kvbench's comparator, as PMX / oneDNN
 # compute it and as a flash-style kernel does (P unrounded); a slice goes through
 # `kvbench run --backend` itself, an operator the backend lacks is a SKIP (exit 77), never a
