@@ -43,6 +43,28 @@ check writes_nothing 1 "wrote no .*safetensors into {actual}" -- run cases/kvben
   --filter "$few" --backend 'true'
 check hangs 1 "ran past --backend-timeout 0.5 s" -- run cases/kvbench.DequantizeGroup/ascend.json --filter "$few" \
   --backend 'sleep 30' --backend-timeout 0.5
+# Exit 77: the backend does not implement the case, a SKIP with its words, never a pass: a run
+# whose every case of an operator skipped exits 1 unless --allow-skip.
+one='bits=4,group_size=5,scale=f16,with_zero_point=true,y=f16'  # one DequantizeGroup case
+check not_implemented 1 "every selected case of the operator(s) above skipped on the backend" -- run \
+  cases/kvbench.DequantizeGroup/ascend.json --filter "$few" --backend 'echo no such kernel; exit 77'
+grep -q "SKIP .*not implemented by the backend (it exited with status 77); it printed:" "$work/not_implemented.log" ||
+  { echo "FAIL: not_implemented: no SKIP row with the reason"; fail=1; }
+check not_implemented_allowed 0 "0 passed, 0 failed, 1 skipped" -- run cases/kvbench.DequantizeGroup/ascend.json \
+  --filter "$one" --backend 'exit 77' --allow-skip
+# kvbench.backend (python/kvbench/backend.py) in a backend of one function: computed cases pass,
+# an operator it lacks is not implemented (77) while the others still pass, a planted error fails.
+numpy_backend="$python examples/numpy/dequantize_backend.py {golden} {actual}"
+check helper_computed 0 "6 passed, 0 failed, 0 skipped" -- run cases/kvbench.DequantizeGroup/ppl.json \
+  --filter "group_size=31,scale=f16" --backend "$numpy_backend"
+check helper_not_implemented 1 "all 1 cases of pmx.KeyValueCache skipped, e.g.: not implemented by the backend" -- run \
+  cases/kvbench.DequantizeGroup/ascend.json cases/pmx.KeyValueCache/quantized.json \
+  --filter "$one|kvc_quant.cache_layout=0,current_key=f16,layer_idx=0,num_repeat=1,quant_bit=8,quant_group=8,start_pos=7" \
+  --backend "$numpy_backend"
+grep -q "^1 passed, 0 failed, 1 skipped" "$work/helper_not_implemented.log" ||
+  { echo "FAIL: helper_not_implemented: the implemented case did not pass beside the skipped one"; fail=1; }
+check helper_planted 1 "0 passed, 1 failed" -- run cases/kvbench.DequantizeGroup/ascend.json --filter "$one" \
+  --backend "$numpy_backend --plant"
 # The run goes on after a failing case: every selected case has a row.
 cases=$("$kvbench" list cases/kvbench.DequantizeGroup/ascend.json --filter "$few" | grep -c '^dqg')
 check goes_on 1 "0 passed, $cases failed" -- run cases/kvbench.DequantizeGroup/ascend.json --filter "$few" --backend 'false'

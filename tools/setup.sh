@@ -2,7 +2,16 @@
 # Installs kvbench's build and test dependencies from Debian 12 packages.
 # Safe to run twice: only missing packages are installed, and apt is not touched
 # when everything is already present.
+#   --torch   also Debian's python3-torch (1.13, CPU), for examples/torch and CTest
+#             torch_backends (about 1 GB installed; the quick start does not need it)
 set -euo pipefail
+torch=0
+for arg in "$@"; do
+  case $arg in
+    --torch) torch=1 ;;
+    *) echo "usage: tools/setup.sh [--torch]" >&2; exit 2 ;;
+  esac
+done
 
 packages=(
   cmake g++ make
@@ -16,16 +25,24 @@ packages=(
   # (specs/case-format.md "Inputs from files"): OpenSSL's libcrypto.
   libssl-dev
   python3 python3-numpy
+  # Installing kvbench's Python package offline (specs/python-package.md): setuptools is its
+  # build backend, pip and venv install it (CTest python_package).
+  python3-setuptools python3-pip python3-venv
   # tools/plot.py and its test (tests/plot.sh).
   python3-matplotlib
   # tests/junit_schema.sh validates the JUnit report with xmllint.
   libxml2-utils
+  # tests/ci_recipes.sh parses the README's CI recipes (YAML).
+  python3-yaml
   # The sanitizer and fuzzer build of .ci/run: clang, its ASan/UBSan and libFuzzer
   # runtimes, and llvm-symbolizer for readable sanitizer stacks.
   clang libclang-rt-14-dev llvm
   # .ci/run checks the C++ sources against .clang-format.
   clang-format
+  # The Debian package (cpack -G DEB): dpkg-shlibdeps finds the libraries' packages.
+  dpkg-dev
 )
+if [ $torch = 1 ]; then packages+=(python3-torch); fi
 
 missing=()
 for p in "${packages[@]}"; do

@@ -50,8 +50,10 @@ class SkipTally {
 };
 
 // `run --backend`: every selected case through the backend command, reported as `run`
-// reports Vulkan's (no device, so nothing skips).
-int run_on_backend(Selection& sel, RunReporter& reporter, const BackendCommand& backend, bool fail_fast) {
+// reports Vulkan's. A case skips when the backend says it does not implement it (exit 77):
+// an operator whose every case skipped was not checked, exit 1 unless --allow-skip.
+int run_on_backend(Selection& sel, RunReporter& reporter, const BackendCommand& backend, bool fail_fast,
+                   bool allow_skip) {
   reporter.header("backend: " + backend.command);
   install_interrupt_handler();
   std::ostringstream timeout;
@@ -59,6 +61,7 @@ int run_on_backend(Selection& sel, RunReporter& reporter, const BackendCommand& 
   const std::string extra = " --backend " + shell_quote(backend.command) +
                             (backend.timeout_s != 600 ? " --backend-timeout " + timeout.str() : "") +
                             outside_paths_flag();
+  SkipTally skips;
   for (size_t i = 0; i < sel.cases.size() && !interrupt_signal(); ++i) {
     const auto& c = sel.cases[i];
     reporter.starting(i);
@@ -70,6 +73,7 @@ int run_on_backend(Selection& sel, RunReporter& reporter, const BackendCommand& 
       r = error_result(c.def, *c.op, e);
     }
     const bool failed = r.status == Status::fail;
+    skips.add(r);
     reporter.finished(std::move(r), repro_command(program_path(), c.def.file, c.def.name,
                                                   extra + (c.def.slow ? " --slow include" : "")));
     if (failed && fail_fast && i + 1 < sel.cases.size()) {
@@ -78,7 +82,14 @@ int run_on_backend(Selection& sel, RunReporter& reporter, const BackendCommand& 
       break;
     }
   }
-  return reporter.finish(nullptr, interrupt_signal());
+  int exit_code = reporter.finish(nullptr, interrupt_signal());
+  if (exit_code == 0 && !allow_skip)
+    if (const auto all = skips.all_skipped(); !all.empty()) {
+      std::cout << all << "error: every selected case of the operator(s) above skipped on the backend: "
+                << "nothing of them was checked (exit 1; --allow-skip accepts it)\n";
+      exit_code = 1;
+    }
+  return exit_code;
 }
 
 }  // namespace
@@ -107,10 +118,11 @@ void add_run_command(CLI::App& app, int& exit_code) {
                   "Vulkan device index (see `kvbench devices`; default: first GPU, else lavapipe)")
       ->check(CLI::NonNegativeNumber);
   cmd->add_flag("-x,--fail-fast", fail_fast, "Stop after the first failing case");
-  cmd->add_flag(
-      "--allow-skip", allow_skip,
-      "Accept an operator whose every selected case skips on this device (otherwise exit 1: a run that "
-      "checked nothing of an operator is not a pass)");
+  cmd->add_flag("--allow-skip", allow_skip,
+                "Accept an operator whose every selected case skips on this device, or is not implemented by "
+                "the --backend "
+                "(exit 77) (otherwise exit 1: a run that "
+                "checked nothing of an operator is not a pass)");
   cmd->add_option("--save-actual", save_actual,
                   "Also write each case's device outputs to DIR/<stem>.safetensors in the golden file format "
                   "(for `kvbench check`, numpy, tools/plot.py)");
@@ -129,7 +141,9 @@ void add_run_command(CLI::App& app, int& exit_code) {
       "--backend", backend.command,
       "Check another implementation instead of Vulkan: per case, write its golden to a temporary folder, "
       "run this shell command with {golden} and {actual} replaced by the folders (e.g. 'python3 "
-      "tools/example_backend.py {golden} {actual}'), and check the <stem>.safetensors it writes");
+      "tools/example_backend.py {golden} {actual}'), and check the <stem>.safetensors it writes; a command "
+      "that exits 77 does not implement the case "
+      "(SKIP)");
   cmd->add_option("--backend-timeout", backend.timeout_s,
                   "Seconds a --backend command may run per case (default 600)")
       ->check(CLI::PositiveNumber);
@@ -177,7 +191,7 @@ void add_run_command(CLI::App& app, int& exit_code) {
       return;
     }
     if (!backend.command.empty()) {
-      exit_code = run_on_backend(sel, reporter, backend, fail_fast);
+      exit_code = run_on_backend(sel, reporter, backend, fail_fast, allow_skip);
       return;
     }
     const std::unique_ptr<Runtime> rt = open_device(device);
