@@ -43,9 +43,6 @@ struct TensorSpec {
   Shape shape;
 };
 
-// Extra figures an operator reports for a case (label, value), e.g. a compression ratio.
-using CaseFigures = std::vector<std::pair<std::string, std::string>>;
-
 // One validated, expanded case of an operator.
 class OpCase {
  public:
@@ -73,7 +70,8 @@ class OpCase {
   // Runs the Vulkan implementation on `io` (uploads, dispatches, downloads outputs and
   // in-place tensors into `io`). Returns the device time in ms. May throw SkipCase.
   virtual double run_vulkan(Runtime& rt, TensorSet& io) const = 0;
-  // Extra report figures; available after reference() (which may compute them).
+  // Extra report figures decided by the shapes alone (figures measured on the data come
+  // with the reference's outputs: Expected::figures).
   virtual CaseFigures figures() const { return {}; }
   // A golden file has no place for figures, and some cost a second reference (FIA's and
   // SDPA's quant_err: the attention again on the unquantized K/V): `golden` turns them off.
@@ -128,7 +126,7 @@ class OpCase {
   static void fill_with(Tensor& t, const std::function<double(size_t)>& value);
   // An index tensor holding `values`.
   static void fill_values(Tensor& t, const std::vector<int64_t>& values);
-  // Whether reference() should compute figures() (false after skip_figures()).
+  // Whether reference() should measure its outputs' figures (false after skip_figures()).
   bool figures_wanted() const { return figures_wanted_; }
 
  private:

@@ -438,16 +438,18 @@ class FiaCase final : public OpCase {
     Attention a = attention(in, table, prefix, nullptr);
     std::vector<double> out_exact = std::move(a.out), row_lse = std::move(a.lse);
     // Accuracy attribution: the same attention on the unquantized K/V.
+    CaseFigures figures;
     if (p_.quant.on && figures_wanted() && generated("key") && generated("value")) {
       const std::array<FiaOriginals, 2> originals{FiaOriginals(p_, args(), 0), FiaOriginals(p_, args(), 1)};
       const auto plain = attention(in, table, prefix, &originals);
-      figures_ = {{"quant_err", quant_error_text(out_exact, plain.out)}};
+      figures = {{"quant_err", quant_error_text(out_exact, plain.out)}};
     }
     std::optional<Tolerance> full_tolerance;
     if (p_.full.on) full_tolerance = full_int8_tolerance(in, out_exact, a.full_atol);
     Expected out = p_.post.on ? post_quantize(in, row_lse, std::move(out_exact))
                               : Expected::rounded(in.at("attentionOut"), std::move(out_exact));
     out.data_tolerance = full_tolerance;
+    out.figures = std::move(figures);
     std::vector<double> lse_out = p_.lse ? row_lse : std::vector<double>{0.0};
     for (double& x : lse_out)  // the softmaxLse faults
       if (fault_is("lse_log2") && std::isfinite(x))
@@ -531,8 +533,6 @@ class FiaCase final : public OpCase {
     return out;
   }
 
-  CaseFigures figures() const override { return figures_; }
-
   // Whether row i of batch b sees one key at most (its band, before any mask).
   bool single_key(int64_t b, int64_t i) const {
     const int64_t first = std::max<int64_t>(0, i + p_.band[b].lo),
@@ -589,7 +589,6 @@ class FiaCase final : public OpCase {
 
  private:
   FiaParams p_;
-  mutable CaseFigures figures_;  // the accuracy attribution, set by reference()
   mutable std::mutex quantized_lock_;
   mutable std::array<std::optional<TensorSet>, 2> quantized_;  // see quantize_into
 };
