@@ -28,7 +28,8 @@ const Signature& scripted_signature() {
 class ScriptedCopy final : public OpCase {
  public:
   explicit ScriptedCopy(bool writes)
-      : OpCase(Args(CaseDef{.file = "stub.json", .name = "scripted", .op = "stub"}, scripted_signature())),
+      : OpCase(
+            Args(CaseDef{.file = "stub.json", .name = "scripted", .op = "stub"}, scripted_signature(), {})),
         writes_(writes) {}
   std::string describe() const override { return "scripted copy"; }
   std::vector<TensorSpec> tensor_specs() const override {

@@ -37,10 +37,10 @@ constexpr int64_t kMax = 2147483647;
 // The pointer and message of the CaseError a document raises ("" if it is accepted).
 std::string rejection(const std::string& json) {
   const auto doc = nlohmann::json::parse(json);
-  auto loaded = expand_case_document(doc, "test.json");
+  auto loaded = expand_case_document(doc, "test.json", {});
   if (!loaded.errors.empty()) return loaded.errors[0].pointer + ": " + loaded.errors[0].message;
   try {
-    instantiate_case(*find_operator(doc["op"]), loaded.cases.at(0));
+    instantiate_case(*find_operator(doc["op"]), loaded.cases.at(0), {});
   } catch (const CaseError& e) {
     return e.pointer() + ": " + e.what();
   }

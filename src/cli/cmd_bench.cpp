@@ -64,7 +64,7 @@ void add_bench_command(CLI::App& app, int& exit_code) {
       "cases correct; 1 a case failed; 2 unusable\n"
       "arguments, invalid case files or no device.");
   cmd->callback([&exit_code] {
-    auto selected = selection.select(paths);
+    auto selected = selection.select(paths, selection.run_options());
     if (!selected) {
       exit_code = 2;
       return;

@@ -42,7 +42,7 @@ void add_coverage_command(CLI::App& app, int& exit_code) {
       "(specs/coverage.md).\n"
       "Exit 1 when a fault of an operator with cases is undetected.");
   cmd->callback([&exit_code] {
-    auto selected = selection.select(paths);
+    auto selected = selection.select(paths, selection.run_options());
     if (!selected) {
       exit_code = 2;
       return;

@@ -82,7 +82,8 @@ void add_golden_command(CLI::App& app, int& exit_code) {
       "write;\n"
       "SIGINT/SIGTERM finish the cases being written and exit 128 + the signal.");
   cmd->callback([&exit_code] {
-    auto selected = selection.select(paths);
+    const RunOptions options = selection.run_options(threads);
+    auto selected = selection.select(paths, options);
     if (!selected) {
       exit_code = 2;
       return;
@@ -90,10 +91,11 @@ void add_golden_command(CLI::App& app, int& exit_code) {
     Selection& sel = *selected;
     // --jobs cases at once (no more than there are), each with its share of the cores
     // unless --threads says otherwise.
-    const unsigned hardware = std::max(1u, std::thread::hardware_concurrency());
+    const unsigned hardware = hardware_threads();
     const unsigned workers =
         static_cast<unsigned>(std::clamp<size_t>(sel.cases.size(), 1, jobs ? jobs : hardware));
-    set_reference_threads(threads ? threads : std::max(1u, hardware / workers));
+    if (!threads)
+      for (auto& c : sel.cases) c.op->set_threads(hardware / workers);
     for (const auto& e : sel.errors) std::cerr << "invalid case: " << e.to_string() << "\n";
     // The error_code forms: a folder that cannot be made or searched is a message, not an abort.
     std::error_code made, checked;
@@ -122,7 +124,7 @@ void add_golden_command(CLI::App& app, int& exit_code) {
     std::atomic<size_t> next{0}, done{0}, bytes{0};
     std::mutex io;
     std::vector<std::string> failures;
-    MemoryGate gate(memory_budget());
+    MemoryGate gate(options.memory_budget);
     // SIGINT/SIGTERM: the cases being written finish (every file is written through a
     // temporary and renamed whole), no other starts; a second signal removes the
     // temporaries and ends the process.

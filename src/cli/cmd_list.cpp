@@ -53,7 +53,7 @@ void add_list_command(CLI::App& app, int& exit_code) {
       "parameters, or why it skips; nothing is computed or compiled beyond creating them");
   cmd->add_option("--device", device, "Vulkan device index for --pipelines (see `kvbench devices`)");
   cmd->callback([&exit_code] {
-    auto selected = selection.select(paths);
+    auto selected = selection.select(paths, selection.run_options());
     if (!selected) {
       exit_code = 2;
       return;

@@ -21,7 +21,9 @@ namespace kvbench {
 namespace {
 
 // A repro line reruns a case the way it was loaded: with its files outside its folder too.
-std::string outside_paths_flag() { return allow_outside_paths() ? " --allow-outside-paths" : ""; }
+std::string outside_paths_flag(const RunOptions& options) {
+  return options.allow_outside_paths ? " --allow-outside-paths" : "";
+}
 
 // Per operator: cases run and skipped, and the first skip's reason.
 class SkipTally {
@@ -51,14 +53,15 @@ class SkipTally {
 
 // `run --backend`: every selected case through the backend command, reported as `run`
 // reports Vulkan's (no device, so nothing skips).
-int run_on_backend(Selection& sel, RunReporter& reporter, const BackendCommand& backend, bool fail_fast) {
+int run_on_backend(Selection& sel, RunReporter& reporter, const BackendCommand& backend, bool fail_fast,
+                   const RunOptions& options) {
   reporter.header("backend: " + backend.command);
   install_interrupt_handler();
   std::ostringstream timeout;
   timeout << backend.timeout_s;
   const std::string extra = " --backend " + shell_quote(backend.command) +
                             (backend.timeout_s != 600 ? " --backend-timeout " + timeout.str() : "") +
-                            outside_paths_flag();
+                            outside_paths_flag(options);
   for (size_t i = 0; i < sel.cases.size() && !interrupt_signal(); ++i) {
     const auto& c = sel.cases[i];
     reporter.starting(i);
@@ -146,13 +149,13 @@ void add_run_command(CLI::App& app, int& exit_code) {
       "A failing case prints its tolerance, worst element and a repro line (the command that reruns\n"
       "just that case); the failed cases are listed again after the closing line.");
   cmd->callback([&exit_code] {
-    auto selected = selection.select(paths);
+    const RunOptions options = selection.run_options(threads);
+    auto selected = selection.select(paths, options);
     if (!selected) {
       exit_code = 2;
       return;
     }
     Selection& sel = *selected;
-    set_reference_threads(threads);
     if (!save_actual.empty()) {
       std::error_code ec;
       std::filesystem::create_directories(save_actual, ec);
@@ -177,7 +180,7 @@ void add_run_command(CLI::App& app, int& exit_code) {
       return;
     }
     if (!backend.command.empty()) {
-      exit_code = run_on_backend(sel, reporter, backend, fail_fast);
+      exit_code = run_on_backend(sel, reporter, backend, fail_fast, options);
       return;
     }
     const std::unique_ptr<Runtime> rt = open_device(device);
@@ -187,7 +190,7 @@ void add_run_command(CLI::App& app, int& exit_code) {
     }
     reporter.header("device: " + rt->info().name + " (" + rt->info().type + ")");
     const std::string extra =
-        (device >= 0 ? " --device " + std::to_string(device) : "") + outside_paths_flag();
+        (device >= 0 ? " --device " + std::to_string(device) : "") + outside_paths_flag(options);
     install_interrupt_handler();
     const unsigned warm_threads = compile_threads >= 0 ? static_cast<unsigned>(compile_threads)
                                                        : default_warmer_threads(rt->info().type == "cpu");

@@ -49,7 +49,7 @@ void add_shrink_command(CLI::App& app, int& exit_code) {
       "Exit status: 0 written; 1 no selected case fails; 2 unusable arguments, invalid case files, no "
       "device.");
   cmd->callback([&exit_code] {
-    auto selected = selection.select({path});
+    auto selected = selection.select({path}, selection.run_options());
     if (!selected) {
       exit_code = 2;
       return;
@@ -101,14 +101,16 @@ void add_shrink_command(CLI::App& app, int& exit_code) {
       return;
     }
     std::cout << "shrinking " << failing->def.name << ": " << target.text() << "\n";
-    const ShrinkOutcome out = shrink_case(failing->def, target, runner, max_runs,
-                                          [](const std::string& line) { std::cout << line << std::endl; });
+    const ShrinkOutcome out =
+        shrink_case(failing->def, failing->op->args().options(), target, runner, max_runs,
+                    [](const std::string& line) { std::cout << line << std::endl; });
     const std::string stem = case_file_stem(failing->def.name) + "_shrunk";
     const std::string file = output.empty() ? stem + ".json" : output;
     const fs::path folder =
         fs::path(file).parent_path().empty() ? fs::path(".") : fs::path(file).parent_path();
     bool outside = false;
-    const auto smallest = instantiate_case(*find_operator(out.smallest.op), out.smallest);
+    const auto smallest =
+        instantiate_case(*find_operator(out.smallest.op), out.smallest, failing->op->args().options());
     const std::string description = "kvbench shrink: the smallest case found that fails as " +
                                     failing->def.name + " of " + failing->def.file + " does (" +
                                     target.text() + "): " + smallest->describe();

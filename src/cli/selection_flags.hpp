@@ -86,17 +86,26 @@ struct SelectionFlags {
         "only files beside it or below it)");
   }
 
-  // The selected cases, or nullopt (after printing the error) for a malformed --filter, an
-  // unknown --op or an empty selection without --allow-empty.
-  std::optional<Selection> select(const std::vector<std::string>& paths) const {
-    if (!memory.empty()) memory_budget() = *parse_bytes(memory);
-    if (max_cases) max_cases_per_file() = max_cases;
-    allow_outside_paths() = outside_paths;
+  // The limits of the flags (--memory-budget, --max-cases, --allow-outside-paths), and
+  // `reference_threads` unless it is 0 (then the hardware threads).
+  RunOptions run_options(unsigned reference_threads = 0) const {
+    RunOptions r;
+    if (!memory.empty()) r.memory_budget = *parse_bytes(memory);
+    if (max_cases) r.max_cases_per_file = max_cases;
+    r.allow_outside_paths = outside_paths;
+    if (reference_threads) r.reference_threads = reference_threads;
+    return r;
+  }
+
+  // The selected cases, loaded and instantiated under `run`, or nullopt (after printing the
+  // error) for a malformed --filter, an unknown --op or an empty selection without
+  // --allow-empty.
+  std::optional<Selection> select(const std::vector<std::string>& paths, const RunOptions& run) const {
     try {
       SelectOptions o = options();
       if (!failed_from.empty()) o.rerun = failed_cases_from(failed_from);
       if (!cases_from.empty()) o.named = named_cases_from(cases_from);
-      Selection s = select_cases(paths, o);
+      Selection s = select_cases(paths, o, run);
       // A typo in a CI filter must not turn the job green by selecting nothing.
       if (s.cases.empty() && s.errors.empty() && !allow_empty) {
         if (o.rerun && o.rerun->names.empty() && o.rerun->files.empty())

@@ -76,6 +76,8 @@ class OpCase {
   // A golden file has no place for figures, and some cost a second reference (FIA's and
   // SDPA's quant_err: the attention again on the unquantized K/V): `golden` turns them off.
   void skip_figures() { figures_wanted_ = false; }
+  // Threads of this case's input filling and reference (Args::set_threads).
+  void set_threads(unsigned n) { args_.set_threads(n); }
   // Plants fault `name` (one of the signature's faults) in reference(): the golden a
   // kernel with that bug would agree with (`kvbench coverage --faults`). Empty: none.
   void set_fault(std::string name) { fault_ = std::move(name); }
@@ -123,7 +125,7 @@ class OpCase {
   void fill_uniform(Tensor& t, std::pair<double, double> range) const;
   // Elements [0, numel) as value(i), made in chunks on the reference threads (value must
   // depend on i alone, so the bytes do not depend on the threads).
-  static void fill_with(Tensor& t, const std::function<double(size_t)>& value);
+  void fill_with(Tensor& t, const std::function<double(size_t)>& value) const;
   // An index tensor holding `values`.
   static void fill_values(Tensor& t, const std::vector<int64_t>& values);
   // Whether reference() should measure its outputs' figures (false after skip_figures()).
@@ -149,7 +151,7 @@ class Operator {
 // Parses `def` against the operator's signature and instantiates it. Whatever goes wrong
 // (a CaseError, or any other exception) comes back as a CaseError naming the field, or
 // the whole document ("") when no field is known.
-std::unique_ptr<OpCase> instantiate_case(const Operator& op, const CaseDef& def);
+std::unique_ptr<OpCase> instantiate_case(const Operator& op, const CaseDef& def, const RunOptions& options);
 
 // The host memory a case may take (its tensors, their working copies and the goldens of
 // its outputs), as instantiate_case checked it against --memory-budget: what `golden

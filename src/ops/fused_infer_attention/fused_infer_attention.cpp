@@ -353,7 +353,8 @@ class FiaCase final : public OpCase {
                          .dv = p_.Dv,
                          .scale = p_.scale,
                          .empty = EmptyRow::zeros,
-                         .fault = attention_fault(fault())};
+                         .fault = attention_fault(fault()),
+                         .threads = args().threads()};
         std::vector<double> row_max;
         if (p_.full.on) {  // s = scaleValue * deqScale1 * (q . k); P as int8 codes (spec "Full int8")
           const double qs1 = in.at("quantScale1").get(0);

@@ -188,6 +188,7 @@ class MhcaCase final : public OpCase {
     }
     store_ppl_rows(
         stored, static_cast<size_t>(D), p_.quant_bit, p_.quant_group, p_.t1, p_.scale, cache, scale,
+        args().threads(),
         {.quant = {.truncate = fault_is("quant_truncate"), .scale_f32 = fault_is("quant_scale_f32")},
          .swap_nibbles = fault_is("int4_nibble_swap")});
     // Query head j of kv head hk's group (the fault gqa_head_mod interleaves the groups).
@@ -230,7 +231,8 @@ class MhcaCase final : public OpCase {
                                  .scale = 1.0 / std::sqrt(static_cast<double>(D)),
                                  .round_p = p_.t1,  // P is cast to V's dtype (T1) before P @ V, as PMX does
                                  .empty = EmptyRow::nan,
-                                 .fault = attention_fault(fault())};
+                                 .fault = attention_fault(fault()),
+                                 .threads = args().threads()};
       const int64_t diagonal = fault_is("causal_diagonal_excluded") ? 0 : 1;
       const int64_t causal_offset = fault_is("causal_top_left") ? 0 : offset;
       for (int64_t hk = 0; hk < Hk; ++hk) {

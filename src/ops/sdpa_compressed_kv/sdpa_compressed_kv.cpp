@@ -227,7 +227,8 @@ class SdpaCase final : public OpCase {
                      .empty = fault_is("masked_row_nan")
                                   ? EmptyRow::nan
                                   : EmptyRow::zeros,  // no visible key: zeros (inf_as_zero)
-                     .fault = attention_fault(fault())};
+                     .fault = attention_fault(fault()),
+                     .threads = args().threads()};
     const bool head_mod = fault_is("gqa_head_mod"), swapped = fault_is("causal_alignment_swapped");
     const bool head_broadcast = fault_is("mask_head_broadcast");
     const int64_t diagonal = fault_is("causal_diagonal_excluded") ? 0 : 1;
