@@ -53,35 +53,31 @@ void add_list_command(CLI::App& app, int& exit_code) {
       "parameters, or why it skips; nothing is computed or compiled beyond creating them");
   cmd->add_option("--device", device, "Vulkan device index for --pipelines (see `kvbench devices`)");
   cmd->callback([&exit_code] {
-    auto selected = selection.select(paths, selection.run_options());
-    if (!selected) {
-      exit_code = 2;
-      return;
-    }
-    Selection& s = *selected;
-    if (pipelines) {
-      const std::unique_ptr<Runtime> rt = open_device(device);
-      if (!rt) {
-        exit_code = 2;
-        return;
+    selection.with_selection(paths, selection.run_options(), exit_code, [&](Selection& s) {
+      if (pipelines) {
+        const std::unique_ptr<Runtime> rt = open_device(device);
+        if (!rt) {
+          exit_code = 2;
+          return;
+        }
+        std::cout << "device: " << rt->info().name << " (" << rt->info().type << ")\n";
+        try {
+          list_pipelines(*rt, s);
+        } catch (const std::exception& e) {
+          std::cerr << "error: " << e.what() << "\n";
+          exit_code = 2;
+          return;
+        }
+      } else {
+        for (const auto& c : s.cases)
+          std::cout << c.def.name << "  " << c.def.op << "  " << c.op->description() << "\n";
       }
-      std::cout << "device: " << rt->info().name << " (" << rt->info().type << ")\n";
-      try {
-        list_pipelines(*rt, s);
-      } catch (const std::exception& e) {
-        std::cerr << "error: " << e.what() << "\n";
-        exit_code = 2;
-        return;
-      }
-    } else {
-      for (const auto& c : s.cases)
-        std::cout << c.def.name << "  " << c.def.op << "  " << c.op->description() << "\n";
-    }
-    for (const auto& e : s.errors) std::cerr << "invalid case: " << e.to_string() << "\n";
-    std::cout << s.cases.size() << " cases";
-    if (!s.errors.empty()) std::cout << ", " << s.errors.size() << " invalid";
-    std::cout << "\n";
-    exit_code = s.errors.empty() ? 0 : 2;
+      for (const auto& e : s.errors) std::cerr << "invalid case: " << e.to_string() << "\n";
+      std::cout << s.cases.size() << " cases";
+      if (!s.errors.empty()) std::cout << ", " << s.errors.size() << " invalid";
+      std::cout << "\n";
+      exit_code = s.errors.empty() ? 0 : 2;
+    });
   });
 }
 

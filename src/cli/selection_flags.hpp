@@ -3,6 +3,7 @@
 // --slow, --failed-from, --cases-from, --allow-empty, the limits of one case file (--memory-budget,
 // --max-cases) and where its input files may be (--allow-outside-paths).
 #include <cstdint>
+#include <functional>
 #include <iostream>
 #include <optional>
 #include <stdexcept>
@@ -122,6 +123,16 @@ struct SelectionFlags {
       std::cerr << "error: " << e.what() << "\n";
       return std::nullopt;
     }
+  }
+
+  // A command's callback on its selection: `command` runs on the selected cases (and sets
+  // `exit_code` itself), or, when nothing could be selected, exit_code is 2 (the error printed).
+  void with_selection(const std::vector<std::string>& paths, const RunOptions& run, int& exit_code,
+                      const std::function<void(Selection&)>& command) const {
+    if (auto selected = select(paths, run))
+      command(*selected);
+    else
+      exit_code = 2;
   }
 
   SelectOptions options() const {
