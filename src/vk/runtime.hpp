@@ -222,14 +222,17 @@ class Runtime {
   void log_dispatches(bool on) { log_dispatches_ = on; }
   std::vector<DispatchTime> take_dispatch_log() { return std::exchange(dispatch_log_, {}); }
 
-  // While on (`kvbench list --pipelines`), Batch::dispatch creates each dispatch's pipeline
-  // and logs its key but records no dispatch: nothing is computed, and on lavapipe, which
-  // compiles a pipeline with LLVM at its first dispatch, nothing is compiled either.
+  // While on (`kvbench list --pipelines`, the warmer's look at a case), Batch::dispatch
+  // creates each dispatch's pipeline and logs its key but records no dispatch, and batches
+  // upload and download nothing: nothing is computed, and on lavapipe, which compiles a
+  // pipeline with LLVM at its first dispatch, nothing is compiled either.
   // take_pipeline_log returns and clears the keys.
   void plan_only(bool on) { plan_only_ = on; }
   // While on (runner/pipeline_warmer.hpp), every dispatch is recorded with no workgroup:
   // lavapipe compiles its pipeline, as at a first dispatch, and computes nothing.
   void compile_only(bool on) { compile_only_ = on; }
+  // Bytes batches have uploaded into device buffers so far (what a plan costs: none).
+  uint64_t uploaded_bytes() const { return uploaded_bytes_; }
   std::vector<std::string> take_pipeline_log() { return std::exchange(pipeline_log_, {}); }
 
   // While set, every batch that dispatches is submitted as `plan` says (RepeatPlan) and what
@@ -275,6 +278,7 @@ class Runtime {
   bool plan_only_ = false;
   bool compile_only_ = false;
   std::vector<std::string> pipeline_log_;
+  uint64_t uploaded_bytes_ = 0;
   std::vector<DispatchTime> dispatch_log_;
   std::optional<RepeatPlan> repeat_;
   RepeatOutcome repeat_outcome_;
