@@ -376,7 +376,7 @@ void Batch::dispatch(const Kernel& kernel, const KernelBuffers& buffers, const K
   State& s = *s_;
   if (s.rt.plan_only_) {  // kvbench list --pipelines: the pipeline made, nothing recorded
     s.rt.pipeline(kernel);
-    s.rt.pipeline_log_.push_back(kernel.key());
+    s.rt.pipeline_log_.push_back(s.rt.pipeline_key(kernel));
     return;
   }
   std::set<VkBuffer> bound;                  // every buffer the dispatch reads or writes

@@ -18,6 +18,7 @@ enum : uint32_t {
   OpVariable = 59,
   OpDecorate = 71,
   OpMemberDecorate = 72,
+  DecSpecId = 1,
   DecBlock = 2,
   DecBufferBlock = 3,
   DecBinding = 33,
@@ -54,7 +55,7 @@ ShaderInterface reflect_shader(std::span<const uint32_t> code) {
   std::map<uint32_t, std::string> names;
   std::map<std::pair<uint32_t, uint32_t>, std::string> member_names;
   std::map<std::pair<uint32_t, uint32_t>, uint32_t> member_offsets;
-  std::map<uint32_t, uint32_t> binding, set;
+  std::map<uint32_t, uint32_t> binding, set, spec_id;
   std::map<uint32_t, bool> buffer_block;                       // struct id -> BufferBlock (old-style SSBO)
   std::map<uint32_t, ShaderInterface::Scalar> scalars;         // 32-bit scalar types
   std::map<uint32_t, std::vector<uint32_t>> structs;           // struct id -> member type ids
@@ -98,6 +99,7 @@ ShaderInterface reflect_shader(std::span<const uint32_t> code) {
         if (w[2] == DecBinding) binding[w[1]] = w[3];
         if (w[2] == DecDescriptorSet) set[w[1]] = w[3];
         if (w[2] == DecBufferBlock) buffer_block[w[1]] = true;
+        if (w[2] == DecSpecId) spec_id[w[1]] = w[3];
         break;
       case OpMemberDecorate:
         if (w[3] == DecOffset) member_offsets[{w[1], w[2]}] = w[4];
@@ -108,6 +110,12 @@ ShaderInterface reflect_shader(std::span<const uint32_t> code) {
     i += count;
   }
   ShaderInterface out;
+  for (const auto& [id, constant_id] : spec_id) {
+    const auto name = names.find(id);
+    if (name == names.end() || name->second.empty())
+      throw std::runtime_error("specialization constant " + std::to_string(constant_id) + " has no name");
+    out.spec_constants[name->second] = constant_id;
+  }
   for (const auto& [type, id] : variables) {
     if (!binding.count(id)) continue;
     if (set.count(id) && set[id] != 0) throw std::runtime_error("kvbench shaders use descriptor set 0 only");

@@ -117,7 +117,7 @@ void run_attention(Batch& batch, const AttentionPlan& plan, AttentionLaunch laun
   } else {
     // A lane per query vector: 4 lanes per item for plans of 4-vector items, else 8.
     const uint32_t lanes = plan.vectors_per_item <= 4 && four_lanes_fit(launch.heads) ? 4 : kVectorsPerItem;
-    launch.kernel.constants_by_id.emplace_back(kLanesConstantId, lanes);
+    launch.kernel.constants["LANES"] = lanes;
     const auto [ax, ay] = dispatch_grid((uint64_t{plan.num_items} * lanes + 63) / 64);
     batch.dispatch(launch.kernel, launch.buffers, launch.params, ax, ay);
   }
@@ -130,8 +130,8 @@ void run_attention(Batch& batch, const AttentionPlan& plan, AttentionLaunch laun
       dispatch_grid(kernel == AttentionKernel::tiles ? plan.merge.size() / 4 : (words + 63) / 64);
   // Constants: whether the partials are read through their texel view, and output elements per word.
   const Kernel merge_kernel(kernel == AttentionKernel::tiles ? "attention_merge_splits" : "attention_merge",
-                            {batch.runtime().texels_cover(partials->size()) ? 1u : 0u,
-                             static_cast<uint32_t>(32 / dtype_bits(launch.out_dtype))});
+                            {{"TEXELS", batch.runtime().texels_cover(partials->size()) ? 1u : 0u},
+                             {"PER_WORD", static_cast<uint32_t>(32 / dtype_bits(launch.out_dtype))}});
   batch.dispatch(merge_kernel,
                  {{"partials", partials},
                   {"merge", merge},

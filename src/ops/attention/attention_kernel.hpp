@@ -23,8 +23,6 @@ struct AttentionHeads {
 
 constexpr uint32_t kTilesWorkgroup = 128;        // WG in shaders/attention_tiles.glsl
 constexpr uint32_t kMergeSplitsWorkgroup = 256;  // MERGE_WORKGROUP in shaders/attention_merge_splits.comp
-constexpr uint32_t kLanesConstantId =
-    15;  // LANES in shaders/attention_core.glsl (above every operator's own)
 constexpr uint32_t kPartialsPoison =
     0x7fc00000u;  // a quiet NaN: the partial states before the attention dispatch
 

@@ -354,21 +354,22 @@ class MhcaCase final : public OpCase {
     // specialization constants (see the shader).
     const bool score_adds = p_.is_alibi || p_.mask_rank != 0;
     const bool texels = rt.texels_cover(buffers, {"cache", "scale", "cachestarts"});
-    run_attention(
-        batch, shape,
-        {.kernel =
-             Kernel("mhca_attention",
-                    {static_cast<uint32_t>(p_.head_dim), static_cast<uint32_t>(bits),
-                     static_cast<uint32_t>(p_.quant_bit ? p_.quant_group : 1),
-                     static_cast<uint32_t>(score_adds), static_cast<uint32_t>(p_.scale == DType::f16),
-                     static_cast<uint32_t>(texels), static_cast<uint32_t>(p_.cache_mode ? p_.page_size : 0)}),
-         .buffers = buffers,
-         .params = params,
-         .out = t.at("attn_output"),
-         .out_dtype = p_.t1,
-         .head_dim = p_.head_dim,
-         .empty = EmptyRow::nan,
-         .heads = heads()});
+    run_attention(batch, shape,
+                  {.kernel = Kernel("mhca_attention",
+                                    {{"D", static_cast<uint32_t>(p_.head_dim)},
+                                     {"CACHE_BITS", static_cast<uint32_t>(bits)},
+                                     {"QG", static_cast<uint32_t>(p_.quant_bit ? p_.quant_group : 1)},
+                                     {"SCORE_ADDS", static_cast<uint32_t>(score_adds)},
+                                     {"SCALE_F16", static_cast<uint32_t>(p_.scale == DType::f16)},
+                                     {"TEXELS", static_cast<uint32_t>(texels)},
+                                     {"PAGE_SIZE", static_cast<uint32_t>(p_.cache_mode ? p_.page_size : 0)}}),
+                   .buffers = buffers,
+                   .params = params,
+                   .out = t.at("attn_output"),
+                   .out_dtype = p_.t1,
+                   .head_dim = p_.head_dim,
+                   .empty = EmptyRow::nan,
+                   .heads = heads()});
     t.download(io);
     return batch.submit();
   }

@@ -325,7 +325,7 @@ class SdpaCase final : public OpCase {
                               {"mask_h_stride", p_.has_mask() ? p_.mask_stride(1) : 0},
                               {"mask_q_stride", p_.has_mask() ? p_.mask_stride(2) : 0}};
     run_attention(batch, shape,
-                  {.kernel = Kernel("sdpa_attention", {static_cast<uint32_t>(p_.D)}),
+                  {.kernel = Kernel("sdpa_attention", {{"D", static_cast<uint32_t>(p_.D)}}),
                    .buffers = t.bindings(),
                    .params = params,
                    .out = t.at("output"),
