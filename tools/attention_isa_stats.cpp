@@ -25,7 +25,7 @@ namespace {
 
 struct Variant {
   std::string shader;
-  std::vector<uint32_t> constants;
+  std::map<std::string, uint32_t> constants;  // by name; the rest keep the shader's defaults
   int64_t key_dim, value_dim;
   std::string label;
 };
@@ -37,20 +37,42 @@ std::vector<Variant> variants() {
     const bool tiles = !b.empty();
     for (uint32_t d : {64u, 128u, 256u, 512u}) {
       if (!tiles && d > 256) continue;
-      v.push_back({"sdpa_attention" + b, {d}, d, d, "SDPA D " + std::to_string(d)});
-      v.push_back({"mhca_attention" + b, {d, 8, 32}, d, d, "MHCA int8 D " + std::to_string(d)});
-      v.push_back({"fia_attention" + b, {d, d, 1, d}, d, d, "FIA f16 plain D " + std::to_string(d)});
+      v.push_back({"sdpa_attention" + b, {{"D", d}}, d, d, "SDPA D " + std::to_string(d)});
+      v.push_back({"mhca_attention" + b,
+                   {{"D", d}, {"CACHE_BITS", 8}, {"QG", 32}},
+                   d,
+                   d,
+                   "MHCA int8 D " + std::to_string(d)});
+      v.push_back({"fia_attention" + b,
+                   {{"D", d}, {"FIA_DV", d}, {"KV_PATH", 1}, {"DQK", d}},
+                   d,
+                   d,
+                   "FIA f16 plain D " + std::to_string(d)});
     }
-    v.push_back({"mhca_attention" + b, {128, 4, 32}, 128, 128, "MHCA int4 D 128"});
-    v.push_back({"fia_attention" + b, {128, 128, 0, 128}, 128, 128, "FIA antiquant/paged D 128"});
-    v.push_back({"fia_attention" + b, {192, 128, 0, 128}, 192, 128, "FIA MLA 128+64 / 128"});
-    if (tiles) v.push_back({"fia_attention" + b, {576, 512, 0, 512}, 576, 512, "FIA MLA 512+64 / 512"});
+    v.push_back(
+        {"mhca_attention" + b, {{"D", 128}, {"CACHE_BITS", 4}, {"QG", 32}}, 128, 128, "MHCA int4 D 128"});
+    v.push_back({"fia_attention" + b,
+                 {{"D", 128}, {"FIA_DV", 128}, {"KV_PATH", 0}, {"DQK", 128}},
+                 128,
+                 128,
+                 "FIA antiquant/paged D 128"});
+    v.push_back({"fia_attention" + b,
+                 {{"D", 192}, {"FIA_DV", 128}, {"KV_PATH", 0}, {"DQK", 128}},
+                 192,
+                 128,
+                 "FIA MLA 128+64 / 128"});
+    if (tiles)
+      v.push_back({"fia_attention" + b,
+                   {{"D", 576}, {"FIA_DV", 512}, {"KV_PATH", 0}, {"DQK", 512}},
+                   576,
+                   512,
+                   "FIA MLA 512+64 / 512"});
   }
   // The merges (TEXELS, PER_WORD): the gpu kernel's (gated) and the cpu kernel's.
   for (const std::string merge : {"attention_merge_splits", "attention_merge"}) {
-    v.push_back({merge, {1, 1}, 0, 0, "merge f32 out (texels)"});
-    v.push_back({merge, {1, 2}, 0, 0, "merge f16 out (texels)"});
-    v.push_back({merge, {0, 4}, 0, 0, "merge i8 out (buffers)"});
+    v.push_back({merge, {{"TEXELS", 1}, {"PER_WORD", 1}}, 0, 0, "merge f32 out (texels)"});
+    v.push_back({merge, {{"TEXELS", 1}, {"PER_WORD", 2}}, 0, 0, "merge f16 out (texels)"});
+    v.push_back({merge, {{"TEXELS", 0}, {"PER_WORD", 4}}, 0, 0, "merge i8 out (buffers)"});
   }
   return v;
 }
@@ -131,13 +153,19 @@ int main() {
                                     vk::PipelineLayoutCreateInfo{.setLayoutCount = 1, .pSetLayouts = &sl});
     vk::raii::ShaderModule module(
         device, vk::ShaderModuleCreateInfo{.codeSize = code.size() * 4, .pCode = code.data()});
+    // Each constant's constant_id from the module, as the runtime finds it.
     std::vector<vk::SpecializationMapEntry> entries;
-    for (uint32_t i = 0; i < var.constants.size(); ++i)
-      entries.push_back({.constantID = i, .offset = i * 4, .size = 4});
+    std::vector<uint32_t> values;
+    for (const auto& [name, value] : var.constants) {
+      entries.push_back({.constantID = iface.spec_constants.at(name),
+                         .offset = static_cast<uint32_t>(values.size() * 4),
+                         .size = 4});
+      values.push_back(value);
+    }
     vk::SpecializationInfo spec{.mapEntryCount = static_cast<uint32_t>(entries.size()),
                                 .pMapEntries = entries.data(),
-                                .dataSize = var.constants.size() * 4,
-                                .pData = var.constants.data()};
+                                .dataSize = values.size() * 4,
+                                .pData = values.data()};
     vk::raii::Pipeline pipeline(
         device, nullptr,
         vk::ComputePipelineCreateInfo{.flags = vk::PipelineCreateFlagBits::eCaptureStatisticsKHR,
