@@ -125,10 +125,8 @@ std::pair<uint64_t, uint64_t> scan_values(const FileSource& s, const RegularFile
 
 int64_t read_integer(const uint8_t* p, DType dtype) {
   switch (dtype) {
-    case DType::i8:
-      return static_cast<int8_t>(*p);
-    case DType::u8:
-      return *p;
+    case DType::i8: return static_cast<int8_t>(*p);
+    case DType::u8: return *p;
     case DType::i32: {
       int32_t v;
       std::memcpy(&v, p, 4);

@@ -174,12 +174,9 @@ std::string bytes_text(long double bytes) {
 long double tensor_host_bytes(size_t n, DType dtype, Role role, long double written) {
   const long double bytes = static_cast<long double>(n) * dtype_bits(dtype) / 8;
   switch (role) {
-    case Role::input:
-      return 2 * bytes;
-    case Role::output:
-      return 3 * bytes + 16.0L * n;
-    case Role::inplace:
-      return 3 * bytes + 32.0L * written + n / 8.0L;
+    case Role::input: return 2 * bytes;
+    case Role::output: return 3 * bytes + 16.0L * n;
+    case Role::inplace: return 3 * bytes + 32.0L * written + n / 8.0L;
   }
   return 0;
 }

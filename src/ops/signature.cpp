@@ -82,16 +82,11 @@ constexpr double kIntegerBound = 2147483647.0;
 
 const char* type_name(ParamType t) {
   switch (t) {
-    case ParamType::integer:
-      return "integer";
-    case ParamType::boolean:
-      return "boolean";
-    case ParamType::number:
-      return "number";
-    case ParamType::string:
-      return "string";
-    case ParamType::integers:
-      return "integers";
+    case ParamType::integer: return "integer";
+    case ParamType::boolean: return "boolean";
+    case ParamType::number: return "number";
+    case ParamType::string: return "string";
+    case ParamType::integers: return "integers";
   }
   return "?";
 }

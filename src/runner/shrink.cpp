@@ -196,14 +196,10 @@ class Shrinker {
 
 std::string Failure::text() const {
   switch (kind) {
-    case none:
-      return "no failure";
-    case mismatch:
-      return "mismatch in " + tensor;
-    case nan:
-      return "NaN/Inf in " + tensor;
-    case crash:
-      return "crash (no output compared)";
+    case none: return "no failure";
+    case mismatch: return "mismatch in " + tensor;
+    case nan: return "NaN/Inf in " + tensor;
+    case crash: return "crash (no output compared)";
   }
   return "?";
 }

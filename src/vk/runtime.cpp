@@ -48,16 +48,11 @@ vk::raii::Instance make_instance(const vk::raii::Context& context, bool validati
 
 std::string type_name(vk::PhysicalDeviceType t) {
   switch (t) {
-    case vk::PhysicalDeviceType::eDiscreteGpu:
-      return "discrete-gpu";
-    case vk::PhysicalDeviceType::eIntegratedGpu:
-      return "integrated-gpu";
-    case vk::PhysicalDeviceType::eVirtualGpu:
-      return "virtual-gpu";
-    case vk::PhysicalDeviceType::eCpu:
-      return "cpu";
-    default:
-      return "other";
+    case vk::PhysicalDeviceType::eDiscreteGpu: return "discrete-gpu";
+    case vk::PhysicalDeviceType::eIntegratedGpu: return "integrated-gpu";
+    case vk::PhysicalDeviceType::eVirtualGpu: return "virtual-gpu";
+    case vk::PhysicalDeviceType::eCpu: return "cpu";
+    default: return "other";
   }
 }
 

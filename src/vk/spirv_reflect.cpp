@@ -68,33 +68,19 @@ ShaderInterface reflect_shader(std::span<const uint32_t> code) {
     if (count == 0 || i + count > code.size()) throw std::runtime_error("truncated SPIR-V module");
     const std::span<const uint32_t> w = code.subspan(i, count);
     switch (op) {
-      case OpName:
-        names[w[1]] = literal_string(w.subspan(2));
-        break;
-      case OpMemberName:
-        member_names[{w[1], w[2]}] = literal_string(w.subspan(3));
-        break;
+      case OpName: names[w[1]] = literal_string(w.subspan(2)); break;
+      case OpMemberName: member_names[{w[1], w[2]}] = literal_string(w.subspan(3)); break;
       case OpTypeInt:
         if (w[2] == 32) scalars[w[1]] = w[3] ? ShaderInterface::Scalar::i32 : ShaderInterface::Scalar::u32;
         break;
       case OpTypeFloat:
         if (w[2] == 32) scalars[w[1]] = ShaderInterface::Scalar::f32;
         break;
-      case OpTypeImage:
-        image_dims[w[1]] = w[3];
-        break;
-      case OpTypeSampledImage:
-        sampled_images[w[1]] = w[2];
-        break;
-      case OpTypeStruct:
-        structs[w[1]] = std::vector<uint32_t>(w.begin() + 2, w.end());
-        break;
-      case OpTypePointer:
-        pointers[w[1]] = {w[2], w[3]};
-        break;
-      case OpVariable:
-        variables.emplace_back(w[1], w[2]);
-        break;
+      case OpTypeImage: image_dims[w[1]] = w[3]; break;
+      case OpTypeSampledImage: sampled_images[w[1]] = w[2]; break;
+      case OpTypeStruct: structs[w[1]] = std::vector<uint32_t>(w.begin() + 2, w.end()); break;
+      case OpTypePointer: pointers[w[1]] = {w[2], w[3]}; break;
+      case OpVariable: variables.emplace_back(w[1], w[2]); break;
       case OpDecorate:
         if (w[2] == DecBinding) binding[w[1]] = w[3];
         if (w[2] == DecDescriptorSet) set[w[1]] = w[3];
@@ -104,8 +90,7 @@ ShaderInterface reflect_shader(std::span<const uint32_t> code) {
       case OpMemberDecorate:
         if (w[3] == DecOffset) member_offsets[{w[1], w[2]}] = w[4];
         break;
-      default:
-        break;
+      default: break;
     }
     i += count;
   }

@@ -62,12 +62,9 @@ class FiaOriginals {
   // Elements [first, first + n) into out (the dtype dispatched once, not per element).
   void fill(int64_t first, int64_t n, double* out) const {
     switch (dtype_) {
-      case DType::f16:
-        return fill_rounded(first, n, out, [](double v) { return round_f16(v); });
-      case DType::bf16:
-        return fill_rounded(first, n, out, [](double v) { return round_bf16(v); });
-      default:
-        return fill_rounded(first, n, out, [this](double v) { return round_to(dtype_, v); });
+      case DType::f16: return fill_rounded(first, n, out, [](double v) { return round_f16(v); });
+      case DType::bf16: return fill_rounded(first, n, out, [](double v) { return round_bf16(v); });
+      default: return fill_rounded(first, n, out, [this](double v) { return round_to(dtype_, v); });
     }
   }
 
