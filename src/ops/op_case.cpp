@@ -76,6 +76,11 @@ const FileInput* OpCase::file_input(const std::string& tensor) const {
   return nullptr;
 }
 
+void OpCase::fill_generated(TensorSet& ts) const {
+  for (auto& t : ts.tensors)
+    if (t.role() != Role::output && generated(t.name())) fill(t);
+}
+
 TensorSet OpCase::make_tensors(OutputData outputs) const {
   TensorSet ts;
   for (auto& spec : tensor_specs()) {
@@ -85,12 +90,10 @@ TensorSet OpCase::make_tensors(OutputData outputs) const {
       continue;
     }
     Tensor t(spec.name, spec.dtype, spec.shape, r);
-    if (const FileInput* f = file_input(spec.name))
-      load_file_input(*f, t);
-    else if (r != Role::output)
-      fill(t);
+    if (const FileInput* f = file_input(spec.name)) load_file_input(*f, t);
     ts.tensors.push_back(std::move(t));
   }
+  fill_generated(ts);
   return ts;
 }
 

@@ -60,6 +60,9 @@ class OpCase {
   // Fills an input or in-place tensor. The default draws each element uniformly from the
   // tensor's generator range; operators override it for index tensors, caches, masks.
   virtual void fill(Tensor& t) const;
+  // Fills every input and in-place tensor of `ts` that no file gives: fill() on each, unless
+  // an operator makes several in one pass (FIA: a side's codes with their scales).
+  virtual void fill_generated(TensorSet& ts) const;
   // The spec's tolerance for an output (exact by default); a case file may override it. One
   // that depends on the data is the reference's instead (Expected::data_tolerance).
   virtual Tolerance default_tolerance(const std::string& /*output*/) const { return {}; }

@@ -8,7 +8,6 @@
 #include <array>
 #include <cmath>
 #include <limits>
-#include <mutex>
 #include <numeric>
 #include <optional>
 #include <stdexcept>
@@ -104,7 +103,22 @@ class FiaCase final : public OpCase {
     return s;
   }
 
+  // K's and V's scales (and offsets) as quantizing each side's codes made them, kept until
+  // taken: one make_tensors() quantizes each side once.
+  using Quantized = std::array<std::optional<TensorSet>, 2>;
+
+  void fill_generated(TensorSet& ts) const override {
+    Quantized quantized;
+    for (auto& t : ts.tensors)
+      if (t.role() != Role::output && generated(t.name())) fill(t, quantized);
+  }
+
   void fill(Tensor& t) const override {
+    Quantized quantized;  // a tensor alone: a scale's side is quantized again
+    fill(t, quantized);
+  }
+
+  void fill(Tensor& t, Quantized& quantized) const {
     const std::string& name =
         args().signature().tensor(t.name())->name;  // key.b and value.b fill as key and value
     if (name == "actualSeqLengths") return fill_values(t, p_.act_q);
@@ -122,16 +136,19 @@ class FiaCase final : public OpCase {
     if (name == "deqScale2") return t.set(0, fia_deq_scale2(args()));
     if (p_.quant.on && p_.quant.combined && (name == "antiquantScale" || name == "antiquantOffset")) {
       // The key's scales, then the value's.
-      const Tensor key = take_quantized(0, name), value = take_quantized(1, name);
+      const Tensor key = take_quantized(quantized, 0, name), value = take_quantized(quantized, 1, name);
       t.bytes() = key.bytes();
       t.bytes().insert(t.bytes().end(), value.bytes().begin(), value.bytes().end());
       return;
     }
     for (int side = 0; side < 2 && p_.quant.on; ++side) {
       const FiaSide s = fia_side(p_, side);
-      if (name == s.data) return quantize_into(side, t);
+      if (name == s.data) {
+        quantized[static_cast<size_t>(side)] = fia_quantized(p_, args(), side, t);
+        return;
+      }
       if (name == s.scale || name == s.offset) {
-        t = take_quantized(side, name);
+        t = take_quantized(quantized, side, name);
         return;
       }
     }
@@ -146,17 +163,10 @@ class FiaCase final : public OpCase {
     if (p_.paged() && (name == "key" || name == "value")) poison_cache(t, name == "key" ? p_.D : p_.Dv);
   }
 
-  // A side's codes into its K/V tensor t; its scales (and offsets) are kept for
-  // take_quantized(), which hands each out once.
-  void quantize_into(int side, Tensor& t) const {
-    std::lock_guard lock(quantized_lock_);
-    quantized_[static_cast<size_t>(side)] = fia_quantized(p_, args(), side, t);
-  }
-  // One of a side's scale/offset tensors. Normally kept by quantize_into (K and V come
+  // One of a side's scale/offset tensors. Normally kept from quantizing its K/V (which come
   // before their scales); otherwise the side is quantized again, its codes dropped.
-  Tensor take_quantized(int side, const std::string& name) const {
-    std::lock_guard lock(quantized_lock_);
-    std::optional<TensorSet>& q = quantized_[static_cast<size_t>(side)];
+  Tensor take_quantized(Quantized& quantized, int side, const std::string& name) const {
+    std::optional<TensorSet>& q = quantized[static_cast<size_t>(side)];
     if (!q || !q->has(name)) {
       const FiaSide s = fia_side(p_, side);
       Tensor codes(s.data, p_.quant.codes, p_.kv_shape(s.dim), Role::input);
@@ -590,8 +600,6 @@ class FiaCase final : public OpCase {
 
  private:
   FiaParams p_;
-  mutable std::mutex quantized_lock_;
-  mutable std::array<std::optional<TensorSet>, 2> quantized_;  // see quantize_into
 };
 
 class FiaOperator final : public Operator {
