@@ -235,4 +235,20 @@ TensorSet fia_quantized(const FiaParams& p, const Args& a, int side, Tensor& dat
   return ts;
 }
 
+Tensor take_fia_quantized(const FiaParams& p, const Args& a, FiaQuantized& quantized, int side,
+                          const std::string& name) {
+  std::optional<TensorSet>& q = quantized[static_cast<size_t>(side)];
+  if (!q || !q->has(name)) {
+    const FiaSide s = fia_side(p, side);
+    Tensor codes(s.data, p.quant.codes, p.kv_shape(s.dim), Role::input);
+    q = fia_quantized(p, a, side, codes);
+  }
+  auto it =
+      std::find_if(q->tensors.begin(), q->tensors.end(), [&](const Tensor& x) { return x.name() == name; });
+  Tensor t = std::move(*it);
+  q->tensors.erase(it);
+  if (q->tensors.empty()) q.reset();
+  return t;
+}
+
 }  // namespace kvbench

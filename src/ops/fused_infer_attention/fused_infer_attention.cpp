@@ -103,22 +103,18 @@ class FiaCase final : public OpCase {
     return s;
   }
 
-  // K's and V's scales (and offsets) as quantizing each side's codes made them, kept until
-  // taken: one make_tensors() quantizes each side once.
-  using Quantized = std::array<std::optional<TensorSet>, 2>;
-
+  // One make_tensors() quantizes each side once (a tensor filled alone, again).
   void fill_generated(TensorSet& ts) const override {
-    Quantized quantized;
+    FiaQuantized quantized;
     for (auto& t : ts.tensors)
       if (t.role() != Role::output && generated(t.name())) fill(t, quantized);
   }
-
   void fill(Tensor& t) const override {
-    Quantized quantized;  // a tensor alone: a scale's side is quantized again
-    fill(t, quantized);
+    FiaQuantized alone;
+    fill(t, alone);
   }
 
-  void fill(Tensor& t, Quantized& quantized) const {
+  void fill(Tensor& t, FiaQuantized& quantized) const {
     const std::string& name =
         args().signature().tensor(t.name())->name;  // key.b and value.b fill as key and value
     if (name == "actualSeqLengths") return fill_values(t, p_.act_q);
@@ -136,7 +132,8 @@ class FiaCase final : public OpCase {
     if (name == "deqScale2") return t.set(0, fia_deq_scale2(args()));
     if (p_.quant.on && p_.quant.combined && (name == "antiquantScale" || name == "antiquantOffset")) {
       // The key's scales, then the value's.
-      const Tensor key = take_quantized(quantized, 0, name), value = take_quantized(quantized, 1, name);
+      const Tensor key = take_fia_quantized(p_, args(), quantized, 0, name),
+                   value = take_fia_quantized(p_, args(), quantized, 1, name);
       t.bytes() = key.bytes();
       t.bytes().insert(t.bytes().end(), value.bytes().begin(), value.bytes().end());
       return;
@@ -148,7 +145,7 @@ class FiaCase final : public OpCase {
         return;
       }
       if (name == s.scale || name == s.offset) {
-        t = take_quantized(quantized, side, name);
+        t = take_fia_quantized(p_, args(), quantized, side, name);
         return;
       }
     }
@@ -161,23 +158,6 @@ class FiaCase final : public OpCase {
       for (size_t i = 0; i < t.numel(); ++i)
         t.set(i, static_cast<double>(static_cast<int64_t>(i % static_cast<size_t>(p_.Dv)) % 17 - 8) / 8);
     if (p_.paged() && (name == "key" || name == "value")) poison_cache(t, name == "key" ? p_.D : p_.Dv);
-  }
-
-  // One of a side's scale/offset tensors. Normally kept from quantizing its K/V (which come
-  // before their scales); otherwise the side is quantized again, its codes dropped.
-  Tensor take_quantized(Quantized& quantized, int side, const std::string& name) const {
-    std::optional<TensorSet>& q = quantized[static_cast<size_t>(side)];
-    if (!q || !q->has(name)) {
-      const FiaSide s = fia_side(p_, side);
-      Tensor codes(s.data, p_.quant.codes, p_.kv_shape(s.dim), Role::input);
-      q = fia_quantized(p_, args(), side, codes);
-    }
-    auto it =
-        std::find_if(q->tensors.begin(), q->tensors.end(), [&](const Tensor& x) { return x.name() == name; });
-    Tensor t = std::move(*it);
-    q->tensors.erase(it);
-    if (q->tensors.empty()) q.reset();
-    return t;
   }
 
   // NaN in every cache row no batch reads: the spare block and block tails.
