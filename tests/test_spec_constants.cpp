@@ -59,3 +59,15 @@ TEST_CASE("pipeline keys: constants by name, in constant_id order; an unknown or
   CHECK(logic_error_of([&] { rt.pipeline_key(Kernel("no_such_shader")); }) ==
         "no embedded shader named no_such_shader");
 }
+
+TEST_CASE("specialization constants by name: a workgroup size set by one is \"local_size_x\"") {
+  CHECK(reflect_shader(embedded_shaders().at("spec_selftest")).spec_constants ==
+        std::map<std::string, uint32_t>{{"SCALE", 0}, {"local_size_x", 3}});
+  Runtime rt;
+  auto out = rt.buffer(8 * 4);
+  out->upload(std::vector<uint8_t>(8 * 4, 0));
+  rt.dispatch(Kernel("spec_selftest", {{"SCALE", 3}, {"local_size_x", 4}}), {{"out", out.get()}}, {}, 1);
+  std::vector<uint32_t> got(8);
+  out->download(std::span(reinterpret_cast<uint8_t*>(got.data()), got.size() * 4));
+  CHECK(got == std::vector<uint32_t>{0, 3, 6, 9, 0, 0, 0, 0});  // 4 invocations, each 3 x its index
+}

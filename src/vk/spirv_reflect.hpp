@@ -8,7 +8,8 @@
 // binds tensor NAME again, read as 16-byte texels (a uniform texel buffer of
 // R32G32B32A32_UINT): where loads are per-lane loops (lavapipe's storage buffers), texel
 // fetches are gathers. And each specialization constant by its name: `layout(constant_id = 2)
-// const uint KV_PATH` is "KV_PATH" -> 2 (glslang leaves out a constant the code never reads).
+// const uint KV_PATH` is "KV_PATH" -> 2 (glslang leaves out a constant the code never reads),
+// and `layout(local_size_x_id = 18) in` is "local_size_x" -> 18.
 #include <cstdint>
 #include <map>
 #include <optional>
