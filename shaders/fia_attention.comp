@@ -267,7 +267,6 @@ float antiquant_value(float code, float offset, float s) { precise float r = (co
 
 // The dtypes storage.glsl does not name (src/core/dtype.hpp): FP4 codes and E8M0 scales of
 // the per-token-group mode.
-const uint DT_F4E2M1 = 10u, DT_F4E1M2 = 11u, DT_F8E8M0 = 12u;
 bool kv_fp4() { return pc.kv_dtype == DT_F4E2M1 || pc.kv_dtype == DT_F4E1M2; }
 uint kv_bits() { return kv_fp4() ? 4u : dtype_bits(pc.kv_dtype); }
 

@@ -11,15 +11,8 @@
 #ifndef KVBENCH_STORAGE_GLSL
 #define KVBENCH_STORAGE_GLSL
 
-// Must match enum class DType in src/core/dtype.hpp.
-const uint DT_F32 = 0u;
-const uint DT_F16 = 1u;
-const uint DT_BF16 = 2u;
-const uint DT_I8 = 3u;
-const uint DT_U8 = 4u;
-const uint DT_S4 = 5u;
-const uint DT_U4 = 6u;
-const uint DT_I32 = 7u;
+// DT_F32 ... : the codes of enum class DType (src/core/dtype.hpp), generated from its table.
+#include "dtype_codes.glsl"
 
 uint dtype_bits(uint dt) {
   if (dt == DT_F32 || dt == DT_I32) return 32u;

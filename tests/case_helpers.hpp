@@ -9,8 +9,8 @@
 
 // The single expanded case of `doc`, instantiated by its operator (validation included).
 inline std::unique_ptr<kvbench::OpCase> instantiate(const nlohmann::json& doc) {
-  auto loaded = kvbench::expand_case_document(doc, "test.json");
+  auto loaded = kvbench::expand_case_document(doc, "test.json", {});
   REQUIRE(loaded.errors.empty());
   REQUIRE(loaded.cases.size() == 1);
-  return kvbench::instantiate_case(*kvbench::find_operator(doc["op"]), loaded.cases[0]);
+  return kvbench::instantiate_case(*kvbench::find_operator(doc["op"]), loaded.cases[0], {});
 }

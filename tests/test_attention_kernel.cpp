@@ -188,7 +188,7 @@ std::vector<float> attention_with_plan(Runtime& rt, bool drop_last, uint32_t vec
                         {"scale", scale},     {"scale_k", nullptr}, {"zp_k", nullptr},
                         {"scale_v", nullptr}, {"zp_v", nullptr},    {"attn_mask", nullptr}};
   run_attention(batch, plan,
-                {.kernel = Kernel("sdpa_attention", {static_cast<uint32_t>(D)}),
+                {.kernel = Kernel("sdpa_attention", {{"D", static_cast<uint32_t>(D)}}),
                  .buffers = buffers,
                  .params = params,
                  .out = out,

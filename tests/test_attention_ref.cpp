@@ -159,7 +159,7 @@ TEST_CASE("attend: bit-identical to the naive loop over tile edges, ranges, mask
       std::vector<double> want, want_lse, got, got_lse;
       naive(p, a, use_bias, want, want_lse);
       for (unsigned threads : {1u, 3u}) {
-        set_reference_threads(threads);
+        a.threads = threads;
         blocked(p, a, use_bias, got, got_lse);
         INFO("rows " << s.rows << " keys " << s.keys << " dk " << s.dk << " dv " << s.dv << " variant "
                      << variant << " threads " << threads);
@@ -167,25 +167,22 @@ TEST_CASE("attend: bit-identical to the naive loop over tile edges, ranges, mask
         CHECK(same_bits(got_lse, want_lse));
       }
     }
-  set_reference_threads(0);
 }
 
 TEST_CASE("attend: the same bytes for 1, 2, 3 and 7 threads") {
   // Big enough that attend() starts threads (work above its threshold), rows not a
   // multiple of the row block.
   const Problem p = make_problem({333, 600, 64, 72}, 99);
-  const AttentionBlock a{.dk = 64, .dv = 72, .scale = 0.125, .round_p = DType::bf16};
+  AttentionBlock a{.dk = 64, .dv = 72, .scale = 0.125, .round_p = DType::bf16, .threads = 1};
   std::vector<double> ref, ref_lse;
-  set_reference_threads(1);
   blocked(p, a, true, ref, ref_lse);
   for (unsigned threads : {2u, 3u, 7u}) {
-    set_reference_threads(threads);
+    a.threads = threads;
     std::vector<double> out, lse;
     blocked(p, a, true, out, lse);
     CHECK_MESSAGE(same_bits(out, ref), "threads " << threads);
     CHECK_MESSAGE(same_bits(lse, ref_lse), "threads " << threads);
   }
-  set_reference_threads(0);
 }
 
 TEST_CASE("parallel_for: every index once, and the first exception is rethrown") {

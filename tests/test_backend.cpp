@@ -20,11 +20,11 @@ struct TinyCase {
       "shapes": {"batch": 1, "seqlen": 1, "num_heads": 1, "head_dim": 4, "max_seqlen": 2},
       "inputs": {"start_pos": 0}
     })");
-    auto loaded = expand_case_document(doc, "tiny_backend.json");
+    auto loaded = expand_case_document(doc, "tiny_backend.json", {});
     REQUIRE(loaded.errors.empty());
     REQUIRE(loaded.cases.size() == 1);
     def = loaded.cases[0];
-    op = instantiate_case(*find_operator("pmx.KeyValueCache"), def);
+    op = instantiate_case(*find_operator("pmx.KeyValueCache"), def, {});
   }
   CaseResult run(const std::string& command) const {
     return run_case_on_backend(def, *op, {.command = command});

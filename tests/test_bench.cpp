@@ -10,37 +10,18 @@
 
 #include "bench/bench_case.hpp"
 #include "cli_runner.hpp"
+#include "copy_stub.hpp"
 #include "vk/runtime.hpp"
 
 using namespace kvbench;
 
 namespace {
 
-// An operator that copies 4 floats and "takes" scripted device times, so bench_case's
-// figures are known exactly. With `writes` false it leaves its output poisoned: a FAIL.
-const Signature& scripted_signature() {
-  static const Signature sig{.id = "stub",
-                             .tensors = {{.name = "x", .dtype_rule = "f32"},
-                                         {.name = "y", .role = Role::output, .dtype_rule = "f32"}}};
-  return sig;
-}
-
-class ScriptedCopy final : public OpCase {
+// A copy of 4 floats that "takes" scripted device times, so bench_case's figures are known
+// exactly. With `writes` false it leaves its output poisoned: a FAIL.
+class ScriptedCopy final : public CopyStub {
  public:
-  explicit ScriptedCopy(bool writes)
-      : OpCase(Args(CaseDef{.file = "stub.json", .name = "scripted", .op = "stub"}, scripted_signature())),
-        writes_(writes) {}
-  std::string describe() const override { return "scripted copy"; }
-  std::vector<TensorSpec> tensor_specs() const override {
-    return {{"x", DType::f32, {4}}, {"y", DType::f32, {4}}};
-  }
-  void fill(Tensor& x) const override {
-    for (size_t i = 0; i < 4; ++i) x.set(i, 1.5 * static_cast<double>(i));
-  }
-  std::vector<Expected> reference(const TensorSet& in) const override {
-    const std::vector<double> x = in.at("x").values();
-    return expected_list(Expected::output(in.at("y"), x, x));
-  }
+  explicit ScriptedCopy(bool writes) : CopyStub("scripted"), writes_(writes) {}
   // One real dispatch (a 16-byte copy), so that the device repeats and times it.
   double run_vulkan(Runtime& rt, TensorSet& io) const override {
     ++calls_;

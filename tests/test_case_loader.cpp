@@ -22,7 +22,7 @@ json minimal() { return json{{"op", "pmx.KeyValueCache"}, {"name", "c"}, {"seed"
 
 // The single error pointer of an invalid document (and that it produced no cases).
 std::string only_error(const json& doc) {
-  const LoadedCases r = expand_case_document(doc, "case.json");
+  const LoadedCases r = expand_case_document(doc, "case.json", {});
   CHECK(r.cases.empty());
   REQUIRE(r.errors.size() == 1);
   CHECK(r.errors[0].file == "case.json");
@@ -52,7 +52,7 @@ TEST_CASE("case loader: a 2x3 sweep expands to 6 named cases, last key fastest")
   doc["attributes"] = {{"a", 0}, {"other", 5}};
   doc["dtypes"] = {{"b", "f16"}};
   doc["sweep"] = {{"b", {"f16", "bf16", "f32"}}, {"a", {1, 2}}};
-  const LoadedCases r = expand_case_document(doc, "sw.json");
+  const LoadedCases r = expand_case_document(doc, "sw.json", {});
   REQUIRE(r.errors.empty());
   REQUIRE(r.cases.size() == 6);
   const std::vector<std::string> names = {"sw[a=1,b=f16]", "sw[a=1,b=bf16]", "sw[a=1,b=f32]",
@@ -63,6 +63,12 @@ TEST_CASE("case loader: a 2x3 sweep expands to 6 named cases, last key fastest")
     CHECK(r.cases[i].op == "pmx.KeyValueCache");
     CHECK(r.cases[i].seed == 1);
   }
+  // The limit is the caller's (--max-cases), for this load only: nothing process-wide.
+  const LoadedCases limited = expand_case_document(doc, "sw.json", {.max_cases_per_file = 5});
+  CHECK(limited.cases.empty());
+  REQUIRE(limited.errors.size() == 1);
+  CHECK(limited.errors[0].message.find("expands to more than 5 cases") != std::string::npos);
+  CHECK(expand_case_document(doc, "sw.json", {}).cases.size() == 6);
   // The swept values land in the body; the sweep itself is gone; other fields stay.
   const CaseDef& c4 = r.cases[4];
   CHECK(c4.body["attributes"]["a"] == 2);
@@ -81,7 +87,7 @@ TEST_CASE("case loader: a 2x3 sweep expands to 6 named cases, last key fastest")
 }
 
 TEST_CASE("case loader: a document without a sweep is one case with its plain name") {
-  const LoadedCases r = expand_case_document(minimal(), "c.json");
+  const LoadedCases r = expand_case_document(minimal(), "c.json", {});
   REQUIRE(r.errors.empty());
   REQUIRE(r.cases.size() == 1);
   CHECK(r.cases[0].name == "c");
@@ -138,7 +144,7 @@ TEST_CASE("load_case_paths: a bad file is reported by name and the good one stil
   dir.write("good.json", R"({"op": "pmx.KeyValueCache", "name": "good", "seed": 3})");
   dir.write("bad.json", R"({"op": "pmx.KeyValueCache", "name": )");
   dir.write("notes.txt", "not a case file");
-  const LoadedCases r = load_case_paths({dir.path.string()});
+  const LoadedCases r = load_case_paths({dir.path.string()}, {});
   REQUIRE(r.cases.size() == 1);
   CHECK(r.cases[0].name == "good");
   CHECK(r.cases[0].seed == 3);
@@ -151,7 +157,7 @@ TEST_CASE("load_case_paths: a case name used by two files is an error") {
   TempDir dir;
   dir.write("a.json", R"({"op": "pmx.KeyValueCache", "name": "dup", "seed": 1})");
   dir.write("b.json", R"({"op": "pmx.KeyValueCache", "name": "dup", "seed": 2})");
-  const LoadedCases r = load_case_paths({dir.path.string()});
+  const LoadedCases r = load_case_paths({dir.path.string()}, {});
   REQUIRE(r.cases.size() == 1);
   CHECK(r.cases[0].seed == 1);  // files are read in sorted order: a.json wins
   REQUIRE(r.errors.size() == 1);
@@ -161,7 +167,7 @@ TEST_CASE("load_case_paths: a case name used by two files is an error") {
 
 TEST_CASE("load_case_paths: a path that does not exist is an error, not a crash") {
   const LoadedCases r =
-      load_case_paths({(fs::temp_directory_path() / "kvbench_no_such_case_dir_xyz").string()});
+      load_case_paths({(fs::temp_directory_path() / "kvbench_no_such_case_dir_xyz").string()}, {});
   CHECK(r.cases.empty());
   CHECK(r.errors.size() == 1);
 }
@@ -172,7 +178,7 @@ TEST_CASE(
   doc["name"] = "neg";
   doc["shapes"] = {{"dim", 1}};
   doc["sweep"] = {{"dim", {1, -1, 2}}};
-  const LoadedCases r = expand_case_document(doc, "neg.json");
+  const LoadedCases r = expand_case_document(doc, "neg.json", {});
   REQUIRE(r.errors.size() == 1);
   CHECK(r.errors[0].pointer == "/sweep/dim/1");
   CHECK(r.errors[0].case_name == "neg[dim=-1]");

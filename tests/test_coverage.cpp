@@ -25,9 +25,9 @@ std::vector<SelectedCase> kvc_suite() {
   plain["inputs"]["start_pos"] = 0;
   std::vector<SelectedCase> out;
   for (const auto& doc : {base, plain}) {
-    auto loaded = expand_case_document(doc, "t.json");
+    auto loaded = expand_case_document(doc, "t.json", {});
     REQUIRE(loaded.cases.size() == 1);
-    auto op = instantiate_case(*find_operator("pmx.KeyValueCache"), loaded.cases[0]);
+    auto op = instantiate_case(*find_operator("pmx.KeyValueCache"), loaded.cases[0], {});
     out.push_back({loaded.cases[0], std::move(op)});
   }
   return out;

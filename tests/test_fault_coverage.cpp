@@ -17,11 +17,11 @@ using namespace kvbench;
 
 namespace {
 
-std::vector<SelectedCase> suite_of(const nlohmann::json& doc) {
-  auto loaded = expand_case_document(doc, "t.json");
+std::vector<SelectedCase> suite_of(const nlohmann::json& doc, const RunOptions& options = {}) {
+  auto loaded = expand_case_document(doc, "t.json", options);
   std::vector<SelectedCase> out;
   for (auto& def : loaded.cases) {
-    auto op = instantiate_case(*find_operator(def.op), def);
+    auto op = instantiate_case(*find_operator(def.op), def, options);
     out.push_back({def, std::move(op)});
   }
   return out;
@@ -125,16 +125,12 @@ TEST_CASE("fault coverage: a tiny onednn case, the zero point's order derived fr
 }
 
 TEST_CASE("fault coverage: the same report on 1 and 3 reference threads (a case's faults run side by side)") {
-  const auto suite = suite_of(nlohmann::json::parse(R"({"op": "pmx.KeyValueCache", "name": "kvc", "seed": 3,
+  const auto doc = nlohmann::json::parse(R"({"op": "pmx.KeyValueCache", "name": "kvc", "seed": 3,
     "attributes": {"num_layer": 1, "layer_idx": 0, "quant_bit": 4, "quant_group": 4, "num_repeat": 2},
     "shapes": {"batch": 2, "seqlen": 3, "num_heads": 2, "head_dim": 16, "max_seqlen": 8},
-    "inputs": {"start_pos": 2}, "dtypes": {"current_key": "f32"}})"));
-  const unsigned before = reference_threads();
-  set_reference_threads(1);
-  const nlohmann::json one = fault_json(compute_fault_coverage(suite));
-  set_reference_threads(3);
-  const nlohmann::json three = fault_json(compute_fault_coverage(suite));
-  set_reference_threads(before);
+    "inputs": {"start_pos": 2}, "dtypes": {"current_key": "f32"}})");
+  const nlohmann::json one = fault_json(compute_fault_coverage(suite_of(doc, {.reference_threads = 1})));
+  const nlohmann::json three = fault_json(compute_fault_coverage(suite_of(doc, {.reference_threads = 3})));
   // Every KeyValueCache fault but quant_scale_f32 applies (T1 f32 computes the scale in f32).
   CHECK(one["cases"][0]["faults"].size() == 5);
   CHECK(!one["cases"][0]["faults"].contains("quant_scale_f32"));

@@ -77,15 +77,16 @@ nlohmann::json kvc_case(nlohmann::json inputs) {
   return doc;
 }
 
-std::unique_ptr<OpCase> instantiate_in(const Folder& f, const nlohmann::json& doc, size_t expansion = 0) {
-  auto loaded = expand_case_document(doc, (f.path / "case.json").string());
+std::unique_ptr<OpCase> instantiate_in(const Folder& f, const nlohmann::json& doc, size_t expansion = 0,
+                                       const RunOptions& options = {}) {
+  auto loaded = expand_case_document(doc, (f.path / "case.json").string(), options);
   REQUIRE(loaded.errors.empty());
-  return instantiate_case(*find_operator(doc["op"]), loaded.cases.at(expansion));
+  return instantiate_case(*find_operator(doc["op"]), loaded.cases.at(expansion), options);
 }
 
-std::string error_in(const Folder& f, const nlohmann::json& doc) {
+std::string error_in(const Folder& f, const nlohmann::json& doc, const RunOptions& options = {}) {
   try {
-    instantiate_in(f, doc);
+    instantiate_in(f, doc, 0, options);
   } catch (const CaseError& e) {
     return e.pointer() + ": " + e.what();
   }
@@ -195,20 +196,18 @@ TEST_CASE("file inputs: a sweep varies other keys around a file; each expansion 
   f.write("dump/key.npy", npy("<f2", {1, 2, 2, 16}, std::string(128, '\0')));
   nlohmann::json doc = kvc_case({{"current_key", {{"file", "dump/key.npy"}}}});
   doc["sweep"] = {{"layer_idx", {0, 1}}};
-  auto loaded = expand_case_document(doc, (f.path / "case.json").string());
+  auto loaded = expand_case_document(doc, (f.path / "case.json").string(), {});
   REQUIRE(loaded.cases.size() == 2);
   for (const auto& def : loaded.cases)
-    CHECK(instantiate_case(*find_operator("pmx.KeyValueCache"), def)->file_inputs().size() == 1);
+    CHECK(instantiate_case(*find_operator("pmx.KeyValueCache"), def, {})->file_inputs().size() == 1);
 }
 
 TEST_CASE("file inputs: the memory budget counts them; they stay inside the case file's folder") {
   const Folder f;
   f.write("dump/key.npy", npy("<f2", {1, 2, 2, 16}, std::string(128, '\0')));
-  const uint64_t budget = memory_budget();
-  memory_budget() = 200;  // the file's tensor alone is 2 x 128 bytes
-  CHECK(error_in(f, kvc_case({{"current_key", {{"file", "dump/key.npy"}}}})).find("over the budget") !=
-        std::string::npos);
-  memory_budget() = budget;
+  // The file's tensor alone is 2 x 128 bytes.
+  CHECK(error_in(f, kvc_case({{"current_key", {{"file", "dump/key.npy"}}}}), {.memory_budget = 200})
+            .find("over the budget") != std::string::npos);
   // A link inside the folder to a file outside it leaves the folder too.
   const fs::path outside = f.path.string() + "_outside";
   fs::create_directories(outside);
@@ -219,9 +218,8 @@ TEST_CASE("file inputs: the memory budget counts them; they stay inside the case
   CHECK(error_in(
             f, kvc_case({{"current_key", {{"file", "../" + f.path.filename().string() + "_outside/x.npy"}}}}))
             .find("outside the case file's folder") != std::string::npos);
-  allow_outside_paths() = true;
-  CHECK(error_in(f, kvc_case({{"current_key", {{"file", "dump/link.npy"}}}})) == "");
-  allow_outside_paths() = false;
+  CHECK(error_in(f, kvc_case({{"current_key", {{"file", "dump/link.npy"}}}}),
+                 {.allow_outside_paths = true}) == "");
   fs::remove_all(outside);
 }
 

@@ -103,10 +103,10 @@ TEST_CASE("ALiBi slopes: powers of two, and 12 heads as in PMX's ALiBiSlope.py")
 TEST_CASE("MHCA rejects a decoding batch of more than one token, naming the field") {
   auto doc = tiny(2, 0, true);
   doc["inputs"]["decoding_batches"] = 1;
-  auto loaded = expand_case_document(doc, "test.json");
+  auto loaded = expand_case_document(doc, "test.json", {});
   REQUIRE(loaded.cases.size() == 1);
   try {
-    instantiate_case(*find_operator(doc["op"]), loaded.cases[0]);
+    instantiate_case(*find_operator(doc["op"]), loaded.cases[0], {});
     FAIL("expected a CaseError");
   } catch (const CaseError& e) {
     CHECK(e.pointer() == "/inputs/seqlens");

@@ -161,17 +161,18 @@ TEST_CASE("Staging forced: real operator cases (KV cache store+fetch, MHCA, FIA,
   Runtime rt(std::nullopt, mode(true));
   REQUIRE(rt.staging());
   const std::string dir = std::string(KVBENCH_SOURCE_DIR) + "/cases/";
-  const LoadedCases loaded = load_case_paths({dir + "pmx.KeyValueCache/quantized.json",
-                                              dir + "pmx.dynamic_batching.MultiHeadCacheAttention/gqa.json",
-                                              dir + "aclnn.FusedInferAttentionScoreV3/decode.json",
-                                              dir + "aclnn.FusedInferAttentionScoreV3/paged_decode.json",
-                                              dir + "atb.ReshapeAndCacheOmni/mixed_heads.json",
-                                              dir + "kvbench.QuantizeGroup/asymmetric.json"});
+  const LoadedCases loaded = load_case_paths(
+      {dir + "pmx.KeyValueCache/quantized.json",
+       dir + "pmx.dynamic_batching.MultiHeadCacheAttention/gqa.json",
+       dir + "aclnn.FusedInferAttentionScoreV3/decode.json",
+       dir + "aclnn.FusedInferAttentionScoreV3/paged_decode.json",
+       dir + "atb.ReshapeAndCacheOmni/mixed_heads.json", dir + "kvbench.QuantizeGroup/asymmetric.json"},
+      {});
   REQUIRE(loaded.errors.empty());
   std::map<std::string, int> passed;
   for (const auto& def : loaded.cases) {
     if (passed[def.op] >= 3) continue;  // a few of each keep the test short
-    auto op = instantiate_case(*find_operator(def.op), def);
+    auto op = instantiate_case(*find_operator(def.op), def, {});
     const CaseResult r = run_case(def, *op, rt);
     CAPTURE(def.name);
     CAPTURE(r.reason);

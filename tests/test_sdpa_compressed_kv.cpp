@@ -12,8 +12,8 @@ using namespace kvbench;
 
 namespace {
 
-double quant_err_rel_l2(const OpCase& op) {
-  const std::string f = op.figures().at(0).second;  // "max_abs X, rel_l2 Y"
+double quant_err_rel_l2(const std::vector<Expected>& golden) {
+  const std::string f = golden.at(0).figures.at(0).second;  // "max_abs X, rel_l2 Y"
   return std::stod(f.substr(f.find("rel_l2 ") + 7));
 }
 
@@ -71,8 +71,7 @@ TEST_CASE("SDPA accuracy attribution: int8 loses less than int4, a smaller group
     doc["attributes"]["group_size"] = group;
     doc["dtypes"]["key"] = doc["dtypes"]["value"] = doc["dtypes"]["zp_k"] = doc["dtypes"]["zp_v"] = type;
     auto op = instantiate(doc);
-    op->reference(op->make_tensors());
-    return quant_err_rel_l2(*op);
+    return quant_err_rel_l2(op->reference(op->make_tensors()));
   };
   const double i8_16 = make("i8", 16), i8_64 = make("i8", 64), s4_16 = make("s4", 16), s4_64 = make("s4", 64);
   CHECK(i8_16 < s4_16);

@@ -58,10 +58,10 @@ TEST_CASE("signature: list reports the same errors and exits 2") {
 
 TEST_CASE("signature: values are checked against the declared type, allowed values and bounds") {
   auto error_of = [](nlohmann::json doc) -> std::string {
-    auto loaded = expand_case_document(doc, "t.json");
+    auto loaded = expand_case_document(doc, "t.json", {});
     REQUIRE(loaded.cases.size() == 1);
     try {
-      instantiate_case(*find_operator(doc["op"]), loaded.cases[0]);
+      instantiate_case(*find_operator(doc["op"]), loaded.cases[0], {});
     } catch (const CaseError& e) {
       return e.pointer() + ": " + e.what();
     }
@@ -142,7 +142,7 @@ const Signature& huge_signature() {
 class HugeCase final : public OpCase {
  public:
   HugeCase()
-      : OpCase(Args(CaseDef{.file = "huge.json", .name = "huge", .op = "test.Huge"}, huge_signature())) {}
+      : OpCase(Args(CaseDef{.file = "huge.json", .name = "huge", .op = "test.Huge"}, huge_signature(), {})) {}
   std::string describe() const override { return "huge"; }
   std::vector<TensorSpec> tensor_specs() const override { return {{"big", DType::f32, {int64_t{1} << 31}}}; }
   void fill(Tensor&) const override { throw std::logic_error("fill must not run"); }
@@ -173,7 +173,7 @@ TEST_CASE("skip: a case over the device's buffer range is skipped before its ref
 TEST_CASE("instantiate_case: any exception inside an operator becomes the file's CaseError") {
   const ThrowingOperator op;
   try {
-    instantiate_case(op, CaseDef{.file = "x.json", .name = "x", .op = "test.Huge"});
+    instantiate_case(op, CaseDef{.file = "x.json", .name = "x", .op = "test.Huge"}, {});
     FAIL("no error");
   } catch (const CaseError& e) {
     CHECK(e.pointer() == "");

@@ -100,7 +100,6 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "bad sizes\n");
     return 2;
   }
-  set_reference_threads(threads);
   const int64_t G = H / Hk;
   const CounterRng rng(1123, "attention_gflops");
   std::vector<double> q(static_cast<size_t>(S * H * D)), k(static_cast<size_t>(S * Hk * D)), v(k.size());
@@ -112,7 +111,8 @@ int main(int argc, char** argv) {
   // The reference: per kv head, its G heads' causal rows (position-major, as the operators do).
   const double pairs = static_cast<double>(H) * static_cast<double>(S) * static_cast<double>(S + 1) / 2;
   const double flops = attention_flops(pairs, D, D);
-  const AttentionBlock a{.dk = D, .dv = D, .scale = 1 / std::sqrt(static_cast<double>(D))};
+  const AttentionBlock a{
+      .dk = D, .dv = D, .scale = 1 / std::sqrt(static_cast<double>(D)), .threads = threads};
   auto t0 = std::chrono::steady_clock::now();
   for (int64_t hk = 0; hk < Hk; ++hk) {
     std::vector<QueryRow> rows;

@@ -29,17 +29,21 @@ namespace {
 
 struct Variant {
   std::string shader;
-  std::vector<uint32_t> constants;
+  std::map<std::string, uint32_t> constants;  // by name; the rest keep the shader's defaults
   std::string label;
   bool gpu;  // a pipeline a GPU runs: gated
-  std::vector<std::pair<uint32_t, uint32_t>> constants_by_id = {};
 };
 
-// The decode kernel's constants at `vectors` query vectors per item and subgroups of `sg`.
-std::vector<std::pair<uint32_t, uint32_t>> decode_constants(uint32_t vectors, uint32_t sg) {
-  return {{kDecodeSubgroupConstantId, sg},
-          {kDecodeVectorsConstantId, vectors},
-          {kDecodeWorkgroupConstantId, kDecodeSubgroups * sg}};
+using Constants = std::map<std::string, uint32_t>;
+
+// `base` plus the decode kernel's constants at `vectors` query vectors per item and subgroups
+// of `sg` (none for the other bodies: vectors 0).
+Constants with_decode(Constants base, uint32_t vectors, uint32_t sg) {
+  if (vectors == 0) return base;
+  base["SG"] = sg;
+  base["NV"] = vectors;
+  base["local_size_x"] = kDecodeSubgroups * sg;
+  return base;
 }
 
 std::vector<Variant> variants(uint32_t subgroup_size) {
@@ -48,32 +52,48 @@ std::vector<Variant> variants(uint32_t subgroup_size) {
     const std::string b = body;
     const bool gpu = !b.empty(), decode = b == "_decode";
     // The decode kernel's items hold the GQA group: 8 heads (Llama-3-70B), 4 (Llama-3-8B), 1.
-    for (const uint32_t nv : decode ? std::vector<uint32_t>{8, 4, 1} : std::vector<uint32_t>{8}) {
-      const auto by_id = decode ? decode_constants(nv, subgroup_size) : decltype(decode_constants(0, 0)){};
+    for (const uint32_t nv : decode ? std::vector<uint32_t>{8, 4, 1} : std::vector<uint32_t>{0}) {
       const std::string g = decode ? ", " + std::to_string(nv) + " vectors" : "";
+      auto add = [&](const char* op, const Constants& c, const std::string& label) {
+        v.push_back({op + b, with_decode(c, nv, subgroup_size), label + g, gpu});
+      };
       for (uint32_t d : {64u, 128u, 256u, 512u}) {
         if ((!gpu || decode) && d > 256) continue;
         const std::string ds = std::to_string(d);
-        v.push_back({"sdpa_attention" + b, {d}, "SDPA D " + ds + g, gpu, by_id});
-        v.push_back({"mhca_attention" + b, {d, 8, 32}, "MHCA int8 D " + ds + g, gpu, by_id});
-        v.push_back({"fia_attention" + b, {d, d, 1, d}, "FIA f16 plain D " + ds + g, gpu, by_id});
+        add("sdpa_attention", {{"D", d}}, "SDPA D " + ds);
+        add("mhca_attention", {{"D", d}, {"CACHE_BITS", 8}, {"QG", 32}}, "MHCA int8 D " + ds);
+        add("fia_attention", {{"D", d}, {"FIA_DV", d}, {"KV_PATH", 1}, {"DQK", d}}, "FIA f16 plain D " + ds);
       }
-      v.push_back({"mhca_attention" + b, {128, 4, 32}, "MHCA int4 D 128" + g, gpu, by_id});
-      v.push_back({"fia_attention" + b, {128, 128, 0, 128}, "FIA antiquant/paged D 128" + g, gpu, by_id});
+      add("mhca_attention", {{"D", 128}, {"CACHE_BITS", 4}, {"QG", 32}}, "MHCA int4 D 128");
+      add("fia_attention", {{"D", 128}, {"FIA_DV", 128}, {"KV_PATH", 0}, {"DQK", 128}},
+          "FIA antiquant/paged D 128");
       // Int8 codes with per-channel scales and offsets, by uvec4s through texel views (the
-      // 8k paged decode): KV_PATH 2, K and V per channel, offsets, CODES_UVEC4, TEXELS.
-      v.push_back({"fia_attention" + b, {128, 128, 2, 128, 1, 1, 1, 1, 1, 0}, "FIA int8 per-channel D 128" + g, gpu,
-                   by_id});
-      v.push_back({"fia_attention" + b, {192, 128, 0, 128}, "FIA MLA 128+64 / 128" + g, gpu, by_id});
-      if (gpu && !decode) v.push_back({"fia_attention" + b, {576, 512, 0, 512}, "FIA MLA 512+64 / 512", gpu});
+      // 8k paged decode).
+      add("fia_attention",
+          {{"D", 128},
+           {"FIA_DV", 128},
+           {"KV_PATH", 2},
+           {"DQK", 128},
+           {"K_PER_CHANNEL", 1},
+           {"V_PER_CHANNEL", 1},
+           {"HAS_OFFSET", 1},
+           {"CODES_UVEC4", 1},
+           {"TEXELS", 1},
+           {"SCORE_LOADS", 0}},
+          "FIA int8 per-channel D 128");
+      add("fia_attention", {{"D", 192}, {"FIA_DV", 128}, {"KV_PATH", 0}, {"DQK", 128}},
+          "FIA MLA 128+64 / 128");
+      if (gpu && !decode)
+        add("fia_attention", {{"D", 576}, {"FIA_DV", 512}, {"KV_PATH", 0}, {"DQK", 512}},
+            "FIA MLA 512+64 / 512");
     }
   }
   // The merges (TEXELS, PER_WORD): the gpu kernels' (gated) and the cpu kernel's.
   for (const std::string merge : {"attention_merge_splits", "attention_merge"}) {
     const bool gpu = merge == "attention_merge_splits";
-    v.push_back({merge, {1, 1}, "merge f32 out (texels)", gpu});
-    v.push_back({merge, {1, 2}, "merge f16 out (texels)", gpu});
-    v.push_back({merge, {0, 4}, "merge i8 out (buffers)", gpu});
+    v.push_back({merge, {{"TEXELS", 1}, {"PER_WORD", 1}}, "merge f32 out (texels)", gpu});
+    v.push_back({merge, {{"TEXELS", 1}, {"PER_WORD", 2}}, "merge f16 out (texels)", gpu});
+    v.push_back({merge, {{"TEXELS", 0}, {"PER_WORD", 4}}, "merge i8 out (buffers)", gpu});
   }
   return v;
 }
@@ -162,12 +182,13 @@ int main(int argc, char** argv) {
                                     vk::PipelineLayoutCreateInfo{.setLayoutCount = 1, .pSetLayouts = &sl});
     vk::raii::ShaderModule module(
         device, vk::ShaderModuleCreateInfo{.codeSize = code.size() * 4, .pCode = code.data()});
+    // Each constant's constant_id from the module, as the runtime finds it.
     std::vector<vk::SpecializationMapEntry> entries;
-    std::vector<uint32_t> values = var.constants;
-    for (uint32_t i = 0; i < var.constants.size(); ++i)
-      entries.push_back({.constantID = i, .offset = i * 4, .size = 4});
-    for (const auto& [id, value] : var.constants_by_id) {
-      entries.push_back({.constantID = id, .offset = static_cast<uint32_t>(values.size() * 4), .size = 4});
+    std::vector<uint32_t> values;
+    for (const auto& [name, value] : var.constants) {
+      entries.push_back({.constantID = iface.spec_constants.at(name),
+                         .offset = static_cast<uint32_t>(values.size() * 4),
+                         .size = 4});
       values.push_back(value);
     }
     vk::SpecializationInfo spec{.mapEntryCount = static_cast<uint32_t>(entries.size()),

@@ -31,12 +31,8 @@ std::string param_text(const nlohmann::json& v) { return v.is_string() ? v.get<s
 
 }  // namespace
 
-uint64_t& max_cases_per_file() {
-  static uint64_t limit = 10000;
-  return limit;
-}
-
-LoadedCases expand_case_document(const nlohmann::json& doc, const std::string& file) {
+LoadedCases expand_case_document(const nlohmann::json& doc, const std::string& file,
+                                 const RunOptions& options) {
   LoadedCases out;
   auto violations = validate_schema(doc, case_schema());
   if (!violations.empty()) {
@@ -68,9 +64,9 @@ LoadedCases expand_case_document(const nlohmann::json& doc, const std::string& f
   uint64_t expansions = 1;
   for (const auto& [key, section] : axes) {
     const uint64_t n = sweep[key].size();
-    if (expansions > max_cases_per_file() / n) {
+    if (expansions > options.max_cases_per_file / n) {
       out.errors.push_back({file, "/sweep",
-                            "the sweep expands to more than " + std::to_string(max_cases_per_file()) +
+                            "the sweep expands to more than " + std::to_string(options.max_cases_per_file) +
                                 " cases (--max-cases raises the limit)",
                             ""});
       return out;
@@ -190,7 +186,7 @@ std::optional<std::string> read_case_file(const std::string& f, std::vector<Case
 
 }  // namespace
 
-LoadedCases load_case_text(const std::string& text, const std::string& file) {
+LoadedCases load_case_text(const std::string& text, const std::string& file, const RunOptions& options) {
   LoadedCases out;
   nlohmann::json doc;
   try {
@@ -200,14 +196,14 @@ LoadedCases load_case_text(const std::string& text, const std::string& file) {
     return out;
   }
   try {
-    return expand_case_document(doc, file);
+    return expand_case_document(doc, file, options);
   } catch (const std::exception& e) {  // nothing in one file may end the run
     out.errors.push_back({file, "", std::string("the case file could not be expanded: ") + e.what(), ""});
     return out;
   }
 }
 
-LoadedCases load_case_paths(const std::vector<std::string>& paths) {
+LoadedCases load_case_paths(const std::vector<std::string>& paths, const RunOptions& options) {
   std::vector<std::string> files;
   LoadedCases out;
   std::set<std::string> seen;  // canonical paths: one file reached twice is read once
@@ -230,7 +226,7 @@ LoadedCases load_case_paths(const std::vector<std::string>& paths) {
     if (!ec && !seen.insert(canonical).second) continue;
     const std::optional<std::string> text = read_case_file(f, out.errors);
     if (!text) continue;
-    const LoadedCases one = load_case_text(*text, f);
+    const LoadedCases one = load_case_text(*text, f, options);
     out.errors.insert(out.errors.end(), one.errors.begin(), one.errors.end());
     for (const auto& c : one.cases) {
       if (!names.insert(c.name).second) {

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "cases/case_def.hpp"
+#include "core/run_options.hpp"
 
 namespace kvbench {
 
@@ -22,17 +23,16 @@ struct LoadedCases {
   std::vector<CaseFileError> errors;
 };
 
-// The most cases one file's sweep may expand to (default 10000; --max-cases sets it).
-uint64_t& max_cases_per_file();
-
 // Files ending in .json, folders searched recursively in sorted order. A file reached
 // twice (through two paths) is read once. Whatever goes wrong with one file (reading,
 // size, nesting, JSON, schema, sweep) is that file's error; the others still load.
-LoadedCases load_case_paths(const std::vector<std::string>& paths);
+// A sweep may expand to options.max_cases_per_file cases at most.
+LoadedCases load_case_paths(const std::vector<std::string>& paths, const RunOptions& options);
 // One document (already parsed) as if read from `file`.
-LoadedCases expand_case_document(const nlohmann::json& doc, const std::string& file);
+LoadedCases expand_case_document(const nlohmann::json& doc, const std::string& file,
+                                 const RunOptions& options);
 // One case file's text (named `file` in errors): nesting bounded, parsed, expanded; every
 // failure becomes an error of the file. What load_case_paths does for each file it reads.
-LoadedCases load_case_text(const std::string& text, const std::string& file);
+LoadedCases load_case_text(const std::string& text, const std::string& file, const RunOptions& options);
 
 }  // namespace kvbench

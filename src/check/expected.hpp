@@ -5,12 +5,16 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "check/tolerance.hpp"
 #include "core/tensor.hpp"
 
 namespace kvbench {
+
+// Extra figures reported for a case (label, value), e.g. a compression ratio.
+using CaseFigures = std::vector<std::pair<std::string, std::string>>;
 
 // An element an in-place operator writes: its flat index and its expected_f64.
 struct WrittenElement {
@@ -57,6 +61,9 @@ class Expected {
   // The spec's tolerance where it depends on the data (FIA's full int8 bound), set by the
   // reference that computes it; otherwise the operator's default_tolerance applies.
   std::optional<Tolerance> data_tolerance;
+  // What the reference measured about this output besides its values, for the report
+  // (FIA's and SDPA's quant_err: the output against the attention on unquantized K/V).
+  CaseFigures figures;
 
   // The golden value of every element in the output's dtype and shape; for an in-place
   // output the whole tensor after the operator. `exact` is the same quantity before the

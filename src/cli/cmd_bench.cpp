@@ -9,7 +9,7 @@
 #include "report/bench_report.hpp"
 #include "report/json_report.hpp"
 #include "report/run_reporter.hpp"
-#include "report/text_report.hpp"
+#include "runner/case_loop.hpp"
 #include "vk/runtime.hpp"
 
 namespace kvbench {
@@ -64,84 +64,60 @@ void add_bench_command(CLI::App& app, int& exit_code) {
       "cases correct; 1 a case failed; 2 unusable\n"
       "arguments, invalid case files or no device.");
   cmd->callback([&exit_code] {
-    auto selected = selection.select(paths);
-    if (!selected) {
-      exit_code = 2;
-      return;
-    }
-    Selection& sel = *selected;
-    for (const auto& e : sel.errors) std::cerr << "invalid case: " << e.to_string() << "\n";
-    if (!json.empty()) try {  // a target that cannot take the report is found before the timing, not after
-        check_output_target(json);
-      } catch (const FileError& e) {
+    selection.with_selection(paths, selection.run_options(), exit_code, [&](Selection& sel) {
+      std::vector<std::string> names;
+      for (const auto& c : sel.cases) names.push_back(c.def.name);
+      RunReporter reporter(names, sel.errors, {}, kBenchRowIndent,
+                           kBenchFiguresWidth);  // prints the invalid cases
+      if (!json.empty()) try {  // a target that cannot take the report is found before the timing, not after
+          check_output_target(json);
+        } catch (const FileError& e) {
+          std::cerr << "error: " << e.what() << "\n";
+          exit_code = 2;
+          return;
+        }
+      const std::unique_ptr<Runtime> rt = open_device(device);
+      if (!rt) {
+        exit_code = 2;
+        return;
+      }
+      CopyBandwidth copy;
+      std::vector<std::unique_ptr<Buffer>> flush;
+      try {
+        std::cout << "device: " << rt->info().name << " (" << rt->info().type << ")\n" << std::flush;
+        // Twice the cache, in buffers no larger than the device lets one storage buffer be.
+        const size_t most = std::max<size_t>(16, rt->info().max_storage_buffer_range / 16 * 16);
+        reps.flush.clear();
+        for (size_t left = flush_cache ? 2 * (cache_mib << 20) : 0; left > 0; left -= std::min(left, most)) {
+          flush.push_back(rt->buffer(std::min(left, most)));
+          reps.flush.push_back(flush.back().get());
+        }
+        copy = measure_copy_bandwidth(*rt, reps);
+      } catch (const std::exception& e) {
         std::cerr << "error: " << e.what() << "\n";
         exit_code = 2;
         return;
       }
-    const std::unique_ptr<Runtime> rt = open_device(device);
-    if (!rt) {
-      exit_code = 2;
-      return;
-    }
-    CopyBandwidth copy;
-    std::vector<std::unique_ptr<Buffer>> flush;
-    try {
-      std::cout << "device: " << rt->info().name << " (" << rt->info().type << ")\n" << std::flush;
-      // Twice the cache, in buffers no larger than the device lets one storage buffer be.
-      const size_t most = std::max<size_t>(16, rt->info().max_storage_buffer_range / 16 * 16);
-      reps.flush.clear();
-      for (size_t left = flush_cache ? 2 * (cache_mib << 20) : 0; left > 0; left -= std::min(left, most)) {
-        flush.push_back(rt->buffer(std::min(left, most)));
-        reps.flush.push_back(flush.back().get());
-      }
-      copy = measure_copy_bandwidth(*rt, reps);
-    } catch (const std::exception& e) {
-      std::cerr << "error: " << e.what() << "\n";
-      exit_code = 2;
-      return;
-    }
-    std::vector<std::string> names;
-    for (const auto& c : sel.cases) names.push_back(c.def.name);
-    const std::optional<size_t> terminal = terminal_columns();
-    const NameColumn column = name_column(names, kBenchRowIndent, kBenchFiguresWidth, terminal);
-    std::cout << copy_bandwidth_line(copy, reps) << "\n      " << bench_header(column) << "\n";
-
-    const std::string extra = device >= 0 ? " --device " + std::to_string(device) : "";
-    std::vector<BenchResult> results;
-    std::vector<std::pair<std::string, std::string>> failed;  // name, repro
-    size_t counts[3] = {0, 0, 0};
-    for (size_t i = 0; i < sel.cases.size(); ++i) {
-      const auto& c = sel.cases[i];
-      if (terminal)
-        std::cout << "\r" << progress_line(i, sel.cases.size(), c.def.name, *terminal) << "\x1b[K"
-                  << std::flush;
-      BenchResult r = bench_case(c.def, *c.op, *rt, reps, copy.gbps);
-      if (terminal) std::cout << "\r\x1b[K";
-      char prefix[32];
-      std::snprintf(prefix, sizeof prefix, "%5zu ", i + 1);
-      std::cout << prefix << bench_row(r, column, reps) << "\n";
-      // The comparison's details are `run`'s job: point at the command that shows them.
-      if (r.check.status == Status::fail) {
-        failed.emplace_back(c.def.name, repro_command(program_path(), c.def.file, c.def.name,
-                                                      extra + (c.def.slow ? " --slow include" : "")));
-        std::cout << "      repro: " << failed.back().second << "\n";
-      }
-      std::cout << std::flush;
-      ++counts[static_cast<int>(r.check.status)];
-      results.push_back(std::move(r));
-    }
-    if (!sel.errors.empty()) std::cout << sel.errors.size() << " invalid cases (see the messages above)\n";
-    std::cout << report_summary(counts[0], counts[1], counts[2]) << "\n";
-    if (!failed.empty()) std::cout << "failed cases:\n";
-    for (const auto& [name, repro] : failed) std::cout << "  " << name << "\n      repro: " << repro << "\n";
-    exit_code = !sel.errors.empty() ? 2 : counts[1] > 0 ? 1 : 0;
-    if (!json.empty()) try {
-        write_file_atomically(json,
-                              report_text(bench_report_json(rt->info(), copy, reps, results, sel.errors)));
-      } catch (const FileError& e) {
-        std::cerr << "error: " << e.what() << "\n";
-        exit_code = 2;
-      }
+      reporter.header(copy_bandwidth_line(copy, reps), bench_header(reporter.column()));
+      const std::string extra = device >= 0 ? " --device " + std::to_string(device) : "";
+      std::vector<BenchResult> results;
+      for_each_case(sel.cases, false, [&](size_t i, const SelectedCase& c) {
+        reporter.starting(i);
+        BenchResult r = bench_case(c.def, *c.op, *rt, reps, copy.gbps);
+        const std::string row = bench_row(r, reporter.column(), reps);
+        results.push_back(r);
+        // The comparison's details are `run`'s job: the repro line points at the command that shows them.
+        return reporter.finished(std::move(r.check), case_repro(c.def, extra), row);
+      });
+      exit_code = reporter.finish(nullptr);
+      if (!json.empty()) try {
+          write_file_atomically(json,
+                                report_text(bench_report_json(rt->info(), copy, reps, results, sel.errors)));
+        } catch (const FileError& e) {
+          std::cerr << "error: " << e.what() << "\n";
+          exit_code = 2;
+        }
+    });
   });
 }
 

@@ -42,40 +42,36 @@ void add_coverage_command(CLI::App& app, int& exit_code) {
       "(specs/coverage.md).\n"
       "Exit 1 when a fault of an operator with cases is undetected.");
   cmd->callback([&exit_code] {
-    auto selected = selection.select(paths);
-    if (!selected) {
-      exit_code = 2;
-      return;
-    }
-    for (const auto& e : selected->errors)
-      std::cerr << "invalid case (not counted): " << e.to_string() << "\n";
-    if (selected->cases.empty()) {
-      std::cerr << "error: no valid case to count\n";
-      exit_code = 2;
-      return;
-    }
-    // --json, when given: false (and exit 2) when it cannot be written.
-    const auto write_json = [&exit_code](const nlohmann::json& doc) {
-      if (json.empty()) return true;
-      try {
-        write_file_atomically(json, doc.dump(1) + "\n");
-        return true;
-      } catch (const std::exception& e) {
-        std::cerr << "error: --json: " << e.what() << "\n";
+    selection.with_selection(paths, selection.run_options(), exit_code, [&](Selection& sel) {
+      for (const auto& e : sel.errors) std::cerr << "invalid case (not counted): " << e.to_string() << "\n";
+      if (sel.cases.empty()) {
+        std::cerr << "error: no valid case to count\n";
         exit_code = 2;
-        return false;
+        return;
       }
-    };
-    if (faults) {
-      const FaultCoverage report = compute_fault_coverage(
-          selected->cases, [](const CaseFaults& c) { std::cout << fault_case_line(c) << std::flush; });
-      std::cout << "\n" << fault_table(report);
-      if (write_json(fault_json(report))) exit_code = report.undetected() ? 1 : 0;
-      return;
-    }
-    const auto report = compute_coverage(selected->cases);
-    std::cout << coverage_table(report, max_pairs);
-    if (write_json(coverage_json(report))) exit_code = 0;
+      // --json, when given: false (and exit 2) when it cannot be written.
+      const auto write_json = [&exit_code](const nlohmann::json& doc) {
+        if (json.empty()) return true;
+        try {
+          write_file_atomically(json, doc.dump(1) + "\n");
+          return true;
+        } catch (const std::exception& e) {
+          std::cerr << "error: --json: " << e.what() << "\n";
+          exit_code = 2;
+          return false;
+        }
+      };
+      if (faults) {
+        const FaultCoverage report = compute_fault_coverage(
+            sel.cases, [](const CaseFaults& c) { std::cout << fault_case_line(c) << std::flush; });
+        std::cout << "\n" << fault_table(report);
+        if (write_json(fault_json(report))) exit_code = report.undetected() ? 1 : 0;
+        return;
+      }
+      const auto report = compute_coverage(sel.cases);
+      std::cout << coverage_table(report, max_pairs);
+      if (write_json(coverage_json(report))) exit_code = 0;
+    });
   });
 }
 

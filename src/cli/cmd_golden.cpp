@@ -82,88 +82,86 @@ void add_golden_command(CLI::App& app, int& exit_code) {
       "write;\n"
       "SIGINT/SIGTERM finish the cases being written and exit 128 + the signal.");
   cmd->callback([&exit_code] {
-    auto selected = selection.select(paths);
-    if (!selected) {
-      exit_code = 2;
-      return;
-    }
-    Selection& sel = *selected;
-    // --jobs cases at once (no more than there are), each with its share of the cores
-    // unless --threads says otherwise.
-    const unsigned hardware = std::max(1u, std::thread::hardware_concurrency());
-    const unsigned workers =
-        static_cast<unsigned>(std::clamp<size_t>(sel.cases.size(), 1, jobs ? jobs : hardware));
-    set_reference_threads(threads ? threads : std::max(1u, hardware / workers));
-    for (const auto& e : sel.errors) std::cerr << "invalid case: " << e.to_string() << "\n";
-    // The error_code forms: a folder that cannot be made or searched is a message, not an abort.
-    std::error_code made, checked;
-    std::filesystem::create_directories(out_dir, made);
-    if (!std::filesystem::is_directory(out_dir, checked)) {
-      const std::error_code& ec = made ? made : checked;
-      std::cerr << "error: cannot create the output folder " << out_dir << (ec ? ": " + ec.message() : "")
-                << "\n";
-      exit_code = 2;
-      return;
-    }
-    // Two cases must not share files: refuse names that collapse to the same stem.
-    std::map<std::string, std::string> stems;
-    for (const auto& c : sel.cases) {
-      auto [it, fresh] = stems.emplace(case_file_stem(c.def.name), c.def.name);
-      if (!fresh) {
-        std::cerr << "error: cases '" << it->second << "' and '" << c.def.name
-                  << "' map to the same file name " << it->first << "\n";
+    const RunOptions options = selection.run_options(threads);
+    selection.with_selection(paths, options, exit_code, [&](Selection& sel) {
+      // --jobs cases at once (no more than there are), each with its share of the cores
+      // unless --threads says otherwise.
+      const unsigned hardware = hardware_threads();
+      const unsigned workers =
+          static_cast<unsigned>(std::clamp<size_t>(sel.cases.size(), 1, jobs ? jobs : hardware));
+      if (!threads)
+        for (auto& c : sel.cases) c.op->set_threads(hardware / workers);
+      for (const auto& e : sel.errors) std::cerr << "invalid case: " << e.to_string() << "\n";
+      // The error_code forms: a folder that cannot be made or searched is a message, not an abort.
+      std::error_code made, checked;
+      std::filesystem::create_directories(out_dir, made);
+      if (!std::filesystem::is_directory(out_dir, checked)) {
+        const std::error_code& ec = made ? made : checked;
+        std::cerr << "error: cannot create the output folder " << out_dir << (ec ? ": " + ec.message() : "")
+                  << "\n";
         exit_code = 2;
         return;
       }
-    }
-    // Each worker takes the next case, computes it and streams it to disk; at most
-    // `jobs` cases are in memory at once. Output files do not depend on the order.
-    const bool tty = isatty(STDOUT_FILENO);
-    std::atomic<size_t> next{0}, done{0}, bytes{0};
-    std::mutex io;
-    std::vector<std::string> failures;
-    MemoryGate gate(memory_budget());
-    // SIGINT/SIGTERM: the cases being written finish (every file is written through a
-    // temporary and renamed whole), no other starts; a second signal removes the
-    // temporaries and ends the process.
-    install_interrupt_handler();
-    auto worker = [&] {
-      for (size_t i; !interrupt_signal() && (i = next++) < sel.cases.size();) {
-        const auto& c = sel.cases[i];
-        try {
-          const MemoryGate::Hold hold(gate, host_bytes(*c.op));
-          c.op->skip_figures();
-          bytes += write_golden_case(c.def, *c.op, out_dir);
-        } catch (const std::exception& e) {
-          std::lock_guard lock(io);
-          failures.push_back(c.def.name + ": " + e.what());
+      // Two cases must not share files: refuse names that collapse to the same stem.
+      std::map<std::string, std::string> stems;
+      for (const auto& c : sel.cases) {
+        auto [it, fresh] = stems.emplace(case_file_stem(c.def.name), c.def.name);
+        if (!fresh) {
+          std::cerr << "error: cases '" << it->second << "' and '" << c.def.name
+                    << "' map to the same file name " << it->first << "\n";
+          exit_code = 2;
+          return;
         }
-        const size_t d = ++done;
-        std::lock_guard lock(io);
-        if (tty)
-          std::cout << "\r[" << d << "/" << sel.cases.size() << "] " << c.def.name.substr(0, 60) << "\x1b[K"
-                    << std::flush;
-        else
-          std::cout << "golden " << c.def.name << "\n"
-                    << std::flush;  // a CI log shows progress as it happens
       }
-    };
-    std::vector<std::thread> threads;
-    for (unsigned t = 1; t < workers; ++t) threads.emplace_back(worker);
-    worker();
-    for (auto& t : threads) t.join();
-    if (tty) std::cout << "\r\x1b[K";
-    for (const auto& f : failures) std::cerr << "error: " << f << "\n";
-    std::cout.clear();  // the closing line is printed whatever happened to the log before
-    if (const int sig = interrupt_signal())
-      std::cout << "interrupted by signal " << sig << " after " << done << " of " << sel.cases.size()
-                << " cases\n";
-    std::cout << "wrote " << done - failures.size() << " cases (" << bytes / (1024 * 1024.0) << " MiB) to "
-              << out_dir << "\n"
-              << std::flush;
-    exit_code = interrupt_signal()                         ? 128 + interrupt_signal()
-                : !sel.errors.empty() || !failures.empty() ? 2
-                                                           : 0;
+      // Each worker takes the next case, computes it and streams it to disk; at most
+      // `jobs` cases are in memory at once. Output files do not depend on the order.
+      const bool tty = isatty(STDOUT_FILENO);
+      std::atomic<size_t> next{0}, done{0}, bytes{0};
+      std::mutex io;
+      std::vector<std::string> failures;
+      MemoryGate gate(options.memory_budget);
+      // SIGINT/SIGTERM: the cases being written finish (every file is written through a
+      // temporary and renamed whole), no other starts; a second signal removes the
+      // temporaries and ends the process.
+      install_interrupt_handler();
+      auto worker = [&] {
+        for (size_t i; !interrupt_signal() && (i = next++) < sel.cases.size();) {
+          const auto& c = sel.cases[i];
+          try {
+            const MemoryGate::Hold hold(gate, host_bytes(*c.op));
+            c.op->skip_figures();
+            bytes += write_golden_case(c.def, *c.op, out_dir);
+          } catch (const std::exception& e) {
+            std::lock_guard lock(io);
+            failures.push_back(c.def.name + ": " + e.what());
+          }
+          const size_t d = ++done;
+          std::lock_guard lock(io);
+          if (tty)
+            std::cout << "\r[" << d << "/" << sel.cases.size() << "] " << c.def.name.substr(0, 60) << "\x1b[K"
+                      << std::flush;
+          else
+            std::cout << "golden " << c.def.name << "\n"
+                      << std::flush;  // a CI log shows progress as it happens
+        }
+      };
+      std::vector<std::thread> threads;
+      for (unsigned t = 1; t < workers; ++t) threads.emplace_back(worker);
+      worker();
+      for (auto& t : threads) t.join();
+      if (tty) std::cout << "\r\x1b[K";
+      for (const auto& f : failures) std::cerr << "error: " << f << "\n";
+      std::cout.clear();  // the closing line is printed whatever happened to the log before
+      if (const int sig = interrupt_signal())
+        std::cout << "interrupted by signal " << sig << " after " << done << " of " << sel.cases.size()
+                  << " cases\n";
+      std::cout << "wrote " << done - failures.size() << " cases (" << bytes / (1024 * 1024.0) << " MiB) to "
+                << out_dir << "\n"
+                << std::flush;
+      exit_code = interrupt_signal()                         ? 128 + interrupt_signal()
+                  : !sel.errors.empty() || !failures.empty() ? 2
+                                                             : 0;
+    });
   });
 }
 

@@ -11,6 +11,7 @@
 #include "core/parallel.hpp"
 #include "report/run_reporter.hpp"
 #include "runner/backend.hpp"
+#include "runner/case_loop.hpp"
 #include "runner/interrupt.hpp"
 #include "runner/pipeline_warmer.hpp"
 #include "runner/run_case.hpp"
@@ -21,7 +22,9 @@ namespace kvbench {
 namespace {
 
 // A repro line reruns a case the way it was loaded: with its files outside its folder too.
-std::string outside_paths_flag() { return allow_outside_paths() ? " --allow-outside-paths" : ""; }
+std::string outside_paths_flag(const RunOptions& options) {
+  return options.allow_outside_paths ? " --allow-outside-paths" : "";
+}
 
 // Per operator: cases run and skipped, and the first skip's reason.
 class SkipTally {
@@ -49,54 +52,15 @@ class SkipTally {
   std::map<std::string, Tally> ops_;
 };
 
-// `run --backend`: every selected case through the backend command, reported as `run`
-// reports Vulkan's. A case skips when the backend says it does not implement it (exit 77):
-// an operator whose every case skipped was not checked, exit 1 unless --allow-skip.
-int run_on_backend(Selection& sel, RunReporter& reporter, const BackendCommand& backend, bool fail_fast,
-                   bool allow_skip) {
-  reporter.header("backend: " + backend.command);
-  install_interrupt_handler();
-  std::ostringstream timeout;
-  timeout << backend.timeout_s;
-  const std::string extra = " --backend " + shell_quote(backend.command) +
-                            (backend.timeout_s != 600 ? " --backend-timeout " + timeout.str() : "") +
-                            outside_paths_flag();
-  SkipTally skips;
-  for (size_t i = 0; i < sel.cases.size() && !interrupt_signal(); ++i) {
-    const auto& c = sel.cases[i];
-    reporter.starting(i);
-    c.op->skip_figures();
-    CaseResult r;
-    try {
-      r = run_case_on_backend(c.def, *c.op, backend);
-    } catch (const std::exception& e) {
-      r = error_result(c.def, *c.op, e);
-    }
-    const bool failed = r.status == Status::fail;
-    skips.add(r);
-    reporter.finished(std::move(r), repro_command(program_path(), c.def.file, c.def.name,
-                                                  extra + (c.def.slow ? " --slow include" : "")));
-    if (failed && fail_fast && i + 1 < sel.cases.size()) {
-      std::cout << "--fail-fast: stopped after the first failure; " << sel.cases.size() - i - 1
-                << " cases not run\n";
-      break;
-    }
-  }
-  int exit_code = reporter.finish(nullptr, interrupt_signal());
-  if (exit_code == 0 && !allow_skip)
-    if (const auto all = skips.all_skipped(); !all.empty()) {
-      std::cout << all << "error: every selected case of the operator(s) above skipped on the backend: "
-                << "nothing of them was checked (exit 1; --allow-skip accepts it)\n";
-      exit_code = 1;
-    }
-  return exit_code;
-}
-
 }  // namespace
 
 std::string& program_path() {
   static std::string path = "kvbench";
   return path;
+}
+
+std::string case_repro(const CaseDef& def, const std::string& extra) {
+  return repro_command(program_path(), def.file, def.name, extra + (def.slow ? " --slow include" : ""));
 }
 
 void add_run_command(CLI::App& app, int& exit_code) {
@@ -118,11 +82,10 @@ void add_run_command(CLI::App& app, int& exit_code) {
                   "Vulkan device index (see `kvbench devices`; default: first GPU, else lavapipe)")
       ->check(CLI::NonNegativeNumber);
   cmd->add_flag("-x,--fail-fast", fail_fast, "Stop after the first failing case");
-  cmd->add_flag("--allow-skip", allow_skip,
-                "Accept an operator whose every selected case skips on this device, or is not implemented by "
-                "the --backend "
-                "(exit 77) (otherwise exit 1: a run that "
-                "checked nothing of an operator is not a pass)");
+  cmd->add_flag(
+      "--allow-skip", allow_skip,
+      "Accept an operator whose every selected case skips on this device (otherwise exit 1: a run that "
+      "checked nothing of an operator is not a pass)");
   cmd->add_option("--save-actual", save_actual,
                   "Also write each case's device outputs to DIR/<stem>.safetensors in the golden file format "
                   "(for `kvbench check`, numpy, tools/plot.py)");
@@ -141,9 +104,7 @@ void add_run_command(CLI::App& app, int& exit_code) {
       "--backend", backend.command,
       "Check another implementation instead of Vulkan: per case, write its golden to a temporary folder, "
       "run this shell command with {golden} and {actual} replaced by the folders (e.g. 'python3 "
-      "tools/example_backend.py {golden} {actual}'), and check the <stem>.safetensors it writes; a command "
-      "that exits 77 does not implement the case "
-      "(SKIP)");
+      "tools/example_backend.py {golden} {actual}'), and check the <stem>.safetensors it writes");
   cmd->add_option("--backend-timeout", backend.timeout_s,
                   "Seconds a --backend command may run per case (default 600)")
       ->check(CLI::PositiveNumber);
@@ -160,82 +121,80 @@ void add_run_command(CLI::App& app, int& exit_code) {
       "A failing case prints its tolerance, worst element and a repro line (the command that reruns\n"
       "just that case); the failed cases are listed again after the closing line.");
   cmd->callback([&exit_code] {
-    auto selected = selection.select(paths);
-    if (!selected) {
-      exit_code = 2;
-      return;
-    }
-    Selection& sel = *selected;
-    set_reference_threads(threads);
-    if (!save_actual.empty()) {
-      std::error_code ec;
-      std::filesystem::create_directories(save_actual, ec);
-      if (ec || !std::filesystem::is_directory(save_actual)) {
-        std::cerr << "error: --save-actual " << save_actual << ": cannot make the folder"
-                  << (ec ? " (" + ec.message() + ")" : "") << "\n";
+    const RunOptions options = selection.run_options(threads);
+    selection.with_selection(paths, options, exit_code, [&](Selection& sel) {
+      if (!save_actual.empty()) {
+        std::error_code ec;
+        std::filesystem::create_directories(save_actual, ec);
+        if (ec || !std::filesystem::is_directory(save_actual)) {
+          std::cerr << "error: --save-actual " << save_actual << ": cannot make the folder"
+                    << (ec ? " (" + ec.message() + ")" : "") << "\n";
+          exit_code = 2;
+          return;
+        }
+      }
+      if (!backend.command.empty() && (device >= 0 || !save_actual.empty())) {
+        std::cerr << "error: --backend checks another implementation: --device and --save-actual are for the "
+                     "Vulkan one\n";
         exit_code = 2;
         return;
       }
-    }
-    if (!backend.command.empty() && (device >= 0 || !save_actual.empty())) {
-      std::cerr << "error: --backend checks another implementation: --device and --save-actual are for the "
-                   "Vulkan one\n";
-      exit_code = 2;
-      return;
-    }
-    std::vector<std::string> names;
-    for (const auto& c : sel.cases) names.push_back(c.def.name);
-    RunReporter reporter(names, sel.errors, files);
-    if (!reporter.open_reports()) {
-      exit_code = 2;
-      return;
-    }
-    if (!backend.command.empty()) {
-      exit_code = run_on_backend(sel, reporter, backend, fail_fast, allow_skip);
-      return;
-    }
-    const std::unique_ptr<Runtime> rt = open_device(device);
-    if (!rt) {
-      exit_code = 2;
-      return;
-    }
-    reporter.header("device: " + rt->info().name + " (" + rt->info().type + ")");
-    const std::string extra =
-        (device >= 0 ? " --device " + std::to_string(device) : "") + outside_paths_flag();
-    install_interrupt_handler();
-    const unsigned warm_threads = compile_threads >= 0 ? static_cast<unsigned>(compile_threads)
-                                                       : default_warmer_threads(rt->info().type == "cpu");
-    std::optional<PipelineWarmer> warmer;
-    if (warm_threads > 0 && sel.cases.size() > 1) warmer.emplace(sel, rt->info().index, warm_threads);
-    SkipTally skips;
-    for (size_t i = 0; i < sel.cases.size() && !interrupt_signal(); ++i) {
-      const auto& c = sel.cases[i];
-      if (warmer) warmer->reached(i);
-      reporter.starting(i);
-      CaseResult r;
-      try {
-        r = run_case(c.def, *c.op, *rt, save_actual);
-      } catch (const std::exception& e) {
-        r = error_result(c.def, *c.op, e);
+      std::vector<std::string> names;
+      for (const auto& c : sel.cases) names.push_back(c.def.name);
+      RunReporter reporter(names, sel.errors, files);
+      if (!reporter.open_reports()) {
+        exit_code = 2;
+        return;
       }
-      const std::string slow = c.def.slow ? " --slow include" : "";
-      const bool failed = r.status == Status::fail;
-      skips.add(r);
-      reporter.finished(std::move(r), repro_command(program_path(), c.def.file, c.def.name, extra + slow));
-      if (failed && fail_fast && i + 1 < sel.cases.size()) {
-        std::cout << "--fail-fast: stopped after the first failure; " << sel.cases.size() - i - 1
-                  << " cases not run\n";
-        break;
+      // On Vulkan, or (--backend) on another implementation, which skips a case it does not
+      // implement (exit 77).
+      std::unique_ptr<Runtime> rt;
+      std::string extra = outside_paths_flag(options);
+      if (backend.command.empty()) {
+        if (!(rt = open_device(device))) {
+          exit_code = 2;
+          return;
+        }
+        reporter.header("device: " + rt->info().name + " (" + rt->info().type + ")");
+        extra = (device >= 0 ? " --device " + std::to_string(device) : "") + extra;
+      } else {
+        reporter.header("backend: " + backend.command);
+        std::ostringstream timeout;
+        timeout << backend.timeout_s;
+        extra = " --backend " + shell_quote(backend.command) +
+                (backend.timeout_s != 600 ? " --backend-timeout " + timeout.str() : "") + extra;
+        for (auto& c : sel.cases) c.op->skip_figures();
       }
-    }
-    warmer.reset();
-    exit_code = reporter.finish(&rt->info(), interrupt_signal());
-    if (exit_code == 0 && !allow_skip)
-      if (const auto all = skips.all_skipped(); !all.empty()) {
-        std::cout << all << "error: every selected case of the operator(s) above skipped on "
-                  << rt->info().name << ": nothing of them was checked (exit 1; --allow-skip accepts it)\n";
-        exit_code = 1;
+      install_interrupt_handler();
+      std::optional<PipelineWarmer> warmer;
+      if (rt) {
+        const unsigned warm_threads = compile_threads >= 0 ? static_cast<unsigned>(compile_threads)
+                                                           : default_warmer_threads(rt->info().type == "cpu");
+        if (warm_threads > 0 && sel.cases.size() > 1) warmer.emplace(sel, rt->info().index, warm_threads);
       }
+      SkipTally skips;
+      for_each_case(sel.cases, fail_fast, [&](size_t i, const SelectedCase& c) {
+        if (warmer) warmer->reached(i);
+        reporter.starting(i);
+        CaseResult r;
+        try {
+          r = rt ? run_case(c.def, *c.op, *rt, save_actual) : run_case_on_backend(c.def, *c.op, backend);
+        } catch (const std::exception& e) {
+          r = error_result(c.def, *c.op, e);
+        }
+        skips.add(r);
+        return reporter.finished(std::move(r), case_repro(c.def, extra));
+      });
+      warmer.reset();
+      exit_code = reporter.finish(rt ? &rt->info() : nullptr, interrupt_signal());
+      if (exit_code == 0 && !allow_skip)
+        if (const auto all = skips.all_skipped(); !all.empty()) {
+          std::cout << all << "error: every selected case of the operator(s) above skipped on "
+                    << (rt ? rt->info().name : std::string("the backend"))
+                    << ": nothing of them was checked (exit 1; --allow-skip accepts it)\n";
+          exit_code = 1;
+        }
+    });
   });
 }
 

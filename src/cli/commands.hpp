@@ -9,9 +9,13 @@
 namespace kvbench {
 
 class Runtime;
+struct CaseDef;
 
 // How kvbench was invoked (argv[0]), for the repro lines it prints.
 std::string& program_path();
+// The command that reruns just this case (report/run_reporter.hpp repro_command) with the
+// flags of the run it came from (`extra`) and, for a case of a slow file, --slow include.
+std::string case_repro(const CaseDef& def, const std::string& extra);
 
 // The Vulkan device of --device (-1: the default one), or nullptr after printing why it
 // cannot be opened (run, bench and shrink then exit 2).

@@ -3,6 +3,7 @@
 // --slow, --failed-from, --cases-from, --allow-empty, the limits of one case file (--memory-budget,
 // --max-cases) and where its input files may be (--allow-outside-paths).
 #include <cstdint>
+#include <functional>
 #include <iostream>
 #include <optional>
 #include <stdexcept>
@@ -86,17 +87,26 @@ struct SelectionFlags {
         "only files beside it or below it)");
   }
 
-  // The selected cases, or nullopt (after printing the error) for a malformed --filter, an
-  // unknown --op or an empty selection without --allow-empty.
-  std::optional<Selection> select(const std::vector<std::string>& paths) const {
-    if (!memory.empty()) memory_budget() = *parse_bytes(memory);
-    if (max_cases) max_cases_per_file() = max_cases;
-    allow_outside_paths() = outside_paths;
+  // The limits of the flags (--memory-budget, --max-cases, --allow-outside-paths), and
+  // `reference_threads` unless it is 0 (then the hardware threads).
+  RunOptions run_options(unsigned reference_threads = 0) const {
+    RunOptions r;
+    if (!memory.empty()) r.memory_budget = *parse_bytes(memory);
+    if (max_cases) r.max_cases_per_file = max_cases;
+    r.allow_outside_paths = outside_paths;
+    if (reference_threads) r.reference_threads = reference_threads;
+    return r;
+  }
+
+  // The selected cases, loaded and instantiated under `run`, or nullopt (after printing the
+  // error) for a malformed --filter, an unknown --op or an empty selection without
+  // --allow-empty.
+  std::optional<Selection> select(const std::vector<std::string>& paths, const RunOptions& run) const {
     try {
       SelectOptions o = options();
       if (!failed_from.empty()) o.rerun = failed_cases_from(failed_from);
       if (!cases_from.empty()) o.named = named_cases_from(cases_from);
-      Selection s = select_cases(paths, o);
+      Selection s = select_cases(paths, o, run);
       // A typo in a CI filter must not turn the job green by selecting nothing.
       if (s.cases.empty() && s.errors.empty() && !allow_empty) {
         if (o.rerun && o.rerun->names.empty() && o.rerun->files.empty())
@@ -113,6 +123,16 @@ struct SelectionFlags {
       std::cerr << "error: " << e.what() << "\n";
       return std::nullopt;
     }
+  }
+
+  // A command's callback on its selection: `command` runs on the selected cases (and sets
+  // `exit_code` itself), or, when nothing could be selected, exit_code is 2 (the error printed).
+  void with_selection(const std::vector<std::string>& paths, const RunOptions& run, int& exit_code,
+                      const std::function<void(Selection&)>& command) const {
+    if (auto selected = select(paths, run))
+      command(*selected);
+    else
+      exit_code = 2;
   }
 
   SelectOptions options() const {

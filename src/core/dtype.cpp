@@ -28,7 +28,21 @@ constexpr std::array<Info, 13> kInfo{{
     {DType::f8e8m0, "f8e8m0", 8, true, 0, 0},
 }};
 const Info& info(DType t) { return kInfo[static_cast<size_t>(t)]; }
+static_assert(
+    [] {
+      for (size_t i = 0; i < kInfo.size(); ++i)
+        if (static_cast<size_t>(kInfo[i].type) != i) return false;
+      return true;
+    }(),
+    "kInfo lists the dtypes in the order of their codes");
+constexpr auto kAll = [] {
+  std::array<DType, kInfo.size()> all{};
+  for (size_t i = 0; i < kInfo.size(); ++i) all[i] = kInfo[i].type;
+  return all;
+}();
 }  // namespace
+
+std::span<const DType> all_dtypes() { return kAll; }
 
 std::string_view dtype_name(DType t) { return info(t).name; }
 std::optional<DType> parse_dtype(std::string_view name) {

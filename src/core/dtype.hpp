@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -29,5 +30,8 @@ size_t dtype_storage_bytes(DType t, size_t count);
 // Smallest and largest value of an integer dtype.
 int64_t dtype_int_min(DType t);
 int64_t dtype_int_max(DType t);
+// Every dtype, in the order of their codes (the enum's values, which the kernels' dtype
+// parameters hold: tools/dtype_codes_glsl.cpp writes them for the shaders).
+std::span<const DType> all_dtypes();
 
 }  // namespace kvbench

@@ -8,16 +8,6 @@
 #include <vector>
 
 namespace kvbench {
-namespace {
-std::atomic<unsigned> g_threads{0};
-}  // namespace
-
-void set_reference_threads(unsigned n) { g_threads = n; }
-
-unsigned reference_threads() {
-  const unsigned n = g_threads;
-  return n ? n : std::max(1u, std::thread::hardware_concurrency());
-}
 
 void parallel_for(int64_t n, unsigned threads, const std::function<void(int64_t)>& fn) {
   const auto workers = static_cast<unsigned>(std::clamp<int64_t>(n, 1, std::max(1u, threads)));

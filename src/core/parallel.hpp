@@ -8,11 +8,6 @@
 
 namespace kvbench {
 
-// How many threads one case's reference may use (`kvbench golden/run --threads`); 0, the
-// default, means std::thread::hardware_concurrency().
-void set_reference_threads(unsigned n);
-unsigned reference_threads();
-
 // Calls fn(i) once for every i in [0, n) on up to `threads` threads, the caller's
 // included (it returns when all are done). Indices are taken in ascending order from a
 // shared counter; fn must write only what index i owns. The first exception thrown by

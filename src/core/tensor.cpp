@@ -10,12 +10,9 @@ namespace kvbench {
 
 const char* role_name(Role r) {
   switch (r) {
-    case Role::input:
-      return "input";
-    case Role::output:
-      return "output";
-    case Role::inplace:
-      return "inplace";
+    case Role::input: return "input";
+    case Role::output: return "output";
+    case Role::inplace: return "inplace";
   }
   return "?";
 }
@@ -56,10 +53,8 @@ Tensor Tensor::unallocated(std::string name, DType dtype, Shape shape, Role role
 uint64_t Tensor::bits(size_t i) const {
   const uint8_t* p = bytes_.data();
   switch (dtype_bits(dtype_)) {
-    case 4:
-      return (p[i / 2] >> ((i % 2) * 4)) & 0xFu;
-    case 8:
-      return p[i];
+    case 4: return (p[i / 2] >> ((i % 2) * 4)) & 0xFu;
+    case 8: return p[i];
     case 16: {
       uint16_t v;
       std::memcpy(&v, p + 2 * i, 2);
@@ -86,9 +81,7 @@ void Tensor::set_bits(size_t i, uint64_t v) {
       p[i / 2] = static_cast<uint8_t>((p[i / 2] & ~(0xFu << shift)) | ((v & 0xFu) << shift));
       break;
     }
-    case 8:
-      p[i] = static_cast<uint8_t>(v);
-      break;
+    case 8: p[i] = static_cast<uint8_t>(v); break;
     case 16: {
       uint16_t w = static_cast<uint16_t>(v);
       std::memcpy(p + 2 * i, &w, 2);
@@ -99,67 +92,39 @@ void Tensor::set_bits(size_t i, uint64_t v) {
       std::memcpy(p + 4 * i, &w, 4);
       break;
     }
-    default:
-      std::memcpy(p + 8 * i, &v, 8);
-      break;
+    default: std::memcpy(p + 8 * i, &v, 8); break;
   }
 }
 
 double Tensor::get(size_t i) const {
   const uint64_t b = bits(i);
   switch (dtype_) {
-    case DType::f32:
-      return f32_bits_to_double(static_cast<uint32_t>(b));
-    case DType::f16:
-      return f16_bits_to_double(static_cast<uint16_t>(b));
-    case DType::bf16:
-      return bf16_bits_to_double(static_cast<uint16_t>(b));
-    case DType::i8:
-      return static_cast<int8_t>(b);
-    case DType::u8:
-      return static_cast<double>(b);
-    case DType::s4:
-      return (b & 8u) ? static_cast<double>(b) - 16.0 : static_cast<double>(b);
-    case DType::u4:
-      return static_cast<double>(b);
-    case DType::i32:
-      return static_cast<int32_t>(b);
-    case DType::i64:
-      return static_cast<double>(static_cast<int64_t>(b));
-    case DType::boolean:
-      return static_cast<double>(b);
-    case DType::f4e2m1:
-      return fp4_value(false, static_cast<unsigned>(b));
-    case DType::f4e1m2:
-      return fp4_value(true, static_cast<unsigned>(b));
-    case DType::f8e8m0:
-      return e8m0_value(static_cast<unsigned>(b));
+    case DType::f32: return f32_bits_to_double(static_cast<uint32_t>(b));
+    case DType::f16: return f16_bits_to_double(static_cast<uint16_t>(b));
+    case DType::bf16: return bf16_bits_to_double(static_cast<uint16_t>(b));
+    case DType::i8: return static_cast<int8_t>(b);
+    case DType::u8: return static_cast<double>(b);
+    case DType::s4: return (b & 8u) ? static_cast<double>(b) - 16.0 : static_cast<double>(b);
+    case DType::u4: return static_cast<double>(b);
+    case DType::i32: return static_cast<int32_t>(b);
+    case DType::i64: return static_cast<double>(static_cast<int64_t>(b));
+    case DType::boolean: return static_cast<double>(b);
+    case DType::f4e2m1: return fp4_value(false, static_cast<unsigned>(b));
+    case DType::f4e1m2: return fp4_value(true, static_cast<unsigned>(b));
+    case DType::f8e8m0: return e8m0_value(static_cast<unsigned>(b));
   }
   return 0;
 }
 
 void Tensor::set(size_t i, double v) {
   switch (dtype_) {
-    case DType::f32:
-      set_bits(i, f32_bits_from_double(v));
-      return;
-    case DType::f16:
-      set_bits(i, f16_bits_from_double(v));
-      return;
-    case DType::bf16:
-      set_bits(i, bf16_bits_from_double(v));
-      return;
-    case DType::f4e2m1:
-      set_bits(i, fp4_code(false, v));
-      return;
-    case DType::f4e1m2:
-      set_bits(i, fp4_code(true, v));
-      return;
-    case DType::f8e8m0:
-      set_bits(i, e8m0_code(v));
-      return;
-    default:
-      break;
+    case DType::f32: set_bits(i, f32_bits_from_double(v)); return;
+    case DType::f16: set_bits(i, f16_bits_from_double(v)); return;
+    case DType::bf16: set_bits(i, bf16_bits_from_double(v)); return;
+    case DType::f4e2m1: set_bits(i, fp4_code(false, v)); return;
+    case DType::f4e1m2: set_bits(i, fp4_code(true, v)); return;
+    case DType::f8e8m0: set_bits(i, e8m0_code(v)); return;
+    default: break;
   }
   // The upper bound is exclusive at max + 1, which is exact in double for every integer
   // dtype (the max itself is not for i64: INT64_MAX rounds up to 2^63, and so does + 1).
@@ -194,12 +159,9 @@ void narrow_range(uint8_t* p, size_t begin, size_t n, const double* in, Convert 
 void Tensor::get_range(size_t begin, size_t n, double* out) const {
   const uint8_t* p = bytes_.data();
   switch (dtype_) {
-    case DType::f32:
-      return widen_range<uint32_t>(p, begin, n, out, f32_bits_to_double);
-    case DType::f16:
-      return widen_range<uint16_t>(p, begin, n, out, f16_bits_to_double);
-    case DType::bf16:
-      return widen_range<uint16_t>(p, begin, n, out, bf16_bits_to_double);
+    case DType::f32: return widen_range<uint32_t>(p, begin, n, out, f32_bits_to_double);
+    case DType::f16: return widen_range<uint16_t>(p, begin, n, out, f16_bits_to_double);
+    case DType::bf16: return widen_range<uint16_t>(p, begin, n, out, bf16_bits_to_double);
     case DType::i8:
       for (size_t i = 0; i < n; ++i) out[i] = static_cast<int8_t>(p[begin + i]);
       return;
@@ -223,12 +185,9 @@ void Tensor::get_range(size_t begin, size_t n, double* out) const {
 void Tensor::set_range(size_t begin, size_t n, const double* in) {
   uint8_t* p = bytes_.data();
   switch (dtype_) {
-    case DType::f32:
-      return narrow_range<uint32_t>(p, begin, n, in, f32_bits_from_double);
-    case DType::f16:
-      return narrow_range<uint16_t>(p, begin, n, in, f16_bits_from_double);
-    case DType::bf16:
-      return narrow_range<uint16_t>(p, begin, n, in, bf16_bits_from_double);
+    case DType::f32: return narrow_range<uint32_t>(p, begin, n, in, f32_bits_from_double);
+    case DType::f16: return narrow_range<uint16_t>(p, begin, n, in, f16_bits_from_double);
+    case DType::bf16: return narrow_range<uint16_t>(p, begin, n, in, bf16_bits_from_double);
     case DType::i8:
     case DType::u8:
     case DType::s4:

@@ -86,7 +86,7 @@ class OperatorCases {
     ++probes_;
     nlohmann::json resolved;
     try {
-      resolved = instantiate_case(op_, def)->resolved();
+      resolved = instantiate_case(op_, def, cases_[c]->op->args().options())->resolved();
     } catch (const CaseError&) {
       return false;
     }

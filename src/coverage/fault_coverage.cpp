@@ -29,12 +29,12 @@ bool same_bits(const Tensor& a, const Tensor& b) {
 }
 
 // The fault planted in a fresh instance of the case, compared with the golden.
-FaultOnCase run_fault(const Operator& op, const CaseDef& def, const Fault& fault, const TensorSet& inputs,
+FaultOnCase run_fault(const Operator& op, const SelectedCase& c, const Fault& fault, const TensorSet& inputs,
                       const std::vector<Expected>& golden, bool& applies) {
   FaultOnCase r{.fault = fault.name};
   applies = true;
   try {
-    auto faulty = instantiate_case(op, def);
+    auto faulty = instantiate_case(op, c.def, c.op->args().options());
     faulty->skip_figures();
     faulty->set_fault(fault.name);
     const std::vector<Expected> out = faulty->golden(inputs);
@@ -87,10 +87,10 @@ FaultCoverage compute_fault_coverage(const std::vector<SelectedCase>& cases,
       // made by one task; a reference's own parallel_for nests), recorded in catalogue order.
       std::vector<FaultOnCase> results(of.faults.size());
       std::vector<uint8_t> applied(of.faults.size(), 0);
-      parallel_for(static_cast<int64_t>(of.faults.size()), reference_threads(), [&](int64_t i) {
+      parallel_for(static_cast<int64_t>(of.faults.size()), c.op->args().threads(), [&](int64_t i) {
         bool applies = false;
         results[static_cast<size_t>(i)] =
-            run_fault(op, c.def, of.faults[static_cast<size_t>(i)].fault, inputs, golden, applies);
+            run_fault(op, c, of.faults[static_cast<size_t>(i)].fault, inputs, golden, applies);
         applied[static_cast<size_t>(i)] = applies;
       });
       for (size_t i = 0; i < of.faults.size(); ++i) {

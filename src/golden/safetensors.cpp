@@ -9,27 +9,19 @@ namespace kvbench {
 
 const char* safetensors_dtype(DType t) {
   switch (t) {
-    case DType::f32:
-      return "F32";
-    case DType::f16:
-      return "F16";
-    case DType::bf16:
-      return "BF16";
-    case DType::i8:
-      return "I8";
+    case DType::f32: return "F32";
+    case DType::f16: return "F16";
+    case DType::bf16: return "BF16";
+    case DType::i8: return "I8";
     case DType::u8:
     case DType::s4:
     case DType::u4:
     case DType::f4e2m1:
     case DType::f4e1m2:
-    case DType::f8e8m0:
-      return "U8";
-    case DType::i32:
-      return "I32";
-    case DType::i64:
-      return "I64";
-    case DType::boolean:
-      return "BOOL";
+    case DType::f8e8m0: return "U8";
+    case DType::i32: return "I32";
+    case DType::i64: return "I64";
+    case DType::boolean: return "BOOL";
   }
   return "?";
 }

@@ -16,11 +16,6 @@
 namespace kvbench {
 namespace fs = std::filesystem;
 
-bool& allow_outside_paths() {
-  static bool allowed = false;
-  return allowed;
-}
-
 namespace {
 
 // Whether `inner` is `root` or lies below it (both normalized, absolute).
@@ -130,10 +125,8 @@ std::pair<uint64_t, uint64_t> scan_values(const FileSource& s, const RegularFile
 
 int64_t read_integer(const uint8_t* p, DType dtype) {
   switch (dtype) {
-    case DType::i8:
-      return static_cast<int8_t>(*p);
-    case DType::u8:
-      return *p;
+    case DType::i8: return static_cast<int8_t>(*p);
+    case DType::u8: return *p;
     case DType::i32: {
       int32_t v;
       std::memcpy(&v, p, 4);
@@ -149,7 +142,8 @@ int64_t read_integer(const uint8_t* p, DType dtype) {
 
 }  // namespace
 
-FileSource parse_file_source(const CaseDef& def, const std::string& key, const nlohmann::json& value) {
+FileSource parse_file_source(const CaseDef& def, const std::string& key, const nlohmann::json& value,
+                             bool allow_outside) {
   FileSource s;
   s.key = key;
   s.pointer = def.locate("/inputs/" + pointer_token(key));
@@ -163,7 +157,7 @@ FileSource parse_file_source(const CaseDef& def, const std::string& key, const n
   const fs::path target =
       fs::weakly_canonical(fs::absolute(written.is_absolute() ? written : folder / written, ec), ec);
   if (ec) throw CaseError(s.pointer + "/file", "cannot resolve " + s.written + ": " + ec.message());
-  if (!allow_outside_paths() && !within(root, target))
+  if (!allow_outside && !within(root, target))
     throw CaseError(s.pointer + "/file", "'" + s.written + "' is " + target.string() +
                                              ", outside the case file's folder " + root.string() +
                                              ": a case file reads files in its own folder tree only "

@@ -18,9 +18,6 @@ namespace kvbench {
 
 struct CaseDef;
 
-// Whether a file input may lie outside the case file's folder tree (--allow-outside-paths).
-bool& allow_outside_paths();
-
 // What the case file wrote for one input.
 struct FileSource {
   std::string key;             // the tensor or `inputs` parameter it gives
@@ -32,8 +29,9 @@ struct FileSource {
 };
 
 // `value` ({"file": ..., ...}) of inputs/<key>. Throws CaseError at <pointer>/file for a path
-// that leaves the case file's folder tree (unless allow_outside_paths()).
-FileSource parse_file_source(const CaseDef& def, const std::string& key, const nlohmann::json& value);
+// that leaves the case file's folder tree (unless `allow_outside`: --allow-outside-paths).
+FileSource parse_file_source(const CaseDef& def, const std::string& key, const nlohmann::json& value,
+                             bool allow_outside);
 
 // The integers in an index parameter's file: a scalar or one dimension of i8, u8, i32 or
 // i64, at most `max_count` of them. Throws CaseError at the source's pointer.

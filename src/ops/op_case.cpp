@@ -40,12 +40,12 @@ Role OpCase::role(const std::string& tensor) const {
   return d->role;
 }
 
-void OpCase::fill_with(Tensor& t, const std::function<double(size_t)>& value) {
+void OpCase::fill_with(Tensor& t, const std::function<double(size_t)>& value) const {
   // Chunks of an even number of elements (whole bytes of packed s4/u4), each made into a
   // small buffer and stored in one pass.
   constexpr size_t kChunk = size_t{1} << 15;
   const size_t n = t.numel(), chunks = (n + kChunk - 1) / kChunk;
-  parallel_for(static_cast<int64_t>(chunks), chunks > 1 ? reference_threads() : 1, [&](int64_t c) {
+  parallel_for(static_cast<int64_t>(chunks), chunks > 1 ? args_.threads() : 1, [&](int64_t c) {
     const size_t begin = static_cast<size_t>(c) * kChunk, count = std::min(kChunk, n - begin);
     std::vector<double> x(count);
     for (size_t i = 0; i < count; ++i) x[i] = value(begin + i);
@@ -76,6 +76,11 @@ const FileInput* OpCase::file_input(const std::string& tensor) const {
   return nullptr;
 }
 
+void OpCase::fill_generated(TensorSet& ts) const {
+  for (auto& t : ts.tensors)
+    if (t.role() != Role::output && generated(t.name())) fill(t);
+}
+
 TensorSet OpCase::make_tensors(OutputData outputs) const {
   TensorSet ts;
   for (auto& spec : tensor_specs()) {
@@ -85,12 +90,10 @@ TensorSet OpCase::make_tensors(OutputData outputs) const {
       continue;
     }
     Tensor t(spec.name, spec.dtype, spec.shape, r);
-    if (const FileInput* f = file_input(spec.name))
-      load_file_input(*f, t);
-    else if (r != Role::output)
-      fill(t);
+    if (const FileInput* f = file_input(spec.name)) load_file_input(*f, t);
     ts.tensors.push_back(std::move(t));
   }
+  fill_generated(ts);
   return ts;
 }
 
@@ -174,12 +177,9 @@ std::string bytes_text(long double bytes) {
 long double tensor_host_bytes(size_t n, DType dtype, Role role, long double written) {
   const long double bytes = static_cast<long double>(n) * dtype_bits(dtype) / 8;
   switch (role) {
-    case Role::input:
-      return 2 * bytes;
-    case Role::output:
-      return 3 * bytes + 16.0L * n;
-    case Role::inplace:
-      return 3 * bytes + 32.0L * written + n / 8.0L;
+    case Role::input: return 2 * bytes;
+    case Role::output: return 3 * bytes + 16.0L * n;
+    case Role::inplace: return 3 * bytes + 32.0L * written + n / 8.0L;
   }
   return 0;
 }
@@ -202,11 +202,11 @@ void check_sizes(const OpCase& c, const CaseDef& def) {
     }
     const long double need = tensor_host_bytes(c, spec, n);
     const long double total = static_cast<long double>(host) + need;
-    if (total > static_cast<long double>(memory_budget()))
-      throw CaseError(size_pointer(def), "tensor " + spec.name + " " + shape_string(spec.shape) +
-                                             " brings the case to " + bytes_text(total) +
-                                             " bytes of host memory, over the budget of " +
-                                             std::to_string(memory_budget()) + " bytes (--memory-budget)");
+    if (total > static_cast<long double>(c.args().options().memory_budget))
+      throw CaseError(size_pointer(def),
+                      "tensor " + spec.name + " " + shape_string(spec.shape) + " brings the case to " +
+                          bytes_text(total) + " bytes of host memory, over the budget of " +
+                          std::to_string(c.args().options().memory_budget) + " bytes (--memory-budget)");
     host = static_cast<uint64_t>(total);
     const TensorDecl* d = c.args().signature().tensor(spec.name);
     if (d && d->range && dtype_is_float(spec.dtype)) {
@@ -257,12 +257,12 @@ uint64_t host_bytes(const OpCase& c) {
   return static_cast<uint64_t>(total);  // within the budget: instantiate_case checked it
 }
 
-std::unique_ptr<OpCase> instantiate_case(const Operator& op, const CaseDef& def) {
+std::unique_ptr<OpCase> instantiate_case(const Operator& op, const CaseDef& def, const RunOptions& options) {
   try {
     // A dtype, range or tolerance may name an optional tensor this expansion leaves out
     // (a sweep turns k_zero_point on and off): it is declared, so it is no typo, and the
     // resolved dtypes in the reports show which tensors the case had.
-    auto c = op.instantiate(Args(def, op.signature()));
+    auto c = op.instantiate(Args(def, op.signature(), options));
     check_sizes(*c, def);  // file inputs included: each is the size of its tensor
     c->set_file_inputs(check_file_inputs(*c));
     return c;

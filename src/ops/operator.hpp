@@ -43,9 +43,6 @@ struct TensorSpec {
   Shape shape;
 };
 
-// Extra figures an operator reports for a case (label, value), e.g. a compression ratio.
-using CaseFigures = std::vector<std::pair<std::string, std::string>>;
-
 // One validated, expanded case of an operator.
 class OpCase {
  public:
@@ -63,6 +60,9 @@ class OpCase {
   // Fills an input or in-place tensor. The default draws each element uniformly from the
   // tensor's generator range; operators override it for index tensors, caches, masks.
   virtual void fill(Tensor& t) const;
+  // Fills every input and in-place tensor of `ts` that no file gives: fill() on each, unless
+  // an operator makes several in one pass (FIA: a side's codes with their scales).
+  virtual void fill_generated(TensorSet& ts) const;
   // The spec's tolerance for an output (exact by default); a case file may override it. One
   // that depends on the data is the reference's instead (Expected::data_tolerance).
   virtual Tolerance default_tolerance(const std::string& /*output*/) const { return {}; }
@@ -73,11 +73,14 @@ class OpCase {
   // Runs the Vulkan implementation on `io` (uploads, dispatches, downloads outputs and
   // in-place tensors into `io`). Returns the device time in ms. May throw SkipCase.
   virtual double run_vulkan(Runtime& rt, TensorSet& io) const = 0;
-  // Extra report figures; available after reference() (which may compute them).
+  // Extra report figures decided by the shapes alone (figures measured on the data come
+  // with the reference's outputs: Expected::figures).
   virtual CaseFigures figures() const { return {}; }
   // A golden file has no place for figures, and some cost a second reference (FIA's and
   // SDPA's quant_err: the attention again on the unquantized K/V): `golden` turns them off.
   void skip_figures() { figures_wanted_ = false; }
+  // Threads of this case's input filling and reference (Args::set_threads).
+  void set_threads(unsigned n) { args_.set_threads(n); }
   // Plants fault `name` (one of the signature's faults) in reference(): the golden a
   // kernel with that bug would agree with (`kvbench coverage --faults`). Empty: none.
   void set_fault(std::string name) { fault_ = std::move(name); }
@@ -125,10 +128,10 @@ class OpCase {
   void fill_uniform(Tensor& t, std::pair<double, double> range) const;
   // Elements [0, numel) as value(i), made in chunks on the reference threads (value must
   // depend on i alone, so the bytes do not depend on the threads).
-  static void fill_with(Tensor& t, const std::function<double(size_t)>& value);
+  void fill_with(Tensor& t, const std::function<double(size_t)>& value) const;
   // An index tensor holding `values`.
   static void fill_values(Tensor& t, const std::vector<int64_t>& values);
-  // Whether reference() should compute figures() (false after skip_figures()).
+  // Whether reference() should measure its outputs' figures (false after skip_figures()).
   bool figures_wanted() const { return figures_wanted_; }
 
  private:
@@ -151,7 +154,7 @@ class Operator {
 // Parses `def` against the operator's signature and instantiates it. Whatever goes wrong
 // (a CaseError, or any other exception) comes back as a CaseError naming the field, or
 // the whole document ("") when no field is known.
-std::unique_ptr<OpCase> instantiate_case(const Operator& op, const CaseDef& def);
+std::unique_ptr<OpCase> instantiate_case(const Operator& op, const CaseDef& def, const RunOptions& options);
 
 // The host memory a case may take (its tensors, their working copies and the goldens of
 // its outputs), as instantiate_case checked it against --memory-budget: what `golden

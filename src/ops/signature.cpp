@@ -5,8 +5,6 @@
 #include <sstream>
 #include <stdexcept>
 
-#include <unistd.h>
-
 #include "cases/schema.hpp"
 #include "core/error.hpp"
 
@@ -42,15 +40,6 @@ const TensorDecl* declared_exactly(const Signature& sig, const std::string& name
   return t && t->name == name ? t : nullptr;
 }
 }  // namespace
-
-uint64_t& memory_budget() {
-  static uint64_t budget = [] {
-    const long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGE_SIZE);
-    return pages > 0 && size > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(size) / 2
-                                 : uint64_t{8} << 30;
-  }();
-  return budget;
-}
 
 std::string closest_name(const std::string& key, const std::vector<std::string>& candidates) {
   // Levenshtein distance, case-insensitive; a near miss is within a third of the length.
@@ -93,16 +82,11 @@ constexpr double kIntegerBound = 2147483647.0;
 
 const char* type_name(ParamType t) {
   switch (t) {
-    case ParamType::integer:
-      return "integer";
-    case ParamType::boolean:
-      return "boolean";
-    case ParamType::number:
-      return "number";
-    case ParamType::string:
-      return "string";
-    case ParamType::integers:
-      return "integers";
+    case ParamType::integer: return "integer";
+    case ParamType::boolean: return "boolean";
+    case ParamType::number: return "number";
+    case ParamType::string: return "string";
+    case ParamType::integers: return "integers";
   }
   return "?";
 }
@@ -160,9 +144,10 @@ void require_file_tensor(const Signature& sig, const std::string& key, const std
 nlohmann::json Args::values_from_file(const Param& p, const nlohmann::json& value) {
   if (p.type != ParamType::integer && p.type != ParamType::integers)
     fail(p.name, p.name + " is a " + type_name(p.type) + ": only integer inputs come from files");
-  FileSource src = parse_file_source(def_, p.name, value);
+  FileSource src = parse_file_source(def_, p.name, value, options_.allow_outside_paths);
   // Each value becomes a JSON number (about 16 bytes) and its checks: 64 bytes each at most.
-  const std::vector<int64_t> values = read_index_values(src, std::max<uint64_t>(1, memory_budget() / 64));
+  const std::vector<int64_t> values =
+      read_index_values(src, std::max<uint64_t>(1, options_.memory_budget / 64));
   files_.push_back(src);
   if (p.type == ParamType::integers) return values;
   if (values.size() != 1)
@@ -171,7 +156,8 @@ nlohmann::json Args::values_from_file(const Param& p, const nlohmann::json& valu
   return values[0];
 }
 
-Args::Args(CaseDef def, const Signature& sig) : def_(std::move(def)), sig_(&sig) {
+Args::Args(CaseDef def, const Signature& sig, const RunOptions& options)
+    : def_(std::move(def)), sig_(&sig), options_(options) {
   check_param_keys();
   for (const auto& p : sig.params) {
     const nlohmann::json* obj = section(p.section.c_str());
@@ -212,7 +198,7 @@ void Args::check_param_keys() {
         throw CaseError(ptr, "'" + it.key() + "' belongs in " + p->section + ", not " + name);
       if (!p && it.value().is_object() && std::string(name) == "inputs") {  // a tensor from a file
         require_file_tensor(sig, it.key(), def_.locate(ptr));
-        files_.push_back(parse_file_source(def_, it.key(), it.value()));
+        files_.push_back(parse_file_source(def_, it.key(), it.value(), options_.allow_outside_paths));
         continue;
       }
       if (!p) throw CaseError(ptr, unknown_key_message(name, it.key(), known, std::string(name)));
@@ -371,9 +357,9 @@ uint64_t Args::require_memory(const std::string& key, std::initializer_list<int6
   bool overflow = false;
   for (int64_t c : count)
     overflow = overflow || c < 0 || __builtin_mul_overflow(n, static_cast<uint64_t>(c), &n);
-  if (overflow || n > memory_budget())
+  if (overflow || n > options_.memory_budget)
     fail(key, what + " would take " + (overflow ? std::string("more than 2^64") : std::to_string(n)) +
-                  " bytes, over the memory budget of " + std::to_string(memory_budget()) +
+                  " bytes, over the memory budget of " + std::to_string(options_.memory_budget) +
                   " bytes (--memory-budget)");
   return n;
 }
@@ -390,10 +376,10 @@ void Args::require_memory(const std::vector<MemoryTerm>& terms, const std::strin
     }
     overflow = overflow || __builtin_add_overflow(total, n, &total);
   }
-  if ((overflow || total > memory_budget()) && largest)
+  if ((overflow || total > options_.memory_budget) && largest)
     fail(largest->key, what + " would take " +
                            (overflow ? std::string("more than 2^64") : std::to_string(total)) +
-                           " bytes, over the memory budget of " + std::to_string(memory_budget()) +
+                           " bytes, over the memory budget of " + std::to_string(options_.memory_budget) +
                            " bytes (--memory-budget)");
 }
 

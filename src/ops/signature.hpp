@@ -4,6 +4,7 @@
 // wrongly typed values rejected with their JSON pointer), resolves defaults, accepts
 // `dtypes`/`ranges`/`tolerance` only for tensors that take them, and prints the
 // documentation (`kvbench ops`).
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -15,6 +16,7 @@
 #include "cases/case_def.hpp"
 #include "check/tolerance.hpp"
 #include "core/dtype.hpp"
+#include "core/run_options.hpp"
 #include "core/tensor.hpp"
 #include "inputs/file_inputs.hpp"
 #include "ops/fault.hpp"
@@ -80,14 +82,21 @@ struct Signature {
 };
 
 // One expanded case parsed against a signature: every written key known and of its
-// declared type and bounds, defaults resolved. Constructing it throws CaseError.
+// declared type and bounds, defaults resolved. Constructing it throws CaseError. It keeps
+// the options it was parsed under (memory budget, input paths, reference threads) for
+// everything the case does later.
 class Args {
  public:
-  Args(CaseDef def, const Signature& sig);
+  Args(CaseDef def, const Signature& sig, const RunOptions& options);
 
   const CaseDef& def() const { return def_; }
   const Signature& signature() const { return *sig_; }
   uint64_t seed() const { return def_.seed; }
+  const RunOptions& options() const { return options_; }
+  unsigned threads() const { return options_.reference_threads; }
+  // For a command that shares the cores among cases it learns the number of only once they
+  // are instantiated (`golden --jobs`): the bytes do not depend on it.
+  void set_threads(unsigned n) { options_.reference_threads = std::max(1u, n); }
 
   // Resolved values (written, else the declared fallback). A derived key the operator
   // has not resolved yet, or a key not in the signature, is a logic error.
@@ -155,13 +164,10 @@ class Args {
 
   CaseDef def_;
   const Signature* sig_;
+  RunOptions options_;
   nlohmann::json values_ = nlohmann::json::object();  // key -> resolved value
   std::vector<FileSource> files_;
 };
-
-// The host memory one case may take (default: half the machine's physical memory;
-// --memory-budget sets it). Checked from the shapes before anything is allocated.
-uint64_t& memory_budget();
 
 // The closest of `candidates` to `key` within a small edit distance, or "".
 std::string closest_name(const std::string& key, const std::vector<std::string>& candidates);

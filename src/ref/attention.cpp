@@ -54,14 +54,13 @@ constexpr int64_t kKeyTile = 16;     // panels per tile of the q . k loop (128 k
 constexpr int64_t kValueTile = 128;  // keys per tile of the p . V loop
 constexpr int64_t kKeyChunk = 8192;  // keys packed at once for a single block of rows (a multiple of both)
 
-// Rows [k0, k1) made in chunks on reference_threads() threads when there are enough of
-// them to pay for starting threads; make(t0, t1) writes rows [t0, t1) only.
-void for_key_chunks(int64_t k0, int64_t k1, int64_t width,
+// Rows [k0, k1) made in chunks on up to `threads` threads when there are enough of them
+// to pay for starting threads; make(t0, t1) writes rows [t0, t1) only.
+void for_key_chunks(int64_t k0, int64_t k1, int64_t width, unsigned threads,
                     const std::function<void(int64_t, int64_t)>& make) {
   constexpr int64_t kChunk = 256;  // keys per task (a multiple of kPanel)
   const int64_t chunks = (k1 - k0 + kChunk - 1) / kChunk;
-  const unsigned threads = (k1 - k0) * width < (int64_t{1} << 16) ? 1 : reference_threads();
-  parallel_for(chunks, threads,
+  parallel_for(chunks, (k1 - k0) * width < (int64_t{1} << 16) ? 1 : threads,
                [&](int64_t c) { make(k0 + c * kChunk, std::min(k1, k0 + (c + 1) * kChunk)); });
 }
 
@@ -76,13 +75,13 @@ struct Panels {
 };
 
 // Keys [c0, c1) of the keys from k0, c0 - k0 a multiple of kPanel.
-Panels pack_keys(const RowSource& k, int64_t k0, int64_t c0, int64_t c1, int64_t dk) {
+Panels pack_keys(const RowSource& k, int64_t k0, int64_t c0, int64_t c1, int64_t dk, unsigned threads) {
   Panels P{.k0 = k0, .first = (c0 - k0) / kPanel, .count = (c1 - c0 + kPanel - 1) / kPanel};
   const int64_t base = c0;
   k0 = c0;
   const int64_t k1 = c1;
   P.data.reset(new double[static_cast<size_t>(P.count * dk * kPanel)]);  // every element written below
-  for_key_chunks(k0, k1, dk, [&](int64_t t0, int64_t t1) {
+  for_key_chunks(k0, k1, dk, threads, [&](int64_t t0, int64_t t1) {
     for (int64_t t = t0; t < t1; ++t)
       k(t, P.data.get() + (t - base) / kPanel * dk * kPanel + (t - base) % kPanel, kPanel);
   });
@@ -102,12 +101,12 @@ struct Strips {
   double tail_at(int64_t t, int64_t j) const { return tail[static_cast<size_t>((t - k0) * tail_width + j)]; }
 };
 
-Strips pack_values(const RowSource& v, int64_t k0, int64_t k1, int64_t dv) {
+Strips pack_values(const RowSource& v, int64_t k0, int64_t k1, int64_t dv, unsigned threads) {
   const int64_t strips = dv / 8;
   Strips V{.k0 = k0, .keys = k1 - k0, .tail_width = dv % 8};
   V.data.reset(new double[static_cast<size_t>(strips * V.keys * 8)]);
   V.tail.reset(new double[static_cast<size_t>(V.keys * V.tail_width)]);
-  for_key_chunks(k0, k1, dv, [&](int64_t t0, int64_t t1) {
+  for_key_chunks(k0, k1, dv, threads, [&](int64_t t0, int64_t t1) {
     std::vector<double> row(static_cast<size_t>(dv));
     for (int64_t t = t0; t < t1; ++t) {
       v(t, row.data(), 1);
@@ -374,18 +373,18 @@ void attend(const AttentionBlock& a, std::span<const QueryRow> rows, const RowSo
     // memory stays one chunk of panels and the rows' scores, whatever the context length.
     BlockScores b = block_scores(job, 0, n, k0);
     for (int64_t c = k0; c < k1; c += kKeyChunk)
-      score_phase(job, pack_keys(k, k0, c, std::min(k1, c + kKeyChunk), a.dk), b);
+      score_phase(job, pack_keys(k, k0, c, std::min(k1, c + kKeyChunk), a.dk, a.threads), b);
     softmax_phase(job, b);
     for (int64_t c = k0; c < k1; c += kKeyChunk)
-      value_phase(job, pack_values(v, c, std::min(k1, c + kKeyChunk), a.dv), b);
+      value_phase(job, pack_values(v, c, std::min(k1, c + kKeyChunk), a.dv, a.threads), b);
     return;
   }
-  const Panels keys = pack_keys(k, k0, k0, k1, a.dk);
-  const Strips values = pack_values(v, k0, k1, a.dv);
+  const Panels keys = pack_keys(k, k0, k0, k1, a.dk, a.threads);
+  const Strips values = pack_values(v, k0, k1, a.dv, a.threads);
   const int64_t tasks = (n + kRowBlock - 1) / kRowBlock;
   // Threads only where the work outweighs starting them (about a millisecond of it).
   const double flops = attention_flops(work, a.dk, a.dv);
-  const unsigned threads = flops < 4e6 ? 1 : reference_threads();
+  const unsigned threads = flops < 4e6 ? 1 : a.threads;
   parallel_for(tasks, threads, [&](int64_t i) {
     BlockScores b = block_scores(job, i * kRowBlock, std::min(n, (i + 1) * kRowBlock), k0);
     if (b.empty()) return;

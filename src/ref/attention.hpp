@@ -70,6 +70,8 @@ struct AttentionBlock {
   double* row_max = nullptr;
   EmptyRow empty = EmptyRow::zeros;
   AttentionFault fault = AttentionFault::none;
+  // Threads the call may use (the case's reference threads): the bytes do not depend on it.
+  unsigned threads = 1;
 };
 
 // For every row r: rows[r].out[0, dv) = softmax(scores) @ V and, when lse is not null,
@@ -82,14 +84,14 @@ struct AttentionBlock {
 // takes the max, exp(s - max) and their sum over ascending keys, then divides (and rounds
 // to round_p); out[d] sums p[t] * v[t][d] over ascending t starting from 0; every
 // product is rounded before its addition (no FMA). The work is split over
-// reference_threads() threads by blocks of rows, each output written by one task, so the
+// a.threads threads by blocks of rows, each output written by one task, so the
 // bytes do not depend on the thread count (tests/test_attention_ref.cpp). Memory beyond
 // the inputs: K transposed and V copied in strips once, and a score tile of 32 rows (by
 // the keys they see) per thread.
 void attend(const AttentionBlock& a, std::span<const QueryRow> rows, RowsView k, RowsView v, double* lse);
 // The same with K and V rows taken from sources, written straight into the transposed
 // panels and strips attend() works on: no whole K or V matrix of doubles beside them.
-// The rows are made on reference_threads() threads (the bytes do not depend on it).
+// The rows are made on a.threads threads (the bytes do not depend on it).
 void attend(const AttentionBlock& a, std::span<const QueryRow> rows, const RowSource& k, const RowSource& v,
             double* lse);
 

@@ -9,7 +9,8 @@
 namespace kvbench {
 
 void store_ppl_rows(std::span<const PplRow> to_store, size_t width, int64_t quant_bit, int64_t quant_group,
-                    DType t1, DType scale_dtype, Expected& cache, Expected& scale, PplStoreFault fault) {
+                    DType t1, DType scale_dtype, Expected& cache, Expected& scale, unsigned threads,
+                    PplStoreFault fault) {
   // In the cache's order, so that the records ascend and need no sorting (the golden is
   // the same in any order).
   std::vector<PplRow> rows(to_store.begin(), to_store.end());
@@ -28,7 +29,7 @@ void store_ppl_rows(std::span<const PplRow> to_store, size_t width, int64_t quan
   if (quant) scale.reserve_writes(rows.size() * groups);
   for (size_t first = 0; first < rows.size(); first += kChunk) {
     const size_t n = std::min(kChunk, rows.size() - first);
-    parallel_for(static_cast<int64_t>(n), reference_threads(), [&](int64_t i) {
+    parallel_for(static_cast<int64_t>(n), threads, [&](int64_t i) {
       const PplRow& row = rows[first + static_cast<size_t>(i)];
       double* v = &value[static_cast<size_t>(i) * width];
       row.source->get_range(row.source_offset, width, v);

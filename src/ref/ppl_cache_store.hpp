@@ -29,9 +29,10 @@ struct PplStoreFault {
 };
 
 // Stores every row: the values rounded to t1 for quant_bit 0, else PPL's
-// symmetric codes with their boundary alternates. Rows are quantized on the reference's
-// threads and recorded in the cache's order, so the golden does not depend on the thread count.
+// symmetric codes with their boundary alternates. Rows are quantized on `threads` threads
+// and recorded in the cache's order, so the golden does not depend on the thread count.
 void store_ppl_rows(std::span<const PplRow> rows, size_t width, int64_t quant_bit, int64_t quant_group,
-                    DType t1, DType scale_dtype, Expected& cache, Expected& scale, PplStoreFault fault = {});
+                    DType t1, DType scale_dtype, Expected& cache, Expected& scale, unsigned threads,
+                    PplStoreFault fault = {});
 
 }  // namespace kvbench

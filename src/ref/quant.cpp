@@ -16,8 +16,7 @@ void throw_not_float(DType t) {
 
 double ulp_of(DType t, double x) {
   switch (t) {
-    case DType::f16:
-      return f16_ulp(x);
+    case DType::f16: return f16_ulp(x);
     case DType::bf16: {
       const double a = std::fabs(round_bf16(x));
       if (a < std::ldexp(1.0, -126)) return std::ldexp(1.0, -133);
@@ -25,10 +24,8 @@ double ulp_of(DType t, double x) {
       std::frexp(a, &e);
       return std::ldexp(1.0, e - 1 - 7);
     }
-    case DType::f32:
-      return f32_ulp(x);
-    default:
-      throw std::logic_error("ulp_of: not a float dtype");
+    case DType::f32: return f32_ulp(x);
+    default: throw std::logic_error("ulp_of: not a float dtype");
   }
 }
 

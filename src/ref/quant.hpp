@@ -15,14 +15,10 @@ namespace kvbench {
 // x rounded to a float dtype (f16, bf16, f32).
 inline double round_to(DType t, double x) {
   switch (t) {
-    case DType::f16:
-      return round_f16(x);
-    case DType::bf16:
-      return round_bf16(x);
-    case DType::f32:
-      return round_f32(x);
-    default:
-      throw_not_float(t);
+    case DType::f16: return round_f16(x);
+    case DType::bf16: return round_bf16(x);
+    case DType::f32: return round_f32(x);
+    default: throw_not_float(t);
   }
 }
 // round_to over a span, the dtype dispatched once (the loops vectorize).
@@ -37,8 +33,7 @@ inline void round_span(DType t, double* v, size_t n) {
     case DType::f32:
       for (size_t i = 0; i < n; ++i) v[i] = round_f32(v[i]);
       return;
-    default:
-      throw_not_float(t);
+    default: throw_not_float(t);
   }
 }
 // One unit in the last place of float dtype t at x.

@@ -65,32 +65,15 @@ std::string xml_escape(const std::string& s, bool attribute) {
       continue;
     }
     switch (cp) {
-      case '&':
-        o += "&amp;";
-        break;
-      case '<':
-        o += "&lt;";
-        break;
-      case '>':
-        o += "&gt;";
-        break;
-      case '"':
-        o += "&quot;";
-        break;
-      case '\'':
-        o += "&apos;";
-        break;
-      case '\r':
-        o += "&#13;";
-        break;  // a raw CR is read back as LF
-      case '\t':
-        o += attribute ? "&#9;" : "\t";
-        break;
-      case '\n':
-        o += attribute ? "&#10;" : "\n";
-        break;
-      default:
-        o.append(s, i, n);
+      case '&': o += "&amp;"; break;
+      case '<': o += "&lt;"; break;
+      case '>': o += "&gt;"; break;
+      case '"': o += "&quot;"; break;
+      case '\'': o += "&apos;"; break;
+      case '\r': o += "&#13;"; break;  // a raw CR is read back as LF
+      case '\t': o += attribute ? "&#9;" : "\t"; break;
+      case '\n': o += attribute ? "&#10;" : "\n"; break;
+      default: o.append(s, i, n);
     }
     i += n;
   }

@@ -23,10 +23,10 @@ std::string repro_command(const std::string& program, const std::string& file, c
 }
 
 RunReporter::RunReporter(std::vector<std::string> names, std::vector<CaseFileError> invalid,
-                         ReportFiles files)
+                         ReportFiles files, size_t row_indent, size_t figures_width)
     : names_(std::move(names)), invalid_(std::move(invalid)), files_(std::move(files)) {
   terminal_ = terminal_columns();
-  column_ = name_column(names_, kRowIndent, kRowFiguresWidth, terminal_);
+  column_ = name_column(names_, row_indent, figures_width, terminal_);
   for (const auto& e : invalid_) std::cerr << "invalid case: " << e.to_string() << "\n";
 }
 
@@ -53,8 +53,9 @@ void RunReporter::add_invalid(CaseFileError error) {
   invalid_.push_back(std::move(error));
 }
 
-void RunReporter::header(const std::string& first_line) {
-  std::cout << first_line << "\n      " << report_header(column_) << "\n";
+void RunReporter::header(const std::string& first_line, const std::string& table_header) {
+  std::cout << first_line << "\n      " << (table_header.empty() ? report_header(column_) : table_header)
+            << "\n";
 }
 
 void RunReporter::starting(size_t index) {
@@ -64,15 +65,17 @@ void RunReporter::starting(size_t index) {
             << std::flush;
 }
 
-void RunReporter::finished(CaseResult r, const std::string& repro) {
+bool RunReporter::finished(CaseResult r, const std::string& repro, const std::string& row) {
   if (terminal_) std::cout << "\r\x1b[K";
   char prefix[32];
   std::snprintf(prefix, sizeof prefix, "%5zu ", results_.size() + 1);
-  std::cout << prefix << report_row(r, column_);
-  if (r.status == Status::fail && !repro.empty()) std::cout << "\n      repro: " << repro;
+  std::cout << prefix << (row.empty() ? report_row(r, column_) : row);
+  const bool failed = r.status == Status::fail;
+  if (failed && !repro.empty()) std::cout << "\n      repro: " << repro;
   std::cout << "\n" << std::flush;
   results_.push_back(std::move(r));
   repro_.push_back(repro);
+  return failed;
 }
 
 int RunReporter::finish(const DeviceInfo* device, int interrupted_by) {

@@ -1,12 +1,13 @@
 #pragma once
-// The console side of `kvbench run` and `kvbench check`: progress on a TTY, one plain row
-// per case otherwise, the repro line of each failure, the closing count line, and the
-// JSON and JUnit files. Both commands report through it, so their output is the same.
+// The console side of `kvbench run`, `check` and `bench`: progress on a TTY, one plain row
+// per case otherwise, the repro line of each failure, the closing count line, and run's
+// JSON and JUnit files. The commands report through it, so their output is the same.
 #include <string>
 #include <vector>
 
 #include "cases/case_loader.hpp"
 #include "report/name_column.hpp"
+#include "report/text_report.hpp"
 #include "runner/case_result.hpp"
 #include "vk/runtime.hpp"
 
@@ -19,18 +20,24 @@ struct ReportFiles {
 
 class RunReporter {
  public:
-  RunReporter(std::vector<std::string> names, std::vector<CaseFileError> invalid, ReportFiles files);
+  // `row_indent` and `figures_width`: the columns a row takes before and after the name
+  // (run's table, or bench's: kBenchRowIndent, kBenchFiguresWidth).
+  RunReporter(std::vector<std::string> names, std::vector<CaseFileError> invalid, ReportFiles files,
+              size_t row_indent = kRowIndent, size_t figures_width = kRowFiguresWidth);
   // Writes the report files as "incomplete" (JSON "complete": false; JUnit one error test
   // case saying the run did not finish), before any case runs: a run killed before finish()
   // leaves those, never the previous run's reports, and a target that cannot be written
   // (not a regular file, a folder that is not there or not writable, a full disk) is found
   // now. Returns false after printing the error.
   bool open_reports();
-  void header(const std::string& first_line);
+  // `first_line`, then the table's header (run's unless `table_header` is given).
+  void header(const std::string& first_line, const std::string& table_header = "");
+  const NameColumn& column() const { return column_; }
   // Progress (TTY only) before a case runs.
   void starting(size_t index);
-  // Prints the case's row; `repro` is the command that reruns just this case.
-  void finished(CaseResult result, const std::string& repro);
+  // Prints the case's row (run's, unless `row` is given: bench's) and, when it failed,
+  // `repro`: the command that reruns just this case. Returns whether it failed.
+  bool finished(CaseResult result, const std::string& repro, const std::string& row = "");
   // A case found invalid while the run goes on (a golden whose data fails its checksum).
   void add_invalid(CaseFileError error);
   // Prints the invalid-case count, the closing line and the failed cases with their repro

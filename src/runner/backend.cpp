@@ -160,12 +160,8 @@ CaseResult run_case_on_backend(const CaseDef& def, const OpCase& op, const Backe
         r.reason = "the backend ran past --backend-timeout " + limit.str() + " s (stopped)";
         break;
       }
-      case Outcome::interrupted:
-        r.reason = "interrupted while the backend ran (stopped)";
-        break;
-      case Outcome::signalled:
-        r.reason = "the backend was killed by signal " + std::to_string(o.code);
-        break;
+      case Outcome::interrupted: r.reason = "interrupted while the backend ran (stopped)"; break;
+      case Outcome::signalled: r.reason = "the backend was killed by signal " + std::to_string(o.code); break;
       default:
         r.reason = "the backend exited with status " + std::to_string(o.code) +
                    (o.code == 127 ? " (command not found?)" : "");

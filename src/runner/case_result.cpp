@@ -16,12 +16,9 @@ CaseResult error_result(const CaseDef& def, const OpCase& op, const std::excepti
 
 const char* status_name(Status s) {
   switch (s) {
-    case Status::pass:
-      return "PASS";
-    case Status::fail:
-      return "FAIL";
-    case Status::skip:
-      return "SKIP";
+    case Status::pass: return "PASS";
+    case Status::fail: return "FAIL";
+    case Status::skip: return "SKIP";
   }
   return "?";
 }

@@ -50,7 +50,8 @@ NamedCases named_cases_from(const std::string& path) {
   return named;
 }
 
-Selection select_cases(const std::vector<std::string>& paths, const SelectOptions& options) {
+Selection select_cases(const std::vector<std::string>& paths, const SelectOptions& options,
+                       const RunOptions& run) {
   std::vector<NameFilter> filters;
   for (const auto& f : options.filters) {
     try {
@@ -62,7 +63,7 @@ Selection select_cases(const std::vector<std::string>& paths, const SelectOption
   for (const auto& id : options.ops)
     if (!find_operator(id))
       throw std::invalid_argument("--op " + id + " is not an operator (see `kvbench ops`)");
-  LoadedCases loaded = load_case_paths(paths);
+  LoadedCases loaded = load_case_paths(paths, run);
   if (options.named) {
     std::set<std::string> loaded_names;
     for (const auto& d : loaded.cases) loaded_names.insert(d.name);
@@ -94,7 +95,7 @@ Selection select_cases(const std::vector<std::string>& paths, const SelectOption
       continue;
     }
     try {
-      auto instance = instantiate_case(*op, def);
+      auto instance = instantiate_case(*op, def, run);
       s.cases.push_back({std::move(def), std::move(instance)});
     } catch (const CaseError& e) {
       s.errors.push_back({def.file, e.pointer(), e.what(), def.name});

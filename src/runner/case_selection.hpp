@@ -57,7 +57,8 @@ struct SelectOptions {
 
 // Throws std::invalid_argument for a malformed filter, an unknown operator id, or a
 // --cases-from name that no case file under `paths` expands to (a renamed case must not
-// silently leave a list).
-Selection select_cases(const std::vector<std::string>& paths, const SelectOptions& options);
+// silently leave a list). Files are loaded, and cases instantiated, under `run`.
+Selection select_cases(const std::vector<std::string>& paths, const SelectOptions& options,
+                       const RunOptions& run);
 
 }  // namespace kvbench

@@ -37,6 +37,7 @@ CaseResult run_case(const CaseDef& def, const OpCase& op, Runtime& rt, const std
   const TensorSet initial = op.make_tensors();
   const std::vector<Expected> expected = op.golden(initial);
   r.figures = op.figures();
+  for (const auto& e : expected) r.figures.insert(r.figures.end(), e.figures.begin(), e.figures.end());
   TensorSet io = initial;
   for (const auto& e : expected) poison_output(e, io.at(e.tensor));
   std::optional<std::string> skipped;

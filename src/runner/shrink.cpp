@@ -32,9 +32,10 @@ std::string outcome_text(const CaseResult& r) {
 
 class Shrinker {
  public:
-  Shrinker(const CaseDef& failing, const Failure& target, const CaseRunner& run, int max_runs,
-           const std::function<void(const std::string&)>& log)
+  Shrinker(const CaseDef& failing, const RunOptions& options, const Failure& target, const CaseRunner& run,
+           int max_runs, const std::function<void(const std::string&)>& log)
       : current_(failing),
+        options_(options),
         target_(target),
         run_(run),
         max_runs_(max_runs),
@@ -82,7 +83,7 @@ class Shrinker {
     c.body = body;
     std::unique_ptr<OpCase> candidate;
     try {
-      candidate = instantiate_case(*op_, c);
+      candidate = instantiate_case(*op_, c, options_);
     } catch (const CaseError& e) {
       log_("  try " + change + ": not allowed (" + e.pointer() + ": " + shortened(e.what(), 100) + ")");
       return false;
@@ -182,6 +183,7 @@ class Shrinker {
   }
 
   CaseDef current_;
+  const RunOptions& options_;
   const Failure& target_;
   const CaseRunner& run_;
   int max_runs_, runs_ = 0;
@@ -194,14 +196,10 @@ class Shrinker {
 
 std::string Failure::text() const {
   switch (kind) {
-    case none:
-      return "no failure";
-    case mismatch:
-      return "mismatch in " + tensor;
-    case nan:
-      return "NaN/Inf in " + tensor;
-    case crash:
-      return "crash (no output compared)";
+    case none: return "no failure";
+    case mismatch: return "mismatch in " + tensor;
+    case nan: return "NaN/Inf in " + tensor;
+    case crash: return "crash (no output compared)";
   }
   return "?";
 }
@@ -220,10 +218,11 @@ bool Failure::matches(const CaseResult& r) const {
   return false;
 }
 
-ShrinkOutcome shrink_case(const CaseDef& failing, const Failure& target, const CaseRunner& run, int max_runs,
+ShrinkOutcome shrink_case(const CaseDef& failing, const RunOptions& options, const Failure& target,
+                          const CaseRunner& run, int max_runs,
                           const std::function<void(const std::string&)>& log) {
   if (!find_operator(failing.op)) throw std::invalid_argument("unknown operator " + failing.op);
-  return Shrinker(failing, target, run, max_runs, log).shrink();
+  return Shrinker(failing, options, target, run, max_runs, log).shrink();
 }
 
 nlohmann::json standalone_case_document(const CaseDef& def, const std::string& name,

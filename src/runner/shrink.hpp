@@ -40,8 +40,9 @@ struct ShrinkOutcome {
 // (bisection; a value the constraints reject counts as not failing), arrays of the `inputs`
 // section first shortened (with every other inputs array of the same length) then reduced
 // element by element; rounds repeat until a round changes nothing. At most `max_runs`
-// candidates run. `log` gets one line per candidate tried.
-ShrinkOutcome shrink_case(const CaseDef& failing, const Failure& target, const CaseRunner& run, int max_runs,
+// candidates run, each instantiated under `options`. `log` gets one line per candidate tried.
+ShrinkOutcome shrink_case(const CaseDef& failing, const RunOptions& options, const Failure& target,
+                          const CaseRunner& run, int max_runs,
                           const std::function<void(const std::string&)>& log);
 
 // The case file of `def` alone: its document with the sweep values in place, no sweep, no

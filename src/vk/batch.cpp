@@ -237,8 +237,9 @@ Buffer* Batch::buffer(size_t bytes) {
 
 void Batch::upload(Buffer& dst, std::span<const uint8_t> bytes) {
   if (bytes.size() > dst.size()) throw std::logic_error("upload larger than the buffer");
-  if (bytes.empty()) return;
   State& s = *s_;
+  if (bytes.empty() || s.rt.plan_only_) return;  // a plan computes nothing: it needs no data
+  s.rt.uploaded_bytes_ += bytes.size();
   if (dst.mapped_ && !s.touched.count(*dst.handle())) {  // nothing recorded uses it yet
     std::memcpy(dst.mapped_, bytes.data(), bytes.size());
     return;
@@ -271,8 +272,8 @@ void Batch::fill(Buffer& dst, uint32_t word) {
 
 void Batch::download(const Buffer& src, std::span<uint8_t> dst) {
   if (dst.size() > src.size()) throw std::logic_error("download larger than the buffer");
-  if (dst.empty()) return;
   State& s = *s_;
+  if (dst.empty() || s.rt.plan_only_) return;
   s.readbacks.push_back({&src, nullptr, dst});
   s.touched.insert(*src.handle());
   if (!src.mapped_) s.record_readback(s.readbacks.back());
@@ -375,7 +376,7 @@ void Batch::dispatch(const Kernel& kernel, const KernelBuffers& buffers, const K
   State& s = *s_;
   if (s.rt.plan_only_) {  // kvbench list --pipelines: the pipeline made, nothing recorded
     s.rt.pipeline(kernel);
-    s.rt.pipeline_log_.push_back(kernel.key());
+    s.rt.pipeline_log_.push_back(s.rt.pipeline_key(kernel));
     return;
   }
   std::set<VkBuffer> bound;                  // every buffer the dispatch reads or writes

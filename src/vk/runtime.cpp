@@ -48,16 +48,11 @@ vk::raii::Instance make_instance(const vk::raii::Context& context, bool validati
 
 std::string type_name(vk::PhysicalDeviceType t) {
   switch (t) {
-    case vk::PhysicalDeviceType::eDiscreteGpu:
-      return "discrete-gpu";
-    case vk::PhysicalDeviceType::eIntegratedGpu:
-      return "integrated-gpu";
-    case vk::PhysicalDeviceType::eVirtualGpu:
-      return "virtual-gpu";
-    case vk::PhysicalDeviceType::eCpu:
-      return "cpu";
-    default:
-      return "other";
+    case vk::PhysicalDeviceType::eDiscreteGpu: return "discrete-gpu";
+    case vk::PhysicalDeviceType::eIntegratedGpu: return "integrated-gpu";
+    case vk::PhysicalDeviceType::eVirtualGpu: return "virtual-gpu";
+    case vk::PhysicalDeviceType::eCpu: return "cpu";
+    default: return "other";
   }
 }
 
@@ -376,19 +371,48 @@ std::unique_ptr<Buffer> Runtime::host_buffer(size_t bytes, bool readback) {
                                   readback ? readback_memory_type_ : upload_memory_type_, true);
 }
 
-std::string Kernel::key() const {
-  std::string k = shader;
-  for (uint32_t c : constants) k += ":" + std::to_string(c);
-  for (const auto& [id, value] : constants_by_id) k += ":" + std::to_string(id) + "=" + std::to_string(value);
-  return k;
+std::vector<std::pair<uint32_t, uint32_t>> Runtime::specialization(const Kernel& kernel) {
+  auto ids = spec_ids_.find(kernel.shader);
+  if (ids == spec_ids_.end()) {
+    const auto& shaders = embedded_shaders();
+    const auto code = shaders.find(kernel.shader);
+    if (code == shaders.end()) throw std::logic_error("no embedded shader named " + kernel.shader);
+    ids = spec_ids_.emplace(kernel.shader, reflect_shader(code->second).spec_constants).first;
+  }
+  std::string declared;
+  for (const auto& [name, id] : ids->second) declared += (declared.empty() ? "" : ", ") + name;
+  std::vector<std::pair<uint32_t, uint32_t>> values;
+  for (const auto& [name, value] : kernel.constants) {
+    const auto id = ids->second.find(name);
+    if (id == ids->second.end())
+      throw std::logic_error(kernel.shader + " has no specialization constant " + name +
+                             " (it has: " + (declared.empty() ? "none" : declared) + ")");
+    values.emplace_back(id->second, value);
+  }
+  for (const auto& [name, id] : ids->second)
+    if (!kernel.constants.count(name))
+      throw std::logic_error(kernel.shader + ": specialization constant " + name + " (constant_id " +
+                             std::to_string(id) + ") is not given");
+  std::sort(values.begin(), values.end());
+  return values;
+}
+
+std::string Runtime::pipeline_key(const Kernel& kernel) {
+  std::string key = kernel.shader;
+  uint32_t next = 0;  // the id that continues the run from 0
+  for (const auto& [id, value] : specialization(kernel)) {
+    key += ":" + (id == next ? "" : std::to_string(id) + "=") + std::to_string(value);
+    if (id == next) ++next;
+  }
+  return key;
 }
 
 Runtime::Pipeline& Runtime::pipeline(const Kernel& kernel) {
-  auto it = pipelines_.find(kernel.key());
+  const std::string key = pipeline_key(kernel);
+  auto it = pipelines_.find(key);
   if (it != pipelines_.end()) return *it->second;
   const auto& shaders = embedded_shaders();
   auto code = shaders.find(kernel.shader);
-  if (code == shaders.end()) throw std::logic_error("no embedded shader named " + kernel.shader);
   auto p = std::make_unique<Pipeline>();
   p->interface = reflect_shader(code->second);
   check_descriptor_limits(kernel.shader, p->interface, info_);
@@ -417,13 +441,8 @@ Runtime::Pipeline& Runtime::pipeline(const Kernel& kernel) {
   p->module = vk::raii::ShaderModule(
       device_, vk::ShaderModuleCreateInfo{.codeSize = code->second.size() * 4, .pCode = code->second.data()});
   std::vector<vk::SpecializationMapEntry> entries;
-  std::vector<uint32_t> values = kernel.constants;
-  for (uint32_t i = 0; i < kernel.constants.size(); ++i)
-    entries.push_back({.constantID = i, .offset = i * 4, .size = 4});
-  for (const auto& [id, value] : kernel.constants_by_id) {
-    if (id < kernel.constants.size())
-      throw std::logic_error(kernel.shader + ": specialization constant " + std::to_string(id) +
-                             " given twice");
+  std::vector<uint32_t> values;
+  for (const auto& [id, value] : specialization(kernel)) {
     entries.push_back({.constantID = id, .offset = static_cast<uint32_t>(values.size() * 4), .size = 4});
     values.push_back(value);
   }
@@ -443,9 +462,9 @@ Runtime::Pipeline& Runtime::pipeline(const Kernel& kernel) {
   // attention pipeline); KVBENCH_PIPELINE_TIMES=1 shows where a cold process spends it.
   static const bool trace = env_value("KVBENCH_PIPELINE_TIMES") == "1";
   if (trace)
-    std::fprintf(stderr, "kvbench: pipeline %s created in %.2f s\n", kernel.key().c_str(),
+    std::fprintf(stderr, "kvbench: pipeline %s created in %.2f s\n", key.c_str(),
                  std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-  return *pipelines_.emplace(kernel.key(), std::move(p)).first->second;
+  return *pipelines_.emplace(key, std::move(p)).first->second;
 }
 
 double Runtime::dispatch(const Kernel& kernel, const KernelBuffers& buffers, const KernelParams& params,

@@ -94,17 +94,18 @@ struct ValidationMessages {
   size_t count() const { return errors + warnings; }
 };
 
-// A shader and the values of its specialization constants (constant_id 0, 1, ...).
+// A shader and the values of its specialization constants by the names the shader gives
+// them (`layout(constant_id = 2) const uint KV_PATH`: the runtime reads the constant_id from
+// the SPIR-V, as it binds buffers and Params members by name). Every constant the module
+// declares must be given (glslang leaves out those the code never reads), and no other.
 // Each distinct pair is one pipeline, built once per run (from the on-disk pipeline cache
 // where the driver stores one): keep the variants few.
 struct Kernel {
   std::string shader;
-  std::vector<uint32_t> constants;                             // specialization constant i = constants[i]
-  std::vector<std::pair<uint32_t, uint32_t>> constants_by_id;  // more: (constant_id, value)
+  std::map<std::string, uint32_t> constants;  // NAME -> value (bools 0 or 1)
   Kernel(const char* name) : shader(name) {}
-  Kernel(std::string name, std::vector<uint32_t> values = {})
+  Kernel(std::string name, std::map<std::string, uint32_t> values = {})
       : shader(std::move(name)), constants(std::move(values)) {}
-  std::string key() const;
 };
 
 // The buffers of one dispatch by name: the name of each binding's block's first member
@@ -223,15 +224,23 @@ class Runtime {
   void log_dispatches(bool on) { log_dispatches_ = on; }
   std::vector<DispatchTime> take_dispatch_log() { return std::exchange(dispatch_log_, {}); }
 
-  // While on (`kvbench list --pipelines`), Batch::dispatch creates each dispatch's pipeline
-  // and logs its key but records no dispatch: nothing is computed, and on lavapipe, which
-  // compiles a pipeline with LLVM at its first dispatch, nothing is compiled either.
+  // While on (`kvbench list --pipelines`, the warmer's look at a case), Batch::dispatch
+  // creates each dispatch's pipeline and logs its key but records no dispatch, and batches
+  // upload and download nothing: nothing is computed, and on lavapipe, which compiles a
+  // pipeline with LLVM at its first dispatch, nothing is compiled either.
   // take_pipeline_log returns and clears the keys.
   void plan_only(bool on) { plan_only_ = on; }
   // While on (runner/pipeline_warmer.hpp), every dispatch is recorded with no workgroup:
   // lavapipe compiles its pipeline, as at a first dispatch, and computes nothing.
   void compile_only(bool on) { compile_only_ = on; }
+  // Bytes batches have uploaded into device buffers so far (what a plan costs: none).
+  uint64_t uploaded_bytes() const { return uploaded_bytes_; }
   std::vector<std::string> take_pipeline_log() { return std::exchange(pipeline_log_, {}); }
+  // The key the runtime keeps kernel's pipeline by (and logs): the shader, then its
+  // constants' values in constant_id order (":V" while the ids run 0, 1, ..., ":ID=V" after
+  // a gap). Throws std::logic_error for a name the shader does not declare, or a constant it
+  // declares that `kernel` leaves unset.
+  std::string pipeline_key(const Kernel& kernel);
 
   // While set, every batch that dispatches is submitted as `plan` says (RepeatPlan) and what
   // it measured accumulates until take_repeat_outcome(). Needs timestamps (else ignored).
@@ -276,6 +285,7 @@ class Runtime {
   bool plan_only_ = false;
   bool compile_only_ = false;
   std::vector<std::string> pipeline_log_;
+  uint64_t uploaded_bytes_ = 0;
   std::vector<DispatchTime> dispatch_log_;
   std::optional<RepeatPlan> repeat_;
   RepeatOutcome repeat_outcome_;
@@ -291,6 +301,10 @@ class Runtime {
   std::vector<uint8_t> cache_on_disk_;  // the driver data as read (unchanged: not written back)
   vk::raii::PipelineCache pipeline_cache_{nullptr};
   std::map<std::string, std::unique_ptr<Pipeline>> pipelines_;
+  // Per shader, its specialization constants: name -> constant_id (read once from the SPIR-V).
+  std::map<std::string, std::map<std::string, uint32_t>> spec_ids_;
+  // kernel's constants as (constant_id, value), ascending, checked against the shader's.
+  std::vector<std::pair<uint32_t, uint32_t>> specialization(const Kernel& kernel);
   std::unique_ptr<Buffer> placeholder_;
   friend class Buffer;
   friend class Batch;

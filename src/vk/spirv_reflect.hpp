@@ -7,7 +7,9 @@
 // (`uint output_[]` binds the tensor "output"). A `uniform usamplerBuffer NAME_texels`
 // binds tensor NAME again, read as 16-byte texels (a uniform texel buffer of
 // R32G32B32A32_UINT): where loads are per-lane loops (lavapipe's storage buffers), texel
-// fetches are gathers.
+// fetches are gathers. And each specialization constant by its name: `layout(constant_id = 2)
+// const uint KV_PATH` is "KV_PATH" -> 2 (glslang leaves out a constant the code never reads),
+// and `layout(local_size_x_id = 18) in` is "local_size_x" -> 18.
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -32,10 +34,12 @@ struct ShaderInterface {
   std::optional<uint32_t> params_binding;
   std::vector<Field> params;
   uint32_t params_bytes = 0;
+  // Specialization constants: name -> constant_id.
+  std::map<std::string, uint32_t> spec_constants;
 };
 
-// Throws std::runtime_error for a module it cannot read or a Params member that is not a
-// 32-bit scalar.
+// Throws std::runtime_error for a module it cannot read, a Params member that is not a
+// 32-bit scalar, or a specialization constant without a name.
 ShaderInterface reflect_shader(std::span<const uint32_t> spirv);
 
 }  // namespace kvbench

@@ -62,14 +62,14 @@ uint64_t work(const std::vector<kvbench::TensorSpec>& specs) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // The same path as a case file read from disk: nesting bound, parse, expansion.
   const kvbench::LoadedCases loaded =
-      kvbench::load_case_text(std::string(reinterpret_cast<const char*>(data), size), "fuzz.json");
+      kvbench::load_case_text(std::string(reinterpret_cast<const char*>(data), size), "fuzz.json", {});
   int goldens = 0;
   for (const auto& def : loaded.cases) {
     const kvbench::Operator* op = kvbench::find_operator(def.op);
     if (!op) continue;
     std::unique_ptr<kvbench::OpCase> c;
     try {
-      c = kvbench::instantiate_case(*op, def);
+      c = kvbench::instantiate_case(*op, def, {});
     } catch (const kvbench::CaseError&) {
       continue;
     }

@@ -142,18 +142,17 @@ void run_attention(Batch& batch, const AttentionPlan& plan, AttentionLaunch laun
   const AttentionKernel kernel = choose_attention_kernel(dev, launch.heads, plan.single_row);
   if (kernel != AttentionKernel::lanes) {
     launch.kernel.shader += kernel == AttentionKernel::tiles ? "_tiles" : "_decode";
-    if (kernel == AttentionKernel::decode)
-      for (const auto& [id, value] :
-           {std::pair{kDecodeSubgroupConstantId, dev.subgroup_size},
-            std::pair{kDecodeVectorsConstantId, plan.vectors_per_item},
-            std::pair{kDecodeWorkgroupConstantId, kDecodeSubgroups * dev.subgroup_size}})
-        launch.kernel.constants_by_id.emplace_back(id, value);
+    if (kernel == AttentionKernel::decode) {
+      launch.kernel.constants["SG"] = dev.subgroup_size;
+      launch.kernel.constants["NV"] = plan.vectors_per_item;
+      launch.kernel.constants["local_size_x"] = kDecodeSubgroups * dev.subgroup_size;
+    }
     const auto [ax, ay] = dispatch_grid(plan.num_items);  // one workgroup per item
     batch.dispatch(launch.kernel, launch.buffers, launch.params, ax, ay);
   } else {
     // A lane per query vector: 4 lanes per item for plans of 4-vector items, else 8.
     const uint32_t lanes = plan.vectors_per_item <= 4 && four_lanes_fit(launch.heads) ? 4 : kVectorsPerItem;
-    launch.kernel.constants_by_id.emplace_back(kLanesConstantId, lanes);
+    launch.kernel.constants["LANES"] = lanes;
     const auto [ax, ay] = dispatch_grid((uint64_t{plan.num_items} * lanes + 63) / 64);
     batch.dispatch(launch.kernel, launch.buffers, launch.params, ax, ay);
   }
@@ -166,8 +165,8 @@ void run_attention(Batch& batch, const AttentionPlan& plan, AttentionLaunch laun
   const auto [mx, my] = dispatch_grid(lanes ? (words + 63) / 64 : plan.merge.size() / 4);
   // Constants: whether the partials are read through their texel view, and output elements per word.
   const Kernel merge_kernel(lanes ? "attention_merge" : "attention_merge_splits",
-                            {batch.runtime().texels_cover(partials->size()) ? 1u : 0u,
-                             static_cast<uint32_t>(32 / dtype_bits(launch.out_dtype))});
+                            {{"TEXELS", batch.runtime().texels_cover(partials->size()) ? 1u : 0u},
+                             {"PER_WORD", static_cast<uint32_t>(32 / dtype_bits(launch.out_dtype))}});
   batch.dispatch(merge_kernel,
                  {{"partials", partials},
                   {"merge", merge},

@@ -25,11 +25,8 @@ struct AttentionHeads {
 
 constexpr uint32_t kTilesWorkgroup = 128;        // WG in shaders/attention_tiles.glsl
 constexpr uint32_t kMergeSplitsWorkgroup = 256;  // MERGE_WORKGROUP in shaders/attention_merge_splits.comp
-constexpr uint32_t kLanesConstantId =
-    15;  // LANES in shaders/attention_core.glsl (above every operator's own)
-// shaders/attention_decode.glsl: SG, NV and the workgroup size (local_size_x_id); NSG.
-constexpr uint32_t kDecodeSubgroupConstantId = 16, kDecodeVectorsConstantId = 17,
-                   kDecodeWorkgroupConstantId = 18, kDecodeSubgroups = 4;
+// shaders/attention_decode.glsl: subgroups per workgroup (NSG).
+constexpr uint32_t kDecodeSubgroups = 4;
 constexpr uint32_t kPartialsPoison =
     0x7fc00000u;  // a quiet NaN: the partial states before the attention dispatch
 

@@ -23,7 +23,7 @@ void fia_fill_codes(const Args& a, Tensor& t) {
   const double scale = fia_code_scale(a, t.name());
   constexpr double big = 0x1.8p52;
   std::vector<double> x(t.numel());
-  parallel_for(static_cast<int64_t>((x.size() + 4095) / 4096), reference_threads(), [&](int64_t c) {
+  parallel_for(static_cast<int64_t>((x.size() + 4095) / 4096), a.threads(), [&](int64_t c) {
     for (size_t i = static_cast<size_t>(c) * 4096; i < std::min(x.size(), static_cast<size_t>(c + 1) * 4096);
          ++i)
       x[i] = std::clamp((rng.uniform(i, lo, hi) / scale + big) - big, -127.0, 127.0);

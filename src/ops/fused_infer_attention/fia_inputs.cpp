@@ -134,9 +134,9 @@ TensorSet fia_quantized(const FiaParams& p, const Args& a, int side, Tensor& dat
     std::vector<uint64_t> lo, hi;
   };
   const int64_t keys = fia_total_keys(p),
-                spans = std::max<int64_t>(1, std::min<int64_t>(reference_threads(), keys / 1024));
+                spans = std::max<int64_t>(1, std::min<int64_t>(a.threads(), keys / 1024));
   std::vector<Range> ranges(static_cast<size_t>(spans));
-  parallel_for(spans, reference_threads(), [&](int64_t i) {
+  parallel_for(spans, a.threads(), [&](int64_t i) {
     Range& g = ranges[static_cast<size_t>(i)];
     g.lo.assign(groups, std::numeric_limits<uint64_t>::max());
     g.hi.assign(groups, 0);
@@ -203,7 +203,7 @@ TensorSet fia_quantized(const FiaParams& p, const Args& a, int side, Tensor& dat
   if (p.quant.offset) offset.set_range(0, groups, off.data());
   // 2. The codes: every token row written by one task (rows of an even dim fill whole
   // bytes of packed int4, so tasks never share a byte).
-  const unsigned threads = s.dim % 2 == 0 ? reference_threads() : 1;
+  const unsigned threads = s.dim % 2 == 0 ? a.threads() : 1;
   constexpr int64_t kChunk = 1024;  // key tokens per task
   int8_t* const int8 = data.dtype() == DType::i8 ? reinterpret_cast<int8_t*>(data.bytes().data()) : nullptr;
   parallel_for((keys + kChunk - 1) / kChunk, threads, [&](int64_t c) {
@@ -233,6 +233,22 @@ TensorSet fia_quantized(const FiaParams& p, const Args& a, int side, Tensor& dat
   ts.tensors.push_back(std::move(scale));
   if (p.quant.offset) ts.tensors.push_back(std::move(offset));
   return ts;
+}
+
+Tensor take_fia_quantized(const FiaParams& p, const Args& a, FiaQuantized& quantized, int side,
+                          const std::string& name) {
+  std::optional<TensorSet>& q = quantized[static_cast<size_t>(side)];
+  if (!q || !q->has(name)) {
+    const FiaSide s = fia_side(p, side);
+    Tensor codes(s.data, p.quant.codes, p.kv_shape(s.dim), Role::input);
+    q = fia_quantized(p, a, side, codes);
+  }
+  auto it =
+      std::find_if(q->tensors.begin(), q->tensors.end(), [&](const Tensor& x) { return x.name() == name; });
+  Tensor t = std::move(*it);
+  q->tensors.erase(it);
+  if (q->tensors.empty()) q.reset();
+  return t;
 }
 
 }  // namespace kvbench

@@ -2,6 +2,8 @@
 // aclnn.FusedInferAttentionScoreV3: the quantized K/V of KV antiquant cases, made from
 // values drawn in the tensor's range (spec "Inputs").
 #include <algorithm>
+#include <array>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -62,12 +64,9 @@ class FiaOriginals {
   // Elements [first, first + n) into out (the dtype dispatched once, not per element).
   void fill(int64_t first, int64_t n, double* out) const {
     switch (dtype_) {
-      case DType::f16:
-        return fill_rounded(first, n, out, [](double v) { return round_f16(v); });
-      case DType::bf16:
-        return fill_rounded(first, n, out, [](double v) { return round_bf16(v); });
-      default:
-        return fill_rounded(first, n, out, [this](double v) { return round_to(dtype_, v); });
+      case DType::f16: return fill_rounded(first, n, out, [](double v) { return round_f16(v); });
+      case DType::bf16: return fill_rounded(first, n, out, [](double v) { return round_bf16(v); });
+      default: return fill_rounded(first, n, out, [this](double v) { return round_to(dtype_, v); });
     }
   }
 
@@ -88,5 +87,14 @@ class FiaOriginals {
 // as the separate parameters (keyAntiquantScale, ...) or, combined,
 // antiquantScale/antiquantOffset holding this side's half only.
 TensorSet fia_quantized(const FiaParams& p, const Args& a, int side, Tensor& data);
+
+// K's and V's scales (and offsets) as fia_quantized made them with their codes, kept until
+// taken while one case's tensors are filled.
+using FiaQuantized = std::array<std::optional<TensorSet>, 2>;
+// One of a side's scale/offset tensors, handed out once: normally kept in `quantized` from
+// quantizing its K/V (which come before their scales); otherwise the side is quantized
+// again, its codes dropped.
+Tensor take_fia_quantized(const FiaParams& p, const Args& a, FiaQuantized& quantized, int side,
+                          const std::string& name);
 
 }  // namespace kvbench

@@ -452,14 +452,10 @@ const Signature& fia_signature() {
 
 Shape FiaParams::query_shape(int64_t dim) const {
   switch (in) {
-    case FiaOrder::BNSD:
-      return {B, N, S1, dim};
-    case FiaOrder::TND:
-      return {S1, N, dim};
-    case FiaOrder::NTD:
-      return {N, S1, dim};
-    default:
-      return bsh ? Shape{B, S1, N * dim} : Shape{B, S1, N, dim};
+    case FiaOrder::BNSD: return {B, N, S1, dim};
+    case FiaOrder::TND: return {S1, N, dim};
+    case FiaOrder::NTD: return {N, S1, dim};
+    default: return bsh ? Shape{B, S1, N * dim} : Shape{B, S1, N, dim};
   }
 }
 
@@ -468,29 +464,20 @@ Shape FiaParams::kv_shape(int64_t dim) const {
   if (paged())
     return bnnbsd ? Shape{num_blocks, Nkv, block_size, dim} : Shape{num_blocks, block_size, Nkv * dim};
   switch (in) {
-    case FiaOrder::BNSD:
-      return {B, Nkv, S2, dim};
-    case FiaOrder::TND:
-      return {S2, Nkv, dim};
-    case FiaOrder::NTD:
-      return {Nkv, S2, dim};
-    default:
-      return bsh ? Shape{B, S2, Nkv * dim} : Shape{B, S2, Nkv, dim};
+    case FiaOrder::BNSD: return {B, Nkv, S2, dim};
+    case FiaOrder::TND: return {S2, Nkv, dim};
+    case FiaOrder::NTD: return {Nkv, S2, dim};
+    default: return bsh ? Shape{B, S2, Nkv * dim} : Shape{B, S2, Nkv, dim};
   }
 }
 
 Shape FiaParams::out_shape() const {
   switch (out) {
-    case FiaOrder::BNSD:
-      return {B, N, S1, Dv};
-    case FiaOrder::NBSD:
-      return {N, B, S1, Dv};
-    case FiaOrder::TND:
-      return {S1, N, Dv};
-    case FiaOrder::NTD:
-      return {N, S1, Dv};
-    default:
-      return bsh && layout == "BSH" ? Shape{B, S1, N * Dv} : Shape{B, S1, N, Dv};
+    case FiaOrder::BNSD: return {B, N, S1, Dv};
+    case FiaOrder::NBSD: return {N, B, S1, Dv};
+    case FiaOrder::TND: return {S1, N, Dv};
+    case FiaOrder::NTD: return {N, S1, Dv};
+    default: return bsh && layout == "BSH" ? Shape{B, S1, N * Dv} : Shape{B, S1, N, Dv};
   }
 }
 
@@ -530,14 +517,10 @@ Strides FiaParams::pse_strides() const {
 
 static Strides order_strides(FiaOrder o, int64_t S, int64_t heads, int64_t dim) {
   switch (o) {
-    case FiaOrder::BNSD:
-      return {heads * S * dim, dim, S * dim};
-    case FiaOrder::TND:
-      return {0, heads * dim, dim};
-    case FiaOrder::NTD:
-      return {0, dim, S * dim};
-    default:
-      return {S * heads * dim, heads * dim, dim};
+    case FiaOrder::BNSD: return {heads * S * dim, dim, S * dim};
+    case FiaOrder::TND: return {0, heads * dim, dim};
+    case FiaOrder::NTD: return {0, dim, S * dim};
+    default: return {S * heads * dim, heads * dim, dim};
   }
 }
 
@@ -560,16 +543,11 @@ Shape FiaParams::prefix_shape(int64_t dim) const {
 int64_t FiaParams::out_vector(int64_t b, int64_t i, int64_t h) const {
   const int64_t row = query_row(b, i);
   switch (out) {
-    case FiaOrder::BNSD:
-      return (b * N + h) * S1 + row;
-    case FiaOrder::NBSD:
-      return (h * B + b) * S1 + row;
-    case FiaOrder::TND:
-      return row * N + h;
-    case FiaOrder::NTD:
-      return h * S1 + row;
-    default:
-      return (b * S1 + row) * N + h;
+    case FiaOrder::BNSD: return (b * N + h) * S1 + row;
+    case FiaOrder::NBSD: return (h * B + b) * S1 + row;
+    case FiaOrder::TND: return row * N + h;
+    case FiaOrder::NTD: return h * S1 + row;
+    default: return (b * S1 + row) * N + h;
   }
 }
 
@@ -589,40 +567,26 @@ Shape FiaParams::combined_antiquant_shape() const {
 
 Shape FiaParams::antiquant_shape(int mode, int64_t dim) const {
   switch (mode) {
-    case 0:
-      return quant.per_tensor ? Shape{1} : ifa() ? Shape{1, Nkv, dim} : Shape{Nkv, dim};
-    case 1:
-      return ifa() ? Shape{1, B, kv_tokens()} : Shape{B, kv_tokens()};
-    case 2:
-      return {Nkv};
-    case 3:
-      return {B, Nkv, kv_tokens()};
-    case 4:
-      return {num_blocks, block_size};
-    case 6:
-      return {1, B, Nkv, kv_tokens(), dim / 32};
-    default:
-      return {num_blocks, Nkv, block_size};
+    case 0: return quant.per_tensor ? Shape{1} : ifa() ? Shape{1, Nkv, dim} : Shape{Nkv, dim};
+    case 1: return ifa() ? Shape{1, B, kv_tokens()} : Shape{B, kv_tokens()};
+    case 2: return {Nkv};
+    case 3: return {B, Nkv, kv_tokens()};
+    case 4: return {num_blocks, block_size};
+    case 6: return {1, B, Nkv, kv_tokens(), dim / 32};
+    default: return {num_blocks, Nkv, block_size};
   }
 }
 
 int64_t FiaParams::antiquant_index(int mode, int64_t dim, int64_t b, int64_t t, int64_t hk, int64_t d,
                                    int64_t blk, int64_t r) const {
   switch (mode) {
-    case 0:
-      return quant.per_tensor ? 0 : hk * dim + d;
-    case 1:
-      return b * kv_tokens() + t;
-    case 2:
-      return hk;
-    case 3:
-      return (b * Nkv + hk) * kv_tokens() + t;
-    case 4:
-      return blk * block_size + r;
-    case 6:
-      return ((b * Nkv + hk) * kv_tokens() + t) * (dim / 32) + d / 32;
-    default:
-      return (blk * Nkv + hk) * block_size + r;
+    case 0: return quant.per_tensor ? 0 : hk * dim + d;
+    case 1: return b * kv_tokens() + t;
+    case 2: return hk;
+    case 3: return (b * Nkv + hk) * kv_tokens() + t;
+    case 4: return blk * block_size + r;
+    case 6: return ((b * Nkv + hk) * kv_tokens() + t) * (dim / 32) + d / 32;
+    default: return (blk * Nkv + hk) * block_size + r;
   }
 }
 

@@ -192,25 +192,31 @@ double fia_run_vulkan(const FiaParams& p, const Args& args, Runtime& rt, TensorS
   // second compile of the same code where the storage-load path is tested.
   const bool reads_texels = p.paged() || path == 1 || codes_uvec4;
   const bool texels = reads_texels && batch.runtime().texels_cover(buffers, {"key", "value", "blockTable"});
-  run_attention(batch, shape,
-                {.kernel = Kernel("fia_attention",
-                                  {static_cast<uint32_t>(p.D + p.rope), static_cast<uint32_t>(p.Dv), path,
-                                   static_cast<uint32_t>(p.D), static_cast<uint32_t>(codes.k_step),
-                                   static_cast<uint32_t>(codes.v_step), static_cast<uint32_t>(codes.offset),
-                                   static_cast<uint32_t>(codes_uvec4), static_cast<uint32_t>(texels),
-                                   static_cast<uint32_t>(p.mask_applies() || p.pse != "none")}),
-                 .buffers = buffers,
-                 .params = params,
-                 .out = t.at("attentionOut"),
-                 .lse = p.lse ? t.at("softmaxLse") : nullptr,
-                 .post_quant = {.scale = p.post.on ? t.at("quantScale2") : nullptr,
-                                .offset = p.post.on && p.post.offset ? t.at("quantOffset2") : nullptr,
-                                .per_channel = p.post.per_channel,
-                                .dtype = p.post.dtype},
-                 .out_dtype = p.out_dtype(),
-                 .head_dim = p.Dv,
-                 .empty = EmptyRow::zeros,
-                 .heads = fia_heads(p)});
+  run_attention(
+      batch, shape,
+      {.kernel = Kernel("fia_attention",
+                        {{"D", static_cast<uint32_t>(p.D + p.rope)},
+                         {"FIA_DV", static_cast<uint32_t>(p.Dv)},
+                         {"KV_PATH", path},
+                         {"DQK", static_cast<uint32_t>(p.D)},
+                         {"K_PER_CHANNEL", static_cast<uint32_t>(codes.k_step)},
+                         {"V_PER_CHANNEL", static_cast<uint32_t>(codes.v_step)},
+                         {"HAS_OFFSET", static_cast<uint32_t>(codes.offset)},
+                         {"CODES_UVEC4", static_cast<uint32_t>(codes_uvec4)},
+                         {"TEXELS", static_cast<uint32_t>(texels)},
+                         {"SCORE_LOADS", static_cast<uint32_t>(p.mask_applies() || p.pse != "none")}}),
+       .buffers = buffers,
+       .params = params,
+       .out = t.at("attentionOut"),
+       .lse = p.lse ? t.at("softmaxLse") : nullptr,
+       .post_quant = {.scale = p.post.on ? t.at("quantScale2") : nullptr,
+                      .offset = p.post.on && p.post.offset ? t.at("quantOffset2") : nullptr,
+                      .per_channel = p.post.per_channel,
+                      .dtype = p.post.dtype},
+       .out_dtype = p.out_dtype(),
+       .head_dim = p.Dv,
+       .empty = EmptyRow::zeros,
+       .heads = fia_heads(p)});
   t.download(io);
   const double ms = batch.submit();
   // Without softmaxLseFlag the operator returns a [1] zero tensor: nothing to compute.

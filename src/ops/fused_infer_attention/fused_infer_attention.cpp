@@ -8,7 +8,6 @@
 #include <array>
 #include <cmath>
 #include <limits>
-#include <mutex>
 #include <numeric>
 #include <optional>
 #include <stdexcept>
@@ -104,7 +103,18 @@ class FiaCase final : public OpCase {
     return s;
   }
 
+  // One make_tensors() quantizes each side once (a tensor filled alone, again).
+  void fill_generated(TensorSet& ts) const override {
+    FiaQuantized quantized;
+    for (auto& t : ts.tensors)
+      if (t.role() != Role::output && generated(t.name())) fill(t, quantized);
+  }
   void fill(Tensor& t) const override {
+    FiaQuantized alone;
+    fill(t, alone);
+  }
+
+  void fill(Tensor& t, FiaQuantized& quantized) const {
     const std::string& name =
         args().signature().tensor(t.name())->name;  // key.b and value.b fill as key and value
     if (name == "actualSeqLengths") return fill_values(t, p_.act_q);
@@ -122,16 +132,20 @@ class FiaCase final : public OpCase {
     if (name == "deqScale2") return t.set(0, fia_deq_scale2(args()));
     if (p_.quant.on && p_.quant.combined && (name == "antiquantScale" || name == "antiquantOffset")) {
       // The key's scales, then the value's.
-      const Tensor key = take_quantized(0, name), value = take_quantized(1, name);
+      const Tensor key = take_fia_quantized(p_, args(), quantized, 0, name),
+                   value = take_fia_quantized(p_, args(), quantized, 1, name);
       t.bytes() = key.bytes();
       t.bytes().insert(t.bytes().end(), value.bytes().begin(), value.bytes().end());
       return;
     }
     for (int side = 0; side < 2 && p_.quant.on; ++side) {
       const FiaSide s = fia_side(p_, side);
-      if (name == s.data) return quantize_into(side, t);
+      if (name == s.data) {
+        quantized[static_cast<size_t>(side)] = fia_quantized(p_, args(), side, t);
+        return;
+      }
       if (name == s.scale || name == s.offset) {
-        t = take_quantized(side, name);
+        t = take_fia_quantized(p_, args(), quantized, side, name);
         return;
       }
     }
@@ -144,30 +158,6 @@ class FiaCase final : public OpCase {
       for (size_t i = 0; i < t.numel(); ++i)
         t.set(i, static_cast<double>(static_cast<int64_t>(i % static_cast<size_t>(p_.Dv)) % 17 - 8) / 8);
     if (p_.paged() && (name == "key" || name == "value")) poison_cache(t, name == "key" ? p_.D : p_.Dv);
-  }
-
-  // A side's codes into its K/V tensor t; its scales (and offsets) are kept for
-  // take_quantized(), which hands each out once.
-  void quantize_into(int side, Tensor& t) const {
-    std::lock_guard lock(quantized_lock_);
-    quantized_[static_cast<size_t>(side)] = fia_quantized(p_, args(), side, t);
-  }
-  // One of a side's scale/offset tensors. Normally kept by quantize_into (K and V come
-  // before their scales); otherwise the side is quantized again, its codes dropped.
-  Tensor take_quantized(int side, const std::string& name) const {
-    std::lock_guard lock(quantized_lock_);
-    std::optional<TensorSet>& q = quantized_[static_cast<size_t>(side)];
-    if (!q || !q->has(name)) {
-      const FiaSide s = fia_side(p_, side);
-      Tensor codes(s.data, p_.quant.codes, p_.kv_shape(s.dim), Role::input);
-      q = fia_quantized(p_, args(), side, codes);
-    }
-    auto it =
-        std::find_if(q->tensors.begin(), q->tensors.end(), [&](const Tensor& x) { return x.name() == name; });
-    Tensor t = std::move(*it);
-    q->tensors.erase(it);
-    if (q->tensors.empty()) q.reset();
-    return t;
   }
 
   // NaN in every cache row no batch reads: the spare block and block tails.
@@ -353,7 +343,8 @@ class FiaCase final : public OpCase {
                          .dv = p_.Dv,
                          .scale = p_.scale,
                          .empty = EmptyRow::zeros,
-                         .fault = attention_fault(fault())};
+                         .fault = attention_fault(fault()),
+                         .threads = args().threads()};
         std::vector<double> row_max;
         if (p_.full.on) {  // s = scaleValue * deqScale1 * (q . k); P as int8 codes (spec "Full int8")
           const double qs1 = in.at("quantScale1").get(0);
@@ -438,16 +429,18 @@ class FiaCase final : public OpCase {
     Attention a = attention(in, table, prefix, nullptr);
     std::vector<double> out_exact = std::move(a.out), row_lse = std::move(a.lse);
     // Accuracy attribution: the same attention on the unquantized K/V.
+    CaseFigures figures;
     if (p_.quant.on && figures_wanted() && generated("key") && generated("value")) {
       const std::array<FiaOriginals, 2> originals{FiaOriginals(p_, args(), 0), FiaOriginals(p_, args(), 1)};
       const auto plain = attention(in, table, prefix, &originals);
-      figures_ = {{"quant_err", quant_error_text(out_exact, plain.out)}};
+      figures = {{"quant_err", quant_error_text(out_exact, plain.out)}};
     }
     std::optional<Tolerance> full_tolerance;
     if (p_.full.on) full_tolerance = full_int8_tolerance(in, out_exact, a.full_atol);
     Expected out = p_.post.on ? post_quantize(in, row_lse, std::move(out_exact))
                               : Expected::rounded(in.at("attentionOut"), std::move(out_exact));
     out.data_tolerance = full_tolerance;
+    out.figures = std::move(figures);
     std::vector<double> lse_out = p_.lse ? row_lse : std::vector<double>{0.0};
     for (double& x : lse_out)  // the softmaxLse faults
       if (fault_is("lse_log2") && std::isfinite(x))
@@ -531,8 +524,6 @@ class FiaCase final : public OpCase {
     return out;
   }
 
-  CaseFigures figures() const override { return figures_; }
-
   // Whether row i of batch b sees one key at most (its band, before any mask).
   bool single_key(int64_t b, int64_t i) const {
     const int64_t first = std::max<int64_t>(0, i + p_.band[b].lo),
@@ -589,9 +580,6 @@ class FiaCase final : public OpCase {
 
  private:
   FiaParams p_;
-  mutable CaseFigures figures_;  // the accuracy attribution, set by reference()
-  mutable std::mutex quantized_lock_;
-  mutable std::array<std::optional<TensorSet>, 2> quantized_;  // see quantize_into
 };
 
 class FiaOperator final : public Operator {

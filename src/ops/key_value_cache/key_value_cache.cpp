@@ -212,7 +212,7 @@ class KeyValueCacheCase final : public OpCase {
           }
     }
     store_ppl_rows(
-        rows, static_cast<size_t>(D), p_.quant_bit, G, p_.input, p_.scale, cache, scale,
+        rows, static_cast<size_t>(D), p_.quant_bit, G, p_.input, p_.scale, cache, scale, args().threads(),
         {.quant = {.truncate = fault_is("quant_truncate"), .scale_f32 = fault_is("quant_scale_f32")},
          .swap_nibbles = fault_is("int4_nibble_swap")});
     const auto kv_head = [&](int64_t o) {

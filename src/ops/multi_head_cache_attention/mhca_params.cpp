@@ -16,14 +16,10 @@ int64_t MhcaParams::cache_row(int64_t b, int64_t t) const {
 std::vector<int64_t> MhcaParams::cache_shape(int64_t last) const {
   const int64_t L = num_layer, H = num_kv_heads, T = max_t;
   switch (cache_layout) {
-    case 0:
-      return {T, L, 2, H, last};
-    case 1:
-      return {L, T, 2, H, last};
-    case 2:
-      return {L, 2, T, H, last};
-    default:
-      return {L, 2, H, T, last};
+    case 0: return {T, L, 2, H, last};
+    case 1: return {L, T, 2, H, last};
+    case 2: return {L, 2, T, H, last};
+    default: return {L, 2, H, T, last};
   }
 }
 
@@ -31,18 +27,10 @@ size_t MhcaParams::row_offset(int64_t T, int64_t c, int64_t h, int64_t last) con
   const int64_t L = num_layer, l = layer_idx, H = num_kv_heads, MaxT = max_t;
   int64_t r = 0;
   switch (cache_layout) {
-    case 0:
-      r = ((T * L + l) * 2 + c) * H + h;
-      break;
-    case 1:
-      r = ((l * MaxT + T) * 2 + c) * H + h;
-      break;
-    case 2:
-      r = ((l * 2 + c) * MaxT + T) * H + h;
-      break;
-    default:
-      r = ((l * 2 + c) * H + h) * MaxT + T;
-      break;
+    case 0: r = ((T * L + l) * 2 + c) * H + h; break;
+    case 1: r = ((l * MaxT + T) * 2 + c) * H + h; break;
+    case 2: r = ((l * 2 + c) * MaxT + T) * H + h; break;
+    default: r = ((l * 2 + c) * H + h) * MaxT + T; break;
   }
   return static_cast<size_t>(r * last);
 }

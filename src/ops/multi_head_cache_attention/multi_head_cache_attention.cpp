@@ -188,6 +188,7 @@ class MhcaCase final : public OpCase {
     }
     store_ppl_rows(
         stored, static_cast<size_t>(D), p_.quant_bit, p_.quant_group, p_.t1, p_.scale, cache, scale,
+        args().threads(),
         {.quant = {.truncate = fault_is("quant_truncate"), .scale_f32 = fault_is("quant_scale_f32")},
          .swap_nibbles = fault_is("int4_nibble_swap")});
     // Query head j of kv head hk's group (the fault gqa_head_mod interleaves the groups).
@@ -230,7 +231,8 @@ class MhcaCase final : public OpCase {
                                  .scale = 1.0 / std::sqrt(static_cast<double>(D)),
                                  .round_p = p_.t1,  // P is cast to V's dtype (T1) before P @ V, as PMX does
                                  .empty = EmptyRow::nan,
-                                 .fault = attention_fault(fault())};
+                                 .fault = attention_fault(fault()),
+                                 .threads = args().threads()};
       const int64_t diagonal = fault_is("causal_diagonal_excluded") ? 0 : 1;
       const int64_t causal_offset = fault_is("causal_top_left") ? 0 : offset;
       for (int64_t hk = 0; hk < Hk; ++hk) {
@@ -352,21 +354,22 @@ class MhcaCase final : public OpCase {
     // specialization constants (see the shader).
     const bool score_adds = p_.is_alibi || p_.mask_rank != 0;
     const bool texels = rt.texels_cover(buffers, {"cache", "scale", "cachestarts"});
-    run_attention(
-        batch, shape,
-        {.kernel =
-             Kernel("mhca_attention",
-                    {static_cast<uint32_t>(p_.head_dim), static_cast<uint32_t>(bits),
-                     static_cast<uint32_t>(p_.quant_bit ? p_.quant_group : 1),
-                     static_cast<uint32_t>(score_adds), static_cast<uint32_t>(p_.scale == DType::f16),
-                     static_cast<uint32_t>(texels), static_cast<uint32_t>(p_.cache_mode ? p_.page_size : 0)}),
-         .buffers = buffers,
-         .params = params,
-         .out = t.at("attn_output"),
-         .out_dtype = p_.t1,
-         .head_dim = p_.head_dim,
-         .empty = EmptyRow::nan,
-         .heads = heads()});
+    run_attention(batch, shape,
+                  {.kernel = Kernel("mhca_attention",
+                                    {{"D", static_cast<uint32_t>(p_.head_dim)},
+                                     {"CACHE_BITS", static_cast<uint32_t>(bits)},
+                                     {"QG", static_cast<uint32_t>(p_.quant_bit ? p_.quant_group : 1)},
+                                     {"SCORE_ADDS", static_cast<uint32_t>(score_adds)},
+                                     {"SCALE_F16", static_cast<uint32_t>(p_.scale == DType::f16)},
+                                     {"TEXELS", static_cast<uint32_t>(texels)},
+                                     {"PAGE_SIZE", static_cast<uint32_t>(p_.cache_mode ? p_.page_size : 0)}}),
+                   .buffers = buffers,
+                   .params = params,
+                   .out = t.at("attn_output"),
+                   .out_dtype = p_.t1,
+                   .head_dim = p_.head_dim,
+                   .empty = EmptyRow::nan,
+                   .heads = heads()});
     t.download(io);
     return batch.submit();
   }

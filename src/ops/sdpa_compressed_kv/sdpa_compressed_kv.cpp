@@ -227,7 +227,8 @@ class SdpaCase final : public OpCase {
                      .empty = fault_is("masked_row_nan")
                                   ? EmptyRow::nan
                                   : EmptyRow::zeros,  // no visible key: zeros (inf_as_zero)
-                     .fault = attention_fault(fault())};
+                     .fault = attention_fault(fault()),
+                     .threads = args().threads()};
     const bool head_mod = fault_is("gqa_head_mod"), swapped = fault_is("causal_alignment_swapped");
     const bool head_broadcast = fault_is("mask_head_broadcast");
     const int64_t diagonal = fault_is("causal_diagonal_excluded") ? 0 : 1;
@@ -266,12 +267,10 @@ class SdpaCase final : public OpCase {
     if (figures_wanted() && generated("key") && generated("value")) {
       const std::vector<double> compressed = attention(in, false, false);
       const std::vector<double> plain = attention(in, false, true);
-      figures_ = {{"quant_err", quant_error_text(compressed, plain)}};
+      e.figures = {{"quant_err", quant_error_text(compressed, plain)}};
     }
     return expected_list(e);
   }
-
-  CaseFigures figures() const override { return figures_; }
 
   // Keys each query row sees under the causal mode (the additive mask is not counted).
   double flops() const override {
@@ -326,7 +325,7 @@ class SdpaCase final : public OpCase {
                               {"mask_h_stride", p_.has_mask() ? p_.mask_stride(1) : 0},
                               {"mask_q_stride", p_.has_mask() ? p_.mask_stride(2) : 0}};
     run_attention(batch, shape,
-                  {.kernel = Kernel("sdpa_attention", {static_cast<uint32_t>(p_.D)}),
+                  {.kernel = Kernel("sdpa_attention", {{"D", static_cast<uint32_t>(p_.D)}}),
                    .buffers = t.bindings(),
                    .params = params,
                    .out = t.at("output"),
@@ -340,7 +339,6 @@ class SdpaCase final : public OpCase {
 
  private:
   SdpaParams p_;
-  mutable CaseFigures figures_;  // the accuracy attribution, set by reference()
 };
 
 class SdpaOperator final : public Operator {
