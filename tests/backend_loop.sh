@@ -15,16 +15,7 @@ rm -rf "$work" && mkdir -p "$work/tmp"
 export TMPDIR="$work/tmp"
 cd "$src"
 fail=0
-check() {  # check NAME WANT_EXIT WANT_TEXT -- kvbench args...
-  local name=$1 want_exit=$2 want=$3; shift 4
-  "$kvbench" "$@" > "$work/$name.log" 2>&1
-  local got=$?
-  if [ "$got" != "$want_exit" ] || ! grep -q -- "$want" "$work/$name.log"; then
-    echo "FAIL: $name: exit $got (want $want_exit), output lacks '$want':"; tail -15 "$work/$name.log"; fail=1
-  else
-    echo "ok: $name"
-  fi
-}
+. "$src/tests/check_command.sh"  # check NAME WANT_EXIT WANT_TEXT -- kvbench args...
 fia="cases/aclnn.FusedInferAttentionScoreV3"
 few='group_size=5,scale=f16,.*y=f16'  # a few DequantizeGroup cases
 check fia_reference 0 "4 passed, 0 failed" -- run "$fia/antiquant_paged.json" --filter 'keyAntiquantMode=[01]' \

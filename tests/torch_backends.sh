@@ -63,16 +63,7 @@ else
   grep -E "^ +[0-9]+ FAIL" "$work/fia_check.log" | grep -v "no actual output file" | head -5; fail=1
 fi
 
-check() {  # check NAME WANT_EXIT WANT_TEXT -- kvbench args...
-  local name=$1 want_exit=$2 want=$3; shift 4
-  "$kvbench" "$@" > "$work/$name.log" 2>&1
-  local got=$?
-  if [ "$got" != "$want_exit" ] || ! grep -q -- "$want" "$work/$name.log"; then
-    echo "FAIL: $name: exit $got (want $want_exit), output lacks '$want':"; tail -15 "$work/$name.log"; fail=1
-  else
-    echo "ok: $name"
-  fi
-}
+. "$src/tests/check_command.sh"  # check NAME WANT_EXIT WANT_TEXT -- kvbench args...
 mhca=cases/pmx.dynamic_batching.MultiHeadCacheAttention/layouts.json
 slice_mhca='cache_layout=3,cache_mode=1,head_dim=64,quant_bit=4|cache_layout=0,cache_mode=0,head_dim=128,quant_bit=8'
 check loop_mhca 0 "2 passed, 0 failed, 0 skipped" -- run $mhca --filter "$slice_mhca" --backend "$backend {golden} {actual}"

@@ -23,11 +23,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import kvbench_golden  # noqa: E402
-
-ORDERS = {"BSH": ("BSND", "BSND"), "BSND": ("BSND", "BSND"), "BNSD": ("BNSD", "BNSD"), "BNSD_BSND": ("BNSD", "BSND"),
-          "BSH_NBSD": ("BSND", "NBSD"), "BSND_NBSD": ("BSND", "NBSD"), "BNSD_NBSD": ("BNSD", "NBSD"),
-          "TND": ("TND", "TND"), "NTD_TND": ("NTD", "TND"), "TND_NTD": ("TND", "NTD")}
-
+from kvbench.fia_layout import ORDERS, lengths, visible  # noqa: E402
 
 def to_bnsd(x, order, heads):
     """(B, N, S, D) from a 3-D or 4-D tensor in `order` (BSH is BSND with N*D merged)."""
@@ -39,32 +35,6 @@ def to_bnsd(x, order, heads):
     if order == "TND":  # one batch of T tokens
         return x.transpose(1, 0, 2)[None]
     return x[None]  # NTD
-
-
-def lengths(values, count, full):
-    if values is None:
-        return [full] * count
-    values = [int(v) for v in values]
-    return [values[0] if len(values) == 1 else values[b] for b in range(count)]
-
-
-def visible(sparse, pre, nxt, masked, ifa, s1, s2, mask_rows):
-    i = np.arange(s1)[:, None]
-    j = np.arange(s2)[None, :]
-    rel, delta = j - i, s2 - s1
-    ok = np.ones((s1, s2), bool)
-    if not ifa:
-        if sparse == 0 and masked:
-            ok = (rel >= -pre) & (rel <= nxt)
-        elif sparse == 2:
-            ok = rel <= 0
-        elif sparse == 3:
-            ok = rel <= delta
-        elif sparse == 4:
-            ok = (rel >= delta - pre) & (rel <= delta + nxt)
-    if mask_rows is not None:
-        ok &= ~mask_rows[:s1, :s2]
-    return ok
 
 
 def antiquant_scale(t, mode, per_tensor, b, n2, Nkv, dim, blk, r, S, k0):

@@ -16,12 +16,8 @@ import numpy as np
 import torch
 
 import kvbench
+from kvbench.fia_layout import ORDERS, lengths, visible
 from ppl_cache import TORCH_DTYPE
-
-ORDERS = {"BSH": ("BSND", "BSND"), "BSND": ("BSND", "BSND"), "BNSD": ("BNSD", "BNSD"), "BNSD_BSND": ("BNSD", "BSND"),
-          "BSH_NBSD": ("BSND", "NBSD"), "BSND_NBSD": ("BSND", "NBSD"), "BNSD_NBSD": ("BNSD", "NBSD"),
-          "TND": ("TND", "TND"), "NTD_TND": ("NTD", "TND"), "TND_NTD": ("TND", "NTD")}
-
 
 def to_bnsd(x, order, heads):
     """(B, N, S, D) from a tensor in `order` (BSH is BSND with N*D merged)."""
@@ -30,31 +26,6 @@ def to_bnsd(x, order, heads):
     if order == "BNSD":
         return x
     return x.transpose(0, 1)[None] if order == "TND" else x[None]  # TND / NTD: one batch
-
-
-def per_batch(values, count, full):
-    if values is None:
-        return [full] * count
-    return [int(values[0] if len(values) == 1 else values[b]) for b in range(count)]
-
-
-def visible(a, masked, ifa, n1, n2, mask_rows):
-    """The (n1, n2) boolean matrix of the keys each row sees."""
-    rel = np.arange(n2)[None, :] - np.arange(n1)[:, None]
-    sparse, pre, nxt, delta = a["sparseMode"], a["preTokens"], a["nextTokens"], n2 - n1
-    ok = np.ones((n1, n2), bool)
-    if not ifa:
-        if sparse == 0 and masked:
-            ok = (rel >= -pre) & (rel <= nxt)
-        elif sparse == 2:
-            ok = rel <= 0
-        elif sparse == 3:
-            ok = rel <= delta
-        elif sparse == 4:
-            ok = (rel >= delta - pre) & (rel <= delta + nxt)
-    if mask_rows is not None:
-        ok &= ~mask_rows[:n1, :n2]
-    return ok
 
 
 def antiquant_param(t, mode, per_tensor, b, n2, Nkv, dim, blk, r, S, k0):
@@ -97,8 +68,8 @@ def fused_infer_attention(inputs, attrs, case, plant=None, variant=None):
             ck = np.concatenate([[0], act_kv]).astype(np.int64)
             s2b, kv0 = np.diff(ck), ck[:-1]
     else:
-        s1b = [1] * B if S1 == 1 else per_batch(act_q, B, S1)
-        s2b, q0, kv0 = per_batch(act_kv, B, S2), [0] * B, [0] * B
+        s1b = [1] * B if S1 == 1 else lengths(act_q, B, S1)
+        s2b, q0, kv0 = lengths(act_kv, B, S2), [0] * B, [0] * B
         if "queryPaddingSize" in inputs:  # left padding: rows / keys end `pad` before the end
             qpad = max(0, int(inputs["queryPaddingSize"][0]))
             q0 = [S1 - qpad - s1b[b] for b in range(B)]
@@ -171,7 +142,8 @@ def fused_infer_attention(inputs, attrs, case, plant=None, variant=None):
                 mk = mk.reshape(-1, mk.shape[-2], mk.shape[-1])
                 mrows = mk[b if a["attenMask_shape"].startswith("B") else 0][q0[b]:, :]
             mrows = mrows[:, kv0[b]:]
-        vis = torch.from_numpy(visible(a, mask is not None and not padded, ifa, n1, n2, mrows))
+        vis = torch.from_numpy(
+            visible(a["sparseMode"], a["preTokens"], a["nextTokens"], mask is not None and not padded, ifa, n1, n2, mrows))
         g = N // Nkv
         # GQA: query head h reads kv head h // g. The planted error fia_gqa_interleaved maps
         # it to h % Nkv (the groups interleaved).
