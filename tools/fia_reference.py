@@ -23,7 +23,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import kvbench_golden  # noqa: E402
-from kvbench.fia_layout import ORDERS, lengths, visible  # noqa: E402
+from kvbench.fia_layout import ORDERS, antiquant_broadcast, batch_ranges, mask_rows, visible  # noqa: E402
 
 def to_bnsd(x, order, heads):
     """(B, N, S, D) from a 3-D or 4-D tensor in `order` (BSH is BSND with N*D merged)."""
@@ -35,24 +35,6 @@ def to_bnsd(x, order, heads):
     if order == "TND":  # one batch of T tokens
         return x.transpose(1, 0, 2)[None]
     return x[None]  # NTD
-
-
-def antiquant_scale(t, mode, per_tensor, b, n2, Nkv, dim, blk, r, S, k0):
-    """The scale or offset tensor `t` broadcast to (Nkv, n2, dim) for batch b (spec modes)."""
-    t = t.astype(np.float32)
-    if mode == 0:
-        return t.reshape(1, 1, 1) if per_tensor else t.reshape(Nkv, dim)[:, None, :]
-    if mode == 1:
-        return t.reshape(-1, S)[b, k0:k0 + n2][None, :, None]
-    if mode == 2:
-        return t.reshape(Nkv)[:, None, None]
-    if mode == 3:
-        return t.reshape(-1, Nkv, S)[b, :, k0:k0 + n2][:, :, None]
-    if mode == 4:
-        return t[blk, r][None, :, None]
-    if mode == 6:  # per-token-group: one scale per 32 channels of a token row
-        return np.repeat(t.reshape(-1, Nkv, S, dim // 32)[b, :, k0:k0 + n2, :], 32, axis=-1)
-    return t[blk, :, r].T[:, :, None]
 
 
 def reference(case):
@@ -68,27 +50,7 @@ def reference(case):
     q = to_bnsd(inp["query"].astype(np.float64), q_order, N)
     if "queryRope" in inp:  # MLA: the rope channels extend the contraction
         q = np.concatenate([q, to_bnsd(inp["queryRope"].astype(np.float64), q_order, N)], axis=-1)
-    act_q, act_kv = inp.get("actualSeqLengths"), inp.get("actualSeqLengthsKv")
-    if tnd:
-        cq = np.concatenate([[0], act_q]).astype(np.int64)
-        s1b, q0 = np.diff(cq), cq[:-1]
-        if paged:
-            s2b, kv0 = [int(x) for x in act_kv], [0] * B
-        else:
-            ck = np.concatenate([[0], act_kv]).astype(np.int64)
-            s2b, kv0 = np.diff(ck), ck[:-1]
-    else:
-        s1b = [1] * B if S1 == 1 else lengths(act_q, B, S1)
-        s2b, q0, kv0 = lengths(act_kv, B, S2), [0] * B, [0] * B
-        # Left padding: a batch's rows/keys end `pad` before the end (negative pads are 0).
-        if "queryPaddingSize" in inp:
-            qpad = max(0, int(inp["queryPaddingSize"][0]))
-            q0 = [S1 - qpad - s1b[b] for b in range(B)]
-        if "kvPaddingSize" in inp:
-            kvpad = max(0, int(inp["kvPaddingSize"][0]))
-            kv0 = [S2 - kvpad - s2b[b] for b in range(B)]
-            s2b = [0 if kv0[b] < 0 else s2b[b] for b in range(B)]  # Q_S = 1 out of range: 0
-            kv0 = [max(0, x) for x in kv0]
+    s1b, q0, s2b, kv0 = batch_ranges(inp, B, S1, S2, tnd, paged)
     ifa = not tnd and S1 == 1
     padded = "queryPaddingSize" in inp or "kvPaddingSize" in inp
     row0 = [0] * B if tnd else q0  # where a batch's rows go in `out`
@@ -149,8 +111,8 @@ def reference(case):
                 mode = a["antiquantMode"] if combined else a[side + "AntiquantMode"]
                 sname, oname = ("antiquantScale", "antiquantOffset") if combined else (side + "AntiquantScale", side + "AntiquantOffset")
                 part = (lambda t: t[k]) if combined else (lambda t: t)
-                sc = antiquant_scale(part(inp[sname]), mode, a["antiquant_per_tensor"], b, n2, Nkv, dim, *tab, S, kv0[b])
-                off = (antiquant_scale(part(inp[oname]), mode, a["antiquant_per_tensor"], b, n2, Nkv, dim, *tab, S, kv0[b])
+                sc = antiquant_broadcast(part(inp[sname]), mode, a["antiquant_per_tensor"], b, n2, Nkv, dim, *tab, S, kv0[b])
+                off = (antiquant_broadcast(part(inp[oname]), mode, a["antiquant_per_tensor"], b, n2, Nkv, dim, *tab, S, kv0[b])
                        if oname in inp else np.float32(0))
                 codes = K if side == "key" else V
                 x = ((codes.astype(np.float32) + off).astype(np.float32) * sc).astype(np.float64)
@@ -158,15 +120,7 @@ def reference(case):
                     K = x
                 else:
                     V = x
-        mrows = None
-        if applies:
-            mk = mask.astype(bool)
-            if ifa:
-                mrows = mk.reshape(mk.shape[0], -1)[b][None, :]
-            else:
-                mk = mk.reshape(-1, mk.shape[-2], mk.shape[-1])
-                mrows = mk[b if mask_shape.startswith("B") else 0][q0[b]:, :]
-            mrows = mrows[:, kv0[b]:]
+        mrows = mask_rows(mask if applies else None, ifa, mask_shape.startswith("B"), b, q0[b], kv0[b])
         vis = visible(sparse, pre, nxt, mask is not None and not padded, ifa, n1, n2, mrows)
         for h in range(N):
             qb = q[0 if tnd else b][h][q0[b]:q0[b] + n1]

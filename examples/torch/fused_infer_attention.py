@@ -16,7 +16,7 @@ import numpy as np
 import torch
 
 import kvbench
-from kvbench.fia_layout import ORDERS, lengths, visible
+from kvbench.fia_layout import ORDERS, antiquant_broadcast, batch_ranges, mask_rows, visible
 from ppl_cache import TORCH_DTYPE
 
 def to_bnsd(x, order, heads):
@@ -26,23 +26,6 @@ def to_bnsd(x, order, heads):
     if order == "BNSD":
         return x
     return x.transpose(0, 1)[None] if order == "TND" else x[None]  # TND / NTD: one batch
-
-
-def antiquant_param(t, mode, per_tensor, b, n2, Nkv, dim, blk, r, S, k0):
-    """A scale or offset tensor broadcast to (Nkv, n2, dim) for batch b (the spec's modes)."""
-    if mode == 0:
-        return t.reshape(1, 1, 1) if per_tensor else t.reshape(Nkv, dim)[:, None, :]
-    if mode == 1:
-        return t.reshape(-1, S)[b, k0:k0 + n2][None, :, None]
-    if mode == 2:
-        return t.reshape(Nkv)[:, None, None]
-    if mode == 3:
-        return t.reshape(-1, Nkv, S)[b, :, k0:k0 + n2][:, :, None]
-    if mode == 4:
-        return t[blk, r][None, :, None]
-    if mode == 6:  # per-token-group: one scale per 32 channels of a token row
-        return t.reshape(-1, Nkv, S, dim // 32)[b, :, k0:k0 + n2, :].repeat_interleave(32, dim=-1)
-    return t[blk, :, r].transpose(0, 1)[:, :, None]
 
 
 def fused_infer_attention(inputs, attrs, case, plant=None, variant=None):
@@ -58,26 +41,7 @@ def fused_infer_attention(inputs, attrs, case, plant=None, variant=None):
     q = to_bnsd(T["query"].to(dt).float(), q_order, N)
     if "queryRope" in T:  # MLA: the rope channels extend the contraction
         q = torch.cat([q, to_bnsd(T["queryRope"].to(dt).float(), q_order, N)], dim=-1)
-    act_q, act_kv = inputs.get("actualSeqLengths"), inputs.get("actualSeqLengthsKv")
-    if tnd:
-        cq = np.concatenate([[0], act_q]).astype(np.int64)
-        s1b, q0 = np.diff(cq), cq[:-1]
-        if paged:
-            s2b, kv0 = [int(x) for x in act_kv], [0] * B
-        else:
-            ck = np.concatenate([[0], act_kv]).astype(np.int64)
-            s2b, kv0 = np.diff(ck), ck[:-1]
-    else:
-        s1b = [1] * B if S1 == 1 else lengths(act_q, B, S1)
-        s2b, q0, kv0 = lengths(act_kv, B, S2), [0] * B, [0] * B
-        if "queryPaddingSize" in inputs:  # left padding: rows / keys end `pad` before the end
-            qpad = max(0, int(inputs["queryPaddingSize"][0]))
-            q0 = [S1 - qpad - s1b[b] for b in range(B)]
-        if "kvPaddingSize" in inputs:
-            kvpad = max(0, int(inputs["kvPaddingSize"][0]))
-            kv0 = [S2 - kvpad - s2b[b] for b in range(B)]
-            s2b = [0 if kv0[b] < 0 else s2b[b] for b in range(B)]
-            kv0 = [max(0, x) for x in kv0]
+    s1b, q0, s2b, kv0 = batch_ranges(inputs, B, S1, S2, tnd, paged)
     ifa = not tnd and S1 == 1
     padded = "queryPaddingSize" in inputs or "kvPaddingSize" in inputs
     mask = inputs.get("attenMask")
@@ -120,9 +84,11 @@ def fused_infer_attention(inputs, attrs, case, plant=None, variant=None):
                 mode = a["antiquantMode"] if combined else a[side + "AntiquantMode"]
                 sname, oname = ("antiquantScale", "antiquantOffset") if combined else (side + "AntiquantScale", side + "AntiquantOffset")
                 part = (lambda t, k=k: t[k]) if combined else (lambda t: t)
-                args = (mode, a["antiquant_per_tensor"], b, n2, Nkv, dim, blk, r, S, kv0[b])
-                sc = antiquant_param(part(T[sname]).float(), *args)
-                off = antiquant_param(part(T[oname]).float(), *args) if oname in T else 0.0
+                # The broadcast of the scales (an index computation, not a kernel) is shared.
+                pages = (None, None) if blk is None else (blk.numpy(), r.numpy())
+                args = (mode, a["antiquant_per_tensor"], b, n2, Nkv, dim, *pages, S, kv0[b])
+                sc = torch.from_numpy(antiquant_broadcast(part(T[sname]).float().numpy(), *args))
+                off = torch.from_numpy(antiquant_broadcast(part(T[oname]).float().numpy(), *args)) if oname in T else 0.0
                 dequantized.append((codes.float() + off) * sc)
             K, V = dequantized
         else:
@@ -133,15 +99,7 @@ def fused_infer_attention(inputs, attrs, case, plant=None, variant=None):
             PK = to_bnsd(T["keySharedPrefix"].to(dt).float(), q_order, Nkv)[0][:, :Lp]
             PV = to_bnsd(T["valueSharedPrefix"].to(dt).float(), q_order, Nkv)[0][:, :Lp]
             K, V, n2 = torch.cat([PK, K], dim=1), torch.cat([PV, V], dim=1), n2 + Lp
-        mrows = None
-        if applies:
-            mk = mask.astype(bool)
-            if ifa:
-                mrows = mk.reshape(mk.shape[0], -1)[b][None, :]
-            else:
-                mk = mk.reshape(-1, mk.shape[-2], mk.shape[-1])
-                mrows = mk[b if a["attenMask_shape"].startswith("B") else 0][q0[b]:, :]
-            mrows = mrows[:, kv0[b]:]
+        mrows = mask_rows(mask if applies else None, ifa, a["attenMask_shape"].startswith("B"), b, q0[b], kv0[b])
         vis = torch.from_numpy(
             visible(a["sparseMode"], a["preTokens"], a["nextTokens"], mask is not None and not padded, ifa, n1, n2, mrows))
         g = N // Nkv
