@@ -5,7 +5,7 @@
 //
 // One item = one batch b, one kv head hk, up to 8 query vectors that share it (the q heads
 // of a GQA group, then consecutive rows; AttentionPlan::vectors_per_item), and one split
-// [t0, t1) of the keys. Two bodies implement it over the same hooks:
+// [t0, t1) of the keys. Three bodies implement it over the same hooks:
 // - attention_tiles.glsl (built with KVBENCH_TILES, the "gpu" kernel): one workgroup per
 //   item, K/V tiles in shared memory, bounded state per invocation, no subgroup operation;
 // - attention_decode.glsl (built with KVBENCH_TILES and KVBENCH_DECODE, the "decode"

@@ -45,6 +45,10 @@ const uint STATE = DV + 2u;
 const uint END4 = (NSG * NV * STATE + 3u) / 4u;
 shared vec4 ws4[LOOP4 > END4 ? LOOP4 : END4];
 
+// The V chunk a lane takes in P.V: the same one for every key slot (KPV > 1), else chunk
+// lane + SG * cc of its CPL (past NCHV: none).
+uint pv_chunk(uint lane, uint cc) { return KPV > 1u ? lane % NCHV : lane + SG * cc; }
+
 float ws_get(uint i) { return ws4[i / 4u][i % 4u]; }
 void ws_set(uint i, float x) { ws4[i / 4u][i % 4u] = x; }
 
@@ -146,7 +150,7 @@ void main() {
       float w[NV];
       for (uint v = 0u; v < NV; ++v) w[v] = ws4[buf + v * SG4 + k / 4u][k % 4u];
       for (uint cc = 0u; cc < CPL; ++cc) {
-        const uint c = KPV > 1u ? lane % NCHV : lane + SG * cc;
+        const uint c = pv_chunk(lane, cc);
         if (c >= NCHV) continue;
         float x[DPLV];
         load_value(bt, hk, hv, c, x);
@@ -170,7 +174,7 @@ void main() {
   for (uint kp = 0u; kp < KPV; ++kp) {
     if (pv_lane && pv_key == kp)
       for (uint cc = 0u; cc < CPL; ++cc) {
-        const uint c = KPV > 1u ? lane % NCHV : lane + SG * cc;
+        const uint c = pv_chunk(lane, cc);
         if (c >= NCHV) continue;
         for (uint v = 0u; v < NV; ++v)
           for (uint j = 0u; j < DPLV; ++j) {

@@ -198,8 +198,9 @@ DEFINE_CHANNEL_LOADER(value_channels, valueAntiquantScale, valueAntiquantOffset,
 // Per-channel scales and offsets that stay in registers for the whole item, loaded once by
 // item_begin (they depend on the kv head and the channel only): the lanes kernel's K and V
 // slices, and the decode kernel's V slice when each lane always takes the same one (one V
-// slice per lane: CPL 1) and registers allow (NV <= 4). Its K loop walks every slice of a row, with the same address in
-// every lane (a uniform load); the tiles kernel's slices change with every call.
+// slice per lane: CPL 1) and registers allow (NV <= 4). Its K loop walks every slice of a
+// row, with the same address in every lane (a uniform load); the tiles kernel's slices
+// change with every call.
 float k_chan_sc[DPL], k_chan_of[DPL], v_chan_sc[DPLV], v_chan_of[DPLV];
 #if !defined(KVBENCH_TILES)
 const bool K_CHANNELS_CACHED = true, V_CHANNELS_CACHED = true;
@@ -265,8 +266,7 @@ uint antiquant_index(uint mode, uint dim, Batch bt, uint t, uint hk, uint d) {
 float antiquant(int code, float offset, float s) { precise float r = (float(code) + offset) * s; return r; }
 float antiquant_value(float code, float offset, float s) { precise float r = (code + offset) * s; return r; }
 
-// The dtypes storage.glsl does not name (src/core/dtype.hpp): FP4 codes and E8M0 scales of
-// the per-token-group mode.
+// Whether K/V hold FP4 codes (the per-token-group mode's, with E8M0 scales).
 bool kv_fp4() { return pc.kv_dtype == DT_F4E2M1 || pc.kv_dtype == DT_F4E1M2; }
 uint kv_bits() { return kv_fp4() ? 4u : dtype_bits(pc.kv_dtype); }
 

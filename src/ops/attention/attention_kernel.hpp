@@ -13,7 +13,7 @@ enum class AttentionKernel {
   lanes,   // "cpu": 8 (or 4) subgroup lanes per item, shuffles; subgroups >= 8, heads <= 256
   tiles,   // "gpu": one workgroup per item, K/V tiles in shared memory, any subgroup size
   decode,  // "decode": one workgroup of 4 subgroups per item, no barrier in the key loop;
-           // single-row batches, heads <= 256, subgroup reductions
+           // a GPU's single-row batches (forced: any), heads <= 256, subgroup reductions
 };
 
 // What decides the kernel of a case: its head sizes (of Q/K, of V) and whether the
