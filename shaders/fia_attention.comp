@@ -243,10 +243,10 @@ const bool K_CHANNELS_CACHED = false, V_CHANNELS_CACHED = false;
       for (uint k = 0u; k < N / per_word; ++k) words[k] = CODES[first / per_word + k];     \
     }                                                                                      \
     for (uint k = 0u; k < N / per_word; ++k) {                                             \
-      const uint w = words[k];                                                             \
+      const uint biased = biased_codes(words[k], bits);                                   \
       for (uint e = 0u; e < per_word; ++e) {                                               \
-        const int code = sign_extend((w >> (e * bits)) & ((1u << bits) - 1u), bits);     \
-        x[k * per_word + e] = antiquant(code, of[k * per_word + e], sc[k * per_word + e]); \
+        const float code = code_float(biased, e, bits);                                   \
+        x[k * per_word + e] = antiquant_value(code, of[k * per_word + e], sc[k * per_word + e]); \
       }                                                                                    \
     }                                                                                      \
   }
@@ -262,8 +262,8 @@ uint antiquant_index(uint mode, uint dim, Batch bt, uint t, uint hk, uint d) {
   return mode == 4u ? s.x * pc.block_size + s.y : (s.x * pc.num_kv_heads + hk) * pc.block_size + s.y;
 }
 
-// f32(f32(code + offset) * scale), Ascend's antiquant (ref/quant.hpp dequant_offset).
-float antiquant(int code, float offset, float s) { precise float r = (float(code) + offset) * s; return r; }
+// f32(f32(code + offset) * scale), Ascend's antiquant (ref/quant.hpp dequant_offset), of a
+// code already a float (code_float, code_value).
 float antiquant_value(float code, float offset, float s) { precise float r = (code + offset) * s; return r; }
 
 // Whether K/V hold FP4 codes (the per-token-group mode's, with E8M0 scales).

@@ -33,6 +33,21 @@ int asymmetric_code(float x, float s, int zp, float qmin, float qmax, uint T) {
   return int(clamp(round_half_even(round_to(div_rn(x, s), T)) + float(zp), qmin, qmax));
 }
 
+// Signed int8 and int4 codes as floats without an int-to-float conversion (issue 35 step 4:
+// on NVIDIA I2F issues at a quarter of the FMA rate; here an XOR per word, an AND/OR and a
+// subtraction per code). The float with bits 0x4B000000 | b is 2^23 + b exactly for any
+// b < 2^23; with b the code biased by 2^(bits-1), (2^23 + b) - (2^23 + 2^(bits-1)) is the
+// code, and the subtraction is exact because its result is a float. Checked on the device
+// for every code at every position of a word (tests/test_dequant_codes.cpp).
+// The word w of packed codes with each code c (bits 8 or 4) replaced by c + 2^(bits-1).
+uint biased_codes(uint w, uint bits) { return w ^ (bits == 8u ? 0x80808080u : 0x88888888u); }
+// Code number e of a biased word, as a float.
+float code_float(uint biased, uint e, uint bits) {
+  const uint b = (biased >> (e * bits)) & ((1u << bits) - 1u);
+  precise float r = uintBitsToFloat(0x4b000000u | b) - float(0x800000u + (1u << (bits - 1u)));
+  return r;
+}
+
 // PPL: the product in the scale dtype S (exact in f32 for |q| <= 255), rounded to S.
 float dequant_ppl(int q, float s, uint S) { return round_to(float(q) * s, S); }
 // oneDNN: (q - zp) * s in f32.

@@ -67,6 +67,16 @@ std::vector<Variant> variants(uint32_t subgroup_size) {
         add("fia_attention", {{"D", d}, {"FIA_DV", d}, {"KV_PATH", 1}, {"DQK", d}}, "FIA f16 plain D " + ds);
       }
       add("mhca_attention", {{"D", 128}, {"CACHE_BITS", 4}, {"QG", 32}}, "MHCA int4 D 128");
+      // The benchmark's quant_group of 8 (mhca_decode_4096), int8 and int4.
+      for (const uint32_t bits : {8u, 4u}) {
+        const Constants c{{"D", 128}, {"CACHE_BITS", bits}, {"QG", 8}, {"PAGE_SIZE", 128}};
+        const std::string label = "MHCA int" + std::to_string(bits) + " D 128 QG 8 paged";
+        add("mhca_attention", c, label);
+        // The decode kernel with f16 dequantization (devices with DeviceInfo::f16_rte).
+        if (decode)
+          v.push_back(
+              {"mhca_attention_decode_f16", with_decode(c, nv, subgroup_size), label + " f16" + g, true});
+      }
       add("fia_attention", {{"D", 128}, {"FIA_DV", 128}, {"KV_PATH", 0}, {"DQK", 128}},
           "FIA antiquant/paged D 128");
       // Int8 codes with per-channel scales and offsets, by uvec4s through texel views (the
@@ -154,8 +164,8 @@ int main(int argc, char** argv) {
       chosen->getProperties2<vk::PhysicalDeviceProperties2, vk::PhysicalDeviceSubgroupProperties>();
   const uint32_t subgroup_size = sg_props.get<vk::PhysicalDeviceSubgroupProperties>().subgroupSize;
   std::printf("device: %s, subgroup size %u\n", name.c_str(), subgroup_size);
-  std::printf("%-44s %-22s %3s %6s %6s %8s %8s %8s %7s %6s\n", "pipeline", "shader", "gpu", "VGPRs", "SGPRs",
-              "spill_v", "spill_s", "scratch", "LDS", "waves");
+  std::printf("%-44s %-22s %3s %6s %6s %8s %8s %8s %7s %6s %6s\n", "pipeline", "shader", "gpu", "VGPRs",
+              "SGPRs", "spill_v", "spill_s", "scratch", "LDS", "waves", "instrs");
   int failures = 0;
   for (const auto& var : variants(subgroup_size)) {
     if (gate && !var.gpu) continue;  // the gate compiles only what a GPU runs
@@ -226,10 +236,10 @@ int main(int argc, char** argv) {
       auto get = [&stat](const char* k) {
         return stat.count(k) ? std::to_string(stat[k]) : std::string("-");
       };
-      std::printf("%-44s %-22s %3s %6s %6s %8s %8s %8s %7s %6s\n", var.label.c_str(), var.shader.c_str(),
+      std::printf("%-44s %-22s %3s %6s %6s %8s %8s %8s %7s %6s %6s\n", var.label.c_str(), var.shader.c_str(),
                   var.gpu ? "gpu" : "", get("VGPRs").c_str(), get("SGPRs").c_str(),
                   get("Spilled VGPRs").c_str(), get("Spilled SGPRs").c_str(), get("Scratch size").c_str(),
-                  get("LDS size").c_str(), get("Subgroups per SIMD").c_str());
+                  get("LDS size").c_str(), get("Subgroups per SIMD").c_str(), get("Instructions").c_str());
       if (gate && var.gpu && (stat["Scratch size"] > 0 || stat["Spilled VGPRs"] > 0)) {
         std::printf("FAIL: %s (%s), a pipeline a GPU runs, uses scratch or spills VGPRs\n", var.label.c_str(),
                     var.shader.c_str());
