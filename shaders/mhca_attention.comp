@@ -8,6 +8,9 @@
 // lane and online-softmax structure is the shared attention_core.glsl; this file gives
 // its hooks.
 #include "quant.glsl"
+#ifdef KVBENCH_F16_PRODUCT
+#include "quant_f16.glsl"
+#endif
 #include "mhca_common.glsl"
 #include "texels.glsl"
 
@@ -89,7 +92,7 @@ void load_row(uint base, uint sbase, uint lane, out float row[DPL]) {
   const uint sbits = SCALE_F16 ? 16u : 32u;
   const bool groups_in_lane = DPL % QG == 0u, lane_in_group = QG % DPL == 0u;
   const uint NS = groups_in_lane ? DPL / QG : 1u;
-  float scales[NS];
+  uint scale_bits[NS];
   const uint g_first = lane * DPL / QG;
   if (groups_in_lane || lane_in_group) {
     if (sbits == 16u && NS % 2u == 0u) {  // pairs of f16 scales share a word (g_first is even)
@@ -99,22 +102,50 @@ void load_row(uint base, uint sbase, uint lane, out float row[DPL]) {
       const uvec4 tw = in_texel ? texel_words(scale_texels, w0, NS / 2u) : uvec4(0u);
       for (uint k = 0u; k < NS / 2u; ++k) {
         const uint word = in_texel ? tw[k] : scale[w0 + k];
-        scales[2u * k] = scale_value(word & 0xffffu);
-        scales[2u * k + 1u] = scale_value(word >> 16u);
+        scale_bits[2u * k] = word & 0xffffu;
+        scale_bits[2u * k + 1u] = word >> 16u;
       }
     } else {
-      for (uint k = 0u; k < NS; ++k) scales[k] = scale_value(LOAD_BITS(scale, sbase + g_first + k, sbits));
+      for (uint k = 0u; k < NS; ++k) scale_bits[k] = LOAD_BITS(scale, sbase + g_first + k, sbits);
     }
   }
+#ifdef KVBENCH_F16_PRODUCT
+  // The decode kernel on a device with f16 rounding to nearest even (quant_f16.glsl): two
+  // codes to f16 by bits and one f16 multiply per pair are PMX's S(q * s) exactly, where the
+  // lane's scales are finite normal f16s (the product is then 0 or normal); otherwise the
+  // f32 code below.
+  if (SCALE_F16 && (groups_in_lane || lane_in_group)) {
+    float16_t sh[NS];
+    bool normal = true;
+    for (uint k = 0u; k < NS; ++k) {
+      const uint e = scale_bits[k] & 0x7c00u;
+      normal = normal && e != 0u && e != 0x7c00u;
+      sh[k] = unpackFloat2x16(scale_bits[k]).x;
+    }
+    if (normal) {
+      for (uint k = 0u; k < WORDS; ++k) {
+        const uint biased = biased_codes(w[k], CACHE_BITS);
+        for (uint e = 0u; e < PER_WORD / 2u; ++e) {
+          const uint j0 = k * PER_WORD + e, j1 = j0 + PER_WORD / 2u;
+          const f16vec2 s2 = f16vec2(sh[groups_in_lane ? j0 / QG : 0u], sh[groups_in_lane ? j1 / QG : 0u]);
+          precise f16vec2 x = code_pair_f16(biased, e, CACHE_BITS) * s2;
+          row[j0] = float(x.x);
+          row[j1] = float(x.y);
+        }
+      }
+      return;
+    }
+  }
+#endif
   for (uint j = 0u; j < DPL; ++j) {
-    const float s = (groups_in_lane || lane_in_group)
-                        ? scales[groups_in_lane ? j / QG : 0u]
-                        : scale_value(LOAD_BITS(scale, sbase + (lane * DPL + j) / QG, sbits));
-    const int q = sign_extend((w[j / PER_WORD] >> ((j % PER_WORD) * CACHE_BITS)) & ((1u << CACHE_BITS) - 1u), CACHE_BITS);
+    const float s = scale_value((groups_in_lane || lane_in_group)
+                                    ? scale_bits[groups_in_lane ? j / QG : 0u]
+                                    : LOAD_BITS(scale, sbase + (lane * DPL + j) / QG, sbits));
+    const float q = code_float(biased_codes(w[j / PER_WORD], CACHE_BITS), j % PER_WORD, CACHE_BITS);
     // PMX dequantizes into T1 through the scale dtype: T1(S(q * s)). The product is exact
     // in f32 for an f16 scale and rounded once by the multiply for an f32 scale; T1 and S
     // are f16 or f32, so at most one f16 rounding remains.
-    const float x = float(q) * s;
+    const float x = q * s;
     row[j] = SCALE_F16 ? round_f16_product(x) : pc.t1_dtype == DT_F16 ? round_f16_fast(x) : x;
   }
 }

@@ -309,3 +309,25 @@ TEST_CASE(
   ForceKernel force("gpu");
   CHECK(attention_vectors_per_item(device("cpu", 8), h128, decode) == 8);
 }
+
+TEST_CASE(
+    "attention_module: the decode kernel's f16 module only where the operator has one and the device rounds "
+    "f16 to nearest even") {
+  unsetenv("KVBENCH_F16_DEQUANT");
+  DeviceInfo f16 = device("discrete-gpu", 32), no_f16 = f16;
+  f16.f16_rte = true;
+  using K = AttentionKernel;
+  CHECK(attention_module("mhca_attention", K::lanes, true, f16) == "mhca_attention");
+  CHECK(attention_module("mhca_attention", K::tiles, true, f16) == "mhca_attention_tiles");
+  CHECK(attention_module("mhca_attention", K::decode, true, f16) == "mhca_attention_decode_f16");
+  CHECK(attention_module("mhca_attention", K::decode, true, no_f16) == "mhca_attention_decode");
+  CHECK(attention_module("fia_attention", K::decode, false, f16) == "fia_attention_decode");
+  setenv("KVBENCH_F16_DEQUANT", "0", 1);
+  CHECK(attention_module("mhca_attention", K::decode, true, f16) == "mhca_attention_decode");
+  setenv("KVBENCH_F16_DEQUANT", "1", 1);
+  CHECK(attention_module("mhca_attention", K::decode, true, f16) == "mhca_attention_decode_f16");
+  setenv("KVBENCH_F16_DEQUANT", "yes", 1);  // refused on every kernel, lavapipe's included
+  CHECK_THROWS_WITH_AS(attention_module("mhca_attention", K::lanes, true, no_f16),
+                       doctest::Contains("KVBENCH_F16_DEQUANT"), std::runtime_error);
+  unsetenv("KVBENCH_F16_DEQUANT");
+}

@@ -39,8 +39,8 @@ void add_devices_command(CLI::App& app, int& exit_code) {
                 << (d.index == def ? "  [default]" : "") << "\n"
                 << "      8-bit storage " << yes(d.storage_8bit) << ", 16-bit storage "
                 << yes(d.storage_16bit) << ", int8 " << yes(d.shader_int8) << ", fp16 "
-                << yes(d.shader_float16) << ", int64 " << yes(d.shader_int64) << ", fp64 "
-                << yes(d.shader_float64) << "\n"
+                << yes(d.shader_float16) << " (round to nearest even " << yes(d.f16_rte) << "), int64 "
+                << yes(d.shader_int64) << ", fp64 " << yes(d.shader_float64) << "\n"
                 << "      subgroup size " << d.subgroup_size << " (shuffle " << yes(d.subgroup_shuffle)
                 << ", reductions " << yes(d.subgroup_arithmetic) << "), shared memory "
                 << d.shared_memory_bytes / 1024 << " KiB, max storage buffer "
@@ -61,7 +61,9 @@ void add_devices_command(CLI::App& app, int& exit_code) {
            "attention kernels: a CPU device (lavapipe) runs the cpu-shaped one (subgroups of at least 8\n"
            "lanes with shuffles), a GPU the decode kernel for decodes (subgroup reductions, 4-64 lanes,\n"
            "heads up to 256) and the tiles kernel, which runs at any subgroup size, for the rest\n"
-           "(KVBENCH_KERNEL=gpu|cpu|decode forces one). A case whose needs the device\n"
+           "(KVBENCH_KERNEL=gpu|cpu|decode forces one); with fp16 rounding to nearest even the decode\n"
+           "kernel dequantizes MHCA's codes in f16 (KVBENCH_F16_DEQUANT=0: in f32). A case whose needs the "
+           "device\n"
            "lacks, or whose tensor exceeds the max storage buffer, is a SKIP with the reason.\n"
            "KVBENCH_STAGING=1 forces the staging memory mode (=0 zero-copy).\n";
     const std::string dir = default_cache_dir();

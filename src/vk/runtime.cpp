@@ -148,6 +148,11 @@ DeviceInfo describe(const vk::raii::PhysicalDevice& pd, int index) {
               .get<vk::PhysicalDeviceShaderClockFeaturesKHR>()
               .shaderSubgroupClock;
   }
+  if (d.shader_float16 && extensions.count(VK_KHR_SHADER_FLOAT_CONTROLS_EXTENSION_NAME) &&
+      extensions.count(VK_KHR_SHADER_FLOAT16_INT8_EXTENSION_NAME))
+    d.f16_rte = pd.getProperties2<vk::PhysicalDeviceProperties2, vk::PhysicalDeviceFloatControlsProperties>()
+                    .get<vk::PhysicalDeviceFloatControlsProperties>()
+                    .shaderRoundingModeRTEFloat16;
   describe_compute_units(pd, extensions, d);
   const auto mem = pd.getMemoryProperties();
   const auto shared = vk::MemoryPropertyFlagBits::eDeviceLocal | vk::MemoryPropertyFlagBits::eHostVisible |
@@ -296,13 +301,26 @@ Runtime::Runtime(std::optional<int> index, RuntimeOptions options) {
   const float priority = 1.0f;
   vk::DeviceQueueCreateInfo queue_info{
       .queueFamilyIndex = queue_family_, .queueCount = 1, .pQueuePriorities = &priority};
+  // What the kernels may use: the shader clock (bench) and f16 arithmetic rounding to
+  // nearest even (the decode kernel's dequantization).
+  std::vector<const char*> extensions;
+  void* features = nullptr;
   vk::PhysicalDeviceShaderClockFeaturesKHR clock{.shaderSubgroupClock = VK_TRUE};
-  const char* clock_extension = VK_KHR_SHADER_CLOCK_EXTENSION_NAME;
-  vk::DeviceCreateInfo device_info{.pNext = info_.shader_clock ? &clock : nullptr,
+  if (info_.shader_clock) {
+    extensions.push_back(VK_KHR_SHADER_CLOCK_EXTENSION_NAME);
+    features = &clock;
+  }
+  vk::PhysicalDeviceShaderFloat16Int8Features float16{.pNext = features, .shaderFloat16 = VK_TRUE};
+  if (info_.f16_rte) {
+    extensions.push_back(VK_KHR_SHADER_FLOAT_CONTROLS_EXTENSION_NAME);
+    extensions.push_back(VK_KHR_SHADER_FLOAT16_INT8_EXTENSION_NAME);
+    features = &float16;
+  }
+  vk::DeviceCreateInfo device_info{.pNext = features,
                                    .queueCreateInfoCount = 1,
                                    .pQueueCreateInfos = &queue_info,
-                                   .enabledExtensionCount = info_.shader_clock ? 1u : 0u,
-                                   .ppEnabledExtensionNames = &clock_extension};
+                                   .enabledExtensionCount = static_cast<uint32_t>(extensions.size()),
+                                   .ppEnabledExtensionNames = extensions.data()};
   device_ = vk::raii::Device(physical_, device_info);
   queue_ = vk::raii::Queue(device_, queue_family_, 0);
   command_pool_ = vk::raii::CommandPool(

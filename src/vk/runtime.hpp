@@ -34,6 +34,10 @@ struct DeviceInfo {
   bool null_device = false;
   bool shader_int8 = false, shader_float16 = false, shader_int64 = false, shader_float64 = false;
   bool storage_8bit = false, storage_16bit = false;
+  // f16 arithmetic that rounds to nearest even where a shader asks (shaderFloat16 and
+  // VK_KHR_shader_float_controls' shaderRoundingModeRTEFloat16; both enabled by Runtime):
+  // the decode kernel's f16 dequantization (shaders/quant_f16.glsl) needs it.
+  bool f16_rte = false;
   uint32_t subgroup_size = 0;
   bool subgroup_shuffle = false;     // compute-stage subgroup shuffles
   bool subgroup_arithmetic = false;  // compute-stage subgroup reductions (subgroupMax, subgroupAdd)

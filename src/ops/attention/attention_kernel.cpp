@@ -24,6 +24,16 @@ std::optional<AttentionKernel> forced_kernel() {
   throw std::runtime_error("KVBENCH_KERNEL must be gpu, cpu or decode, not '" + s + "'");
 }
 
+// KVBENCH_F16_DEQUANT: "0" keeps the decode kernel's f32 dequantization on a device that
+// could run the f16 one (how lavapipe tests both); unset or "1" uses it where it can.
+bool f16_dequant_allowed() {
+  const char* v = std::getenv("KVBENCH_F16_DEQUANT");
+  const std::string s = v ? v : "";
+  if (s.empty() || s == "1") return true;
+  if (s == "0") return false;
+  throw std::runtime_error("KVBENCH_F16_DEQUANT must be 0 or 1, not '" + s + "'");
+}
+
 bool lanes_can_run(const DeviceInfo& dev) { return dev.subgroup_size >= 8 && dev.subgroup_shuffle; }
 
 // Items of 4 lanes give each lane D / 4 elements: at most 32, lavapipe's unrolling limit.
@@ -115,6 +125,18 @@ uint32_t attention_vectors_per_item(const DeviceInfo& dev, const AttentionHeads&
   return four && kernel == AttentionKernel::lanes ? 4 : kVectorsPerItem;
 }
 
+std::string attention_module(const std::string& lanes_module, AttentionKernel kernel, bool has_decode_f16,
+                             const DeviceInfo& dev) {
+  const bool f16_allowed = f16_dequant_allowed();  // read always: a bad value is an error on any device
+  switch (kernel) {
+    case AttentionKernel::lanes: return lanes_module;
+    case AttentionKernel::tiles: return lanes_module + "_tiles";
+    case AttentionKernel::decode:
+      return lanes_module + (has_decode_f16 && dev.f16_rte && f16_allowed ? "_decode_f16" : "_decode");
+  }
+  throw std::logic_error("attention_module: unknown kernel");
+}
+
 void run_attention(Batch& batch, const AttentionShape& shape, AttentionLaunch launch) {
   const uint32_t per_item = attention_vectors_per_item(batch.runtime().info(), launch.heads, shape);
   const bool lanes = choose_attention_kernel(batch.runtime().info(), launch.heads, single_query_row(shape)) ==
@@ -140,8 +162,8 @@ void run_attention(Batch& batch, const AttentionPlan& plan, AttentionLaunch laun
   launch.params.emplace("num_items", plan.num_items);
   const DeviceInfo& dev = batch.runtime().info();
   const AttentionKernel kernel = choose_attention_kernel(dev, launch.heads, plan.single_row);
+  launch.kernel.shader = attention_module(launch.kernel.shader, kernel, launch.decode_f16, dev);
   if (kernel != AttentionKernel::lanes) {
-    launch.kernel.shader += kernel == AttentionKernel::tiles ? "_tiles" : "_decode";
     if (kernel == AttentionKernel::decode) {
       launch.kernel.constants["SG"] = dev.subgroup_size;
       launch.kernel.constants["NV"] = plan.vectors_per_item;

@@ -72,6 +72,10 @@ struct AttentionLaunch {
   int64_t head_dim = 0;  // of V and the output
   EmptyRow empty = EmptyRow::zeros;
   AttentionHeads heads;  // chooses the kernel, as check_attention_device did
+  // The shader has a `<name>_decode_f16` module, the decode kernel with f16 dequantization
+  // (MHCA's f16 scales: shaders/quant_f16.glsl), run instead of `<name>_decode` on devices
+  // with DeviceInfo::f16_rte unless KVBENCH_F16_DEQUANT=0.
+  bool decode_f16 = false;
 };
 
 // Query vectors per item for this shape on `dev`: 4 when the lanes kernel runs it, every
@@ -82,6 +86,12 @@ struct AttentionLaunch {
 // at once instead of one item with half of its lanes idle.
 uint32_t attention_vectors_per_item(const DeviceInfo& dev, const AttentionHeads& heads,
                                     const AttentionShape& shape);
+
+// The module `kernel` runs for an operator whose lanes (cpu kernel) module is `lanes_module`:
+// it, `<it>_tiles`, or `<it>_decode` (`<it>_decode_f16` where the operator has one, the
+// device has f16_rte and KVBENCH_F16_DEQUANT is not 0; any other value than 0 or 1 throws).
+std::string attention_module(const std::string& lanes_module, AttentionKernel kernel, bool has_decode_f16,
+                             const DeviceInfo& dev);
 
 // Plans `shape` (with attention_vectors_per_item) and records both dispatches (attention,
 // then merge) and the plan's uploads in `batch`.

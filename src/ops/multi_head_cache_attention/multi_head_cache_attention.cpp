@@ -369,7 +369,8 @@ class MhcaCase final : public OpCase {
                    .out_dtype = p_.t1,
                    .head_dim = p_.head_dim,
                    .empty = EmptyRow::nan,
-                   .heads = heads()});
+                   .heads = heads(),
+                   .decode_f16 = p_.quant_bit != 0 && p_.scale == DType::f16});
     t.download(io);
     return batch.submit();
   }

@@ -1,0 +1,89 @@
+// Issue 35 step 4: codes to floats without a conversion instruction, and MHCA's
+// dequantization as one f16 multiply, proven on the device for every code and scale
+// (shaders/dequant_selftest.comp, dequant_f16_selftest.comp; quant.glsl, quant_f16.glsl).
+// The expected codes are two's complement by hand here, not the shaders' bit trick.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include "core/float_format.hpp"
+#include "vk/runtime.hpp"
+
+using namespace kvbench;
+
+namespace {
+
+// A `bits`-bit two's-complement pattern's value: int8 by the cast, int4 by hand.
+int code_of(uint32_t pattern, int bits) {
+  if (bits == 8) return static_cast<int8_t>(static_cast<uint8_t>(pattern));
+  return pattern < 8 ? static_cast<int>(pattern) : static_cast<int>(pattern) - 16;
+}
+
+// out[4 i + e]: int8 pattern i in byte e; out[1024 + 8 i + e]: int4 pattern i in nibble e.
+size_t wrong_codes(const std::vector<float>& got) {
+  size_t wrong = 0;
+  for (uint32_t i = 0; i < 256; ++i)
+    for (uint32_t e = 0; e < 4; ++e)
+      if (got[4 * i + e] != static_cast<float>(code_of(i, 8)) && wrong++ < 5)
+        FAIL_CHECK("int8 pattern " << i << " in byte " << e << ": " << got[4 * i + e]);
+  for (uint32_t i = 0; i < 16; ++i)
+    for (uint32_t e = 0; e < 8; ++e)
+      if (got[1024 + 8 * i + e] != static_cast<float>(code_of(i, 4)) && wrong++ < 5)
+        FAIL_CHECK("int4 pattern " << i << " in nibble " << e << ": " << got[1024 + 8 * i + e]);
+  return wrong;
+}
+
+std::vector<float> download_floats(Buffer& b, size_t n) {
+  std::vector<float> v(n);
+  b.download(std::span(reinterpret_cast<uint8_t*>(v.data()), n * 4));
+  return v;
+}
+
+}  // namespace
+
+TEST_CASE("code_float: every int8 code at every byte and every int4 code at every nibble, exactly") {
+  CHECK(code_of(0x80, 8) == -128);  // the expectations themselves
+  CHECK(code_of(0x7f, 8) == 127);
+  CHECK(code_of(0x8, 4) == -8);
+  CHECK(code_of(0xf, 4) == -1);
+  Runtime rt;
+  auto out = rt.buffer(1152 * 4);
+  rt.dispatch("dequant_selftest", {{"floats", out.get()}}, {}, 4);
+  CHECK(wrong_codes(download_floats(*out, 1152)) == 0);
+}
+
+TEST_CASE("code_pair_f16 and the f16 product: every code, and q * s rounded to f16 for every normal f16 s") {
+  Runtime rt;
+  if (!rt.info().f16_rte) {
+    MESSAGE("SKIP: " << rt.info().name << " has no f16 arithmetic rounding to nearest even");
+    return;
+  }
+  auto codes = rt.buffer(1152 * 4);
+  rt.dispatch("dequant_f16_selftest", {{"floats", codes.get()}}, {{"count", 256}, {"op", 0}}, 4);
+  CHECK(wrong_codes(download_floats(*codes, 1152)) == 0);
+
+  // 65536 x 256 products; where s is a finite normal f16 (the decode kernel's condition) the
+  // f16 product must be f16's rounding of the exact q * s, signed zeros and overflow to inf
+  // included.
+  auto products = rt.buffer(size_t{65536} * 256 * 4);
+  rt.dispatch("dequant_f16_selftest", {{"floats", products.get()}}, {{"count", 65536}, {"op", 1}},
+              65536 / 64);
+  const std::vector<float> got = download_floats(*products, size_t{65536} * 256);
+  size_t wrong = 0, checked = 0;
+  for (uint32_t h = 0; h < 65536; ++h) {
+    const uint32_t exponent = h & 0x7c00;
+    if (exponent == 0 || exponent == 0x7c00) continue;  // zero, subnormal, inf, NaN: the f32 path's
+    const double s = f16_bits_to_double(static_cast<uint16_t>(h));
+    for (int q = -128; q < 128; ++q) {
+      const double want = round_f16(static_cast<float>(q * s));  // q * s is exact in f32
+      const float g = got[size_t{h} * 256 + static_cast<size_t>(q + 128)];
+      ++checked;
+      if (!(static_cast<double>(g) == want && std::signbit(g) == std::signbit(want)) && wrong++ < 5)
+        FAIL_CHECK("f16 " << q << " * " << s << " = " << g << ", want " << want);
+    }
+  }
+  CHECK(checked == size_t{61440} * 256);  // 2 x 30 exponents x 1024 mantissas
+  CHECK(wrong == 0);
+}
