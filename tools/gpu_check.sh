@@ -8,7 +8,8 @@
 # and bench.txt (the table), clocks.csv; with --baseline BIN also bench_baseline.json/.txt
 # from an earlier kvbench binary, run before and after the new one (alternated); without it
 # bench_tiles.json/.txt and bench_tiles2.*: the same binary with KVBENCH_KERNEL=gpu (the
-# tiles kernel) before and after the default kernels.
+# tiles kernel) before and after the default kernels, and bench_f32_dequant.*: the default
+# with KVBENCH_F16_DEQUANT=0 (MHCA's decode dequantizing in f32, not f16).
 # --quick: small shapes (4k decodes) and a part of the suite, to test the script on lavapipe.
 # GPU_CHECK_SECONDS (default 480) is the budget; GPU_CHECK_JOBS the build's -j (default nproc).
 # Exit: 0 every step passed; 1 a step failed or ran out of time (each step's status in log.txt).
@@ -94,10 +95,12 @@ if [[ -n $baseline ]]; then
   bench "$baseline" bench_baseline2 0
 else
   # The previous kernel (tiles: KVBENCH_KERNEL=gpu) and the default (on a GPU's decodes the
-  # decode kernel, shaders/attention_decode.glsl), alternated.
+  # decode kernel, shaders/attention_decode.glsl), alternated; between them the default with
+  # MHCA's f32 dequantization (KVBENCH_F16_DEQUANT=0), against the f16 one where the GPU has it.
   left=$((budget - SECONDS))
-  KVBENCH_KERNEL=gpu bench "$kvbench" bench_tiles $((left * 2 / 3))
-  bench "$kvbench" bench $((left / 3))
+  KVBENCH_KERNEL=gpu bench "$kvbench" bench_tiles $((left * 3 / 4))
+  bench "$kvbench" bench $((left / 2))
+  KVBENCH_F16_DEQUANT=0 bench "$kvbench" bench_f32_dequant $((left / 4))
   KVBENCH_KERNEL=gpu bench "$kvbench" bench_tiles2 0
 fi
 [[ -n $sampler ]] && kill "$sampler"
