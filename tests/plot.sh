@@ -4,6 +4,7 @@
 #   bench      from kvbench bench --json of SDPA decode over two KV lengths
 #   quant-err  from kvbench run --json of SDPA's group-size sweep
 # Each must be a PNG of the expected size; a report of the wrong kind is refused.
+# tools/bench_compare.py's table of the bench report is checked too.
 # Usage: plot.sh KVBENCH SOURCE_DIR WORK_DIR
 set -euo pipefail
 kvbench=$1 src=$2 work=$3
@@ -42,6 +43,16 @@ echo "ok: heatmap.png"
 "${plot[@]}" bench "$work/bench.json" -o "$work/bench.png" | grep -q "4 series" || { echo "FAIL: bench: 4 cache types expected"; exit 1; }
 check_png "$work/bench.png"
 echo "ok: bench.png"
+
+# tools/bench_compare.py (tools/gpu_check.sh's summary): one row per case of the report, each
+# report's column with its median and its time against the first's (the same report: x1.00);
+# a report that cannot be read is named, not fatal.
+"$python" "$src/tools/bench_compare.py" a="$work/bench.json" b="$work/bench.json" gone="$work/none.json" > "$work/compare.txt"
+rows=$(grep -c ' x1.00 .* x1.00' "$work/compare.txt" || true)
+cases=$("$python" -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["cases"]))' "$work/bench.json")
+[ "$rows" = "$cases" ] && [ "$cases" -gt 0 ] || { echo "FAIL: bench_compare: $rows rows of $cases cases"; cat "$work/compare.txt"; exit 1; }
+grep -q '^gone: not read' "$work/compare.txt" || { echo "FAIL: bench_compare did not name the missing report"; exit 1; }
+echo "ok: bench_compare"
 
 "$kvbench" run "$src/cases/dnnl.SDPACompressedKV/groups.json" --json "$work/groups.json" > /dev/null
 "${plot[@]}" quant-err "$work/groups.json" -o "$work/quant_err.png" | grep -q "4 series" || { echo "FAIL: quant-err: 4 bit widths expected"; exit 1; }

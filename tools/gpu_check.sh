@@ -9,7 +9,8 @@
 # from an earlier kvbench binary, run before and after the new one (alternated); without it
 # bench_tiles.json/.txt and bench_tiles2.*: the same binary with KVBENCH_KERNEL=gpu (the
 # tiles kernel) before and after the default kernels, and bench_f32_dequant.*: the default
-# with KVBENCH_F16_DEQUANT=0 (MHCA's decode dequantizing in f32, not f16).
+# with KVBENCH_F16_DEQUANT=0 (MHCA's decode dequantizing in f32, not f16); summary.txt, all
+# of them side by side (tools/bench_compare.py).
 # --quick: small shapes (4k decodes) and a part of the suite, to test the script on lavapipe.
 # GPU_CHECK_SECONDS (default 480) is the budget; GPU_CHECK_JOBS the build's -j (default nproc).
 # Exit: 0 every step passed; 1 a step failed or ran out of time (each step's status in log.txt).
@@ -105,5 +106,13 @@ else
 fi
 [[ -n $sampler ]] && kill "$sampler"
 cat "$out/bench.txt" 2>/dev/null
+# One table of every bench run's medians, copy fractions and clocks (python3 where there is one).
+if command -v python3 >/dev/null; then
+  runs=()
+  for name in bench_baseline bench_tiles bench bench_f32_dequant bench_baseline2 bench_tiles2; do
+    [[ -f $out/$name.json ]] && runs+=("$name=$out/$name.json")
+  done
+  ((${#runs[@]})) && python3 tools/bench_compare.py "${runs[@]}" | tee "$out/summary.txt"
+fi
 log "done in $SECONDS s, status $status"
 exit $status
