@@ -18,17 +18,23 @@
 //     subgroup's slice of shared memory, written before one subgroupBarrier per block (two
 //     buffers by block parity, so the next block's writes never meet this block's reads).
 // After the loop one barrier, the NSG states into shared memory, another barrier, and the
-// workgroup merges them into the item's partial state. A device that runs other subgroups
+// workgroup merges them into the item's partial state.
+// Heads split (HS: more than 8 vectors, or V rows above 256, MLA's 512): subgroup g takes
+// vectors [g NVS, (g + 1) NVS) of the item (NVS = NV / NSG) instead of a quarter of the
+// keys, walks every block of the split for them (the K/V rows come from memory once per
+// item, from the cache the other three times), and its states are the item's: no merge. A device that runs other subgroups
 // than the host planned for (SG, NSG) leaves the partials NaN (the host fills them so
 // before the dispatch): the case fails, it never passes on a wrong sum.
 #ifndef KVBENCH_ATTENTION_DECODE_GLSL
 #define KVBENCH_ATTENTION_DECODE_GLSL
 
 layout(constant_id = 16) const uint SG = 32u;  // subgroup size (kDecodeSubgroupConstantId)
-layout(constant_id = 17) const uint NV = 8u;   // query vectors per item, 1 to 8
+layout(constant_id = 17) const uint NV = 8u;   // query vectors per item, 1 to 16 (HS: a multiple of NSG)
 layout(local_size_x_id = 18) in;               // NSG * SG (kDecodeWorkgroupConstantId)
 const uint NSG = 4u;                           // subgroups per workgroup (kDecodeSubgroups)
 const uint WG = NSG * SG;
+const bool HS = NV > 8u || DV > 256u;  // heads split over the subgroups (decode_splits_heads on the host)
+const uint NVS = HS ? NV / NSG : NV;   // vectors per subgroup
 const uint NCH = D / DPL, NCHV = DV / DPLV;  // 8-element chunks of a K row, of a V row
 const uint KPV = SG >= NCHV ? SG / NCHV : 1u;  // keys side by side in P.V
 const uint CPL = SG >= NCHV ? 1u : (NCHV + SG - 1u) / SG;  // V chunks per lane in P.V
@@ -39,10 +45,10 @@ const uint SG4 = SG / 4u;                                  // vec4s of one value
 // the NSG subgroups' states (m, l, DV accumulators per vector). decode_shared_bytes() on
 // the host.
 const uint Q4 = NV * D / 4u;
-const uint BUF4 = (NV + 1u) * SG4;  // one parity buffer of one subgroup, in vec4s
+const uint BUF4 = (NVS + 1u) * SG4;  // one parity buffer of one subgroup, in vec4s
 const uint LOOP4 = Q4 + NSG * 2u * BUF4;
 const uint STATE = DV + 2u;
-const uint END4 = (NSG * NV * STATE + 3u) / 4u;
+const uint END4 = (NSG * NVS * STATE + 3u) / 4u;
 shared vec4 ws4[LOOP4 > END4 ? LOOP4 : END4];
 
 // The V chunk a lane takes in P.V: the same one for every key slot (KPV > 1), else chunk
@@ -73,24 +79,25 @@ void main() {
       for (uint j = 0u; j < 4u; ++j) x[j] = query_at(bt, v / G, hk * G + v % G, d + j);
     ws4[i] = x;
   }
-  // Each vector's row, head and last visible key (vectors past nv repeat the last one and
-  // see no key).
-  uint row_of[NV], head_of[NV];
-  int last_of[NV];
+  // This subgroup's vectors (all NV, or its NVS with HS): each one's row, head and last
+  // visible key (vectors past nv repeat the last one and see no key).
+  const uint vbase = HS ? sg * NVS : 0u;
+  uint row_of[NVS], head_of[NVS];
+  int last_of[NVS];
   int t_stop = -1;
-  for (uint vl = 0u; vl < NV; ++vl) {
-    const uint v = v0 + min(vl, nv - 1u);
-    row_of[vl] = v / G;
-    head_of[vl] = hk * G + v % G;
-    last_of[vl] = vl < nv ? last_key(bt, row_of[vl]) : -1;
-    t_stop = max(t_stop, last_of[vl]);
+  for (uint vs = 0u; vs < NVS; ++vs) {
+    const uint vl = vbase + vs, v = v0 + min(vl, nv - 1u);
+    row_of[vs] = v / G;
+    head_of[vs] = hk * G + v % G;
+    last_of[vs] = vl < nv ? last_key(bt, row_of[vs]) : -1;
+    t_stop = max(t_stop, last_of[vs]);
   }
   const uint t0 = split * chunk;
   const int t1 = min(min(int(t0 + chunk), int(kv_length(bt))), t_stop + 1);
   barrier();  // the query vectors are in shared memory
 
-  float m[NV], lsum[NV], acc[NV][CPL][DPLV];
-  for (uint v = 0u; v < NV; ++v) {
+  float m[NVS], lsum[NVS], acc[NVS][CPL][DPLV];
+  for (uint v = 0u; v < NVS; ++v) {
     m[v] = NEG_INF;
     lsum[v] = 0.0;
     for (uint cc = 0u; cc < CPL; ++cc)
@@ -103,13 +110,15 @@ void main() {
   item_begin(bt, hk, 0u, lane % NCHV);  // what the V chunk needs for every key (with CPL 1: its only chunk)
 #endif
   uint parity = 0u;
-  for (int tb = int(t0 + sg * SG); tb < t1; tb += int(WG), parity ^= 1u) {  // uniform per subgroup
+  // Blocks sg, sg + NSG, ... of the split; with HS every block.
+  const uint first_block = HS ? 0u : sg, block_step = HS ? 1u : NSG;
+  for (int tb = int(t0 + first_block * SG); tb < t1; tb += int(block_step * SG), parity ^= 1u) {  // uniform per subgroup
     const int t = tb + int(lane);
     const bool in_split = t < t1;
     const uint handle = key_handle(bt, uint(in_split ? t : t1 - 1));
     // Scores: this lane's key against every query vector.
-    float s[NV];
-    for (uint v = 0u; v < NV; ++v) s[v] = 0.0;
+    float s[NVS];
+    for (uint v = 0u; v < NVS; ++v) s[v] = 0.0;
     float xa[DPL];
     load_key(bt, hk, handle, 0u, xa);
     for (uint c = 0u; c < NCH; ++c) {
@@ -120,15 +129,15 @@ void main() {
         for (uint j = 0u; j < DPL; ++j) xb[j] = 0.0;
       }
       const vec4 ka = vec4(xa[0], xa[1], xa[2], xa[3]), kb = vec4(xa[4], xa[5], xa[6], xa[7]);
-      for (uint v = 0u; v < NV; ++v) {
-        const uint q = (v * D + c * DPL) / 4u;
+      for (uint v = 0u; v < NVS; ++v) {
+        const uint q = ((vbase + v) * D + c * DPL) / 4u;
         s[v] += dot(ws4[q], ka) + dot(ws4[q + 1u], kb);
       }
       for (uint j = 0u; j < DPL; ++j) xa[j] = xb[j];
     }
     // The online softmax over the block, and the P.V weights and handles for the others.
     const uint buf = Q4 + (sg * 2u + parity) * BUF4;
-    for (uint v = 0u; v < NV; ++v) {
+    for (uint v = 0u; v < NVS; ++v) {
       const float sv = in_split && t <= last_of[v] ? score(bt, row_of[v], head_of[v], uint(t), s[v]) : NEG_INF;
       const float m_new = max(m[v], subgroupMax(sv));
       const bool none = m_new == NEG_INF;  // nothing visible yet: rescale 1, p 0
@@ -140,21 +149,21 @@ void main() {
         for (uint j = 0u; j < DPLV; ++j) acc[v][cc][j] *= rescale;
       ws4[buf + v * SG4 + lane / 4u][lane % 4u] = ATTENTION_PV_WEIGHT(p);
     }
-    ws4[buf + NV * SG4 + lane / 4u][lane % 4u] = uintBitsToFloat(handle);
+    ws4[buf + NVS * SG4 + lane / 4u][lane % 4u] = uintBitsToFloat(handle);
     subgroupBarrier();
     // P.V: lane = chunk of V, KPV keys side by side.
     for (uint k0 = 0u; k0 < SG; k0 += KPV) {
       const uint k = k0 + pv_key;
       if (!pv_lane || tb + int(k) >= t1) continue;
-      const uint hv = floatBitsToUint(ws4[buf + NV * SG4 + k / 4u][k % 4u]);
-      float w[NV];
-      for (uint v = 0u; v < NV; ++v) w[v] = ws4[buf + v * SG4 + k / 4u][k % 4u];
+      const uint hv = floatBitsToUint(ws4[buf + NVS * SG4 + k / 4u][k % 4u]);
+      float w[NVS];
+      for (uint v = 0u; v < NVS; ++v) w[v] = ws4[buf + v * SG4 + k / 4u][k % 4u];
       for (uint cc = 0u; cc < CPL; ++cc) {
         const uint c = pv_chunk(lane, cc);
         if (c >= NCHV) continue;
         float x[DPLV];
         load_value(bt, hk, hv, c, x);
-        for (uint v = 0u; v < NV; ++v)
+        for (uint v = 0u; v < NVS; ++v)
           for (uint j = 0u; j < DPLV; ++j) acc[v][cc][j] += w[v] * x[j];
       }
     }
@@ -163,8 +172,8 @@ void main() {
   // The subgroups' states into shared memory (nobody reads q or the weights any more):
   // m and l by the first lane, the accumulators added up over the KPV key slots in turn.
   barrier();
-  const uint st = sg * NV * STATE;
-  for (uint v = 0u; v < NV; ++v) {
+  const uint st = sg * NVS * STATE;  // with HS: the states of vectors vbase.. in order
+  for (uint v = 0u; v < NVS; ++v) {
     const float l = subgroupAdd(lsum[v]);
     if (lane == 0u) {
       ws_set(st + v * STATE, m[v]);
@@ -176,7 +185,7 @@ void main() {
       for (uint cc = 0u; cc < CPL; ++cc) {
         const uint c = pv_chunk(lane, cc);
         if (c >= NCHV) continue;
-        for (uint v = 0u; v < NV; ++v)
+        for (uint v = 0u; v < NVS; ++v)
           for (uint j = 0u; j < DPLV; ++j) {
             const uint i = st + v * STATE + 2u + c * DPLV + j;
             ws_set(i, kp == 0u ? acc[v][cc][j] : ws_get(i) + acc[v][cc][j]);
@@ -185,13 +194,15 @@ void main() {
     subgroupBarrier();
   }
   barrier();
-  // The NSG states merged into the item's partial state, (vector, channel) per invocation.
+  // The NSG states merged into the item's partial state, (vector, channel) per invocation;
+  // with HS each vector's one state (at vl * STATE) copied.
+  const uint ng = HS ? 1u : NSG;
   for (uint i = lid; i < nv * (DV + 1u); i += WG) {
     const uint vl = i / (DV + 1u), ch = i % (DV + 1u);  // ch == DV: m and l
     float big = NEG_INF;
-    for (uint g = 0u; g < NSG; ++g) big = max(big, ws_get((g * NV + vl) * STATE));
+    for (uint g = 0u; g < ng; ++g) big = max(big, ws_get((g * NV + vl) * STATE));
     float sum = 0.0;
-    for (uint g = 0u; g < NSG; ++g) {
+    for (uint g = 0u; g < ng; ++g) {
       const uint gs = (g * NV + vl) * STATE;
       const float mg = ws_get(gs);
       const float weight = mg == NEG_INF ? 0.0 : exp(mg - big);

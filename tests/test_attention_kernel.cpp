@@ -97,10 +97,13 @@ TEST_CASE(
   CHECK(choose_attention_kernel(device("discrete-gpu", 32), h128, !decode) == AttentionKernel::tiles);
   CHECK(choose_attention_kernel(device("cpu", 8), h128, decode) == AttentionKernel::lanes);  // lavapipe
   CHECK(choose_attention_kernel(device("cpu", 4), h128, decode) == AttentionKernel::tiles);
-  // Where it cannot run, the tiles kernel: heads above 256 (MLA), no subgroup reductions,
+  // MLA's 576/512 too (its heads split over the subgroups).
+  const AttentionHeads mla{.key_dim = 576, .value_dim = 512};
+  CHECK(choose_attention_kernel(device("discrete-gpu", 32), mla, decode) == AttentionKernel::decode);
+  // Where it cannot run, the tiles kernel: heads above 576/512, no subgroup reductions,
   // subgroups that are not a power of two from 4 to 64, too little shared memory or too
   // small workgroups for 4 subgroups.
-  CHECK(choose_attention_kernel(device("discrete-gpu", 32), {.key_dim = 576, .value_dim = 512}, decode) ==
+  CHECK(choose_attention_kernel(device("discrete-gpu", 32), {.key_dim = 584, .value_dim = 512}, decode) ==
         AttentionKernel::tiles);
   CHECK(choose_attention_kernel(device("discrete-gpu", 32, false), h128, decode) == AttentionKernel::tiles);
   for (uint32_t sg : {1u, 2u, 24u, 128u})
@@ -109,22 +112,49 @@ TEST_CASE(
   small.max_workgroup_invocations = 128;
   CHECK(choose_attention_kernel(small, h128, decode) == AttentionKernel::tiles);
   small = device("discrete-gpu", 32);
-  small.shared_memory_bytes = decode_shared_bytes(256, 256, kVectorsPerItem, 32) - 16;
+  small.shared_memory_bytes = decode_shared_bytes(256, 256, 1, 32) - 16;  // not even 1 vector an item
   CHECK(choose_attention_kernel(small, {.key_dim = 256, .value_dim = 256}, decode) == AttentionKernel::tiles);
   CHECK(choose_attention_kernel(small, h128, decode) == AttentionKernel::decode);
+  small.shared_memory_bytes = decode_shared_bytes(576, 512, 4, 32) - 16;  // MLA needs 4 (heads split)
+  CHECK(choose_attention_kernel(small, mla, decode) == AttentionKernel::tiles);
   {
     ForceKernel force("decode");
     CHECK(choose_attention_kernel(device("cpu", 8), h128, decode) == AttentionKernel::decode);
     CHECK(choose_attention_kernel(device("cpu", 4), h128, decode) == AttentionKernel::decode);
     CHECK(choose_attention_kernel(device("cpu", 8), h128, !decode) ==
           AttentionKernel::decode);  // prefill too
-    CHECK(choose_attention_kernel(device("cpu", 8), {.key_dim = 576, .value_dim = 512}, decode) ==
-          AttentionKernel::tiles);
+    CHECK(choose_attention_kernel(device("cpu", 8), mla, decode) == AttentionKernel::decode);
   }
   // Shared memory: max(q + 4 subgroups x 2 buffers x (NV + 1) values per lane, 4 states of NV x (DV + 2)).
   CHECK(decode_shared_bytes(128, 128, 8, 32) == 4 * std::max(8 * 128 + 4 * 2 * 9 * 32, 4 * 8 * 130));
   CHECK(decode_shared_bytes(256, 256, 8, 64) == 4 * std::max(8 * 256 + 4 * 2 * 9 * 64, 4 * 8 * 258));
   CHECK(decode_shared_bytes(256, 256, 8, 64) <= 48 * 1024);  // NVIDIA's Vulkan limit
+  // Heads split (above 8 vectors or V heads above 256): 4 subgroups of NV / 4 vectors each,
+  // whose states are the item's: max(q + 4 x 2 x (NV / 4 + 1) values per lane, NV x (DV + 2)).
+  CHECK(!decode_splits_heads(8, 256));
+  CHECK(decode_splits_heads(9, 128));
+  CHECK(decode_splits_heads(4, 512));
+  CHECK(decode_shared_bytes(576, 512, 16, 32) == 4 * std::max(16 * 576 + 4 * 2 * 5 * 32, 16 * 514));
+  CHECK(decode_shared_bytes(576, 512, 16, 32) <= 48 * 1024);  // DeepSeek-V3 at TP 8 on NVIDIA
+}
+
+TEST_CASE(
+    "decode_vectors: the GQA group up to 16, in fours where the heads split, fewer until the shared memory "
+    "fits") {
+  DeviceInfo gpu = device("discrete-gpu", 32);
+  gpu.shared_memory_bytes = 48 * 1024;
+  const AttentionHeads h128{.key_dim = 128, .value_dim = 128}, mla{.key_dim = 576, .value_dim = 512};
+  CHECK(decode_vectors(gpu, h128, 3) == 3);
+  CHECK(decode_vectors(gpu, h128, 8) == 8);
+  CHECK(decode_vectors(gpu, h128, 10) == 12);  // heads split: a multiple of 4
+  CHECK(decode_vectors(gpu, h128, 16) == 16);
+  CHECK(decode_vectors(gpu, h128, 64) == 16);
+  CHECK(decode_vectors(gpu, mla, 16) == 16);  // 41 KiB
+  CHECK(decode_vectors(gpu, mla, 2) == 4);
+  gpu.shared_memory_bytes = 32 * 1024;  // lavapipe's: 16 MLA vectors (41 KiB) do not fit, 8 do
+  CHECK(decode_vectors(gpu, mla, 16) == 8);
+  gpu.shared_memory_bytes = decode_shared_bytes(576, 512, 4, 32) - 16;
+  CHECK(decode_vectors(gpu, mla, 16) == 0);
 }
 
 TEST_CASE(
@@ -242,7 +272,7 @@ TEST_CASE("plan_attention: items of at most vectors_per_item vectors, split-majo
     CHECK(plan.items[5 * items_per_group + 4] == 0);
   }
   CHECK_THROWS_AS(plan_attention(shape, 0), std::logic_error);
-  CHECK_THROWS_AS(plan_attention(shape, 9), std::logic_error);
+  CHECK_THROWS_AS(plan_attention(shape, kDecodeMaxVectors + 1), std::logic_error);
   shape.q_rows = {1, 2};  // a prefill row doubles the vectors of batch 1
   CHECK(max_vectors_per_kv_head(shape) == 8);
 }

@@ -53,8 +53,9 @@ std::vector<Variant> variants(uint32_t subgroup_size) {
   for (const char* body : {"_decode", "_tiles", ""}) {
     const std::string b = body;
     const bool gpu = !b.empty(), decode = b == "_decode";
-    // The decode kernel's items hold the GQA group: 8 heads (Llama-3-70B), 4 (Llama-3-8B), 1.
-    for (const uint32_t nv : decode ? std::vector<uint32_t>{8, 4, 1} : std::vector<uint32_t>{0}) {
+    // The decode kernel's items hold the GQA group: 16 heads (DeepSeek-V3 at TP 8; heads split
+    // over the subgroups), 8 (Llama-3-70B), 4 (Llama-3-8B), 1.
+    for (const uint32_t nv : decode ? std::vector<uint32_t>{16, 8, 4, 1} : std::vector<uint32_t>{0}) {
       const std::string g = decode ? ", " + std::to_string(nv) + " vectors" : "";
       auto add = [&](const char* op, const Constants& c, const std::string& label) {
         v.push_back({op + b, with_decode(c, nv, subgroup_size), label + g, gpu});
@@ -95,7 +96,8 @@ std::vector<Variant> variants(uint32_t subgroup_size) {
           "FIA int8 per-channel D 128");
       add("fia_attention", {{"D", 192}, {"FIA_DV", 128}, {"KV_PATH", 0}, {"DQK", 128}},
           "FIA MLA 128+64 / 128");
-      if (gpu && !decode)
+      // V rows of 512 split the heads, in multiples of 4 (decode_vectors).
+      if (gpu && (!decode || nv >= 4))
         add("fia_attention", {{"D", 576}, {"FIA_DV", 512}, {"KV_PATH", 0}, {"DQK", 512}},
             "FIA MLA 512+64 / 512");
     }

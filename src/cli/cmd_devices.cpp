@@ -60,11 +60,10 @@ void add_devices_command(CLI::App& app, int& exit_code) {
            "kvbench binds every tensor as 32-bit words, so no 8/16-bit storage feature is needed. The\n"
            "attention kernels: a CPU device (lavapipe) runs the cpu-shaped one (subgroups of at least 8\n"
            "lanes with shuffles), a GPU the decode kernel for decodes (subgroup reductions, 4-64 lanes,\n"
-           "heads up to 256) and the tiles kernel, which runs at any subgroup size, for the rest\n"
+           "heads up to 576/512) and the tiles kernel, which runs at any subgroup size, for the rest\n"
            "(KVBENCH_KERNEL=gpu|cpu|decode forces one); with fp16 rounding to nearest even the decode\n"
-           "kernel dequantizes MHCA's codes in f16 (KVBENCH_F16_DEQUANT=0: in f32). A case whose needs the "
-           "device\n"
-           "lacks, or whose tensor exceeds the max storage buffer, is a SKIP with the reason.\n"
+           "kernel dequantizes MHCA's codes in f16 (KVBENCH_F16_DEQUANT=0: in f32). A case whose needs\n"
+           "the device lacks, or whose tensor exceeds the max storage buffer, is a SKIP with the reason.\n"
            "KVBENCH_STAGING=1 forces the staging memory mode (=0 zero-copy).\n";
     const std::string dir = default_cache_dir();
     std::cout << "Pipeline cache: "

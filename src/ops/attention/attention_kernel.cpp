@@ -63,22 +63,39 @@ uint32_t tiles_shared_bytes(int64_t key_dim, int64_t value_dim) {
   return static_cast<uint32_t>(4 * (nv * key_dim + tk * (maxd + 1) + nv * tk + 3 * nv + 2 * tk));
 }
 
+bool decode_splits_heads(uint32_t vectors, int64_t value_dim) { return vectors > 8 || value_dim > 256; }
+
 uint32_t decode_shared_bytes(int64_t key_dim, int64_t value_dim, uint32_t vectors, uint32_t subgroup) {
-  // shaders/attention_decode.glsl: vec4s of max(q + NSG * 2 parity buffers of (NV + 1) values per lane,
-  // NSG states of NV * (DV + 2) floats).
+  // shaders/attention_decode.glsl: vec4s of max(q + NSG * 2 parity buffers of (NVS + 1) values per
+  // lane, NSG states of NVS * (DV + 2) floats), NVS the vectors per subgroup.
   const int64_t nv = vectors, sg4 = subgroup / 4;
-  const int64_t loop4 = nv * key_dim / 4 + int64_t{kDecodeSubgroups} * 2 * (nv + 1) * sg4;
-  const int64_t end4 = (int64_t{kDecodeSubgroups} * nv * (value_dim + 2) + 3) / 4;
+  const int64_t nvs = decode_splits_heads(vectors, value_dim) ? nv / kDecodeSubgroups : nv;
+  const int64_t loop4 = nv * key_dim / 4 + int64_t{kDecodeSubgroups} * 2 * (nvs + 1) * sg4;
+  const int64_t end4 = (int64_t{kDecodeSubgroups} * nvs * (value_dim + 2) + 3) / 4;
   return static_cast<uint32_t>(16 * std::max(loop4, end4));
+}
+
+uint32_t decode_vectors(const DeviceInfo& dev, const AttentionHeads& heads, int64_t most) {
+  // With heads split every subgroup takes NV / 4 vectors: NV a multiple of 4.
+  auto shaped = [&](int64_t n) {
+    return decode_splits_heads(static_cast<uint32_t>(n), heads.value_dim) ? (n + 3) / 4 * 4 : n;
+  };
+  int64_t nv = shaped(std::clamp<int64_t>(most, 1, kDecodeMaxVectors));
+  while (decode_shared_bytes(heads.key_dim, heads.value_dim, static_cast<uint32_t>(nv), dev.subgroup_size) >
+         dev.shared_memory_bytes) {
+    const int64_t fewer = shaped(nv > 8 ? 8 : nv / 2);
+    if (fewer >= nv) return 0;
+    nv = fewer;
+  }
+  return static_cast<uint32_t>(nv);
 }
 
 bool decode_can_run(const DeviceInfo& dev, const AttentionHeads& heads) {
   const uint32_t sg = dev.subgroup_size, wg = kDecodeSubgroups * sg;
   const bool pow2 = sg >= 4 && sg <= 64 && (sg & (sg - 1)) == 0;
   return dev.subgroup_arithmetic && pow2 && heads.key_dim % 8 == 0 && heads.value_dim % 8 == 0 &&
-         heads.key_dim <= 256 && heads.value_dim <= 256 && dev.max_workgroup_invocations >= wg &&
-         dev.max_workgroup_size_x >= wg &&
-         decode_shared_bytes(heads.key_dim, heads.value_dim, kVectorsPerItem, sg) <= dev.shared_memory_bytes;
+         heads.key_dim <= 576 && heads.value_dim <= 512 && dev.max_workgroup_invocations >= wg &&
+         dev.max_workgroup_size_x >= wg && decode_vectors(dev, heads, 1) > 0;
 }
 
 void check_attention_device(const DeviceInfo& dev, const AttentionHeads& heads) {
@@ -119,8 +136,7 @@ uint32_t attention_vectors_per_item(const DeviceInfo& dev, const AttentionHeads&
                                     const AttentionShape& shape) {
   const int64_t most = max_vectors_per_kv_head(shape);
   const AttentionKernel kernel = choose_attention_kernel(dev, heads, single_query_row(shape));
-  if (kernel == AttentionKernel::decode)
-    return static_cast<uint32_t>(std::clamp<int64_t>(most, 1, kVectorsPerItem));
+  if (kernel == AttentionKernel::decode) return decode_vectors(dev, heads, most);
   const bool four = four_lanes_fit(heads) && most <= 4;
   return four && kernel == AttentionKernel::lanes ? 4 : kVectorsPerItem;
 }

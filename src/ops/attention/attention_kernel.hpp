@@ -13,7 +13,7 @@ enum class AttentionKernel {
   lanes,   // "cpu": 8 (or 4) subgroup lanes per item, shuffles; subgroups >= 8, heads <= 256
   tiles,   // "gpu": one workgroup per item, K/V tiles in shared memory, any subgroup size
   decode,  // "decode": one workgroup of 4 subgroups per item, no barrier in the key loop;
-           // a GPU's single-row batches (forced: any), heads <= 256, subgroup reductions
+           // a GPU's single-row batches (forced: any), heads <= 576/512, subgroup reductions
 };
 
 // What decides the kernel of a case: its head sizes (of Q/K, of V) and whether the
@@ -41,12 +41,20 @@ AttentionKernel choose_attention_kernel(const DeviceInfo& dev, const AttentionHe
 
 // The shared memory the tiles kernel declares for these head sizes (bytes).
 uint32_t tiles_shared_bytes(int64_t key_dim, int64_t value_dim);
+// Whether the decode kernel splits an item's vectors over its subgroups (HS in
+// shaders/attention_decode.glsl): more than 8 vectors, or V heads above 256 (MLA's 512).
+bool decode_splits_heads(uint32_t vectors, int64_t value_dim);
 // The shared memory the decode kernel declares for these head sizes, query vectors per item
 // and subgroup size (bytes).
 uint32_t decode_shared_bytes(int64_t key_dim, int64_t value_dim, uint32_t vectors, uint32_t subgroup);
-// Whether the decode kernel can run these heads on `dev` (at items of 8 vectors): subgroup
-// reductions, a subgroup size from 4 to 64 (a power of two), workgroups of 4 subgroups,
-// heads of at most 256 (its per-lane arrays), its shared memory.
+// The decode kernel's query vectors per item for a shape whose kv heads have at most `most`
+// vectors each (the GQA group of a decode): `most`, at most kDecodeMaxVectors, rounded up to
+// a multiple of 4 where the heads split, and fewer (16 -> 8 -> 4 ...) until its shared memory
+// fits the device; 0 when none does.
+uint32_t decode_vectors(const DeviceInfo& dev, const AttentionHeads& heads, int64_t most);
+// Whether the decode kernel can run these heads on `dev`: subgroup reductions, a subgroup
+// size from 4 to 64 (a power of two), workgroups of 4 subgroups, heads of at most 576 (Q/K)
+// and 512 (V), its shared memory at some items (decode_vectors).
 bool decode_can_run(const DeviceInfo& dev, const AttentionHeads& heads);
 
 // Throws SkipCase unless `dev` can run the chosen kernel with these heads: head sizes

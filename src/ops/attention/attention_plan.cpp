@@ -56,7 +56,7 @@ AttentionPlan plan_attention(const AttentionShape& s, uint32_t vectors_per_item,
   if (split.max_keys < 16 || split.min_keys < 16 || split.max_keys % 16 || split.min_keys % 16)
     throw std::logic_error("plan_attention: decode splits of " + std::to_string(split.min_keys) + " to " +
                            std::to_string(split.max_keys) + " keys (multiples of 16)");
-  if (vectors_per_item < 1 || vectors_per_item > kVectorsPerItem)
+  if (vectors_per_item < 1 || vectors_per_item > kDecodeMaxVectors)
     throw std::logic_error("plan_attention: items of " + std::to_string(vectors_per_item) + " vectors");
   AttentionPlan plan;
   plan.vectors_per_item = vectors_per_item;

@@ -9,7 +9,8 @@
 
 namespace kvbench {
 
-constexpr uint32_t kVectorsPerItem = 8;  // the most: NV of the tiles kernel, LANES of the lanes kernel
+constexpr uint32_t kVectorsPerItem = 8;     // the most: NV of the tiles kernel, LANES of the lanes kernel
+constexpr uint32_t kDecodeMaxVectors = 16;  // the most of the decode kernel's items (heads split, NV)
 
 struct AttentionPlan {
   std::vector<uint32_t> batch_plan;  // per batch: slot base, number of splits, split length
@@ -52,7 +53,7 @@ struct DecodeSplit {
   int64_t target_items = 0;
 };
 
-// Items take up to `vectors_per_item` (1 to kVectorsPerItem) query vectors that share a kv
+// Items take up to `vectors_per_item` (1 to kDecodeMaxVectors) query vectors that share a kv
 // head (the q heads of a GQA group, then consecutive rows). Decode-like batches split their
 // KV length as `split` says; others every 2048 keys. Items are ordered split-major:
 // neighbouring items read the same keys of neighbouring kv heads.
