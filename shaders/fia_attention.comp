@@ -7,6 +7,7 @@
 // layout (strides), sparse mode (a per-batch band lo <= j - i <= hi computed on the host),
 // mask shape and dtype (bytes, 1 = masked), pse, and both page-attention caches. Q/K head
 // size D is specialization constant 0, V's Dv constant 1 (specs/fused_infer_attention_score.md).
+#include "divide.glsl"
 #include "quant.glsl"
 #include "texels.glsl"
 
@@ -62,6 +63,7 @@ layout(std140, binding = 31) uniform Params {  // kernel parameters, set by name
   uint kv_list;    // tensorlist K/V, one buffer of key.0, key.1, ...: 1 BSND/BSH elements, 2 BNSD; 0 none
   float scale;
   float quant_scale1;  // full int8: P's codes are round(p * quant_scale1); 0 otherwise
+  uint block_magic;    // division_magic(block_size): slot() divides without a division (divide.glsl)
 } pc;
 
 struct Batch {
@@ -125,8 +127,9 @@ uint key_handle(Batch bt, uint t) { return t; }
 
 // Where key token t of batch b lives: the block and row of its page-attention slot.
 uvec2 slot(uint b, uint t) {
-  const uint i = b * pc.max_blocks + t / pc.block_size;
-  return uvec2(TEXELS ? texel_words(blockTable_texels, i, 1u).x : blockTable[i], t % pc.block_size);
+  const uvec2 blk = divide_by_magic(t, pc.block_size, pc.block_magic);  // t / block_size, t % block_size
+  const uint i = b * pc.max_blocks + blk.x;
+  return uvec2(TEXELS ? texel_words(blockTable_texels, i, 1u).x : blockTable[i], blk.y);
 }
 
 // First element of the K or V row of kv head hk at token t (dims contiguous after it).

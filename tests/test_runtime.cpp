@@ -10,6 +10,7 @@
 #include <string>
 
 #include "core/dtype.hpp"
+#include "core/divide.hpp"
 #include "core/error.hpp"
 #include "core/float_format.hpp"
 #include "f16_products.hpp"
@@ -320,4 +321,33 @@ TEST_CASE(
   CHECK(rt.take_pipeline_log().empty());
   rt.dispatch("copy_bandwidth", buffers, {{"count", 4}}, 1);
   CHECK(destination() == source);
+}
+
+TEST_CASE("divide.glsl: divide_by_magic is t / d and t % d for every sampled t below 2^32 / d") {
+  Runtime rt;
+  auto out = rt.buffer(size_t{65536} * 8);
+  std::vector<uint32_t> got(size_t{65536} * 2);
+  size_t wrong = 0;
+  // Power-of-two, odd and FIA-like block sizes; the dividends spread over [0, 2^32 / d) and
+  // the last 65536 below the bound, where the multiply-high is furthest off.
+  for (const uint32_t d : {1u, 2u, 3u, 7u, 16u, 48u, 128u, 144u, 512u, 1000u, 65535u}) {
+    const uint64_t limit = (uint64_t{1} << 32) / d;
+    CHECK(division_magic_covers(limit, d));
+    CHECK(!division_magic_covers(limit + 1, d));
+    for (const bool top : {false, true}) {
+      const uint32_t first = top ? static_cast<uint32_t>(limit - 65536) : 0u;
+      const uint32_t stride = top ? 1u : static_cast<uint32_t>(std::max<uint64_t>(1, limit / 65536));
+      rt.dispatch(
+          "divide_selftest", {{"words", out.get()}},
+          {{"count", 65536}, {"first", first}, {"stride", stride}, {"d", d}, {"magic", division_magic(d)}},
+          65536 / 64);
+      out->download(std::span(reinterpret_cast<uint8_t*>(got.data()), got.size() * 4));
+      for (uint32_t i = 0; i < 65536; ++i) {
+        const uint32_t t = first + i * stride;
+        if ((got[2 * i] != t / d || got[2 * i + 1] != t % d) && wrong++ < 5)
+          FAIL_CHECK(t << " / " << d << ": " << got[2 * i] << " remainder " << got[2 * i + 1]);
+      }
+    }
+  }
+  CHECK(wrong == 0);
 }

@@ -3,6 +3,8 @@
 // the launch. Semantics: specs/fused_infer_attention_score.md ("Vulkan").
 #include "ops/fused_infer_attention/fia_vulkan.hpp"
 
+#include "core/divide.hpp"
+#include "core/error.hpp"
 #include "ops/attention/attention_kernel.hpp"
 #include "ops/fused_infer_attention/fia_inputs.hpp"
 #include "ops/vulkan_io.hpp"
@@ -84,6 +86,14 @@ bool codes_rows_in_uvec4s(const FiaParams& p, uint32_t path, const Strides& ks, 
 }  // namespace
 
 double fia_run_vulkan(const FiaParams& p, const Args& args, Runtime& rt, TensorSet& io) {
+  // The kernel's block-table lookup divides a key's position by blockSize with
+  // shaders/divide.glsl, exact below 2^32 / blockSize (8 Mi tokens per batch at 512).
+  if (p.paged() && !division_magic_covers(static_cast<uint64_t>(p.max_blocks * p.block_size),
+                                          static_cast<uint32_t>(p.block_size)))
+    throw SkipCase("page attention over " + std::to_string(p.max_blocks) + " blocks of " +
+                   std::to_string(p.block_size) +
+                   " tokens: the Vulkan kernel's block lookup covers fewer than 2^32 / " +
+                   std::to_string(p.block_size) + " tokens");
   // Per batch: b, S1b, S2b, first query token, first key token, band lo, hi, and with a
   // tensorlist the tokens of the elements before key.b (where it starts in the buffer of
   // all of them).
@@ -133,58 +143,60 @@ double fia_run_vulkan(const FiaParams& p, const Args& args, Runtime& rt, TensorS
   const Strides qs = p.query_strides(), ks = kv_strides(p.D), vs = kv_strides(p.Dv);
   const Strides pses = p.pse_strides();
   const Strides qrs = p.query_strides(p.rope), krs = p.paged() ? Strides{} : p.kv_strides(p.rope);
-  const KernelParams params{{"num_heads", p.N},
-                            {"num_kv_heads", p.Nkv},
-                            {"dtype", static_cast<uint32_t>(p.q)},
-                            {"scale", p.scale},
-                            {"q_sb", qs.batch},
-                            {"q_st", qs.token},
-                            {"q_sh", qs.head},
-                            {"k_sb", ks.batch},
-                            {"k_st", ks.token},
-                            {"k_sh", ks.head},
-                            {"v_sb", vs.batch},
-                            {"v_st", vs.token},
-                            {"v_sh", vs.head},
-                            {"paged", p.paged()},
-                            {"block_size", p.block_size},
-                            {"max_blocks", p.max_blocks},
-                            {"bnnbsd", p.bnnbsd},
-                            {"kv_list", p.tensorlist ? (p.in == FiaOrder::BNSD ? 2 : 1) : 0},
-                            {"nz", p.nz},
-                            {"has_mask", p.mask_applies()},
-                            {"ifa", p.ifa()},
-                            {"mask_sb", p.has_mask() ? p.mask_batch_stride() : 0},
-                            {"mask_row", p.has_mask() ? p.mask_row_stride() : 0},
-                            {"has_pse", p.pse != "none"},
-                            {"pse_sb", pses.batch},
-                            {"pse_sh", pses.head},
-                            {"pse_row", pses.token},
-                            {"kv_quant", codes.on},
-                            {"kv_dtype", static_cast<uint32_t>(codes.on ? codes.codes : p.q)},
-                            {"k_mode", codes.k_mode},
-                            {"v_mode", codes.v_mode},
-                            {"per_tensor", codes.per_tensor},
-                            {"has_offset", codes.offset},
-                            {"ks_dtype", static_cast<uint32_t>(codes.ks_dtype)},
-                            {"vs_dtype", static_cast<uint32_t>(codes.vs_dtype)},
-                            {"kv_tokens", p.kv_tokens()},
-                            {"ks_base", codes.ks_base},
-                            {"vs_base", codes.vs_base},
-                            {"pse_dtype", static_cast<uint32_t>(p.pse_dtype())},
-                            {"quant_scale1", p.full.on ? io.at("quantScale1").get(0) : 0.0},
-                            {"q_rows", p.tnd ? 0 : p.S1},
-                            {"prefix_len", p.prefix_len},
-                            {"p_st", p.has_prefix() ? p.prefix_strides(p.D).token : 0},
-                            {"p_sh", p.has_prefix() ? p.prefix_strides(p.D).head : 0},
-                            {"pv_st", p.has_prefix() ? p.prefix_strides(p.Dv).token : 0},
-                            {"pv_sh", p.has_prefix() ? p.prefix_strides(p.Dv).head : 0},
-                            {"qr_sb", qrs.batch},
-                            {"qr_st", qrs.token},
-                            {"qr_sh", qrs.head},
-                            {"kr_sb", krs.batch},
-                            {"kr_st", krs.token},
-                            {"kr_sh", krs.head}};
+  const KernelParams params{
+      {"num_heads", p.N},
+      {"num_kv_heads", p.Nkv},
+      {"dtype", static_cast<uint32_t>(p.q)},
+      {"scale", p.scale},
+      {"q_sb", qs.batch},
+      {"q_st", qs.token},
+      {"q_sh", qs.head},
+      {"k_sb", ks.batch},
+      {"k_st", ks.token},
+      {"k_sh", ks.head},
+      {"v_sb", vs.batch},
+      {"v_st", vs.token},
+      {"v_sh", vs.head},
+      {"paged", p.paged()},
+      {"block_size", p.block_size},
+      {"block_magic", p.paged() ? division_magic(static_cast<uint32_t>(p.block_size)) : 0u},
+      {"max_blocks", p.max_blocks},
+      {"bnnbsd", p.bnnbsd},
+      {"kv_list", p.tensorlist ? (p.in == FiaOrder::BNSD ? 2 : 1) : 0},
+      {"nz", p.nz},
+      {"has_mask", p.mask_applies()},
+      {"ifa", p.ifa()},
+      {"mask_sb", p.has_mask() ? p.mask_batch_stride() : 0},
+      {"mask_row", p.has_mask() ? p.mask_row_stride() : 0},
+      {"has_pse", p.pse != "none"},
+      {"pse_sb", pses.batch},
+      {"pse_sh", pses.head},
+      {"pse_row", pses.token},
+      {"kv_quant", codes.on},
+      {"kv_dtype", static_cast<uint32_t>(codes.on ? codes.codes : p.q)},
+      {"k_mode", codes.k_mode},
+      {"v_mode", codes.v_mode},
+      {"per_tensor", codes.per_tensor},
+      {"has_offset", codes.offset},
+      {"ks_dtype", static_cast<uint32_t>(codes.ks_dtype)},
+      {"vs_dtype", static_cast<uint32_t>(codes.vs_dtype)},
+      {"kv_tokens", p.kv_tokens()},
+      {"ks_base", codes.ks_base},
+      {"vs_base", codes.vs_base},
+      {"pse_dtype", static_cast<uint32_t>(p.pse_dtype())},
+      {"quant_scale1", p.full.on ? io.at("quantScale1").get(0) : 0.0},
+      {"q_rows", p.tnd ? 0 : p.S1},
+      {"prefix_len", p.prefix_len},
+      {"p_st", p.has_prefix() ? p.prefix_strides(p.D).token : 0},
+      {"p_sh", p.has_prefix() ? p.prefix_strides(p.D).head : 0},
+      {"pv_st", p.has_prefix() ? p.prefix_strides(p.Dv).token : 0},
+      {"pv_sh", p.has_prefix() ? p.prefix_strides(p.Dv).head : 0},
+      {"qr_sb", qrs.batch},
+      {"qr_st", qrs.token},
+      {"qr_sh", qrs.head},
+      {"kr_sb", krs.batch},
+      {"kr_st", krs.token},
+      {"kr_sh", krs.head}};
   const uint32_t path = kv_path(p, ks, vs);
   const bool codes_uvec4 = codes_rows_in_uvec4s(p, path, ks, vs);  // the shader's CODES_UVEC4
   // The shader's TEXELS, set only where it reads through a view (the block table, plain rows,
