@@ -22,9 +22,10 @@
 // Heads split (HS: more than 8 vectors, or V rows above 256, MLA's 512): subgroup g takes
 // vectors [g NVS, (g + 1) NVS) of the item (NVS = NV / NSG) instead of a quarter of the
 // keys, walks every block of the split for them (the K/V rows come from memory once per
-// item, from the cache the other three times), and its states are the item's: no merge. A device that runs other subgroups
-// than the host planned for (SG, NSG) leaves the partials NaN (the host fills them so
-// before the dispatch): the case fails, it never passes on a wrong sum.
+// item, from the cache the other three times), and its states are the item's: no merge.
+// A device that runs other subgroups than the host planned for (SG, NSG) leaves the
+// partials NaN (the host fills them so before the dispatch): the case fails, it never
+// passes on a wrong sum.
 #ifndef KVBENCH_ATTENTION_DECODE_GLSL
 #define KVBENCH_ATTENTION_DECODE_GLSL
 

@@ -7,6 +7,7 @@
 //       code_pair_f16 gives for it, widened to f32: out[4 i + e] (int8), out[1024 + 8 i + e].
 // op 1: for f16 bits s = i and every int8 q, the f16 product of code_pair_f16's q and s,
 //       widened: out[256 i + q + 128] (the decode kernel's dequantization of MHCA).
+#include "code_words.glsl"
 #include "quant_f16.glsl"
 
 layout(local_size_x = 64) in;
@@ -14,11 +15,6 @@ layout(std430, binding = 0) writeonly buffer Floats { float floats[]; };
 layout(std140, binding = 31) uniform Params {  // kernel parameters, set by name from C++ (reflected)
   uint count, op;
 } pc;
-
-uint word_with(uint code, uint e, uint bits) {
-  const uint mask = ((1u << bits) - 1u) << (e * bits);
-  return ((code << (e * bits)) & mask) | ((code * 0x9e3779b9u + 0x7f4a7c15u) & ~mask);
-}
 
 // Code at position e of a biased word through code_pair_f16: the pair's first or second half.
 float16_t code_at(uint biased, uint e, uint bits) {

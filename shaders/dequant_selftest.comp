@@ -4,16 +4,11 @@
 // only. Invocation i < 256 puts code pattern i in byte e of a word (e = 0 .. 3) and i < 16
 // in nibble e (e = 0 .. 7), the other codes of the word filled with other patterns, and
 // writes the float code_float gives: out[4 i + e] (int8), out[1024 + 8 i + e] (int4).
+#include "code_words.glsl"
 #include "quant.glsl"
 
 layout(local_size_x = 64) in;
 layout(std430, binding = 0) writeonly buffer Floats { float floats[]; };
-
-// The word with `code` at position e and a pattern that differs at every position elsewhere.
-uint word_with(uint code, uint e, uint bits) {
-  const uint mask = ((1u << bits) - 1u) << (e * bits);
-  return ((code << (e * bits)) & mask) | ((code * 0x9e3779b9u + 0x7f4a7c15u) & ~mask);
-}
 
 void main() {
   const uint i = gl_GlobalInvocationID.x;
