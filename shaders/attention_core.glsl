@@ -67,9 +67,13 @@ Batch batch_info(uint b);
 uint kv_length(Batch bt);
 int last_key(Batch bt, uint row);  // last visible key of a query row (-1: none)
 float query_at(Batch bt, uint row, uint head, uint d);  // element d of a query vector
-uint key_handle(Batch bt, uint t);  // where key t lives, passed to the loads
-void load_key(Batch bt, uint hk, uint handle, uint lane, out float k[DPL]);     // elements [lane*DPL, +DPL)
-void load_value(Batch bt, uint hk, uint handle, uint lane, out float v[DPLV]);  // elements [lane*DPLV, +DPLV)
+// Where key t lives, as two words the operator defines (its cache row; FIA's token and
+// page-attention slot), computed once per key and passed to each of its K and V loads: a
+// page-table read and a division per key, not per load (the decode kernel loads a row in
+// D / 8 calls, and lavapipe gathers every table read lane by lane).
+uvec2 key_handle(Batch bt, uint t);
+void load_key(Batch bt, uint hk, uvec2 handle, uint lane, out float k[DPL]);     // elements [lane*DPL, +DPL)
+void load_value(Batch bt, uint hk, uvec2 handle, uint lane, out float v[DPLV]);  // elements [lane*DPLV, +DPLV)
 float score(Batch bt, uint row, uint head, uint t, float dot);  // the final score; -inf: masked
 // The weight of a key's V in P.V given its p = exp(s - running max): p itself unless the
 // including shader defines ATTENTION_PV_WEIGHT first (FIA's full int8 quantizes it). The

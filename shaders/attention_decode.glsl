@@ -42,11 +42,11 @@ const uint CPL = SG >= NCHV ? 1u : (NCHV + SG - 1u) / SG;  // V chunks per lane 
 const uint SG4 = SG / 4u;                                  // vec4s of one value per lane
 
 // One shared array, reused. In the key loop: the query vectors (NV * D floats), then per
-// subgroup two buffers (by block parity) of NV weights and one handle per lane. After it:
+// subgroup two buffers (by block parity) of NV weights and a handle (two words) per lane. After it:
 // the NSG subgroups' states (m, l, DV accumulators per vector). decode_shared_bytes() on
 // the host.
 const uint Q4 = NV * D / 4u;
-const uint BUF4 = (NVS + 1u) * SG4;  // one parity buffer of one subgroup, in vec4s
+const uint BUF4 = (NVS + 2u) * SG4;  // one parity buffer of one subgroup, in vec4s
 const uint LOOP4 = Q4 + NSG * 2u * BUF4;
 const uint STATE = DV + 2u;
 const uint END4 = (NSG * NVS * STATE + 3u) / 4u;
@@ -116,7 +116,7 @@ void main() {
   for (int tb = int(t0 + first_block * SG); tb < t1; tb += int(block_step * SG), parity ^= 1u) {  // uniform per subgroup
     const int t = tb + int(lane);
     const bool in_split = t < t1;
-    const uint handle = key_handle(bt, uint(in_split ? t : t1 - 1));
+    const uvec2 handle = key_handle(bt, uint(in_split ? t : t1 - 1));
     // Scores: this lane's key against every query vector.
     float s[NVS];
     for (uint v = 0u; v < NVS; ++v) s[v] = 0.0;
@@ -150,13 +150,15 @@ void main() {
         for (uint j = 0u; j < DPLV; ++j) acc[v][cc][j] *= rescale;
       ws4[buf + v * SG4 + lane / 4u][lane % 4u] = ATTENTION_PV_WEIGHT(p);
     }
-    ws4[buf + NVS * SG4 + lane / 4u][lane % 4u] = uintBitsToFloat(handle);
+    ws4[buf + NVS * SG4 + lane / 4u][lane % 4u] = uintBitsToFloat(handle.x);
+    ws4[buf + (NVS + 1u) * SG4 + lane / 4u][lane % 4u] = uintBitsToFloat(handle.y);
     subgroupBarrier();
     // P.V: lane = chunk of V, KPV keys side by side.
     for (uint k0 = 0u; k0 < SG; k0 += KPV) {
       const uint k = k0 + pv_key;
       if (!pv_lane || tb + int(k) >= t1) continue;
-      const uint hv = floatBitsToUint(ws4[buf + NVS * SG4 + k / 4u][k % 4u]);
+      const uvec2 hv = uvec2(floatBitsToUint(ws4[buf + NVS * SG4 + k / 4u][k % 4u]),
+                             floatBitsToUint(ws4[buf + (NVS + 1u) * SG4 + k / 4u][k % 4u]));
       float w[NVS];
       for (uint v = 0u; v < NVS; ++v) w[v] = ws4[buf + v * SG4 + k / 4u][k % 4u];
       for (uint cc = 0u; cc < CPL; ++cc) {

@@ -74,7 +74,7 @@ void main() {
   const int t1 = min(min(int(t0 + chunk), int(kv_length(bt))), t_stop + 1);
   for (int ti = int(t0); ti < t1; ++ti) {
     const uint t = uint(ti);
-    const uint handle = key_handle(bt, t);
+    const uvec2 handle = key_handle(bt, t);
     float kr[DPL];
     load_key(bt, hk, handle, lane, kr);
     // Each lane's partial dots over its slice, then a reduce-scatter over the item's lanes:

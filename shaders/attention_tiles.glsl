@@ -15,7 +15,7 @@
 // Nothing depends on the subgroup size (no subgroup operation). Per invocation the arrays
 // are acc[ceil(DV / 16)] (at most 32 floats for DV <= 512) and one slice of 8: at most
 // 40 floats. Shared memory: q 4*NV*D bytes + tile 4*TK*(max(D, DV) + 1) + scores 4*NV*TK
-// + 3 * 4*NV + handles 4*2*TK: 12.8 KiB at D 128, 24.8 KiB at D 256, 27.3 KiB at MLA's 576/512 (TK = 4
+// + 3 * 4*NV + handles 8*2*TK: 12.8 KiB at D 128, 24.8 KiB at D 256, 27.3 KiB at MLA's 576/512 (TK = 4
 // past 256; tiles_shared_bytes() on the host, checked against the device's limit). Rows of the tile are padded by one float so that a GPU's invocations reading
 // one channel of consecutive keys hit different banks.
 #ifndef KVBENCH_ATTENTION_TILES_GLSL
@@ -39,7 +39,7 @@ shared float m_s[NV], l_s[NV], r_s[NV];
 // key_handle() of the tile's keys and of the next tile's (ping-pong halves of TK): fetched
 // once per key, by TK invocations while the V tile loads, rather than by each of the key's
 // D / 8 slice loads at the head of its chain (a page-table read and a division on a GPU).
-shared uint h_s[2u * TK];
+shared uvec2 h_s[2u * TK];
 
 #define NEG_INF uintBitsToFloat(0xff800000u)
 bool is_neg_inf(float x) { return isinf(x) && x < 0.0; }
@@ -74,7 +74,7 @@ void main() {
   for (uint k = 0u; k < CPV; ++k) acc[k] = 0.0;
   // The handles of the first tile; each tile fetches the next one's in step 3.
   const uint hl = lid - (WG - TK);  // invocations WG - TK .. WG - 1 (not the softmax's first NV)
-  if (lid >= WG - TK) h_s[hl] = int(t0 + hl) < t1 ? key_handle(bt, t0 + hl) : 0u;
+  if (lid >= WG - TK) h_s[hl] = int(t0 + hl) < t1 ? key_handle(bt, t0 + hl) : uvec2(0u);
   barrier();
 
   uint cur = 0u;  // the half of h_s holding this tile's handles
@@ -126,7 +126,7 @@ void main() {
       r_s[lid] = rescale;
     }
     // The next tile's handles into the other half (last read before the previous barrier).
-    if (lid >= WG - TK) h_s[TK - cur + hl] = tb + int(TK + hl) < t1 ? key_handle(bt, uint(tb) + TK + hl) : 0u;
+    if (lid >= WG - TK) h_s[TK - cur + hl] = tb + int(TK + hl) < t1 ? key_handle(bt, uint(tb) + TK + hl) : uvec2(0u);
     for (uint i = lid; i < TK * NCHV; i += WG) {
       const uint tt = i / NCHV, c = i % NCHV;
       float x[DPLV];

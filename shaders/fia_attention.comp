@@ -64,6 +64,7 @@ layout(std140, binding = 31) uniform Params {  // kernel parameters, set by name
   float scale;
   float quant_scale1;  // full int8: P's codes are round(p * quant_scale1); 0 otherwise
   uint block_magic;    // division_magic(block_size): slot() divides without a division (divide.glsl)
+  uint block_shift;    // bits of a row in a block: a key handle's slot word is block << block_shift | row
 } pc;
 
 struct Batch {
@@ -122,9 +123,6 @@ float query_at(Batch bt, uint row, uint head, uint d) {
 // Full int8: P as its int8 code, AscendQuant(p, quantScale1, 0) half to even, saturated (p > 0).
 float pv_weight(float p) { return pc.quant_scale1 > 0.0 ? min(round_half_even(p * pc.quant_scale1), 127.0) : p; }
 
-// The key's logical token; the loads find its cache slot through the block table.
-uint key_handle(Batch bt, uint t) { return t; }
-
 // Where key token t of batch b lives: the block and row of its page-attention slot.
 uvec2 slot(uint b, uint t) {
   const uvec2 blk = divide_by_magic(t, pc.block_size, pc.block_magic);  // t / block_size, t % block_size
@@ -132,14 +130,25 @@ uvec2 slot(uint b, uint t) {
   return uvec2(TEXELS ? texel_words(blockTable_texels, i, 1u).x : blockTable[i], blk.y);
 }
 
-// First element of the K or V row of kv head hk at token t (dims contiguous after it).
-uint row_base(Batch bt, uint hk, uint t, uint dim, uint sb, uint st, uint sh) {
+// A key's handle: its logical token, and with page attention its slot (block << block_shift
+// | row), looked up once for all the key's K and V loads (page attention has no shared
+// prefix, so the token is the cache's). The host checks that every block fits.
+uvec2 key_handle(Batch bt, uint t) {
+  if (pc.paged == 0u) return uvec2(t, 0u);
+  const uvec2 s = slot(bt.b, t);
+  return uvec2(t, (s.x << pc.block_shift) | s.y);
+}
+uvec2 handle_slot(uint word) { return uvec2(word >> pc.block_shift, word & ((1u << pc.block_shift) - 1u)); }
+
+// First element of the K or V row of kv head hk at token t (dims contiguous after it), in
+// slot `slot_word` of a key handle with page attention.
+uint row_base(Batch bt, uint hk, uint t, uint slot_word, uint dim, uint sb, uint st, uint sh) {
   if (pc.kv_list != 0u) {  // key.b: (1, S2b, Nkv * dim) or (1, Nkv, S2b, dim), after the elements before it
     const uint first = bt.kvl * pc.num_kv_heads * dim;
     return first + (pc.kv_list == 2u ? (hk * bt.s2 + t) * dim : (t * pc.num_kv_heads + hk) * dim);
   }
   if (pc.paged == 0u) return bt.b * sb + (bt.kv0 + t) * st + hk * sh;
-  const uvec2 s = slot(bt.b, t);
+  const uvec2 s = handle_slot(slot_word);
   if (pc.nz != 0u) return ((s.x * pc.num_kv_heads + hk) * (dim / 16u) * pc.block_size + s.y) * 16u;  // channel 0 of the NZ row
   if (pc.bnnbsd == 0u) return ((s.x * pc.block_size + s.y) * pc.num_kv_heads + hk) * dim;  // (blocks, blockSize, Nkv * dim)
   return ((s.x * pc.num_kv_heads + hk) * pc.block_size + s.y) * dim;                     // (blocks, Nkv, blockSize, dim)
@@ -255,13 +264,13 @@ const bool K_CHANNELS_CACHED = false, V_CHANNELS_CACHED = false;
   }
 
 // The antiquant scale/offset element of (token t, kv head hk, dim d) in `mode` (spec).
-uint antiquant_index(uint mode, uint dim, Batch bt, uint t, uint hk, uint d) {
+uint antiquant_index(uint mode, uint dim, Batch bt, uint t, uint slot_word, uint hk, uint d) {
   if (mode == 0u) return pc.per_tensor != 0u ? 0u : hk * dim + d;
   if (mode == 1u) return bt.b * pc.kv_tokens + bt.kv0 + t;  // the padded tensor's key position
   if (mode == 2u) return hk;
   if (mode == 3u) return (bt.b * pc.num_kv_heads + hk) * pc.kv_tokens + bt.kv0 + t;
   if (mode == 6u) return ((bt.b * pc.num_kv_heads + hk) * pc.kv_tokens + bt.kv0 + t) * (dim / 32u) + d / 32u;  // per-token-group
-  const uvec2 s = slot(bt.b, t);
+  const uvec2 s = handle_slot(slot_word);
   return mode == 4u ? s.x * pc.block_size + s.y : (s.x * pc.num_kv_heads + hk) * pc.block_size + s.y;
 }
 
@@ -300,20 +309,22 @@ DEFINE_CODE_LOADER(value_codes, value, valueAntiquantScale, valueAntiquantOffset
 void item_begin(Batch bt, uint hk, uint lane, uint v_lane) {
   // Mode 0 per channel (the only per-channel codes path): element hk * dim + d, any token.
   if (CODES_KV && K_PER_CHANNEL && K_CHANNELS_CACHED)
-    key_channels(pc.ks_base + antiquant_index(pc.k_mode, D, bt, 0u, hk, lane * DPL), pc.ks_dtype, k_chan_sc, k_chan_of);
+    key_channels(pc.ks_base + antiquant_index(pc.k_mode, D, bt, 0u, 0u, hk, lane * DPL), pc.ks_dtype, k_chan_sc, k_chan_of);
   if (CODES_KV && V_PER_CHANNEL && V_CHANNELS_CACHED)
-    value_channels(pc.vs_base + antiquant_index(pc.v_mode, DV, bt, 0u, hk, v_lane * DPLV), pc.vs_dtype, v_chan_sc,
+    value_channels(pc.vs_base + antiquant_index(pc.v_mode, DV, bt, 0u, 0u, hk, v_lane * DPLV), pc.vs_dtype, v_chan_sc,
                    v_chan_of);
 }
 
-void load_key(Batch bt, uint hk, uint t, uint lane, out float k[DPL]) {
+void load_key(Batch bt, uint hk, uvec2 handle, uint lane, out float k[DPL]) {
+  uint t = handle.x;
+  const uint sw = handle.y;
   if (PLAIN_KV) {
-    key_row(row_base(bt, hk, t, D, pc.k_sb, pc.k_st, pc.k_sh) + lane * DPL, pc.kv_dtype, k);
+    key_row(row_base(bt, hk, t, sw, D, pc.k_sb, pc.k_st, pc.k_sh) + lane * DPL, pc.kv_dtype, k);
     return;
   }
   if (CODES_KV) {
-    key_codes(row_base(bt, hk, t, D, pc.k_sb, pc.k_st, pc.k_sh) + lane * DPL,
-              pc.ks_base + antiquant_index(pc.k_mode, D, bt, t, hk, lane * DPL), pc.ks_dtype, k);
+    key_codes(row_base(bt, hk, t, sw, D, pc.k_sb, pc.k_st, pc.k_sh) + lane * DPL,
+              pc.ks_base + antiquant_index(pc.k_mode, D, bt, t, sw, hk, lane * DPL), pc.ks_dtype, k);
     return;
   }
   const uint bits = kv_bits();
@@ -323,8 +334,8 @@ void load_key(Batch bt, uint hk, uint t, uint lane, out float k[DPL]) {
     return;
   }
   t -= pc.prefix_len;
-  const uint base = row_base(bt, hk, t, DQK, pc.k_sb, pc.k_st, pc.k_sh);
-  const uint rope_base = row_base(bt, hk, t, D - DQK, pc.kr_sb, pc.kr_st, pc.kr_sh);
+  const uint base = row_base(bt, hk, t, sw, DQK, pc.k_sb, pc.k_st, pc.k_sh);
+  const uint rope_base = row_base(bt, hk, t, sw, D - DQK, pc.kr_sb, pc.kr_st, pc.kr_sh);
   for (uint j = 0u; j < DPL; ++j) {
     const uint d = lane * DPL + j;
     if (d >= DQK) {  // MLA: keyRope continues the contraction
@@ -336,21 +347,23 @@ void load_key(Batch bt, uint hk, uint t, uint lane, out float k[DPL]) {
       k[j] = decode_float(raw, pc.kv_dtype);
       continue;
     }
-    const uint si = pc.ks_base + antiquant_index(pc.k_mode, DQK, bt, t, hk, d);
+    const uint si = pc.ks_base + antiquant_index(pc.k_mode, DQK, bt, t, sw, hk, d);
     const uint sbits = dtype_bits(pc.ks_dtype);
     const float off = pc.has_offset != 0u ? decode_float(LOAD_BITS(keyAntiquantOffset, si, sbits), pc.ks_dtype) : 0.0;
     k[j] = antiquant_value(code_value(raw), off, scale_value(LOAD_BITS(keyAntiquantScale, si, sbits), pc.ks_dtype));
   }
 }
 
-void load_value(Batch bt, uint hk, uint t, uint lane, out float v[DPLV]) {
+void load_value(Batch bt, uint hk, uvec2 handle, uint lane, out float v[DPLV]) {
+  uint t = handle.x;
+  const uint sw = handle.y;
   if (PLAIN_KV) {
-    value_row(row_base(bt, hk, t, DV, pc.v_sb, pc.v_st, pc.v_sh) + lane * DPLV, pc.kv_dtype, v);
+    value_row(row_base(bt, hk, t, sw, DV, pc.v_sb, pc.v_st, pc.v_sh) + lane * DPLV, pc.kv_dtype, v);
     return;
   }
   if (CODES_KV) {
-    value_codes(row_base(bt, hk, t, DV, pc.v_sb, pc.v_st, pc.v_sh) + lane * DPLV,
-                pc.vs_base + antiquant_index(pc.v_mode, DV, bt, t, hk, lane * DPLV), pc.vs_dtype, v);
+    value_codes(row_base(bt, hk, t, sw, DV, pc.v_sb, pc.v_st, pc.v_sh) + lane * DPLV,
+                pc.vs_base + antiquant_index(pc.v_mode, DV, bt, t, sw, hk, lane * DPLV), pc.vs_dtype, v);
     return;
   }
   const uint bits = kv_bits();
@@ -360,14 +373,14 @@ void load_value(Batch bt, uint hk, uint t, uint lane, out float v[DPLV]) {
     return;
   }
   t -= pc.prefix_len;
-  const uint base = row_base(bt, hk, t, DV, pc.v_sb, pc.v_st, pc.v_sh);
+  const uint base = row_base(bt, hk, t, sw, DV, pc.v_sb, pc.v_st, pc.v_sh);
   for (uint j = 0u; j < DPLV; ++j) {
     const uint raw = LOAD_BITS(value, base + kv_offset(lane * DPLV + j), bits);
     if (pc.kv_quant == 0u) {
       v[j] = decode_float(raw, pc.kv_dtype);
       continue;
     }
-    const uint si = pc.vs_base + antiquant_index(pc.v_mode, DV, bt, t, hk, lane * DPLV + j);
+    const uint si = pc.vs_base + antiquant_index(pc.v_mode, DV, bt, t, sw, hk, lane * DPLV + j);
     const uint sbits = dtype_bits(pc.vs_dtype);
     const float off = pc.has_offset != 0u ? decode_float(LOAD_BITS(valueAntiquantOffset, si, sbits), pc.vs_dtype) : 0.0;
     v[j] = antiquant_value(code_value(raw), off, scale_value(LOAD_BITS(valueAntiquantScale, si, sbits), pc.vs_dtype));

@@ -179,24 +179,24 @@ float query_at(Batch bt, uint row, uint head, uint d) {
 // Entry i of cachestarts (i64; its low word).
 uint cache_start(uint i) { return TEXELS ? texel_words(cachestarts_texels, 2u * i, 2u).x : uint(LOAD_I64(cachestarts, i)); }
 
-// The cache row of key t: cachestarts[b] + t, or through the page table, read for every
-// key: remembering the page read last costs lavapipe a branch per key, which measured
-// slower than the load (it is in cache).
-uint key_handle(Batch bt, uint t) {
-  if (PAGE_SIZE == 0u) return cache_start(bt.b) + t;
-  return cache_start(bt.b * pc.max_pages + t / PAGE_SIZE) + t % PAGE_SIZE;
+// The cache row of key t (.x): cachestarts[b] + t, or through the page table, read for
+// every key: remembering the page read last costs lavapipe a branch per key, which
+// measured slower than the load (it is in cache).
+uvec2 key_handle(Batch bt, uint t) {
+  if (PAGE_SIZE == 0u) return uvec2(cache_start(bt.b) + t, 0u);
+  return uvec2(cache_start(bt.b * pc.max_pages + t / PAGE_SIZE) + t % PAGE_SIZE, 0u);
 }
 
 // Scale groups per row, from the constants: a run-time D / quant_group is an integer
 // division per row, which lavapipe does lane by lane.
 uint scale_groups() { return CACHE_BITS < 16u ? D / QG : 1u; }
 
-void load_key(Batch bt, uint hk, uint T, uint lane, out float k[DPL]) {
-  load_row(mhca_row(T, 0u, hk, D), mhca_row(T, 0u, hk, scale_groups()), lane, k);
+void load_key(Batch bt, uint hk, uvec2 T, uint lane, out float k[DPL]) {
+  load_row(mhca_row(T.x, 0u, hk, D), mhca_row(T.x, 0u, hk, scale_groups()), lane, k);
 }
 
-void load_value(Batch bt, uint hk, uint T, uint lane, out float v[DPL]) {
-  load_row(mhca_row(T, 1u, hk, D), mhca_row(T, 1u, hk, scale_groups()), lane, v);
+void load_value(Batch bt, uint hk, uvec2 T, uint lane, out float v[DPL]) {
+  load_row(mhca_row(T.x, 1u, hk, D), mhca_row(T.x, 1u, hk, scale_groups()), lane, v);
 }
 
 // The query is pre-scaled by 1/sqrt(D); add PMX's ALiBi mask and attn_mask, each in T1.

@@ -64,14 +64,15 @@ float query_at(Batch bt, uint row, uint head, uint d) {
   return decode_float(LOAD_BITS(query, i, dtype_bits(pc.q_dtype)), pc.q_dtype);
 }
 
-uint key_handle(Batch bt, uint t) { return t; }
+uvec2 key_handle(Batch bt, uint t) { return uvec2(t, 0u); }
 
-void load_key(Batch bt, uint hk, uint t, uint lane, out float k[DPL]) {
-  for (uint j = 0u; j < DPL; ++j) k[j] = key_at(bt.n, hk, t, lane * DPL + j);
+// The key's handle is its token (.x).
+void load_key(Batch bt, uint hk, uvec2 t, uint lane, out float k[DPL]) {
+  for (uint j = 0u; j < DPL; ++j) k[j] = key_at(bt.n, hk, t.x, lane * DPL + j);
 }
 
-void load_value(Batch bt, uint hk, uint t, uint lane, out float v[DPL]) {
-  for (uint j = 0u; j < DPL; ++j) v[j] = value_at(bt.n, hk, t, lane * DPL + j);
+void load_value(Batch bt, uint hk, uvec2 t, uint lane, out float v[DPL]) {
+  for (uint j = 0u; j < DPL; ++j) v[j] = value_at(bt.n, hk, t.x, lane * DPL + j);
 }
 
 float score(Batch bt, uint row, uint head, uint t, float dot) {

@@ -57,20 +57,20 @@ AttentionKernel choose_attention_kernel(const DeviceInfo& dev, const AttentionHe
 }
 
 uint32_t tiles_shared_bytes(int64_t key_dim, int64_t value_dim) {
-  // shaders/attention_tiles.glsl: q_s[NV * D], kv_s[TK * (max(D, DV) + 1)], p_s[NV * TK], 3 x [NV], h_s[2 *
-  // TK].
+  // shaders/attention_tiles.glsl: q_s[NV * D], kv_s[TK * (max(D, DV) + 1)], p_s[NV * TK], 3 x [NV], and the
+  // key handles h_s[2 * TK] of two words.
   const int64_t nv = kVectorsPerItem, maxd = std::max(key_dim, value_dim), tk = maxd <= 256 ? 16 : 4;
-  return static_cast<uint32_t>(4 * (nv * key_dim + tk * (maxd + 1) + nv * tk + 3 * nv + 2 * tk));
+  return static_cast<uint32_t>(4 * (nv * key_dim + tk * (maxd + 1) + nv * tk + 3 * nv + 4 * tk));
 }
 
 bool decode_splits_heads(uint32_t vectors, int64_t value_dim) { return vectors > 8 || value_dim > 256; }
 
 uint32_t decode_shared_bytes(int64_t key_dim, int64_t value_dim, uint32_t vectors, uint32_t subgroup) {
-  // shaders/attention_decode.glsl: vec4s of max(q + NSG * 2 parity buffers of (NVS + 1) values per
-  // lane, NSG states of NVS * (DV + 2) floats), NVS the vectors per subgroup.
+  // shaders/attention_decode.glsl: vec4s of max(q + NSG * 2 parity buffers of NVS weights and a key
+  // handle's two words per lane, NSG states of NVS * (DV + 2) floats), NVS the vectors per subgroup.
   const int64_t nv = vectors, sg4 = subgroup / 4;
   const int64_t nvs = decode_splits_heads(vectors, value_dim) ? nv / kDecodeSubgroups : nv;
-  const int64_t loop4 = nv * key_dim / 4 + int64_t{kDecodeSubgroups} * 2 * (nvs + 1) * sg4;
+  const int64_t loop4 = nv * key_dim / 4 + int64_t{kDecodeSubgroups} * 2 * (nvs + 2) * sg4;
   const int64_t end4 = (int64_t{kDecodeSubgroups} * nvs * (value_dim + 2) + 3) / 4;
   return static_cast<uint32_t>(16 * std::max(loop4, end4));
 }

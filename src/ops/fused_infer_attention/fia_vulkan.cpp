@@ -3,6 +3,8 @@
 // the launch. Semantics: specs/fused_infer_attention_score.md ("Vulkan").
 #include "ops/fused_infer_attention/fia_vulkan.hpp"
 
+#include <bit>
+
 #include "core/divide.hpp"
 #include "core/error.hpp"
 #include "ops/attention/attention_kernel.hpp"
@@ -94,6 +96,12 @@ double fia_run_vulkan(const FiaParams& p, const Args& args, Runtime& rt, TensorS
                    std::to_string(p.block_size) +
                    " tokens: the Vulkan kernel's block lookup covers fewer than 2^32 / " +
                    std::to_string(p.block_size) + " tokens");
+  // A key handle's slot word packs (block, row) as block << block_shift | row.
+  const int block_shift = p.paged() ? std::bit_width(static_cast<uint64_t>(p.block_size - 1)) : 0;
+  if (p.paged() && (static_cast<uint64_t>(p.num_blocks - 1) >> (32 - block_shift)) != 0)
+    throw SkipCase("page attention over a cache of " + std::to_string(p.num_blocks) + " blocks of " +
+                   std::to_string(p.block_size) + " tokens: the Vulkan kernel's key handle holds at most 2^" +
+                   std::to_string(32 - block_shift) + " blocks");
   // Per batch: b, S1b, S2b, first query token, first key token, band lo, hi, and with a
   // tensorlist the tokens of the elements before key.b (where it starts in the buffer of
   // all of them).
@@ -160,6 +168,7 @@ double fia_run_vulkan(const FiaParams& p, const Args& args, Runtime& rt, TensorS
                             {"paged", p.paged()},
                             {"block_size", p.block_size},
                             {"block_magic", block_magic},
+                            {"block_shift", block_shift},
                             {"max_blocks", p.max_blocks},
                             {"bnnbsd", p.bnnbsd},
                             {"kv_list", p.tensorlist ? (p.in == FiaOrder::BNSD ? 2 : 1) : 0},
