@@ -157,10 +157,18 @@ uint row_base(Batch bt, uint hk, uint t, uint slot_word, uint dim, uint sb, uint
   const uint page_cv = nz ? 16u : bnnbsd ? dim : nkv * dim;
   const uint page_ch = nz ? (dim / 16u) * bs * 16u : bnnbsd ? bs * dim : dim;
   const uvec2 s = handle_slot(slot_word);
+#ifdef KVBENCH_TILES
+  // A GPU branches on uniform values for free, and the selects' coefficients, hoisted out of
+  // the key loop, held two more VGPRs than gfx1100 has at FIA int8 per-channel NV 8.
+  if (list) return bt.kvl * (nkv * dim) + t * list_cv + hk * list_ch;
+  if (!paged) return bt.b * sb + (bt.kv0 + t) * st + hk * sh;
+  return s.x * page_cu + s.y * page_cv + hk * page_ch;
+#else
   const uint u = list ? bt.kvl : paged ? s.x : bt.b, v = list ? t : paged ? s.y : bt.kv0 + t;
   const uint cu = list ? nkv * dim : paged ? page_cu : sb, cv = list ? list_cv : paged ? page_cv : st;
   const uint ch = list ? list_ch : paged ? page_ch : sh;
   return u * cu + v * cv + hk * ch;
+#endif
 }
 
 // Channel d of a row from row_base(): contiguous, or in the NZ cache the fractal d / 16,
