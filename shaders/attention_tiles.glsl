@@ -15,7 +15,7 @@
 // Nothing depends on the subgroup size (no subgroup operation). Per invocation the arrays
 // are acc[ceil(DV / 16)] (at most 32 floats for DV <= 512) and one slice of 8: at most
 // 40 floats. Shared memory: q 4*NV*D bytes + tile 4*TK*(max(D, DV) + 1) + scores 4*NV*TK
-// + 3 * 4*NV + handles 8*2*TK: 12.8 KiB at D 128, 24.8 KiB at D 256, 27.3 KiB at MLA's 576/512 (TK = 4
+// + 3 * 4*NV + handles 8*2*TK: 12.9 KiB at D 128, 24.9 KiB at D 256, 27.3 KiB at MLA's 576/512 (TK = 4
 // past 256; tiles_shared_bytes() on the host, checked against the device's limit). Rows of the tile are padded by one float so that a GPU's invocations reading
 // one channel of consecutive keys hit different banks.
 #ifndef KVBENCH_ATTENTION_TILES_GLSL
