@@ -140,34 +140,71 @@ uvec2 key_handle(Batch bt, uint t) {
 }
 uvec2 handle_slot(uint word) { return uvec2(word >> pc.block_shift, word & ((1u << pc.block_shift) - 1u)); }
 
-// First element of the K or V row of kv head hk at token t (dims contiguous after it), in
-// slot `slot_word` of a key handle with page attention. Every layout is u * cu + v * cv +
-// hk * ch, (u, v) the batch and token, the block and row, or a tensorlist's element and
-// token: one product per term, its coefficients chosen by selects on uniform values (hoisted
-// out of the key loop), where branches per layout cost lavapipe every layout's arithmetic
-// for every key (12.1 -> 10.3-10.7 ms at 8k with one layout only, measured).
-uint row_base(Batch bt, uint hk, uint t, uint slot_word, uint dim, uint sb, uint st, uint sh) {
-  const bool list = pc.kv_list != 0u, paged = pc.paged != 0u, nz = pc.nz != 0u, bnnbsd = pc.bnnbsd != 0u;
+// Where the K or V rows (head size dim, strides sb, st, sh) of kv head hk lie: with page
+// attention the row of a key in slot (block, row) is block * cu + row * cv + c0, otherwise
+// token * cv + c0 (row_at): one form for every layout, whose coefficients the lanes kernel
+// computes once per item (k_rows, v_rows), where a branch per layout in the key loop cost
+// lavapipe every layout's arithmetic for every key (it runs every side of a branch).
+struct RowMap {
+  uint cu, cv, c0;
+};
+RowMap row_map(Batch bt, uint hk, uint dim, uint sb, uint st, uint sh) {
+  const bool list = pc.kv_list != 0u, nz = pc.nz != 0u, bnnbsd = pc.bnnbsd != 0u;
   const uint nkv = pc.num_kv_heads, bs = pc.block_size;
-  // key.b: (1, S2b, Nkv * dim) or (1, Nkv, S2b, dim), after the kvl tokens of the elements before it.
+  if (pc.paged != 0u) {
+    // NZ (blocks, Nkv, dim / 16, blockSize, 16), channel 0 of the row; (blocks, Nkv,
+    // blockSize, dim); (blocks, blockSize, Nkv * dim).
+    const uint cu = nz ? nkv * (dim / 16u) * bs * 16u : nkv * bs * dim;
+    const uint ch = nz ? (dim / 16u) * bs * 16u : bnnbsd ? bs * dim : dim;
+    return RowMap(cu, nz ? 16u : bnnbsd ? dim : nkv * dim, hk * ch);
+  }
+  // key.b: (1, S2b, Nkv * dim) or (1, Nkv, S2b, dim), after the kvl tokens of the elements
+  // before it; or the strided tensor from token kv0 of batch b.
   const uint list_cv = pc.kv_list == 2u ? dim : nkv * dim, list_ch = pc.kv_list == 2u ? bt.s2 * dim : dim;
-  // Page attention: NZ (blocks, Nkv, dim / 16, blockSize, 16), channel 0 of the row; (blocks,
-  // Nkv, blockSize, dim); (blocks, blockSize, Nkv * dim).
-  const uint page_cu = nz ? nkv * (dim / 16u) * bs * 16u : nkv * bs * dim;
-  const uint page_cv = nz ? 16u : bnnbsd ? dim : nkv * dim;
-  const uint page_ch = nz ? (dim / 16u) * bs * 16u : bnnbsd ? bs * dim : dim;
+  return RowMap(0u, list ? list_cv : st,
+                list ? bt.kvl * nkv * dim + hk * list_ch : bt.b * sb + bt.kv0 * st + hk * sh);
+}
+uint row_at(RowMap r, uint t, uint slot_word) {
   const uvec2 s = handle_slot(slot_word);
+  return (pc.paged != 0u ? s.x * r.cu + s.y * r.cv : t * r.cv) + r.c0;
+}
+
+// First element of the K or V row of kv head hk at token t (dims contiguous after it), in
+// slot `slot_word` of a key handle with page attention.
+uint row_base(Batch bt, uint hk, uint t, uint slot_word, uint dim, uint sb, uint st, uint sh) {
 #ifdef KVBENCH_TILES
-  // A GPU branches on uniform values for free, and the selects' coefficients, hoisted out of
-  // the key loop, held two more VGPRs than gfx1100 has at FIA int8 per-channel NV 8.
-  if (list) return bt.kvl * (nkv * dim) + t * list_cv + hk * list_ch;
-  if (!paged) return bt.b * sb + (bt.kv0 + t) * st + hk * sh;
-  return s.x * page_cu + s.y * page_cv + hk * page_ch;
+  // The same layouts as row_map's, by branches: a GPU takes uniform branches for free, and
+  // the map's coefficients, live across the key loop, cost the decode kernel registers (2
+  // VGPRs spilled on gfx1100 at FIA int8 per-channel NV 8, 2 SGPRs on vega10: attention_isa_stats).
+  const uint nkv = pc.num_kv_heads, bs = pc.block_size;
+  if (pc.kv_list != 0u) return bt.kvl * nkv * dim + (pc.kv_list == 2u ? (hk * bt.s2 + t) * dim : (t * nkv + hk) * dim);
+  if (pc.paged == 0u) return bt.b * sb + (bt.kv0 + t) * st + hk * sh;
+  const uvec2 s = handle_slot(slot_word);
+  if (pc.nz != 0u) return ((s.x * nkv + hk) * (dim / 16u) * bs + s.y) * 16u;  // channel 0 of the NZ row
+  if (pc.bnnbsd == 0u) return ((s.x * bs + s.y) * nkv + hk) * dim;  // (blocks, blockSize, Nkv * dim)
+  return ((s.x * nkv + hk) * bs + s.y) * dim;                     // (blocks, Nkv, blockSize, dim)
 #else
-  const uint u = list ? bt.kvl : paged ? s.x : bt.b, v = list ? t : paged ? s.y : bt.kv0 + t;
-  const uint cu = list ? nkv * dim : paged ? page_cu : sb, cv = list ? list_cv : paged ? page_cv : st;
-  const uint ch = list ? list_ch : paged ? page_ch : sh;
-  return u * cu + v * cv + hk * ch;
+  return row_at(row_map(bt, hk, dim, sb, st, sh), t, slot_word);
+#endif
+}
+
+// The lanes kernel's K and V row maps of the item's kv head (head sizes D and DV), made once
+// per item by item_begin: the 8k paged decode 12.1-12.3 ms with a branch per layout, 11.6-12.3
+// with the map's selects in the key loop (LLVM did not hoist them), 10.7-10.8 with these
+// (specs/attention-issue-35.md section 7). The GPU kernels branch (row_base).
+RowMap k_rows, v_rows;
+uint key_row_first(Batch bt, uint hk, uint t, uint slot_word) {
+#ifdef KVBENCH_TILES
+  return row_base(bt, hk, t, slot_word, D, pc.k_sb, pc.k_st, pc.k_sh);
+#else
+  return row_at(k_rows, t, slot_word);
+#endif
+}
+uint value_row_first(Batch bt, uint hk, uint t, uint slot_word) {
+#ifdef KVBENCH_TILES
+  return row_base(bt, hk, t, slot_word, DV, pc.v_sb, pc.v_st, pc.v_sh);
+#else
+  return row_at(v_rows, t, slot_word);
 #endif
 }
 
@@ -324,6 +361,10 @@ DEFINE_CODE_LOADER(value_codes, value, valueAntiquantScale, valueAntiquantOffset
 
 // K's slice `lane` and V's slice `v_lane` (the lanes kernel: the same).
 void item_begin(Batch bt, uint hk, uint lane, uint v_lane) {
+#ifndef KVBENCH_TILES
+  k_rows = row_map(bt, hk, D, pc.k_sb, pc.k_st, pc.k_sh);
+  v_rows = row_map(bt, hk, DV, pc.v_sb, pc.v_st, pc.v_sh);
+#endif
   // Mode 0 per channel (the only per-channel codes path): element hk * dim + d, any token.
   if (CODES_KV && K_PER_CHANNEL && K_CHANNELS_CACHED)
     key_channels(pc.ks_base + antiquant_index(pc.k_mode, D, bt, 0u, 0u, hk, lane * DPL), pc.ks_dtype, k_chan_sc, k_chan_of);
@@ -336,11 +377,11 @@ void load_key(Batch bt, uint hk, uvec2 handle, uint lane, out float k[DPL]) {
   uint t = handle.x;
   const uint sw = handle.y;
   if (PLAIN_KV) {
-    key_row(row_base(bt, hk, t, sw, D, pc.k_sb, pc.k_st, pc.k_sh) + lane * DPL, pc.kv_dtype, k);
+    key_row(key_row_first(bt, hk, t, sw) + lane * DPL, pc.kv_dtype, k);
     return;
   }
   if (CODES_KV) {
-    key_codes(row_base(bt, hk, t, sw, D, pc.k_sb, pc.k_st, pc.k_sh) + lane * DPL,
+    key_codes(key_row_first(bt, hk, t, sw) + lane * DPL,
               pc.ks_base + antiquant_index(pc.k_mode, D, bt, t, sw, hk, lane * DPL), pc.ks_dtype, k);
     return;
   }
@@ -375,11 +416,11 @@ void load_value(Batch bt, uint hk, uvec2 handle, uint lane, out float v[DPLV]) {
   uint t = handle.x;
   const uint sw = handle.y;
   if (PLAIN_KV) {
-    value_row(row_base(bt, hk, t, sw, DV, pc.v_sb, pc.v_st, pc.v_sh) + lane * DPLV, pc.kv_dtype, v);
+    value_row(value_row_first(bt, hk, t, sw) + lane * DPLV, pc.kv_dtype, v);
     return;
   }
   if (CODES_KV) {
-    value_codes(row_base(bt, hk, t, sw, DV, pc.v_sb, pc.v_st, pc.v_sh) + lane * DPLV,
+    value_codes(value_row_first(bt, hk, t, sw) + lane * DPLV,
                 pc.vs_base + antiquant_index(pc.v_mode, DV, bt, t, sw, hk, lane * DPLV), pc.vs_dtype, v);
     return;
   }
@@ -390,7 +431,7 @@ void load_value(Batch bt, uint hk, uvec2 handle, uint lane, out float v[DPLV]) {
     return;
   }
   t -= pc.prefix_len;
-  const uint base = row_base(bt, hk, t, sw, DV, pc.v_sb, pc.v_st, pc.v_sh);
+  const uint base = value_row_first(bt, hk, t, sw);
   for (uint j = 0u; j < DPLV; ++j) {
     const uint raw = LOAD_BITS(value, base + kv_offset(lane * DPLV + j), bits);
     if (pc.kv_quant == 0u) {
