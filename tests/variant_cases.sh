@@ -5,7 +5,6 @@
 #   4_lanes, 16_lanes  lavapipe at LP_NATIVE_VECTOR_WIDTH 128 or 512, each width with the
 #                      Mesa shader cache that tests/subgroup_widths.sh uses for it (Mesa's
 #                      cache key ignores the width: a shared cache would run another width's code);
-#   storage_loads      KVBENCH_TEXELS=0: the storage-buffer loads of MHCA and FIA;
 #   decode_4_lanes, decode_8_lanes, decode_16_lanes
 #                      KVBENCH_KERNEL=decode (the decode kernel, a GPU's, which lavapipe
 #                      never picks by itself) at LP_NATIVE_VECTOR_WIDTH 128, 256 or 512.
@@ -36,9 +35,6 @@ case $config in
       echo "FAIL: LP_NATIVE_VECTOR_WIDTH=$width should give lavapipe subgroups of $lanes lanes"
       exit 1
     fi ;;
-  storage_loads)  # SDPA reads no texel view
-    export KVBENCH_TEXELS=0
-    attention=("${attention[@]:0:2}") ;;
   *) echo "unknown configuration $config"; exit 2 ;;
 esac
 
@@ -47,17 +43,12 @@ if [ "$mode" = --check ]; then
   require_python json
   "$kvbench" list "${attention[@]}" --pipelines > "$work/$config.full.txt"
   "$kvbench" list "${attention[@]}" --pipelines --cases-from "$list" > "$work/$config.list.txt"
-  except=()
-  if [ "$config" = storage_loads ]; then  # pipelines the suite's run on the default device compiles too
-    env -u KVBENCH_TEXELS "$kvbench" list "${attention[@]}" --pipelines > "$work/$config.default.txt"
-    except=(--except "$work/$config.default.txt")
-  fi
-  if ! $python "$src/tools/pick_variant_cases.py" --check "$work/$config.list.txt" "$work/$config.full.txt" --config "$config" "${except[@]}"; then
+  if ! $python "$src/tools/pick_variant_cases.py" --check "$work/$config.list.txt" "$work/$config.full.txt" --config "$config"; then
     echo "FAIL: $list misses code variants; make it anew from the full suite's pipelines (in this"
     echo "configuration's environment; see tests/variant_cases.sh):"
-    env_prefix="${KVBENCH_KERNEL:+KVBENCH_KERNEL=$KVBENCH_KERNEL }${LP_NATIVE_VECTOR_WIDTH:+LP_NATIVE_VECTOR_WIDTH=$LP_NATIVE_VECTOR_WIDTH }${KVBENCH_TEXELS:+KVBENCH_TEXELS=$KVBENCH_TEXELS }"
+    env_prefix="${KVBENCH_KERNEL:+KVBENCH_KERNEL=$KVBENCH_KERNEL }${LP_NATIVE_VECTOR_WIDTH:+LP_NATIVE_VECTOR_WIDTH=$LP_NATIVE_VECTOR_WIDTH }"
     echo "  $env_prefix$kvbench list ${attention[*]} --pipelines > full.txt"
-    echo "  $python tools/pick_variant_cases.py full.txt --config $config ${except[*]:+--except default.txt} > tests/data/variants/$config.txt"
+    echo "  $python tools/pick_variant_cases.py full.txt --config $config > tests/data/variants/$config.txt"
     exit 1
   fi
   exit 0

@@ -2,7 +2,7 @@
 """Picks the few cases that compile every code variant of the attention pipelines.
 
 The README's test command runs every case once on the default device, and at 4 and 16 lanes
-and through the storage-load path (KVBENCH_TEXELS=0) only the cases of tests/data/variants/:
+only the cases of tests/data/variants/ (so do CI's decode-kernel runs at 4, 8 and 16 lanes):
 a small set (a greedy weighted set cover) whose pipelines, as `kvbench list --pipelines`
 names them at that configuration, hold every code variant of the whole suite's. A code
 variant is a pipeline key with its size constants left out (variant() below): head sizes,
@@ -13,27 +13,25 @@ when a list misses a code variant of the full suite (--check). At 16 lanes a var
 narrower (width_variant below): what the subgroup width changes.
 
 Usage:
-  pick_variant_cases.py FULL_LIST --config CONFIG [--except DEFAULT_LIST] [--report RUN_JSON] > tests/data/variants/CONFIG.txt
-  pick_variant_cases.py --check CHOSEN_LIST FULL_LIST --config CONFIG [--except DEFAULT_LIST]
+  pick_variant_cases.py FULL_LIST --config CONFIG [--report RUN_JSON] > tests/data/variants/CONFIG.txt
+  pick_variant_cases.py --check CHOSEN_LIST FULL_LIST --config CONFIG
 FULL_LIST / CHOSEN_LIST: the output of `kvbench list CASES --pipelines` at the configuration
-(for CHOSEN_LIST with --cases-from the list). --except: the same on the default device; its
-pipelines are left out, since the suite's run there compiles and runs the very same ones
-(with KVBENCH_TEXELS=0, a FIA pipeline that reads no texel view). --report: a `kvbench run
---json` report; each case then weighs 1 + its time in tenths of a second in addition, so
-that cheap cases are preferred.
+(for CHOSEN_LIST with --cases-from the list). --report: a `kvbench run --json` report; each
+case then weighs 1 + its time in tenths of a second in addition, so that cheap cases are
+preferred.
 """
 import argparse
 import json
 import sys
 
 
-def read_pipelines(path, left_out=frozenset()):
-    """{case name: set of pipeline keys} from `kvbench list --pipelines` output, less `left_out`."""
+def read_pipelines(path):
+    """{case name: set of pipeline keys} from `kvbench list --pipelines` output."""
     cases = {}
     for line in open(path, encoding="utf-8"):
         name, sep, rest = line.rstrip("\n").partition("  pipelines:")
         if sep:
-            cases[name] = set(rest.split()) - left_out
+            cases[name] = set(rest.split())
     return cases
 
 
@@ -98,9 +96,9 @@ def variants_of(cases, config=None):
     return {name: {v for v in map(classify, keys) if v} for name, keys in cases.items()}
 
 
-def check(chosen_path, full_path, default_keys, config):
-    full = set().union(*variants_of(read_pipelines(full_path, default_keys), config).values())
-    chosen = set().union(*variants_of(read_pipelines(chosen_path, default_keys), config).values())
+def check(chosen_path, full_path, config):
+    full = set().union(*variants_of(read_pipelines(full_path), config).values())
+    chosen = set().union(*variants_of(read_pipelines(chosen_path), config).values())
     missing = sorted(full - chosen)
     for v in missing:
         print(f"missing: code variant {v}, compiled by the full suite but by no case of the list")
@@ -112,21 +110,19 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("pipelines", nargs="+")
     parser.add_argument("--check", action="store_true")
-    parser.add_argument("--except", dest="default", help="the pipelines on the default device, left out")
     parser.add_argument("--report")
-    parser.add_argument("--config", choices=["4_lanes", "16_lanes", "storage_loads", "decode_4_lanes", "decode_8_lanes",
+    parser.add_argument("--config", choices=["4_lanes", "16_lanes", "decode_4_lanes", "decode_8_lanes",
                                              "decode_16_lanes"],
                         help="16_lanes: only the lanes kernels' subgroup code (width_variant); decode_*: only the decode "
                              "kernel's code variants; else every code variant")
     args = parser.parse_args()
-    default_keys = set().union(*read_pipelines(args.default).values()) if args.default else set()
     if args.check:
         if len(args.pipelines) != 2:
             parser.error("--check takes CHOSEN_LIST FULL_LIST")
-        sys.exit(check(args.pipelines[0], args.pipelines[1], default_keys, args.config))
+        sys.exit(check(args.pipelines[0], args.pipelines[1], args.config))
     if len(args.pipelines) != 1:
         parser.error("one FULL_LIST")
-    keys = read_pipelines(args.pipelines[0], default_keys)
+    keys = read_pipelines(args.pipelines[0])
     cases = variants_of(keys, args.config)
     if not cases:
         sys.exit(f"{args.pipelines[0]}: no 'NAME  pipelines: ...' line (the output of kvbench list --pipelines)")
