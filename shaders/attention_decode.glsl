@@ -166,8 +166,9 @@ void main() {
         if (c >= NCHV) continue;
         float x[DPLV];
         load_value(bt, hk, hv, c, x);
-        for (uint v = 0u; v < NVS; ++v)
-          for (uint j = 0u; j < DPLV; ++j) acc[v][cc][j] += w[v] * x[j];
+        for (uint v = 0u; v < NVS; ++v)  // a key of weight 0 (masked) adds nothing, even an infinite V
+          if (w[v] != 0.0)
+            for (uint j = 0u; j < DPLV; ++j) acc[v][cc][j] += w[v] * x[j];
       }
     }
   }

@@ -103,7 +103,9 @@ void main() {
     load_value(bt, hk, handle, lane, vr);
     for (uint g = 0u; g < LANES; ++g) {
       const float rescale_g = subgroupShuffle(rescale, base + g), w_g = subgroupShuffle(w, base + g);
-      for (uint j = 0u; j < DPLV; ++j) acc[g][j] = acc[g][j] * rescale_g + w_g * vr[j];
+      // A key of weight 0 (masked for vector g) adds nothing, even an infinite V: a select,
+      // not a branch (lavapipe runs a branch's body for every key anyway).
+      for (uint j = 0u; j < DPLV; ++j) acc[g][j] = acc[g][j] * rescale_g + (w_g != 0.0 ? w_g * vr[j] : 0.0);
     }
   }
 

@@ -143,6 +143,7 @@ void main() {
     for (uint k = 0u; k < CPV; ++k) acc[k] *= rescale;
     for (uint tt = 0u; tt < TK; ++tt) {
       const float p = ATTENTION_PV_WEIGHT(p_s[pv * TK + tt]);
+      if (p == 0.0) continue;  // a key of weight 0 (masked) adds nothing, even an infinite V
       for (uint k = 0u; k < CPV; ++k)
         if (pc0 + PVL * k < DV) acc[k] += p * kv_s[tt * KS + pc0 + PVL * k];
     }

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Every aclnn.FusedInferAttentionScoreV3 conformance golden against the independent numpy
-# implementation of tools/fia_reference.py (expected_f64 within 1e-9, infinities exact).
+# implementation of tools/fia_reference.py (expected_f64 within 1e-9, infinities and NaN exact).
 # Usage: fia_independent.sh KVBENCH SOURCE_DIR WORK_DIR
 set -euo pipefail
 kvbench=$1 src=$2 work=$3

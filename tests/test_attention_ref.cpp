@@ -185,6 +185,38 @@ TEST_CASE("attend: the same bytes for 1, 2, 3 and 7 threads") {
   }
 }
 
+TEST_CASE("attend: a key of weight 0 adds nothing to P @ V, even an infinite or NaN V") {
+  // K is zero, so every visible key scores 0 and the visible keys share P equally. V of key
+  // 0 is 1, of key 1 is 3, of key 2 +inf (NaN in channel 4). Row 0 masks key 2 by its bias,
+  // row 1 by its range, row 2 sees it. dv 9 takes the 8-channel strips and the tail.
+  const int64_t dk = 8, dv = 9, keys = 3;
+  const double inf = std::numeric_limits<double>::infinity();
+  std::vector<double> q(3 * dk, 0.5), k(keys * dk, 0.0), v(keys * dv, 1.0);
+  for (int64_t c = 0; c < dv; ++c) {
+    v[dv + c] = 3.0;
+    v[2 * dv + c] = c == 4 ? std::nan("") : inf;
+  }
+  for (const auto fault : {AttentionFault::none, AttentionFault::pv_f16}) {
+    std::vector<double> out(3 * dv, -1.0);
+    const QueryRow rows[] = {{q.data(), 0, 3, out.data()},
+                             {q.data() + dk, 0, 2, out.data() + dv},
+                             {q.data() + 2 * dk, 0, 3, out.data() + 2 * dv}};
+    AttentionBlock a{.dk = dk, .dv = dv, .fault = fault};
+    a.bias = [&](int64_t r, int64_t, int64_t, double* s) {
+      if (r == 0) s[2] = -inf;
+    };
+    attend(a, rows, {k.data(), dk}, {v.data(), dv}, nullptr);
+    for (int64_t c = 0; c < dv; ++c) {
+      CHECK(out[c] == 2.0);
+      CHECK(out[dv + c] == 2.0);
+      if (c == 4)
+        CHECK(std::isnan(out[2 * dv + c]));
+      else
+        CHECK(out[2 * dv + c] == inf);
+    }
+  }
+}
+
 TEST_CASE("parallel_for: every index once, and the first exception is rethrown") {
   std::vector<int> hits(1000, 0);
   parallel_for(1000, 4, [&](int64_t i) { ++hits[static_cast<size_t>(i)]; });

@@ -25,6 +25,14 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import kvbench_golden  # noqa: E402
 from kvbench.fia_layout import ORDERS, antiquant_broadcast, batch_ranges, mask_rows, visible  # noqa: E402
 
+
+def weighted_sum(w, v):
+    """w @ v where a key of weight 0 adds nothing, even an infinite or NaN V row
+    (specs/golden-format.md, "Masked keys"); the plain product where V is finite."""
+    if np.isfinite(v).all():
+        return w @ v
+    return np.stack([w[i][w[i] != 0] @ v[w[i] != 0] for i in range(w.shape[0])])
+
 def to_bnsd(x, order, heads):
     """(B, N, S, D) from a 3-D or 4-D tensor in `order` (BSH is BSND with N*D merged)."""
     if order == "BSND":
@@ -135,7 +143,7 @@ def reference(case):
             w, vh = e, V[h // (N // Nkv)]
             if full:
                 w, vh = np.clip(np.rint(e * qs1), 0, 127), vh * deq2
-            o = np.where(has[:, None], (w @ vh) / np.where(has, tot, 1)[:, None], 0.0)
+            o = np.where(has[:, None], weighted_sum(w, vh) / np.where(has, tot, 1)[:, None], 0.0)
             out[b, h, row0[b]:row0[b] + n1] = o
             lse[b, h, row0[b]:row0[b] + n1] = np.where(has, mx + np.log(np.where(has, tot, 1)), np.inf)
         rows.append((n1, q0[b]))
@@ -164,11 +172,14 @@ def reference(case):
 
 def close(got, want):
     want = want.reshape(got.shape)
+    if not np.array_equal(np.isnan(want), np.isnan(got)):  # NaN where the other has NaN
+        return False
     inf = np.isinf(want) | np.isinf(got)
     if not np.array_equal(np.isinf(want), np.isinf(got)) or not np.array_equal(got[inf], want[inf]):
         return False
-    scale = max(1.0, float(np.abs(want[~inf]).max(initial=0)))
-    return bool(np.all(np.abs(got[~inf] - want[~inf]) <= 1e-9 * scale))
+    rest = ~inf & ~np.isnan(want)
+    scale = max(1.0, float(np.abs(want[rest]).max(initial=0)))
+    return bool(np.all(np.abs(got[rest] - want[rest]) <= 1e-9 * scale))
 
 
 def save_outputs(case, out, lse, folder):

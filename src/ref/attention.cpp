@@ -1,6 +1,7 @@
 #include "ref/attention.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -97,6 +98,7 @@ Panels pack_keys(const RowSource& k, int64_t k0, int64_t c0, int64_t c1, int64_t
 struct Strips {
   int64_t k0 = 0, keys = 0, tail_width = 0;
   std::unique_ptr<double[]> data, tail;
+  bool finite = true;  // every value finite: no key's 0 * v can be NaN (value_phase)
   const double* strip(int64_t c) const { return data.get() + c * keys * 8; }
   double tail_at(int64_t t, int64_t j) const { return tail[static_cast<size_t>((t - k0) * tail_width + j)]; }
 };
@@ -106,15 +108,20 @@ Strips pack_values(const RowSource& v, int64_t k0, int64_t k1, int64_t dv, unsig
   Strips V{.k0 = k0, .keys = k1 - k0, .tail_width = dv % 8};
   V.data.reset(new double[static_cast<size_t>(strips * V.keys * 8)]);
   V.tail.reset(new double[static_cast<size_t>(V.keys * V.tail_width)]);
+  std::atomic<bool> finite = true;
   for_key_chunks(k0, k1, dv, threads, [&](int64_t t0, int64_t t1) {
     std::vector<double> row(static_cast<size_t>(dv));
+    bool chunk_finite = true;
     for (int64_t t = t0; t < t1; ++t) {
       v(t, row.data(), 1);
+      for (const double x : row) chunk_finite = chunk_finite && std::isfinite(x);
       for (int64_t c = 0; c < strips; ++c)
         std::copy_n(row.data() + c * 8, 8, V.data.get() + (c * V.keys + t - k0) * 8);
       std::copy_n(row.data() + strips * 8, V.tail_width, V.tail.get() + (t - k0) * V.tail_width);
     }
+    if (!chunk_finite) finite = false;
   });
+  V.finite = finite;
   return V;
 }
 
@@ -303,8 +310,27 @@ void value_phase_f16(const Job& job, const Strips& V, const BlockScores& b) {
     for (int64_t t = std::max(row.begin, V.k0); t < std::min(row.end, V.k0 + V.keys); ++t)
       for (int64_t c = 0; c < dv; ++c) {
         const double v = c < vec ? V.strip(c / 8)[(t - V.k0) * 8 + c % 8] : V.tail_at(t, c - vec);
-        row.out[c] = round_f16(row.out[c] + p[t - b.origin] * v);
+        // A key of weight 0 adds nothing, whatever its V (the +0 it would add changes no sum).
+        if (p[t - b.origin] != 0) row.out[c] = round_f16(row.out[c] + p[t - b.origin] * v);
       }
+  }
+}
+
+// 3 where V holds an infinite or NaN value: each row's keys of weight 0 are left out (a
+// masked key's 0 * inf would make the row NaN), the runs between them added by the same
+// value_tile, so every output's sum and its order are those of value_phase.
+void value_phase_weighted(const Job& job, const Strips& V, const BlockScores& b) {
+  for (int64_t r : b.live) {
+    const QueryRow& row = job.rows[r];
+    const double* p = b.S.get() + (r - b.r0) * b.W;
+    double* out = row.out;
+    const int64_t t1 = std::min(row.end, V.k0 + V.keys);
+    for (int64_t t = std::max(row.begin, V.k0); t < t1;) {
+      while (t < t1 && p[t - b.origin] == 0) ++t;
+      const int64_t run = t;
+      while (t < t1 && p[t - b.origin] != 0) ++t;
+      if (run < t) value_tile<1>(&p, b.origin, V, run, t, job.a.dv, &out);
+    }
   }
 }
 
@@ -315,6 +341,7 @@ void value_phase_f16(const Job& job, const Strips& V, const BlockScores& b) {
 KVB_CLONES void value_phase(const Job& job, const Strips& V, const BlockScores& b) {
   const AttentionBlock& a = job.a;
   if (a.fault == AttentionFault::pv_f16) return value_phase_f16(job, V, b);
+  if (!V.finite) return value_phase_weighted(job, V, b);
   const int64_t lo = std::max(b.kb, V.k0), hi = std::min(b.ke, V.k0 + V.keys);
   for (int64_t vt = lo; vt < hi; vt += kValueTile) {
     const int64_t vt1 = std::min(hi, vt + kValueTile);
