@@ -19,7 +19,7 @@
 //     buffers by block parity, so the next block's writes never meet this block's reads).
 // After the loop one barrier, the NSG states into shared memory, another barrier, and the
 // workgroup merges them into the item's partial state.
-// Heads split (HS: more than 8 vectors, or V rows above 256, MLA's 512): subgroup g takes
+// Heads split (HS, set by the host: more than 8 vectors, or V rows above 256): subgroup g takes
 // vectors [g NVS, (g + 1) NVS) of the item (NVS = NV / NSG) instead of a quarter of the
 // keys, walks every block of the split for them (the K/V rows come from memory once per
 // item, from the cache the other three times), and its states are the item's: no merge.
@@ -34,7 +34,8 @@ layout(constant_id = 17) const uint NV = 8u;   // query vectors per item, 1 to 1
 layout(local_size_x_id = 18) in;               // NSG * SG (kDecodeWorkgroupConstantId)
 const uint NSG = 4u;                           // subgroups per workgroup (kDecodeSubgroups)
 const uint WG = NSG * SG;
-const bool HS = NV > 8u || DV > 256u;  // heads split over the subgroups (decode_splits_heads on the host)
+// Heads split over the subgroups: set by the host (decode_splits_heads), the rule's one place.
+layout(constant_id = 19) const bool HS = false;
 const uint NVS = HS ? NV / NSG : NV;   // vectors per subgroup
 const uint NCH = D / DPL, NCHV = DV / DPLV;  // 8-element chunks of a K row, of a V row
 const uint KPV = SG >= NCHV ? SG / NCHV : 1u;  // keys side by side in P.V

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <map>
 #include <span>
 #include <string>
 #include <vector>
@@ -134,6 +135,16 @@ TEST_CASE(
   CHECK(!decode_splits_heads(8, 256));
   CHECK(decode_splits_heads(9, 128));
   CHECK(decode_splits_heads(4, 512));
+  // The kernel gets the rule as its constant HS, beside SG, NV and its workgroup of 4 subgroups.
+  std::map<std::string, uint32_t> constants;
+  set_decode_constants(constants, 32, 16, 128);
+  CHECK(constants ==
+        std::map<std::string, uint32_t>{{"SG", 32}, {"NV", 16}, {"HS", 1}, {"local_size_x", 128}});
+  set_decode_constants(constants, 64, 8, 256);
+  CHECK(constants ==
+        std::map<std::string, uint32_t>{{"SG", 64}, {"NV", 8}, {"HS", 0}, {"local_size_x", 256}});
+  set_decode_constants(constants, 16, 4, 512);
+  CHECK(constants.at("HS") == 1);
   CHECK(decode_shared_bytes(576, 512, 16, 32) == 4 * std::max(16 * 576 + 4 * 2 * 6 * 32, 16 * 514));
   CHECK(decode_shared_bytes(576, 512, 16, 32) <= 48 * 1024);  // DeepSeek-V3 at TP 8 on NVIDIA
 }

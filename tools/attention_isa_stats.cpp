@@ -39,12 +39,10 @@ struct Variant {
 using Constants = std::map<std::string, uint32_t>;
 
 // `base` plus the decode kernel's constants at `vectors` query vectors per item and subgroups
-// of `sg` (none for the other bodies: vectors 0).
+// of `sg` (none for the other bodies: vectors 0). V's head size is FIA's FIA_DV, else D.
 Constants with_decode(Constants base, uint32_t vectors, uint32_t sg) {
   if (vectors == 0) return base;
-  base["SG"] = sg;
-  base["NV"] = vectors;
-  base["local_size_x"] = kDecodeSubgroups * sg;
+  set_decode_constants(base, sg, vectors, base.count("FIA_DV") ? base.at("FIA_DV") : base.at("D"));
   return base;
 }
 

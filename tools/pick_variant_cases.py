@@ -38,20 +38,14 @@ def read_pipelines(path):
 # Size constants by shader (specialization constant ids; shaders/*.comp, attention_core.glsl):
 # D (0) of every attention shader, FIA's DV (1) and DQK (3, which selects the rope path only
 # by differing from D), MHCA's quant group (2) and page size (6, whose 0 selects offset mode),
-# the decode kernel's NV (17; in three classes, see below).
+# the decode kernel's NV (17; in three classes, see below); its HS (19) as it is.
 def variant(key):
     shader, *constants = key.split(":")
     by_position = [c for c in constants if "=" not in c]
     by_id = [c for c in constants if "=" in c]
     base = shader.removesuffix("_f16").removesuffix("_tiles").removesuffix("_decode")
-    heads_split = False
     if base in ("fia_attention", "mhca_attention", "sdpa_attention") and by_position:
         d = by_position[0]
-        dv = int(by_position[1] if base == "fia_attention" else d)
-        nv = next((int(c[3:]) for c in by_id if c.startswith("17=")), 0)
-        # The decode kernel splits an item's vectors over its subgroups above 8 vectors or V
-        # heads of 256 (HS in shaders/attention_decode.glsl): other code.
-        heads_split = shader.endswith(("_decode", "_decode_f16")) and (nv > 8 or dv > 256)
         by_position[0] = "D"
         if base == "fia_attention":
             by_position[1] = "DV"
@@ -60,12 +54,12 @@ def variant(key):
             by_position[2] = "QG"
             by_position[6] = "paged" if by_position[6] != "0" else "offset"
     # The decode kernel's query vectors per item (17) bound its loops over the vectors, as D
-    # bounds those over a row; FIA keeps V's per-channel scales in registers only up to 4, and
-    # above 8 the heads split.
+    # bounds those over a row; FIA keeps V's per-channel scales in registers only up to 4.
+    # Whether the heads split over the subgroups is its own constant (19, HS), kept as it is.
     def nv_class(n):
         return "17=NV<=4" if n <= 4 else "17=NV<=8" if n <= 8 else "17=NV>8"
     by_id = [nv_class(int(c[3:])) if c.startswith("17=") else c for c in by_id]
-    return ":".join([shader] + by_position + by_id + (["heads-split"] if heads_split else []))
+    return ":".join([shader] + by_position + by_id)
 
 
 def head_size(key):

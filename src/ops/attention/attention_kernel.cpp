@@ -65,6 +65,14 @@ uint32_t tiles_shared_bytes(int64_t key_dim, int64_t value_dim) {
 
 bool decode_splits_heads(uint32_t vectors, int64_t value_dim) { return vectors > 8 || value_dim > 256; }
 
+void set_decode_constants(std::map<std::string, uint32_t>& constants, uint32_t subgroup, uint32_t vectors,
+                          int64_t value_dim) {
+  constants["SG"] = subgroup;
+  constants["NV"] = vectors;
+  constants["HS"] = decode_splits_heads(vectors, value_dim) ? 1 : 0;
+  constants["local_size_x"] = kDecodeSubgroups * subgroup;
+}
+
 uint32_t decode_shared_bytes(int64_t key_dim, int64_t value_dim, uint32_t vectors, uint32_t subgroup) {
   // shaders/attention_decode.glsl: vec4s of max(q + NSG * 2 parity buffers of NVS weights and a key
   // handle's two words per lane, NSG states of NVS * (DV + 2) floats), NVS the vectors per subgroup.
@@ -132,13 +140,22 @@ void check_attention_device(const DeviceInfo& dev, const AttentionHeads& heads) 
                    std::to_string(std::min(dev.max_workgroup_invocations, dev.max_workgroup_size_x)));
 }
 
-uint32_t attention_vectors_per_item(const DeviceInfo& dev, const AttentionHeads& heads,
-                                    const AttentionShape& shape) {
+namespace {
+
+// attention_vectors_per_item once the kernel is chosen.
+uint32_t vectors_per_item(AttentionKernel kernel, const DeviceInfo& dev, const AttentionHeads& heads,
+                          const AttentionShape& shape) {
   const int64_t most = max_vectors_per_kv_head(shape);
-  const AttentionKernel kernel = choose_attention_kernel(dev, heads, single_query_row(shape));
   if (kernel == AttentionKernel::decode) return decode_vectors(dev, heads, most);
   const bool four = four_lanes_fit(heads) && most <= 4;
   return four && kernel == AttentionKernel::lanes ? 4 : kVectorsPerItem;
+}
+
+}  // namespace
+
+uint32_t attention_vectors_per_item(const DeviceInfo& dev, const AttentionHeads& heads,
+                                    const AttentionShape& shape) {
+  return vectors_per_item(choose_attention_kernel(dev, heads, single_query_row(shape)), dev, heads, shape);
 }
 
 std::string attention_module(const std::string& lanes_module, AttentionKernel kernel, bool has_decode_f16,
@@ -153,17 +170,33 @@ std::string attention_module(const std::string& lanes_module, AttentionKernel ke
   throw std::logic_error("attention_module: unknown kernel");
 }
 
+namespace {
+
+// run_attention with the kernel chosen (once) for the plan's shape.
+void run_planned(Batch& batch, const AttentionPlan& plan, AttentionKernel kernel, AttentionLaunch launch);
+
+}  // namespace
+
 void run_attention(Batch& batch, const AttentionShape& shape, AttentionLaunch launch) {
-  const uint32_t per_item = attention_vectors_per_item(batch.runtime().info(), launch.heads, shape);
-  const bool lanes = choose_attention_kernel(batch.runtime().info(), launch.heads, single_query_row(shape)) ==
-                     AttentionKernel::lanes;
+  const DeviceInfo& dev = batch.runtime().info();
+  const AttentionKernel kernel = choose_attention_kernel(dev, launch.heads, single_query_row(shape));
   // Two items per compute unit at least (DeviceInfo::compute_units).
-  const DecodeSplit split{.max_keys = lanes ? kDecodeSplitLanes : kDecodeSplitTiles,
-                          .target_items = 2 * static_cast<int64_t>(batch.runtime().info().compute_units)};
-  run_attention(batch, plan_attention(shape, per_item, split), std::move(launch));
+  const DecodeSplit split{
+      .max_keys = kernel == AttentionKernel::lanes ? kDecodeSplitLanes : kDecodeSplitTiles,
+      .target_items = 2 * static_cast<int64_t>(dev.compute_units)};
+  const AttentionPlan plan = plan_attention(shape, vectors_per_item(kernel, dev, launch.heads, shape), split);
+  run_planned(batch, plan, kernel, std::move(launch));
 }
 
 void run_attention(Batch& batch, const AttentionPlan& plan, AttentionLaunch launch) {
+  const AttentionKernel kernel =
+      choose_attention_kernel(batch.runtime().info(), launch.heads, plan.single_row);
+  run_planned(batch, plan, kernel, std::move(launch));
+}
+
+namespace {
+
+void run_planned(Batch& batch, const AttentionPlan& plan, AttentionKernel kernel, AttentionLaunch launch) {
   Buffer* batch_plan = batch.buffer_with(plan.batch_plan);
   Buffer* items = batch.buffer_with(plan.items);
   Buffer* merge = batch.buffer_with(plan.merge);
@@ -177,14 +210,11 @@ void run_attention(Batch& batch, const AttentionPlan& plan, AttentionLaunch laun
   launch.buffers["partials"] = partials;
   launch.params.emplace("num_items", plan.num_items);
   const DeviceInfo& dev = batch.runtime().info();
-  const AttentionKernel kernel = choose_attention_kernel(dev, launch.heads, plan.single_row);
   launch.kernel.shader = attention_module(launch.kernel.shader, kernel, launch.decode_f16, dev);
   if (kernel != AttentionKernel::lanes) {
-    if (kernel == AttentionKernel::decode) {
-      launch.kernel.constants["SG"] = dev.subgroup_size;
-      launch.kernel.constants["NV"] = plan.vectors_per_item;
-      launch.kernel.constants["local_size_x"] = kDecodeSubgroups * dev.subgroup_size;
-    }
+    if (kernel == AttentionKernel::decode)
+      set_decode_constants(launch.kernel.constants, dev.subgroup_size, plan.vectors_per_item,
+                           launch.heads.value_dim);
     const auto [ax, ay] = dispatch_grid(plan.num_items);  // one workgroup per item
     batch.dispatch(launch.kernel, launch.buffers, launch.params, ax, ay);
   } else {
@@ -222,5 +252,7 @@ void run_attention(Batch& batch, const AttentionPlan& plan, AttentionLaunch laun
                   {"pq_dtype", static_cast<uint32_t>(pq.dtype)}},
                  mx, my);
 }
+
+}  // namespace
 
 }  // namespace kvbench

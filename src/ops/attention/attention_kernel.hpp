@@ -41,9 +41,13 @@ AttentionKernel choose_attention_kernel(const DeviceInfo& dev, const AttentionHe
 
 // The shared memory the tiles kernel declares for these head sizes (bytes).
 uint32_t tiles_shared_bytes(int64_t key_dim, int64_t value_dim);
-// Whether the decode kernel splits an item's vectors over its subgroups (HS in
+// Whether the decode kernel splits an item's vectors over its subgroups (its constant HS,
 // shaders/attention_decode.glsl): more than 8 vectors, or V heads above 256 (MLA's 512).
 bool decode_splits_heads(uint32_t vectors, int64_t value_dim);
+// The decode kernel's specialization constants for items of `vectors` query vectors at V
+// head size `value_dim` on subgroups of `subgroup` lanes: SG, NV, HS and the workgroup size.
+void set_decode_constants(std::map<std::string, uint32_t>& constants, uint32_t subgroup, uint32_t vectors,
+                          int64_t value_dim);
 // The shared memory the decode kernel declares for these head sizes, query vectors per item
 // and subgroup size (bytes).
 uint32_t decode_shared_bytes(int64_t key_dim, int64_t value_dim, uint32_t vectors, uint32_t subgroup);
