@@ -7,6 +7,7 @@ ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..')
 DATA = 'masked_nonfinite'
 MHCA = 'pmx.dynamic_batching.MultiHeadCacheAttention'
 FIA = 'aclnn.FusedInferAttentionScoreV3'
+SDPA = 'dnnl.SDPACompressedKV'
 
 def npy(folder, name, descr, shape, packed):
     header = "{'descr': '%s', 'fortran_order': False, 'shape': (%s), }" % (
@@ -19,6 +20,9 @@ def npy(folder, name, descr, shape, packed):
 
 def f16(folder, name, shape, values):
     return npy(folder, name, '<f2', shape, b''.join(struct.pack('<e', v) for v in values))
+
+def f32(folder, name, shape, values):
+    return npy(folder, name, '<f4', shape, b''.join(struct.pack('<f', v) for v in values))
 
 def uniform(n, seed):
     rng = random.Random(seed)
@@ -80,3 +84,15 @@ case(FIA, {'op': FIA, 'name': 'fia_masked_nonfinite_v_causal',
            'attributes': {'numHeads': 1, 'inputLayout': 'BNSD', 'sparseMode': 3, 'attenMask_shape': '2048,2048'},
            'shapes': {'B': 1, 'S1': rows, 'S2': rows, 'D': d},
            'inputs': {'value': f16(FIA, 'fia_value_inf_nan.npy', [1, 1, rows, d], v)}})
+
+# SDPA, bottom-right causal, int8 V: the scale of key 7's first group of 32 is +inf and of key
+# 6's second NaN, so those V elements are +-inf or NaN (0 * inf for a zero code).
+scales = [0.01] * (rows * 2)
+scales[7 * 2], scales[6 * 2 + 1] = INF, NAN
+case(SDPA, {'op': SDPA, 'name': 'sdpa_masked_nonfinite_v_causal',
+            'description': 'Bottom-right causal attention whose keys 6 and 7 have a NaN and an infinite V scale: '
+                           'the rows before them stay finite',
+            'seed': 1,
+            'attributes': {'group_size': 32, 'causal': 'bottom_right'},
+            'shapes': {'N': 1, 'H': 1, 'S_q': rows, 'S_kv': rows, 'D': d},
+            'inputs': {'scale_v': f32(SDPA, 'sdpa_scale_v_inf_nan.npy', [1, 1, rows, 2], scales)}})

@@ -24,7 +24,11 @@ inline std::vector<Fault> with_attention_faults(std::vector<Fault> own) {
                "issue 36 (a planted fault passed every MHCA and SDPA case)"},
               {"softmax_sum_f16", "the softmax denominator sum(exp(s - max)) accumulated in f16", ""},
               {"pv_accumulate_f16", "P.V accumulated in f16 (each partial sum rounded to f16)",
-               "issue 36 (failed 2 of 117 MHCA cases, by 1.05x and 1.33x)"}});
+               "issue 36 (failed 2 of 117 MHCA cases, by 1.05x and 1.33x)"},
+              {"pv_zero_weight_nan",
+               "P.V multiplies every key of its range by its weight, 0 for a masked key, so a masked key's "
+               "infinite or NaN V makes the row NaN (0 * inf)",
+               "kvbench's three kernels before b186a10, and torch's softmax @ V"}});
   return own;
 }
 

@@ -19,6 +19,7 @@ AttentionFault attention_fault(const std::string& name) {
   if (name == "softmax_no_max_subtraction") return AttentionFault::no_max_subtraction;
   if (name == "softmax_sum_f16") return AttentionFault::sum_f16;
   if (name == "pv_accumulate_f16") return AttentionFault::pv_f16;
+  if (name == "pv_zero_weight_nan") return AttentionFault::pv_zero_weight_nan;
   return AttentionFault::none;
 }
 
@@ -302,14 +303,20 @@ KVB_CLONES void softmax_phase(const Job& job, BlockScores& b) {
 
 // 3 with AttentionFault::pv_f16: each row's running sum of P @ V rounded to f16 after
 // every addition, in the same ascending key order.
+// V's element c of key t, from its strip or its tail.
+double value_at(const Strips& V, int64_t t, int64_t c, int64_t dv) {
+  const int64_t vec = dv / 8 * 8;
+  return c < vec ? V.strip(c / 8)[(t - V.k0) * 8 + c % 8] : V.tail_at(t, c - vec);
+}
+
 void value_phase_f16(const Job& job, const Strips& V, const BlockScores& b) {
-  const int64_t dv = job.a.dv, vec = dv / 8 * 8;
+  const int64_t dv = job.a.dv;
   for (int64_t r : b.live) {
     const QueryRow& row = job.rows[r];
     const double* p = b.S.get() + (r - b.r0) * b.W;
     for (int64_t t = std::max(row.begin, V.k0); t < std::min(row.end, V.k0 + V.keys); ++t)
       for (int64_t c = 0; c < dv; ++c) {
-        const double v = c < vec ? V.strip(c / 8)[(t - V.k0) * 8 + c % 8] : V.tail_at(t, c - vec);
+        const double v = value_at(V, t, c, dv);
         // A key of weight 0 adds nothing, whatever its V (the +0 it would add changes no sum).
         if (p[t - b.origin] != 0) row.out[c] = round_f16(row.out[c] + p[t - b.origin] * v);
       }
@@ -334,6 +341,22 @@ void value_phase_weighted(const Job& job, const Strips& V, const BlockScores& b)
   }
 }
 
+// AttentionFault::pv_zero_weight_nan: a kernel that multiplies the V of every key V holds by
+// the row's weight, 0 for a key the row does not see or weighs 0, adds NaN (0 * inf, 0 * NaN)
+// to each channel where such a key's V is not finite.
+void zero_weight_nan(const Job& job, const Strips& V, const BlockScores& b) {
+  for (int64_t r : b.live) {
+    const QueryRow& row = job.rows[r];
+    const double* p = b.S.get() + (r - b.r0) * b.W;
+    for (int64_t t = V.k0; t < V.k0 + V.keys; ++t) {
+      if (t >= row.begin && t < row.end && p[t - b.origin] != 0) continue;
+      for (int64_t c = 0; c < job.a.dv; ++c)
+        if (!std::isfinite(value_at(V, t, c, job.a.dv)))
+          row.out[c] = std::numeric_limits<double>::quiet_NaN();
+    }
+  }
+}
+
 // 3. P @ V over the keys V holds (tiled over keys; each output's running sum is kept in
 // `out` between tiles and chunks, so its order is still ascending t). A group's keys seen
 // by all its rows go through the kMr-row kernel; the keys only some rows see (before and
@@ -341,7 +364,11 @@ void value_phase_weighted(const Job& job, const Strips& V, const BlockScores& b)
 KVB_CLONES void value_phase(const Job& job, const Strips& V, const BlockScores& b) {
   const AttentionBlock& a = job.a;
   if (a.fault == AttentionFault::pv_f16) return value_phase_f16(job, V, b);
-  if (!V.finite) return value_phase_weighted(job, V, b);
+  if (!V.finite) {
+    value_phase_weighted(job, V, b);
+    if (a.fault == AttentionFault::pv_zero_weight_nan) zero_weight_nan(job, V, b);
+    return;
+  }
   const int64_t lo = std::max(b.kb, V.k0), hi = std::min(b.ke, V.k0 + V.keys);
   for (int64_t vt = lo; vt < hi; vt += kValueTile) {
     const int64_t vt1 = std::min(hi, vt + kValueTile);

@@ -41,6 +41,7 @@ enum class AttentionFault {
   no_max_subtraction,  // p = f32(exp(s)), no max subtracted: inf past s = 88.72, then NaN
   sum_f16,             // the softmax sum accumulated in f16
   pv_f16,              // each partial sum of P.V rounded to f16
+  pv_zero_weight_nan,  // 0 * V for every key of the call a row does not weigh: NaN for a non-finite V
 };
 // The attention fault of a fault name (none for any other name).
 AttentionFault attention_fault(const std::string& name);
