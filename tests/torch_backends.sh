@@ -37,6 +37,7 @@ start=$SECONDS
 # shellcheck disable=SC2086
 "$kvbench" golden $ops -o "$work/golden" --jobs 2 > "$work/golden.log" 2>&1 || { tail "$work/golden.log"; exit 1; }
 echo "ok: $count goldens in $((SECONDS - start)) s"
+want_failed=$(echo "$deviations" | wc -w)
 for variant in "" "--variant flash"; do
   start=$SECONDS
   rm -rf "$work/actual"
@@ -44,7 +45,6 @@ for variant in "" "--variant flash"; do
   $backend "$work/golden" "$work/actual" $variant > "$work/torch.log" 2>&1 || { tail "$work/torch.log"; fail=1; }
   "$kvbench" check --golden "$work/golden" --actual "$work/actual" > "$work/check.log" 2>&1
   rc=$?
-  want_failed=$(echo "$deviations" | wc -w)
   if [ $rc = 1 ] && grep -q "^$((count - want_failed)) passed, $want_failed failed, 0 skipped" "$work/check.log" &&
     [ "$(failed_names "$work/check.log")" = "$deviations" ]; then
     echo "ok: torch backend ${variant:-(PMX / oneDNN precision)}: $((count - want_failed)) cases passed," \

@@ -301,25 +301,24 @@ KVB_CLONES void softmax_phase(const Job& job, BlockScores& b) {
   }
 }
 
-// 3 with AttentionFault::pv_f16: each row's running sum of P @ V rounded to f16 after
-// every addition, in the same ascending key order.
 // V's element c of key t, from its strip or its tail.
 double value_at(const Strips& V, int64_t t, int64_t c, int64_t dv) {
   const int64_t vec = dv / 8 * 8;
   return c < vec ? V.strip(c / 8)[(t - V.k0) * 8 + c % 8] : V.tail_at(t, c - vec);
 }
 
+// 3 with AttentionFault::pv_f16: each row's running sum of P @ V rounded to f16 after
+// every addition, in the same ascending key order.
 void value_phase_f16(const Job& job, const Strips& V, const BlockScores& b) {
   const int64_t dv = job.a.dv;
   for (int64_t r : b.live) {
     const QueryRow& row = job.rows[r];
     const double* p = b.S.get() + (r - b.r0) * b.W;
-    for (int64_t t = std::max(row.begin, V.k0); t < std::min(row.end, V.k0 + V.keys); ++t)
-      for (int64_t c = 0; c < dv; ++c) {
-        const double v = value_at(V, t, c, dv);
-        // A key of weight 0 adds nothing, whatever its V (the +0 it would add changes no sum).
-        if (p[t - b.origin] != 0) row.out[c] = round_f16(row.out[c] + p[t - b.origin] * v);
-      }
+    for (int64_t t = std::max(row.begin, V.k0); t < std::min(row.end, V.k0 + V.keys); ++t) {
+      const double pt = p[t - b.origin];
+      if (pt == 0) continue;  // a key of weight 0 adds nothing, whatever its V (its +0 changes no sum)
+      for (int64_t c = 0; c < dv; ++c) row.out[c] = round_f16(row.out[c] + pt * value_at(V, t, c, dv));
+    }
   }
 }
 
