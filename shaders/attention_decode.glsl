@@ -154,10 +154,12 @@ void main() {
     ws4[buf + NVS * SG4 + lane / 4u][lane % 4u] = uintBitsToFloat(handle.x);
     ws4[buf + (NVS + 1u) * SG4 + lane / 4u][lane % 4u] = uintBitsToFloat(handle.y);
     subgroupBarrier();
-    // P.V: lane = chunk of V, KPV keys side by side.
+    // P.V: lane = chunk of V, KPV keys side by side. Where KPV does not divide SG (V rows
+    // of 24, 40, 48, 72, 80, ... at 32 lanes) the last step's upper slots pass the block's
+    // SG keys: their weights and handles would be the next slice's, or past the array.
     for (uint k0 = 0u; k0 < SG; k0 += KPV) {
       const uint k = k0 + pv_key;
-      if (!pv_lane || tb + int(k) >= t1) continue;
+      if (!pv_lane || k >= SG || tb + int(k) >= t1) continue;
       const uvec2 hv = uvec2(floatBitsToUint(ws4[buf + NVS * SG4 + k / 4u][k % 4u]),
                              floatBitsToUint(ws4[buf + (NVS + 1u) * SG4 + k / 4u][k % 4u]));
       float w[NVS];
