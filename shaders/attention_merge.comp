@@ -1,5 +1,6 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
+#include "float_controls.glsl"  // IEEE inf, NaN and signed zeros, relied on
 // The cpu kernel's merge (attention_merge_common.glsl has what it computes): one invocation
 // per 32-bit output word (one f32, two f16/bf16, four i8) looping over its vector's splits;
 // the one holding a vector's first element writes its log-sum-exp. On lavapipe it measured

@@ -1,5 +1,6 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
+#include "float_controls.glsl"  // IEEE inf, NaN and signed zeros, relied on
 // The gpu kernel's merge (attention_merge_common.glsl has what it computes): a workgroup of
 // 256 per output vector. Its invocations take the splits in turn for M = max m_s and L,
 // each weight exp(m_s - M) computed once into shared memory; then 4 groups of 64 take the

@@ -1,5 +1,6 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
+#include "float_controls.glsl"  // IEEE inf, NaN and signed zeros, relied on
 // The device's copy bandwidth for `kvbench bench`: uvec4 texel fetches and uvec4 stores
 // (lavapipe is bound by the number of loads, so the widest load streams fastest, and a
 // texel fetch is one gather where a storage-buffer load is a loop over the lanes: 12.2-12.6

@@ -1,5 +1,6 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
+#include "float_controls.glsl"  // IEEE inf, NaN and signed zeros, relied on
 // A test of quant_f16.glsl on the device, used by tests/test_dequant_codes.cpp only (on
 // devices with DeviceInfo::f16_rte).
 // op 0: invocation i < 256 puts code pattern i in byte e of a word (e = 0 .. 3; i < 16: in

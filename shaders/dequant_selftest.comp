@@ -1,5 +1,6 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
+#include "float_controls.glsl"  // IEEE inf, NaN and signed zeros, relied on
 // A test of quant.glsl's code_float on the device, used by tests/test_dequant_codes.cpp
 // only. Invocation i < 256 puts code pattern i in byte e of a word (e = 0 .. 3) and i < 16
 // in nibble e (e = 0 .. 7), the other codes of the word filled with other patterns, and

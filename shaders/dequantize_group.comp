@@ -1,5 +1,6 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
+#include "float_controls.glsl"  // IEEE inf, NaN and signed zeros, relied on
 // kvbench.DequantizeGroup: one invocation per element, with the PPL, oneDNN or Ascend formula.
 #include "quant.glsl"
 

@@ -1,5 +1,6 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
+#include "float_controls.glsl"  // IEEE inf, NaN and signed zeros, relied on
 // A test of divide.glsl on the device, used by tests/test_runtime.cpp only: invocation i
 // divides t = first + i * stride by d and writes (t / d, t % d) at out[2 i], out[2 i + 1].
 #include "divide.glsl"

@@ -1,5 +1,6 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
+#include "float_controls.glsl"  // IEEE inf, NaN and signed zeros, relied on
 // A test of float_format.glsl on the device, used by tests/test_runtime.cpp only:
 // op 0: every 16-bit pattern of one dtype (f16 or bf16) decoded to f32, so that a driver
 //       that flushes f16 subnormals in unpackHalf2x16 (Vulkan allows it) is caught;

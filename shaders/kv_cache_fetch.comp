@@ -1,5 +1,6 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
+#include "float_controls.glsl"  // IEEE inf, NaN and signed zeros, relied on
 // pmx.KeyValueCache step 2: read positions [0, start_pos + seqlen) of layer layer_idx back
 // from the cache, dequantize, and write key/value with each kv head repeated num_repeat
 // times. Invocations stride over the output elements (the host caps the groups at

@@ -1,5 +1,6 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
+#include "float_controls.glsl"  // IEEE inf, NaN and signed zeros, relied on
 // pmx.KeyValueCache step 1: quantize current_key/current_value group by group and store
 // codes and scales at positions [start_pos, start_pos + seqlen) of layer layer_idx.
 // One invocation per (batch, token, head, k/v) row of head_dim elements.

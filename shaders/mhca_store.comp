@@ -1,5 +1,6 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
+#include "float_controls.glsl"  // IEEE inf, NaN and signed zeros, relied on
 // MultiHeadCacheAttention step 1: write current_key/current_value of every token into the
 // cache at row T(b, t), t = start_pos[b] + (token - seqstarts[b]), quantizing group by group.
 // One invocation per 32-bit word of one (token, kv head, k/v) row of the cache or of the

@@ -1,5 +1,6 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
+#include "float_controls.glsl"  // IEEE inf, NaN and signed zeros, relied on
 // kvbench.QuantizeGroup: one invocation per (row, group) of the last axis; the last
 // group of a row may be shorter. Symmetric (PPL) or asymmetric with a zero point.
 #include "quant.glsl"

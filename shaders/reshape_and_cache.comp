@@ -1,5 +1,6 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
+#include "float_controls.glsl"  // IEEE inf, NaN and signed zeros, relied on
 // atb.ReshapeAndCache: one invocation per (token, head) copies key/value[t, h, :] to
 // cache[slot // block_size, slot % block_size, h, :] (flat row slot * heads + h); a
 // negative slot is a padding token and writes nothing.

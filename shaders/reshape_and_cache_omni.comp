@@ -1,5 +1,6 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
+#include "float_controls.glsl"  // IEEE inf, NaN and signed zeros, relied on
 // atb.ReshapeAndCacheOmni: one invocation per (token, head). The token is kept unless its
 // head's run is compressed and it falls in the dropped window [off, off + wins); the k-th
 // kept token of run i goes to flat slot slot_mapping[i] + k. A pure copy of head_size elements.

@@ -1,4 +1,6 @@
 #version 450
+#extension GL_GOOGLE_include_directive : require
+#include "float_controls.glsl"  // IEEE inf, NaN and signed zeros, relied on
 #extension GL_ARB_shader_clock : require
 // The shader clock `kvbench bench` ran at (src/vk/batch.cpp): one invocation spins until
 // the subgroup clock (VK_KHR_shader_clock: SM/CU cycles on GPUs) has advanced `spin`

@@ -1,4 +1,6 @@
 #version 450
+#extension GL_GOOGLE_include_directive : require
+#include "float_controls.glsl"  // IEEE inf, NaN and signed zeros, relied on
 // A test of specialization constants by name (tests/test_spec_constants.cpp): a named
 // constant and a workgroup size set by one (`local_size_x_id`, which the runtime names
 // "local_size_x"). Each invocation writes SCALE times its local index.

@@ -1,5 +1,6 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
+#include "float_controls.glsl"  // IEEE inf, NaN and signed zeros, relied on
 // A test of storage.glsl's element addressing at indices whose bit offsets pass 2^32
 // (tensors over 512 MiB), which no buffer on lavapipe is large enough to hold: for each
 // element index, the word and shift WORD_OF / SHIFT_OF give for 4-, 8- and 16-bit dtypes.

@@ -1,5 +1,6 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
+#include "float_controls.glsl"  // IEEE inf, NaN and signed zeros, relied on
 // A test of shaders/texels.glsl and of the runtime's `_texels` views: word i of
 // `destination` is word i of `source` read by texel_words in groups of n (1, 2 or 4)
 // words (tests/test_runtime.cpp).

@@ -30,6 +30,9 @@ DeviceInfo device(const std::string& type, uint32_t subgroup, bool shuffle = tru
   d.shared_memory_bytes = 32768;
   d.max_workgroup_invocations = 1024;
   d.max_workgroup_size_x = 1024;
+  d.subgroup_size_control = true;  // a required size, full subgroups, at the device's size only
+  d.min_subgroup_size = d.max_subgroup_size = subgroup;
+  d.max_workgroup_subgroups = 32;
   return d;
 }
 
@@ -118,6 +121,34 @@ TEST_CASE(
   CHECK(choose_attention_kernel(small, h128, decode) == AttentionKernel::decode);
   small.shared_memory_bytes = decode_shared_bytes(576, 512, 4, 32) - 16;  // MLA needs 4 (heads split)
   CHECK(choose_attention_kernel(small, mla, decode) == AttentionKernel::tiles);
+  // A device that cannot require the decode kernel's subgroups (4 full ones of its size), or
+  // promised them and did not keep the promise (Runtime's probe): the tiles kernel.
+  DeviceInfo uncontrolled = device("discrete-gpu", 32);
+  uncontrolled.subgroup_size_control = false;
+  CHECK(choose_attention_kernel(uncontrolled, h128, decode) == AttentionKernel::tiles);
+  DeviceInfo few = device("discrete-gpu", 32);
+  few.max_workgroup_subgroups = 2;
+  CHECK(choose_attention_kernel(few, h128, decode) == AttentionKernel::tiles);
+  DeviceInfo wide = device("discrete-gpu", 32);
+  wide.min_subgroup_size = 8;
+  wide.max_subgroup_size = 16;  // 32 cannot be required
+  CHECK(choose_attention_kernel(wide, h128, decode) == AttentionKernel::tiles);
+  CHECK(skip_reason(uncontrolled, h128).empty());
+  {
+    // Forced there: a SKIP that says why, never a run on subgroups the kernel was not built for.
+    ForceKernel force("decode");
+    CHECK(skip_reason(uncontrolled, h128).find("cannot require a subgroup size with full subgroups") !=
+          std::string::npos);
+    CHECK(skip_reason(few, h128).find("cannot require 4 subgroups of 32 lanes") != std::string::npos);
+    DeviceInfo broken = uncontrolled;
+    broken.subgroup_size_broken =
+        "required 4 full subgroups of 32 lanes; invocation 16 ran with gl_SubgroupID 1";
+    CHECK(skip_reason(broken, h128).find("does not keep its promise") != std::string::npos);
+    CHECK(skip_reason(device("discrete-gpu", 32), h128).empty());
+    // Heads it does not fit go to the rule, as before.
+    CHECK(choose_attention_kernel(uncontrolled, {.key_dim = 584, .value_dim = 512}, decode) ==
+          AttentionKernel::tiles);
+  }
   {
     ForceKernel force("decode");
     CHECK(choose_attention_kernel(device("cpu", 8), h128, decode) == AttentionKernel::decode);

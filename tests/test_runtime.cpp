@@ -351,3 +351,33 @@ TEST_CASE("divide.glsl: divide_by_magic is t / d and t % d for every sampled t b
   }
   CHECK(wrong == 0);
 }
+
+TEST_CASE("every embedded shader declares SignedZeroInfNanPreserve for f32 (shaders/float_controls.glsl)") {
+  // OpExecutionMode (opcode 16, four words): entry point, mode 4461, width 32.
+  for (const auto& [name, words] : embedded_shaders()) {
+    bool declared = false;
+    for (size_t i = 5; i < words.size();) {
+      const uint32_t count = words[i] >> 16, opcode = words[i] & 0xffff;
+      if (count == 0) break;
+      declared = declared || (opcode == 16 && count == 4 && words[i + 2] == 4461 && words[i + 3] == 32);
+      i += count;
+    }
+    CHECK_MESSAGE(declared, name << " does not include shaders/float_controls.glsl");
+  }
+}
+
+TEST_CASE(
+    "required subgroup sizes: the device's, full, are what the probe sees exactly when the runtime offers "
+    "them") {
+  Runtime rt;
+  const DeviceInfo& dev = rt.info();
+  if (dev.subgroup_size_control) {
+    const uint32_t sg = dev.subgroup_size;
+    CHECK(rt.probe_required_subgroups(sg, std::max<uint32_t>(4, 64 / sg)) == "");
+    CHECK(dev.subgroup_size_broken.empty());
+  } else if (!dev.subgroup_size_broken.empty()) {
+    // The promise was broken (lavapipe at LP_NATIVE_VECTOR_WIDTH=1024): the decode kernel
+    // refuses this device (tests/test_attention_kernel.cpp).
+    MESSAGE("required subgroups not kept: " << dev.subgroup_size_broken);
+  }
+}

@@ -31,6 +31,13 @@ void add_devices_command(CLI::App& app, int& exit_code) {
       exit_code = 2;
       return;
     }
+    // What a Runtime finds out by running (its probe of required subgroup sizes), for every
+    // device that can run anything.
+    for (auto& d : devices)
+      if (!d.null_device) try {
+          d = Runtime(d.index).info();
+        } catch (const std::exception&) {  // reported as described; `kvbench run` says why
+        }
     const int def = default_device_index(devices);
     auto yes = [](bool b) { return b ? "yes" : "no"; };
     for (const auto& d : devices) {
@@ -46,6 +53,13 @@ void add_devices_command(CLI::App& app, int& exit_code) {
                 << d.shared_memory_bytes / 1024 << " KiB, max storage buffer "
                 << d.max_storage_buffer_range / (1024 * 1024) << " MiB, timestamps " << yes(d.timestamps)
                 << "\n"
+                << "      required subgroup sizes "
+                << (d.subgroup_size_control
+                        ? "yes (" + std::to_string(d.min_subgroup_size) + "-" +
+                              std::to_string(d.max_subgroup_size) + " lanes, full subgroups)"
+                    : d.subgroup_size_broken.empty() ? std::string("no")
+                                                     : "promised but not kept: " + d.subgroup_size_broken)
+                << ", inf/NaN preserved in f32 " << yes(d.inf_nan_preserve_f32) << "\n"
                 << "      compute units " << d.compute_units << " (" << d.compute_units_source
                 << "), shader clock " << yes(d.shader_clock) << ", calibrated timestamps "
                 << yes(d.calibrated_timestamps) << "\n"
@@ -59,8 +73,9 @@ void add_devices_command(CLI::App& app, int& exit_code) {
         << "The default is the first GPU, else the first device (lavapipe on a machine without a GPU).\n"
            "kvbench binds every tensor as 32-bit words, so no 8/16-bit storage feature is needed. The\n"
            "attention kernels: a CPU device (lavapipe) runs the cpu-shaped one (subgroups of at least 8\n"
-           "lanes with shuffles), a GPU the decode kernel for decodes (subgroup reductions, 4-64 lanes,\n"
-           "heads up to 576/512) and the tiles kernel, which runs at any subgroup size, for the rest\n"
+           "lanes with shuffles), a GPU the decode kernel for decodes (subgroup reductions, 4-64 lanes\n"
+           "required with full subgroups, heads up to 576/512) and the tiles kernel, which runs at any\n"
+           "subgroup size, for the rest\n"
            "(KVBENCH_KERNEL=gpu|cpu|decode forces one); with fp16 rounding to nearest even the decode\n"
            "kernel dequantizes MHCA's codes in f16 (KVBENCH_F16_DEQUANT=0: in f32). A case whose needs\n"
            "the device lacks, or whose tensor exceeds the max storage buffer, is a SKIP with the reason.\n"

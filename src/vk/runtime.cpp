@@ -15,188 +15,9 @@
 #include "vk/spirv_reflect.hpp"
 
 namespace kvbench {
-namespace {
-
-bool validation_requested() { return env_value("KVBENCH_VALIDATION") == "1"; }
-
-// KVBENCH_VALIDATION=1 turns on the Khronos validation layer (CI runs a shard with it).
-// `messenger` (may be null) is chained in, so instance creation and destruction report too.
-vk::raii::Instance make_instance(const vk::raii::Context& context, bool validation,
-                                 const vk::DebugUtilsMessengerCreateInfoEXT* messenger = nullptr) {
-  vk::ApplicationInfo app{.pApplicationName = "kvbench",
-                          .applicationVersion = 1,
-                          .pEngineName = "kvbench",
-                          .engineVersion = 1,
-                          .apiVersion = VK_API_VERSION_1_1};
-  std::vector<const char*> layers, extensions;
-  if (validation) layers.push_back("VK_LAYER_KHRONOS_validation");
-  if (messenger) extensions.push_back(VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
-  vk::InstanceCreateInfo info{.pNext = messenger,
-                              .pApplicationInfo = &app,
-                              .enabledLayerCount = static_cast<uint32_t>(layers.size()),
-                              .ppEnabledLayerNames = layers.data(),
-                              .enabledExtensionCount = static_cast<uint32_t>(extensions.size()),
-                              .ppEnabledExtensionNames = extensions.data()};
-  try {
-    return vk::raii::Instance(context, info);
-  } catch (const vk::LayerNotPresentError&) {
-    throw std::runtime_error(
-        "KVBENCH_VALIDATION=1 but the Khronos validation layer is not installed "
-        "(vulkan-validationlayers: tools/setup.sh)");
-  }
-}
-
-std::string type_name(vk::PhysicalDeviceType t) {
-  switch (t) {
-    case vk::PhysicalDeviceType::eDiscreteGpu: return "discrete-gpu";
-    case vk::PhysicalDeviceType::eIntegratedGpu: return "integrated-gpu";
-    case vk::PhysicalDeviceType::eVirtualGpu: return "virtual-gpu";
-    case vk::PhysicalDeviceType::eCpu: return "cpu";
-    default: return "other";
-  }
-}
-
-// DeviceInfo::compute_units: from the first extension that gives them, else the default.
-void describe_compute_units(const vk::raii::PhysicalDevice& pd, const std::set<std::string>& extensions,
-                            DeviceInfo& d) {
-  const auto has = [&](const char* name) { return extensions.count(name) > 0; };
-  uint32_t units = 0;
-  if (has(VK_AMD_SHADER_CORE_PROPERTIES_2_EXTENSION_NAME)) {
-    units = pd.getProperties2<vk::PhysicalDeviceProperties2, vk::PhysicalDeviceShaderCoreProperties2AMD>()
-                .get<vk::PhysicalDeviceShaderCoreProperties2AMD>()
-                .activeComputeUnitCount;
-    d.compute_units_source = VK_AMD_SHADER_CORE_PROPERTIES_2_EXTENSION_NAME;
-  } else if (has(VK_AMD_SHADER_CORE_PROPERTIES_EXTENSION_NAME)) {
-    const auto p =
-        pd.getProperties2<vk::PhysicalDeviceProperties2, vk::PhysicalDeviceShaderCorePropertiesAMD>()
-            .get<vk::PhysicalDeviceShaderCorePropertiesAMD>();
-    units = p.shaderEngineCount * p.shaderArraysPerEngineCount * p.computeUnitsPerShaderArray;
-    d.compute_units_source = VK_AMD_SHADER_CORE_PROPERTIES_EXTENSION_NAME;
-  } else if (has(VK_ARM_SHADER_CORE_BUILTINS_EXTENSION_NAME)) {
-    units =
-        pd.getProperties2<vk::PhysicalDeviceProperties2, vk::PhysicalDeviceShaderCoreBuiltinsPropertiesARM>()
-            .get<vk::PhysicalDeviceShaderCoreBuiltinsPropertiesARM>()
-            .shaderCoreCount;
-    d.compute_units_source = VK_ARM_SHADER_CORE_BUILTINS_EXTENSION_NAME;
-  } else if (has(VK_NV_SHADER_SM_BUILTINS_EXTENSION_NAME)) {
-    units = pd.getProperties2<vk::PhysicalDeviceProperties2, vk::PhysicalDeviceShaderSMBuiltinsPropertiesNV>()
-                .get<vk::PhysicalDeviceShaderSMBuiltinsPropertiesNV>()
-                .shaderSMCount;
-    d.compute_units_source = VK_NV_SHADER_SM_BUILTINS_EXTENSION_NAME;
-  }
-  if (units == 0) {
-    units = d.type == "cpu" ? std::max(1u, std::thread::hardware_concurrency()) : 132u;
-    d.compute_units_source = "default";
-  }
-  d.compute_units = units;
-}
-
-DeviceInfo describe(const vk::raii::PhysicalDevice& pd, int index) {
-  DeviceInfo d;
-  d.index = index;
-  auto props = pd.getProperties2<vk::PhysicalDeviceProperties2, vk::PhysicalDeviceSubgroupProperties,
-                                 vk::PhysicalDeviceDriverProperties>();
-  const auto& p = props.get<vk::PhysicalDeviceProperties2>().properties;
-  d.name = p.deviceName.data();
-  d.type = type_name(p.deviceType);
-  d.is_gpu = p.deviceType == vk::PhysicalDeviceType::eDiscreteGpu ||
-             p.deviceType == vk::PhysicalDeviceType::eIntegratedGpu ||
-             p.deviceType == vk::PhysicalDeviceType::eVirtualGpu;
-  d.null_device = d.name.rfind("Null hardware", 0) == 0;
-  d.api_version = std::to_string(VK_API_VERSION_MAJOR(p.apiVersion)) + "." +
-                  std::to_string(VK_API_VERSION_MINOR(p.apiVersion)) + "." +
-                  std::to_string(VK_API_VERSION_PATCH(p.apiVersion));
-  const auto& drv = props.get<vk::PhysicalDeviceDriverProperties>();
-  d.driver = std::string(drv.driverName.data()) + " " + drv.driverInfo.data();
-  const auto& sg = props.get<vk::PhysicalDeviceSubgroupProperties>();
-  d.subgroup_size = sg.subgroupSize;
-  d.subgroup_shuffle = (sg.supportedOperations & vk::SubgroupFeatureFlagBits::eShuffle) &&
-                       (sg.supportedStages & vk::ShaderStageFlagBits::eCompute);
-  d.subgroup_arithmetic = (sg.supportedOperations & vk::SubgroupFeatureFlagBits::eArithmetic) &&
-                          (sg.supportedStages & vk::ShaderStageFlagBits::eCompute);
-  d.shared_memory_bytes = p.limits.maxComputeSharedMemorySize;
-  d.max_storage_buffer_range = p.limits.maxStorageBufferRange;
-  for (int i = 0; i < 3; ++i) d.max_workgroup_count[i] = p.limits.maxComputeWorkGroupCount[i];
-  d.max_workgroup_invocations = p.limits.maxComputeWorkGroupInvocations;
-  d.max_workgroup_size_x = p.limits.maxComputeWorkGroupSize[0];
-  d.max_stage_storage_buffers =
-      std::min(p.limits.maxPerStageDescriptorStorageBuffers, p.limits.maxDescriptorSetStorageBuffers);
-  d.max_stage_sampled_images =
-      std::min(p.limits.maxPerStageDescriptorSampledImages, p.limits.maxDescriptorSetSampledImages);
-  if (pd.getFormatProperties(vk::Format::eR32G32B32A32Uint).bufferFeatures &
-      vk::FormatFeatureFlagBits::eUniformTexelBuffer)
-    d.max_texel_buffer_elements = p.limits.maxTexelBufferElements;
-  d.timestamps = p.limits.timestampComputeAndGraphics;
-  auto feats =
-      pd.getFeatures2<vk::PhysicalDeviceFeatures2, vk::PhysicalDeviceShaderFloat16Int8Features,
-                      vk::PhysicalDevice8BitStorageFeatures, vk::PhysicalDevice16BitStorageFeatures>();
-  const auto& f = feats.get<vk::PhysicalDeviceFeatures2>().features;
-  d.shader_int64 = f.shaderInt64;
-  d.shader_float64 = f.shaderFloat64;
-  d.shader_int8 = feats.get<vk::PhysicalDeviceShaderFloat16Int8Features>().shaderInt8;
-  d.shader_float16 = feats.get<vk::PhysicalDeviceShaderFloat16Int8Features>().shaderFloat16;
-  d.storage_8bit = feats.get<vk::PhysicalDevice8BitStorageFeatures>().storageBuffer8BitAccess;
-  d.storage_16bit = feats.get<vk::PhysicalDevice16BitStorageFeatures>().storageBuffer16BitAccess;
-  std::set<std::string> extensions;
-  for (const auto& e : pd.enumerateDeviceExtensionProperties()) {
-    const std::string name = e.extensionName.data();
-    extensions.insert(name);
-    d.calibrated_timestamps = d.calibrated_timestamps || name == VK_EXT_CALIBRATED_TIMESTAMPS_EXTENSION_NAME;
-    if (name == VK_KHR_SHADER_CLOCK_EXTENSION_NAME)
-      d.shader_clock =
-          pd.getFeatures2<vk::PhysicalDeviceFeatures2, vk::PhysicalDeviceShaderClockFeaturesKHR>()
-              .get<vk::PhysicalDeviceShaderClockFeaturesKHR>()
-              .shaderSubgroupClock;
-  }
-  if (d.shader_float16 && extensions.count(VK_KHR_SHADER_FLOAT_CONTROLS_EXTENSION_NAME) &&
-      extensions.count(VK_KHR_SHADER_FLOAT16_INT8_EXTENSION_NAME))
-    d.f16_rte = pd.getProperties2<vk::PhysicalDeviceProperties2, vk::PhysicalDeviceFloatControlsProperties>()
-                    .get<vk::PhysicalDeviceFloatControlsProperties>()
-                    .shaderRoundingModeRTEFloat16;
-  describe_compute_units(pd, extensions, d);
-  const auto mem = pd.getMemoryProperties();
-  const auto shared = vk::MemoryPropertyFlagBits::eDeviceLocal | vk::MemoryPropertyFlagBits::eHostVisible |
-                      vk::MemoryPropertyFlagBits::eHostCoherent;
-  for (uint32_t i = 0; i < mem.memoryTypeCount; ++i)
-    d.host_shared_memory = d.host_shared_memory || (mem.memoryTypes[i].propertyFlags & shared) == shared;
-  return d;
-}
-
-}  // namespace
-
-std::vector<DeviceInfo> list_devices() {
-  vk::raii::Context context;
-  auto instance = make_instance(context, validation_requested());
-  std::vector<DeviceInfo> out;
-  int i = 0;
-  for (const auto& pd : instance.enumeratePhysicalDevices()) out.push_back(describe(pd, i++));
-  return out;
-}
-
-void check_descriptor_limits(const std::string& name, const ShaderInterface& shader, const DeviceInfo& dev) {
-  if (shader.buffers.size() > dev.max_stage_storage_buffers)
-    throw SkipCase(name + " binds " + std::to_string(shader.buffers.size()) + " storage buffers; " +
-                   dev.name + " allows " + std::to_string(dev.max_stage_storage_buffers) + " per stage");
-  if (shader.texel_buffers.empty()) return;
-  if (dev.max_texel_buffer_elements == 0)
-    throw SkipCase(name + " reads uniform texel buffers of R32G32B32A32_UINT, which " + dev.name +
-                   " does not support");
-  if (shader.texel_buffers.size() > dev.max_stage_sampled_images)
-    throw SkipCase(name + " binds " + std::to_string(shader.texel_buffers.size()) + " texel buffers; " +
-                   dev.name + " allows " + std::to_string(dev.max_stage_sampled_images) + " per stage");
-}
-
 uint64_t timestamp_ticks(uint64_t begin, uint64_t end, uint32_t valid_bits) {
   const uint64_t mask = valid_bits >= 64 ? ~uint64_t{0} : (uint64_t{1} << valid_bits) - 1;
   return (end - begin) & mask;
-}
-
-int default_device_index(const std::vector<DeviceInfo>& devices) {
-  for (const auto& d : devices)
-    if (d.is_gpu && !d.null_device) return d.index;
-  for (const auto& d : devices)
-    if (!d.null_device) return d.index;
-  return -1;
 }
 
 struct Runtime::ValidationLog {
@@ -301,8 +122,8 @@ Runtime::Runtime(std::optional<int> index, RuntimeOptions options) {
   const float priority = 1.0f;
   vk::DeviceQueueCreateInfo queue_info{
       .queueFamilyIndex = queue_family_, .queueCount = 1, .pQueuePriorities = &priority};
-  // What the kernels may use: the shader clock (bench) and f16 arithmetic rounding to
-  // nearest even (the decode kernel's dequantization).
+  // What the kernels may use: the shader clock (bench), f16 arithmetic rounding to nearest
+  // even (the decode kernel's dequantization), IEEE inf and NaN, required subgroup sizes.
   std::vector<const char*> extensions;
   void* features = nullptr;
   vk::PhysicalDeviceShaderClockFeaturesKHR clock{.shaderSubgroupClock = VK_TRUE};
@@ -312,9 +133,19 @@ Runtime::Runtime(std::optional<int> index, RuntimeOptions options) {
   }
   vk::PhysicalDeviceShaderFloat16Int8Features float16{.pNext = features, .shaderFloat16 = VK_TRUE};
   if (info_.f16_rte) {
-    extensions.push_back(VK_KHR_SHADER_FLOAT_CONTROLS_EXTENSION_NAME);
     extensions.push_back(VK_KHR_SHADER_FLOAT16_INT8_EXTENSION_NAME);
     features = &float16;
+  }
+  // SPIR-V's float controls: every shader declares SignedZeroInfNanPreserve (and the f16
+  // decode module rounding to nearest even).
+  if (info_.f16_rte || info_.inf_nan_preserve_f32)
+    extensions.push_back(VK_KHR_SHADER_FLOAT_CONTROLS_EXTENSION_NAME);
+  // Pipelines that require their subgroup size, with full subgroups (Kernel::subgroup_size).
+  vk::PhysicalDeviceSubgroupSizeControlFeaturesEXT size_control{
+      .pNext = features, .subgroupSizeControl = VK_TRUE, .computeFullSubgroups = VK_TRUE};
+  if (info_.subgroup_size_control) {
+    extensions.push_back(VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME);
+    features = &size_control;
   }
   vk::DeviceCreateInfo device_info{.pNext = features,
                                    .queueCreateInfoCount = 1,
@@ -354,6 +185,36 @@ Runtime::Runtime(std::optional<int> index, RuntimeOptions options) {
                : pick_memory_type(mem, bits, mapped, local, {}, "a host-visible coherent storage buffer");
 
   open_pipeline_cache(options);
+
+  // A driver may offer required subgroup sizes and not keep the promise: lavapipe at
+  // LP_NATIVE_VECTOR_WIDTH=1024 reports and requires 32 lanes, and runs subgroups of 16. One
+  // probe at the size the kernels require (the decode kernel's 4 subgroups, the lanes
+  // kernel's 64 invocations) decides, so that no kernel runs on a broken promise.
+  const uint32_t sg = info_.subgroup_size, count = sg ? std::max<uint32_t>(4, 64 / sg) : 0;
+  if (info_.subgroup_size_control && info_.inf_nan_preserve_f32 && info_.can_require_subgroups(sg, count) &&
+      sg * count <= std::min(info_.max_workgroup_invocations, info_.max_workgroup_size_x)) {
+    info_.subgroup_size_broken = probe_required_subgroups(sg, count);
+    if (!info_.subgroup_size_broken.empty()) info_.subgroup_size_control = false;
+  }
+}
+
+std::string Runtime::probe_required_subgroups(uint32_t size, uint32_t count) {
+  const uint32_t n = size * count;
+  auto out = buffer(size_t{16} * n);
+  Kernel probe("subgroup_probe", {{"local_size_x", n}});
+  probe.subgroup_size = size;
+  dispatch(probe, {{"words", out.get()}}, {}, 1);
+  std::vector<uint32_t> w(size_t{4} * n);
+  out->download(std::span(reinterpret_cast<uint8_t*>(w.data()), w.size() * 4));
+  for (uint32_t i = 0; i < n; ++i) {
+    const uint32_t* v = &w[size_t{4} * i];
+    if (v[0] != size || v[1] != count || v[2] != i / size || v[3] != i % size)
+      return "required " + std::to_string(count) + " full subgroups of " + std::to_string(size) +
+             " lanes; invocation " + std::to_string(i) + " ran with gl_SubgroupSize " + std::to_string(v[0]) +
+             ", gl_NumSubgroups " + std::to_string(v[1]) + ", gl_SubgroupID " + std::to_string(v[2]) +
+             ", gl_SubgroupInvocationID " + std::to_string(v[3]);
+  }
+  return "";
 }
 
 Runtime::~Runtime() {
@@ -422,7 +283,26 @@ std::string Runtime::pipeline_key(const Kernel& kernel) {
     key += ":" + (id == next ? "" : std::to_string(id) + "=") + std::to_string(value);
     if (id == next) ++next;
   }
+  if (kernel.subgroup_size) key += ":sg=" + std::to_string(kernel.subgroup_size);
   return key;
+}
+
+void Runtime::check_pipeline(const Kernel& kernel) {
+  // Every shader declares SignedZeroInfNanPreserve for f32 (shaders/float_controls.glsl).
+  if (!info_.inf_nan_preserve_f32)
+    throw SkipCase(info_.name +
+                   " does not preserve inf, NaN and signed zeros in f32 arithmetic "
+                   "(shaderSignedZeroInfNanPreserveFloat32), which kvbench's kernels declare they rely on");
+  if (kernel.subgroup_size && !info_.can_require_subgroups(kernel.subgroup_size, 1))
+    throw std::logic_error(kernel.shader + ": " + info_.name + " cannot require subgroups of " +
+                           std::to_string(kernel.subgroup_size) + " lanes");
+  auto interface = interfaces_.find(kernel.shader);
+  if (interface == interfaces_.end()) {
+    const auto code = embedded_shaders().find(kernel.shader);
+    if (code == embedded_shaders().end()) throw std::logic_error("no embedded shader named " + kernel.shader);
+    interface = interfaces_.emplace(kernel.shader, reflect_shader(code->second)).first;
+  }
+  check_descriptor_limits(kernel.shader, interface->second, info_);
 }
 
 Runtime::Pipeline& Runtime::pipeline(const Kernel& kernel) {
@@ -431,9 +311,9 @@ Runtime::Pipeline& Runtime::pipeline(const Kernel& kernel) {
   if (it != pipelines_.end()) return *it->second;
   const auto& shaders = embedded_shaders();
   auto code = shaders.find(kernel.shader);
+  check_pipeline(kernel);
   auto p = std::make_unique<Pipeline>();
   p->interface = reflect_shader(code->second);
-  check_descriptor_limits(kernel.shader, p->interface, info_);
   std::vector<vk::DescriptorSetLayoutBinding> slots;
   for (const auto& [binding, names] : p->interface.buffers)
     slots.push_back({.binding = binding,
@@ -468,11 +348,20 @@ Runtime::Pipeline& Runtime::pipeline(const Kernel& kernel) {
                               .pMapEntries = entries.data(),
                               .dataSize = values.size() * 4,
                               .pData = values.data()};
-  vk::ComputePipelineCreateInfo info{.stage = {.stage = vk::ShaderStageFlagBits::eCompute,
-                                               .module = *p->module,
-                                               .pName = "main",
-                                               .pSpecializationInfo = entries.empty() ? nullptr : &spec},
-                                     .layout = *p->layout};
+  // A required subgroup size comes with full subgroups: every subgroup of the workgroup has
+  // exactly that many active lanes (the decode kernel's NSG subgroups of SG lanes).
+  const vk::PipelineShaderStageRequiredSubgroupSizeCreateInfoEXT required{.requiredSubgroupSize =
+                                                                              kernel.subgroup_size};
+  vk::ComputePipelineCreateInfo info{
+      .stage = {.pNext = kernel.subgroup_size ? &required : nullptr,
+                .flags = kernel.subgroup_size
+                             ? vk::PipelineShaderStageCreateFlagBits::eRequireFullSubgroupsEXT
+                             : vk::PipelineShaderStageCreateFlags{},
+                .stage = vk::ShaderStageFlagBits::eCompute,
+                .module = *p->module,
+                .pName = "main",
+                .pSpecializationInfo = entries.empty() ? nullptr : &spec},
+      .layout = *p->layout};
   const auto start = std::chrono::steady_clock::now();
   p->pipeline = *pipeline_cache_ ? vk::raii::Pipeline(device_, pipeline_cache_, info)
                                  : vk::raii::Pipeline(device_, nullptr, info);

@@ -20,73 +20,15 @@
 #endif
 #include <vulkan/vulkan_raii.hpp>
 
-namespace kvbench {
+#include "vk/device.hpp"
+#include "vk/spirv_reflect.hpp"
 
-struct DeviceInfo {
-  int index = 0;
-  std::string name;
-  std::string type;  // discrete-gpu, integrated-gpu, virtual-gpu, cpu, other
-  std::string driver;
-  std::string api_version;
-  bool is_gpu = false;
-  // RADV's compile-only device (RADV_FORCE_FAMILY=...: "Null hardware (RADV ...)"): it
-  // compiles pipelines but runs nothing; never a default, refused by Runtime.
-  bool null_device = false;
-  bool shader_int8 = false, shader_float16 = false, shader_int64 = false, shader_float64 = false;
-  bool storage_8bit = false, storage_16bit = false;
-  // f16 arithmetic that rounds to nearest even where a shader asks (shaderFloat16 and
-  // VK_KHR_shader_float_controls' shaderRoundingModeRTEFloat16; both enabled by Runtime):
-  // the decode kernel's f16 dequantization (shaders/quant_f16.glsl) needs it.
-  bool f16_rte = false;
-  uint32_t subgroup_size = 0;
-  bool subgroup_shuffle = false;     // compute-stage subgroup shuffles
-  bool subgroup_arithmetic = false;  // compute-stage subgroup reductions (subgroupMax, subgroupAdd)
-  uint32_t shared_memory_bytes = 0;
-  uint64_t max_storage_buffer_range = 0;
-  std::array<uint32_t, 3> max_workgroup_count{};  // maxComputeWorkGroupCount
-  uint32_t max_workgroup_invocations = 0,
-           max_workgroup_size_x = 0;  // maxComputeWorkGroupInvocations, Size[0]
-  uint32_t max_stage_storage_buffers =
-      0;  // min(maxPerStageDescriptorStorageBuffers, maxDescriptorSetStorageBuffers)
-  uint32_t max_stage_sampled_images = 0;  // the same for sampled images, which texel buffers count as
-  // maxTexelBufferElements, or 0 when R32G32B32A32_UINT cannot be a uniform texel buffer
-  // (Vulkan requires it can): the most uvec4 texels a shader's `_texels` binding views.
-  uint64_t max_texel_buffer_elements = 0;
-  bool timestamps = false;
-  // VK_KHR_shader_clock's shaderSubgroupClock (enabled when present): `kvbench bench`
-  // measures the clock its kernels ran at with it. VK_EXT_calibrated_timestamps: reported.
-  bool shader_clock = false, calibrated_timestamps = false;
-  // Compute units (SMs, CUs, shader cores) where an extension gives them
-  // (VK_AMD_shader_core_properties(2), VK_ARM_shader_core_builtins, VK_NV_shader_sm_builtins);
-  // else 132 on a GPU (an H100 SXM's SMs: a smaller GPU gets more than two items a unit,
-  // which costs little) and the host's threads on a CPU device (lavapipe's default).
-  uint32_t compute_units = 0;
-  std::string compute_units_source;  // the extension, or "default"
-  // A memory type is device-local, host-visible and coherent at once (lavapipe, integrated
-  // GPUs, resizable BAR): with a non-discrete device, the runtime's zero-copy mode.
-  bool host_shared_memory = false;
-  // The memory mode a Runtime takes by default (KVBENCH_STAGING aside): "staging" on a
-  // discrete GPU or without shared memory, else "zero-copy".
-  std::string default_memory_mode() const {
-    return type == "discrete-gpu" || !host_shared_memory ? "staging" : "zero-copy";
-  }
-};
+namespace kvbench {
 
 // The ticks between two timestamps of a queue with `valid_bits` meaningful bits (36-64):
 // the difference modulo 2^valid_bits, so a counter that wrapped between them still gives
 // the elapsed ticks, and bits above the valid ones never count.
 uint64_t timestamp_ticks(uint64_t begin, uint64_t end, uint32_t valid_bits);
-
-// Throws SkipCase when shader `name` binds more storage (or texel) buffers than `dev` allows one stage
-// (a case's dispatch checks this before its pipeline is made).
-struct ShaderInterface;
-void check_descriptor_limits(const std::string& name, const ShaderInterface& shader, const DeviceInfo& dev);
-
-// Every Vulkan physical device, in the loader's order.
-std::vector<DeviceInfo> list_devices();
-// The first GPU; otherwise the first device (lavapipe on a machine without a GPU); never a
-// null device (-1 when there is no other).
-int default_device_index(const std::vector<DeviceInfo>& devices);
 
 class Buffer;
 
@@ -107,6 +49,10 @@ struct ValidationMessages {
 struct Kernel {
   std::string shader;
   std::map<std::string, uint32_t> constants;  // NAME -> value (bools 0 or 1)
+  // 0: the driver chooses the subgroup size. Else the pipeline requires subgroups of this
+  // many lanes, all full (VK_EXT_subgroup_size_control; only where
+  // DeviceInfo::can_require_subgroups allows it). Part of the pipeline's key (":sg=N").
+  uint32_t subgroup_size = 0;
   Kernel(const char* name) : shader(name) {}
   Kernel(std::string name, std::map<std::string, uint32_t> values = {})
       : shader(std::move(name)), constants(std::move(values)) {}
@@ -203,6 +149,12 @@ class Runtime {
   // Writes the pipeline cache back when it changed (never throws; a failure is reported once on stderr).
   ~Runtime();
   const DeviceInfo& info() const { return info_; }
+  // Runs shaders/subgroup_probe.comp once in a workgroup of `count` subgroups that it
+  // requires of `size` lanes, full: "" when every invocation saw exactly those subgroups
+  // (gl_SubgroupSize, gl_NumSubgroups, its subgroup and lane by its index), else what one
+  // saw. The constructor probes the device's subgroup size when it offers the control and
+  // turns DeviceInfo::subgroup_size_control off where the answer is not "".
+  std::string probe_required_subgroups(uint32_t size, uint32_t count);
   // true: storage buffers are device-local and data moves through host-visible staging
   // buffers with copy commands; false: storage buffers are mapped (zero-copy).
   bool staging() const { return staging_; }
@@ -266,6 +218,10 @@ class Runtime {
   struct Pipeline;
   struct PipelineCache;
   Pipeline& pipeline(const Kernel& kernel);
+  // What pipeline() checks before it builds (the device's features, its descriptor limits
+  // for the shader's interface): throws SkipCase, or logic_error for a kernel the device
+  // cannot be asked for. A plan (plan_only) checks and builds nothing more.
+  void check_pipeline(const Kernel& kernel);
   // A mapped host-visible buffer (staging, parameters); `readback` prefers cached memory.
   std::unique_ptr<Buffer> host_buffer(size_t bytes, bool readback);
   void open_pipeline_cache(const RuntimeOptions& options);
@@ -307,6 +263,7 @@ class Runtime {
   std::map<std::string, std::unique_ptr<Pipeline>> pipelines_;
   // Per shader, its specialization constants: name -> constant_id (read once from the SPIR-V).
   std::map<std::string, std::map<std::string, uint32_t>> spec_ids_;
+  std::map<std::string, ShaderInterface> interfaces_;  // reflected once per shader (check_pipeline)
   // kernel's constants as (constant_id, value), ascending, checked against the shader's.
   std::vector<std::pair<uint32_t, uint32_t>> specialization(const Kernel& kernel);
   std::unique_ptr<Buffer> placeholder_;

@@ -20,4 +20,11 @@ struct Runtime::Pipeline {
 // The value of environment variable `name`, or "" when it is unset.
 std::string env_value(const char* name);
 
+// Whether KVBENCH_VALIDATION=1 asks for the Khronos validation layer.
+bool validation_requested();
+// The instance kvbench uses (Vulkan 1.1), with the validation layer when `validation`;
+// `messenger` (may be null) is chained in, so instance creation and destruction report too.
+vk::raii::Instance make_instance(const vk::raii::Context& context, bool validation,
+                                 const vk::DebugUtilsMessengerCreateInfoEXT* messenger = nullptr);
+
 }  // namespace kvbench

@@ -48,12 +48,24 @@ bool lanes_heads_fit(const AttentionHeads& h) {
 AttentionKernel choose_attention_kernel(const DeviceInfo& dev, const AttentionHeads& heads, bool single_row) {
   const auto forced = forced_kernel();
   if (forced && *forced != AttentionKernel::decode) return *forced;
-  // Forced, the decode kernel runs any batch (its items hold query rows like the others');
-  // by the rule, a GPU's decodes, the shapes it is built for.
-  if (decode_can_run(dev, heads) && (forced || (single_row && dev.type != "cpu")))
+  // Forced, the decode kernel runs any batch (its items hold query rows like the others'),
+  // and on a device that cannot promise its subgroups it is still chosen, so that
+  // check_attention_device refuses the case with the reason; by the rule, a GPU's decodes,
+  // the shapes it is built for.
+  if (forced && decode_fits(dev, heads)) return AttentionKernel::decode;
+  if (!forced && single_row && dev.type != "cpu" && decode_can_run(dev, heads))
     return AttentionKernel::decode;
   return dev.type == "cpu" && lanes_can_run(dev) && lanes_heads_fit(heads) ? AttentionKernel::lanes
                                                                            : AttentionKernel::tiles;
+}
+
+AttentionKernel attention_kernel_for(const DeviceInfo& dev, const AttentionHeads& heads,
+                                     const AttentionShape& shape) {
+  return choose_attention_kernel(dev, heads, single_query_row(shape));
+}
+
+int64_t attention_slice_elements(AttentionKernel kernel, int64_t dim) {
+  return kernel == AttentionKernel::lanes ? dim / kVectorsPerItem : 8;
 }
 
 uint32_t tiles_shared_bytes(int64_t key_dim, int64_t value_dim) {
@@ -98,12 +110,40 @@ uint32_t decode_vectors(const DeviceInfo& dev, const AttentionHeads& heads, int6
   return static_cast<uint32_t>(nv);
 }
 
-bool decode_can_run(const DeviceInfo& dev, const AttentionHeads& heads) {
+std::string decode_device_refusal(const DeviceInfo& dev) {
   const uint32_t sg = dev.subgroup_size, wg = kDecodeSubgroups * sg;
-  const bool pow2 = sg >= 4 && sg <= 64 && (sg & (sg - 1)) == 0;
-  return dev.subgroup_arithmetic && pow2 && heads.key_dim % 8 == 0 && heads.value_dim % 8 == 0 &&
-         heads.key_dim <= 576 && heads.value_dim <= 512 && dev.max_workgroup_invocations >= wg &&
-         dev.max_workgroup_size_x >= wg && decode_vectors(dev, heads, 1) > 0;
+  const std::string lanes = std::to_string(sg) + " lanes";
+  if (!dev.subgroup_arithmetic) return dev.name + " has no subgroup reductions in compute shaders";
+  if (sg < 4 || sg > 64 || (sg & (sg - 1)) != 0)
+    return "the decode kernel needs subgroups of 4 to 64 lanes, a power of two; " + dev.name + " has " +
+           lanes;
+  if (!dev.subgroup_size_broken.empty())
+    return dev.name + " does not keep its promise of required subgroup sizes (" + dev.subgroup_size_broken +
+           "), and the decode kernel needs " + std::to_string(kDecodeSubgroups) +
+           " full subgroups of the size it was built for";
+  if (!dev.subgroup_size_control)
+    return dev.name +
+           " cannot require a subgroup size with full subgroups (VK_EXT_subgroup_size_control's "
+           "subgroupSizeControl and computeFullSubgroups for compute), and the decode kernel needs " +
+           std::to_string(kDecodeSubgroups) + " full subgroups of the size it was built for";
+  if (!dev.can_require_subgroups(sg, kDecodeSubgroups))
+    return dev.name + " cannot require " + std::to_string(kDecodeSubgroups) + " subgroups of " + lanes +
+           " per workgroup (sizes " + std::to_string(dev.min_subgroup_size) + "-" +
+           std::to_string(dev.max_subgroup_size) + ", at most " +
+           std::to_string(dev.max_workgroup_subgroups) + " per workgroup)";
+  if (dev.max_workgroup_invocations < wg || dev.max_workgroup_size_x < wg)
+    return "the decode kernel needs workgroups of " + std::to_string(wg) + " invocations; " + dev.name +
+           " allows " + std::to_string(std::min(dev.max_workgroup_invocations, dev.max_workgroup_size_x));
+  return "";
+}
+
+bool decode_fits(const DeviceInfo& dev, const AttentionHeads& heads) {
+  return heads.key_dim % 8 == 0 && heads.value_dim % 8 == 0 && heads.key_dim <= 576 &&
+         heads.value_dim <= 512 && decode_vectors(dev, heads, 1) > 0;
+}
+
+bool decode_can_run(const DeviceInfo& dev, const AttentionHeads& heads) {
+  return decode_device_refusal(dev).empty() && decode_fits(dev, heads);
 }
 
 void check_attention_device(const DeviceInfo& dev, const AttentionHeads& heads) {
@@ -111,7 +151,12 @@ void check_attention_device(const DeviceInfo& dev, const AttentionHeads& heads) 
   if (kd % 8 != 0 || vd % 8 != 0 || kd <= 0 || vd <= 0)
     throw SkipCase("the attention kernels need head sizes that are multiples of 8 (" + std::to_string(kd) +
                    ", " + std::to_string(vd) + ")");
-  if (choose_attention_kernel(dev, heads) == AttentionKernel::lanes) {
+  const AttentionKernel kernel = choose_attention_kernel(dev, heads);
+  if (kernel == AttentionKernel::decode) {  // chosen only where it fits, forced also where the device refuses
+    const std::string refusal = decode_device_refusal(dev);
+    if (!refusal.empty()) throw SkipCase("KVBENCH_KERNEL=decode: " + refusal);
+  }
+  if (kernel == AttentionKernel::lanes) {
     if (!lanes_can_run(dev))
       throw SkipCase(
           "the cpu attention kernel (KVBENCH_KERNEL=cpu) needs subgroups of at least 8 lanes with "
@@ -155,7 +200,7 @@ uint32_t vectors_per_item(AttentionKernel kernel, const DeviceInfo& dev, const A
 
 uint32_t attention_vectors_per_item(const DeviceInfo& dev, const AttentionHeads& heads,
                                     const AttentionShape& shape) {
-  return vectors_per_item(choose_attention_kernel(dev, heads, single_query_row(shape)), dev, heads, shape);
+  return vectors_per_item(attention_kernel_for(dev, heads, shape), dev, heads, shape);
 }
 
 std::string attention_module(const std::string& lanes_module, AttentionKernel kernel, bool has_decode_f16,
@@ -179,7 +224,7 @@ void run_planned(Batch& batch, const AttentionPlan& plan, AttentionKernel kernel
 
 void run_attention(Batch& batch, const AttentionShape& shape, AttentionLaunch launch) {
   const DeviceInfo& dev = batch.runtime().info();
-  const AttentionKernel kernel = choose_attention_kernel(dev, launch.heads, single_query_row(shape));
+  const AttentionKernel kernel = attention_kernel_for(dev, launch.heads, shape);
   // Two items per compute unit at least (DeviceInfo::compute_units).
   const DecodeSplit split{
       .max_keys = kernel == AttentionKernel::lanes ? kDecodeSplitLanes : kDecodeSplitTiles,
@@ -212,16 +257,25 @@ void run_planned(Batch& batch, const AttentionPlan& plan, AttentionKernel kernel
   const DeviceInfo& dev = batch.runtime().info();
   launch.kernel.shader = attention_module(launch.kernel.shader, kernel, launch.decode_f16, dev);
   if (kernel != AttentionKernel::lanes) {
-    if (kernel == AttentionKernel::decode)
+    if (kernel == AttentionKernel::decode) {
       set_decode_constants(launch.kernel.constants, dev.subgroup_size, plan.vectors_per_item,
                            launch.heads.value_dim);
+      launch.kernel.subgroup_size =
+          dev.subgroup_size;  // NSG full subgroups of SG lanes (decode_device_refusal)
+    }
     const auto [ax, ay] = dispatch_grid(plan.num_items);  // one workgroup per item
     batch.dispatch(launch.kernel, launch.buffers, launch.params, ax, ay);
   } else {
     // A lane per query vector: 4 lanes per item for plans of 4-vector items, else 8.
     const uint32_t lanes = plan.vectors_per_item <= 4 && four_lanes_fit(launch.heads) ? 4 : kVectorsPerItem;
     launch.kernel.constants["LANES"] = lanes;
-    const auto [ax, ay] = dispatch_grid((uint64_t{plan.num_items} * lanes + 63) / 64);
+    // An item's lanes share one subgroup (its first lane at a multiple of LANES) wherever
+    // the device can promise full subgroups; without that the driver's choice is taken.
+    const uint32_t sg = dev.subgroup_size;
+    if (sg && kLanesWorkgroup % sg == 0 && dev.can_require_subgroups(sg, kLanesWorkgroup / sg))
+      launch.kernel.subgroup_size = sg;
+    const auto [ax, ay] =
+        dispatch_grid((uint64_t{plan.num_items} * lanes + kLanesWorkgroup - 1) / kLanesWorkgroup);
     batch.dispatch(launch.kernel, launch.buffers, launch.params, ax, ay);
   }
   const uint64_t elements = plan.merge.size() / 4 * static_cast<uint64_t>(launch.head_dim);

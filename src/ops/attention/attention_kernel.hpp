@@ -24,6 +24,7 @@ struct AttentionHeads {
 };
 
 constexpr uint32_t kTilesWorkgroup = 128;        // WG in shaders/attention_tiles.glsl
+constexpr uint32_t kLanesWorkgroup = 64;         // local_size_x of shaders/attention_lanes.glsl
 constexpr uint32_t kMergeSplitsWorkgroup = 256;  // MERGE_WORKGROUP in shaders/attention_merge_splits.comp
 // shaders/attention_decode.glsl: subgroups per workgroup (NSG).
 constexpr uint32_t kDecodeSubgroups = 4;
@@ -31,13 +32,24 @@ constexpr uint32_t kPartialsPoison =
     0x7fc00000u;  // a quiet NaN: the partial states before the attention dispatch
 
 // The kernel that runs a case on `dev`; `single_row`: every batch has one query row (a
-// decode). KVBENCH_KERNEL=gpu|cpu forces one; =decode forces the decode kernel wherever it
-// can run (decode_can_run; any batch) and leaves the rule to the rest. The rule: the lanes
+// decode). KVBENCH_KERNEL=gpu|cpu forces one; =decode forces the decode kernel wherever the
+// heads fit it (decode_fits; any batch; on a device that refuses it check_attention_device
+// SKIPs the case with the reason) and leaves the rule to the rest. The rule: the lanes
 // kernel on a CPU device (lavapipe, where it is faster) whose subgroups have at least 8
 // lanes with shuffles, when the heads fit it; on other devices the decode kernel for
 // decodes it can run; the tiles kernel everywhere else.
 AttentionKernel choose_attention_kernel(const DeviceInfo& dev, const AttentionHeads& heads,
                                         bool single_row = false);
+
+// The kernel run_attention(batch, shape, launch) runs for `shape`: choose_attention_kernel
+// with single_row from the shape (an operator that specializes its loads by the kernel asks
+// this, the one rule).
+AttentionKernel attention_kernel_for(const DeviceInfo& dev, const AttentionHeads& heads,
+                                     const AttentionShape& shape);
+// The elements of a row of `dim` that one load_key / load_value call of `kernel` reads (the
+// hooks' DPL, DPLV): a lane's share, dim / 8, in the lanes kernel (items of 4 lanes take
+// twice that, a multiple of it); a chunk of 8 in the tiles and decode kernels.
+int64_t attention_slice_elements(AttentionKernel kernel, int64_t dim);
 
 // The shared memory the tiles kernel declares for these head sizes (bytes).
 uint32_t tiles_shared_bytes(int64_t key_dim, int64_t value_dim);
@@ -56,9 +68,16 @@ uint32_t decode_shared_bytes(int64_t key_dim, int64_t value_dim, uint32_t vector
 // a multiple of 4 where the heads split, and fewer (16 -> 8 -> 4 ...) until its shared memory
 // fits the device; 0 when none does.
 uint32_t decode_vectors(const DeviceInfo& dev, const AttentionHeads& heads, int64_t most);
-// Whether the decode kernel can run these heads on `dev`: subgroup reductions, a subgroup
-// size from 4 to 64 (a power of two), workgroups of 4 subgroups, heads of at most 576 (Q/K)
-// and 512 (V), its shared memory at some items (decode_vectors).
+// Why the decode kernel cannot run on `dev` at all, or "" when it can: it needs subgroup
+// reductions and 4 full subgroups per workgroup of a size it requires, the device's
+// (4 to 64 lanes, a power of two; VK_EXT_subgroup_size_control's required size with full
+// subgroups): a device whose driver chooses the size could run other subgroups than the
+// kernel was built for (lavapipe at 1024 bits ran 8 of 16 lanes for 4 of 32).
+std::string decode_device_refusal(const DeviceInfo& dev);
+// Whether these heads fit the decode kernel on `dev`: head sizes multiples of 8 of at most
+// 576 (Q/K) and 512 (V), its shared memory at some items (decode_vectors).
+bool decode_fits(const DeviceInfo& dev, const AttentionHeads& heads);
+// Both: the decode kernel can run these heads on `dev`.
 bool decode_can_run(const DeviceInfo& dev, const AttentionHeads& heads);
 
 // Throws SkipCase unless `dev` can run the chosen kernel with these heads: head sizes

@@ -15,16 +15,23 @@
 namespace kvbench {
 namespace {
 
+// The elements one K (V) load of the chosen kernel reads (attention_slice_elements): the
+// fast paths below read them as whole words or uvec4s, so each slice must hold whole ones.
+struct Slices {
+  int64_t key = 8, value = 8;
+};
+
 // Whether the kernel may read K/V as plain rows of whole uvec4s (specialization constant
 // PLAIN_KV of shaders/fia_attention.comp): no antiquant, rope or shared prefix, 16- or
-// 32-bit elements, and every lane's slice of D / 8 (Dv / 8) elements starting on a
-// 16-byte boundary, so each stride and those slices are multiples of 16 bytes' elements.
-uint32_t plain_kv(const FiaParams& p, const Strides& ks, const Strides& vs) {
+// 32-bit elements, and every slice starting on a 16-byte boundary and holding whole uvec4s,
+// so each stride, row and slice is a multiple of 16 bytes' elements.
+uint32_t plain_kv(const FiaParams& p, const Strides& ks, const Strides& vs, Slices slices) {
   const int64_t bits = dtype_bits(p.q), per_uvec4 = 128 / bits;
   if (p.quant.on || p.rope || p.has_prefix() || p.nz || bits < 16) return 0;
-  for (int64_t x : {p.D / 8, p.Dv / 8, ks.batch, ks.token, ks.head, vs.batch, vs.token, vs.head})
+  for (int64_t x :
+       {slices.key, slices.value, p.D, p.Dv, ks.batch, ks.token, ks.head, vs.batch, vs.token, vs.head})
     if (x % per_uvec4 != 0) return 0;
-  return 1;  // paged caches: rows start at multiples of D and Dv, covered by D / 8 and Dv / 8
+  return 1;  // D and Dv: paged and tensorlist rows start at multiples of them
 }
 
 // How the kernel turns K/V codes into values: KV antiquant's modes and scale tensors, or
@@ -65,14 +72,17 @@ bool code_rows_aligned(const FiaParams& p, const Strides& ks, const Strides& vs,
 
 // How the kernel reads K and V (specialization constant 2 of shaders/fia_attention.comp):
 // 1 plain rows (plain_kv), 2/3 int8/int4 antiquant codes by whole words when every slice
-// (D / 8 elements for the cpu kernel, 8 for the gpu kernel: both multiples of 8) starts on
-// a word, i.e. each stride holds whole words, with 16-bit per-channel scales at an even
-// element (two a word); else 0, element by element.
-uint32_t kv_path(const FiaParams& p, const Strides& ks, const Strides& vs) {
-  if (plain_kv(p, ks, vs)) return 1;
+// starts on a word and holds whole words (the lanes kernel's D / 8 elements at D 16 or 40
+// do not: its loader would read none, or too few, of the slice's codes), i.e. each stride
+// holds whole words, with 16-bit per-channel scales at an even element (two a word); else
+// 0, element by element.
+uint32_t kv_path(const FiaParams& p, const Strides& ks, const Strides& vs, Slices slices) {
+  if (plain_kv(p, ks, vs, slices)) return 1;
   const KvCodes c = kv_codes(p);
   if (!c.on || p.rope || p.has_prefix() || p.nz || p.quant.fp4()) return 0;  // FP4: the general path
-  if (!code_rows_aligned(p, ks, vs, dtype_bits(c.codes), 32)) return 0;
+  const int64_t bits = dtype_bits(c.codes);
+  if (!code_rows_aligned(p, ks, vs, bits, 32) || slices.key * bits % 32 != 0 || slices.value * bits % 32 != 0)
+    return 0;
   if (c.k_step && (dtype_bits(c.ks_dtype) != 16 || c.ks_base % 2 != 0)) return 0;
   if (c.v_step && (dtype_bits(c.vs_dtype) != 16 || c.vs_base % 2 != 0)) return 0;
   return c.codes == DType::i8 ? 2 : 3;
@@ -206,7 +216,10 @@ double fia_run_vulkan(const FiaParams& p, const Args& args, Runtime& rt, TensorS
                             {"kr_sb", krs.batch},
                             {"kr_st", krs.token},
                             {"kr_sh", krs.head}};
-  const uint32_t path = kv_path(p, ks, vs);
+  const AttentionKernel kernel = attention_kernel_for(rt.info(), fia_heads(p), shape);
+  const Slices slices{.key = attention_slice_elements(kernel, p.D + p.rope),
+                      .value = attention_slice_elements(kernel, p.Dv)};
+  const uint32_t path = kv_path(p, ks, vs, slices);
   const bool codes_uvec4 = codes_rows_in_uvec4s(p, path, ks, vs);  // the shader's CODES_UVEC4
   // The shader's TEXELS, set only where it reads through a view (the block table, plain rows,
   // codes by uvec4s): elsewhere it would change nothing but the pipeline's key, and cost a
