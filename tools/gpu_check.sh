@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # The prepared check for a lent GPU machine (specs/attention-kernels.md "tools/gpu_check.sh"),
 # at most 8 minutes: build (where a compiler is there; else the carried build/kvbench),
-# `kvbench devices`, the conformance suite (`kvbench run cases`), then `kvbench bench` of the
+# `kvbench devices`, the conformance suite (`kvbench run cases`; its attention cases again with
+# the decode kernel forced; the head-size sweep and Phi's heads at model shape), then `kvbench bench` of the
 # model pack's decode shapes at 32k and 128k and a prefill, with the warm-up and the shader
 # clock `bench` records, nvidia-smi's clocks sampled beside it where it exists. Writes under
-# OUT_DIR (default $OUT, else build/gpu_check): log.txt, devices.txt, run.json, bench.json
+# OUT_DIR (default $OUT, else build/gpu_check): log.txt, devices.txt, run.json, run_decode.json,
+# head_sizes.json, bench.json
 # and bench.txt (the table), clocks.csv; with --baseline BIN also bench_baseline.json/.txt
 # from an earlier kvbench binary, run before and after the new one (alternated); without it
 # bench_tiles.json/.txt and bench_tiles2.*: the same binary with KVBENCH_KERNEL=gpu (the
@@ -75,6 +77,24 @@ fi
 # The suite gets what the benches leave: about half of the time left.
 step suite $(((budget - SECONDS) / 2)) "$kvbench" run "${suite[@]}" --json "$out/run.json" >"$out/run.txt" 2>&1
 tail -3 "$out/run.txt"
+# The decode kernel forced on every attention case (prefills too), and the head-size sweep
+# (cases/head_sizes: every model head size and every multiple of 8 that changes a kernel's
+# lane arithmetic, issue 49) with it, beside the non-power-of-two heads at model shape
+# (Phi-2's 80, Phi-3-mini's 96, 2k and 4k contexts) by the default rule.
+if ((quick)); then
+  attention=(cases/dnnl.SDPACompressedKV/head_sizes_odd.json)
+  heads=(cases/head_sizes --slow include --filter 'D=(24|40|80),H=4,S_q=1')
+else
+  attention=(cases/aclnn.FusedInferAttentionScoreV3 cases/pmx.dynamic_batching.MultiHeadCacheAttention cases/dnnl.SDPACompressedKV)
+  heads=(cases/head_sizes cases/models/phi-2 cases/models/phi-3-mini --slow include
+         --filter 'head_sizes|S_kv=(2048|4096)|Kv=\[(2048|4096)\]|start_pos=\[(2047|4095)\]')
+fi
+KVBENCH_KERNEL=decode step suite_decode $(((budget - SECONDS) * 3 / 5)) "$kvbench" run "${attention[@]}" \
+  --json "$out/run_decode.json" >"$out/run_decode.txt" 2>&1
+tail -3 "$out/run_decode.txt"
+step head_sizes $(((budget - SECONDS) / 2)) "$kvbench" run "${heads[@]}" --json "$out/head_sizes.json" \
+  >"$out/head_sizes.txt" 2>&1
+tail -3 "$out/head_sizes.txt"
 
 sampler=""
 if command -v nvidia-smi >/dev/null; then
