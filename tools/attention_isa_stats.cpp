@@ -58,7 +58,8 @@ std::vector<Variant> variants(uint32_t subgroup_size) {
       auto add = [&](const char* op, const Constants& c, const std::string& label) {
         v.push_back({op + b, with_decode(c, nv, subgroup_size), label + g, gpu});
       };
-      for (uint32_t d : {64u, 128u, 256u, 512u}) {
+      for (uint32_t d :
+           {64u, 80u, 96u, 128u, 256u, 512u}) {  // 80, 96: V rows that do not divide the subgroup
         if ((!gpu || decode) && d > 256) continue;
         const std::string ds = std::to_string(d);
         add("sdpa_attention", {{"D", d}}, "SDPA D " + ds);
@@ -153,13 +154,25 @@ int main(int argc, char** argv) {
       break;
     }
   vk::DeviceQueueCreateInfo queue{.queueFamilyIndex = family, .queueCount = 1, .pQueuePriorities = &priority};
-  vk::PhysicalDevicePipelineExecutablePropertiesFeaturesKHR exec{.pipelineExecutableInfo = VK_TRUE};
-  const char* ext = VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME;
-  vk::raii::Device device(*chosen, vk::DeviceCreateInfo{.pNext = &exec,
-                                                        .queueCreateInfoCount = 1,
-                                                        .pQueueCreateInfos = &queue,
-                                                        .enabledExtensionCount = 1,
-                                                        .ppEnabledExtensionNames = &ext});
+  // The decode kernel's pipelines require their subgroup size with full subgroups, as the
+  // runtime creates them (specs/runtime.md "Required subgroup sizes"); RADV offers it.
+  bool size_control = false;
+  for (const auto& e : chosen->enumerateDeviceExtensionProperties())
+    size_control =
+        size_control || std::string(e.extensionName.data()) == VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME;
+  vk::PhysicalDeviceSubgroupSizeControlFeaturesEXT control{.subgroupSizeControl = VK_TRUE,
+                                                           .computeFullSubgroups = VK_TRUE};
+  vk::PhysicalDevicePipelineExecutablePropertiesFeaturesKHR exec{.pNext = size_control ? &control : nullptr,
+                                                                 .pipelineExecutableInfo = VK_TRUE};
+  std::vector<const char*> exts{VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME,
+                                VK_KHR_SHADER_FLOAT_CONTROLS_EXTENSION_NAME};
+  if (size_control) exts.push_back(VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME);
+  vk::raii::Device device(*chosen,
+                          vk::DeviceCreateInfo{.pNext = &exec,
+                                               .queueCreateInfoCount = 1,
+                                               .pQueueCreateInfos = &queue,
+                                               .enabledExtensionCount = static_cast<uint32_t>(exts.size()),
+                                               .ppEnabledExtensionNames = exts.data()});
   const auto sg_props =
       chosen->getProperties2<vk::PhysicalDeviceProperties2, vk::PhysicalDeviceSubgroupProperties>();
   const uint32_t subgroup_size = sg_props.get<vk::PhysicalDeviceSubgroupProperties>().subgroupSize;
@@ -208,14 +221,21 @@ int main(int argc, char** argv) {
                                 .pMapEntries = entries.data(),
                                 .dataSize = values.size() * 4,
                                 .pData = values.data()};
+    const bool required = size_control && var.shader.find("_decode") != std::string::npos;
+    const vk::PipelineShaderStageRequiredSubgroupSizeCreateInfoEXT size{.requiredSubgroupSize =
+                                                                            subgroup_size};
     vk::raii::Pipeline pipeline(
         device, nullptr,
-        vk::ComputePipelineCreateInfo{.flags = vk::PipelineCreateFlagBits::eCaptureStatisticsKHR,
-                                      .stage = {.stage = vk::ShaderStageFlagBits::eCompute,
-                                                .module = *module,
-                                                .pName = "main",
-                                                .pSpecializationInfo = &spec},
-                                      .layout = *layout});
+        vk::ComputePipelineCreateInfo{
+            .flags = vk::PipelineCreateFlagBits::eCaptureStatisticsKHR,
+            .stage = {.pNext = required ? &size : nullptr,
+                      .flags = required ? vk::PipelineShaderStageCreateFlagBits::eRequireFullSubgroupsEXT
+                                        : vk::PipelineShaderStageCreateFlags{},
+                      .stage = vk::ShaderStageFlagBits::eCompute,
+                      .module = *module,
+                      .pName = "main",
+                      .pSpecializationInfo = &spec},
+            .layout = *layout});
     const auto executables =
         device.getPipelineExecutablePropertiesKHR(vk::PipelineInfoKHR{.pipeline = *pipeline});
     for (uint32_t e = 0; e < executables.size(); ++e) {
