@@ -104,6 +104,9 @@ void describe_subgroup_size_control(const vk::raii::PhysicalDevice& pd,
   d.max_workgroup_subgroups = props.maxComputeWorkgroupSubgroups;
 }
 
+
+}  // namespace
+
 DeviceInfo describe(const vk::raii::PhysicalDevice& pd, int index) {
   DeviceInfo d;
   d.index = index;
@@ -180,7 +183,6 @@ DeviceInfo describe(const vk::raii::PhysicalDevice& pd, int index) {
   return d;
 }
 
-}  // namespace
 
 std::vector<DeviceInfo> list_devices() {
   vk::raii::Context context;

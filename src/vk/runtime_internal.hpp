@@ -22,6 +22,8 @@ std::string env_value(const char* name);
 
 // Whether KVBENCH_VALIDATION=1 asks for the Khronos validation layer.
 bool validation_requested();
+// What kvbench knows of physical device `pd` (its index in the loader's order).
+DeviceInfo describe(const vk::raii::PhysicalDevice& pd, int index);
 // The instance kvbench uses (Vulkan 1.1), with the validation layer when `validation`;
 // `messenger` (may be null) is chained in, so instance creation and destruction report too.
 vk::raii::Instance make_instance(const vk::raii::Context& context, bool validation,
