@@ -174,7 +174,7 @@ kg.save_actual(os.path.join(actual, case.stem + ".safetensors"), dict(case.expec
 m = json.load(open(manifest))
 data = os.path.join(folder, m["safetensors"])
 t, meta = kg.read_safetensors(data)
-assert "alternate_index.cache" in t and "touched.cache" in t and m["format"] == 3
+assert "alternate_index.cache" in t and "touched.cache" in t and m["format"] == 4
 # Written as format 2 (no checksums), which kvbench still reads: each problem below then
 # meets the structural check it is about, not the checksum that format 3 adds.
 m["format"] = 2
@@ -188,7 +188,7 @@ PY
     [ "$status" -eq "$3" ] && grep -qF -- "$4" "$dir.log" || fail "format2_$1: exit $status, $(tail -3 "$dir.log")"
   }
   format2_problem control "pass" 0 "1 passed, 0 failed"
-  format2_problem format_4 'm["format"] = 4' 2 "golden format 4 is not one this kvbench reads (1 to 3)"
+  format2_problem format_5 'm["format"] = 5' 2 "golden format 5 is not one this kvbench reads (1 to 4)"
   format2_problem alternate_without_index 'del m["outputs"][2]["alternate_index"]' 2 \
     "must name both alternate and alternate_index, or neither"
   format2_problem touched_short 'd, s, r = t["touched.cache"]
@@ -207,6 +207,49 @@ t["alternate_index.cache"] = (d, s, struct.pack("<%dq" % s[0], *idx))' 1 "indice
     'd, s, r = t["expected_f64.cache"]
 t["expected_f64.cache"] = (d, (s[0] - 1,), r[:-(len(r) // s[0])])' 1 "has shape"
   echo "ok: golden format 2 problems checked"
+
+  # Format 4's bound and NaN permissions (an SDPA golden that has both), each problem with
+  # its tensor's checksum made anew, so that the structural check meets it.
+  f4="$work/format4"
+  run "$f4.log" golden "$src/cases/dnnl.SDPACompressedKV/sdpa_masked_nonfinite_v_causal.json" -o "$f4/golden"
+  [ "$status" -eq 0 ] || fail "format4: golden exit $status"
+  format4_problem() {
+    local dir="$f4/$1"
+    rm -rf "$dir" && cp -r "$f4/golden" "$dir" && mkdir -p "$dir.actual"
+    "$python" - "$dir" "$dir.actual" "$src/tools" <<PY
+import glob, json, os, struct, sys
+import xxhash
+sys.path.insert(0, sys.argv[3])
+import kvbench_golden as kg
+folder, actual = sys.argv[1], sys.argv[2]
+manifest = glob.glob(os.path.join(folder, "*.json"))[0]
+case = kg.load_case(manifest)
+kg.save_actual(os.path.join(actual, case.stem + ".safetensors"), dict(case.expected), case)
+m = json.load(open(manifest))
+data = os.path.join(folder, m["safetensors"])
+t, meta = kg.read_safetensors(data)
+assert "bound.output" in t and "nan_permitted.output" in t and m["format"] == 4
+$2
+for name, (d, s, r) in t.items():
+    m["checksums"]["tensors"][name] = xxhash.xxh3_128(r).hexdigest()
+json.dump(m, open(manifest, "w"))
+kg.write_safetensors(data, t, meta)
+PY
+    run "$dir.log" check --golden "$dir" --actual "$dir.actual"
+    no_crash "format4_$1" "$dir.log" || return 0
+    [ "$status" -eq "$3" ] && grep -qF -- "$4" "$dir.log" || fail "format4_$1: exit $status, $(tail -3 "$dir.log")"
+  }
+  format4_problem control "pass" 0 "1 passed, 0 failed"
+  format4_problem bound_negative 'd, s, r = t["bound.output"]
+t["bound.output"] = (d, s, struct.pack("<f", -1.0) + r[4:])' 1 "a bound is a non-negative number"
+  format4_problem bound_nan 'd, s, r = t["bound.output"]
+t["bound.output"] = (d, s, struct.pack("<f", float("nan")) + r[4:])' 1 "a bound is a non-negative number"
+  format4_problem bound_short 'd, s, r = t["bound.output"]
+t["bound.output"] = (d, (s[0] - 1,) + tuple(s[1:]), r[:-(len(r) // s[0])])' 1 "has shape"
+  format4_problem nan_permitted_outside 'd, s, r = t["nan_permitted.output"]
+idx = list(struct.unpack("<%dq" % s[0], r)); idx[-1] = 1 << 40
+t["nan_permitted.output"] = (d, s, struct.pack("<%dq" % s[0], *idx))' 1 "indices must ascend within [0,"
+  echo "ok: golden format 4 problems checked"
 else
   fail "no python3 with numpy for the golden format 2 problems (tools/setup.sh installs python3-numpy)"
 fi

@@ -11,14 +11,18 @@ This module needs neither kvbench nor the safetensors package:
     g.expected_f64["key"]          # the reference's float64 result before the final rounding
     g.alternates["cache"]          # the second value accepted at a rounding boundary (NaN: none)
     g.tolerances["key"]            # {"atol": ..., "rtol": ...}
+    g.bounds["output"]             # format 4: each element's bound |actual - golden| <= bound
+    g.nan_permitted["output"]      # format 4: True where a NaN is accepted though the golden is finite
     kvbench.save_actual("actual/<stem>.safetensors", {"key": my_key, ...}, g)
 
-Every array is writable and owns its memory. Golden formats 1, 2 and 3 are read (format 2
+Every array is writable and owns its memory. Golden formats 1 to 4 are read (format 2
 stores alternates sparsely, an in-place output's expected_f64 at its touched elements only,
 touched as one bit per element, and side arrays in the narrowest float type that holds
 them bit for bit; format 3 adds the XXH3-128 checksum of every tensor, which load_golden
 verifies before anything is read, raising ValueError naming the file and the tensor on a
-mismatch); every side array comes back dense, float64, either way. bf16 arrays are returned
+mismatch; format 4 adds each float output's per-element bound, which replaces atol + rtol
+|golden| where it is given, and the elements where a NaN is permitted); every side array
+comes back dense, float64 (bounds float32), either way. bf16 arrays are returned
 as float32 (exact); s4/u4 as int8/uint8 unpacked from their two-per-byte packing (even flat
 index in the low nibble); f4e2m1/f4e1m2 (packed the same way) and f8e8m0 as their float32
 values (inputs only: save_actual writes outputs). save_actual converts back.
@@ -136,7 +140,7 @@ def from_array(array, dtype):
     return st, a.shape, np.ascontiguousarray(a, dtype=npt).tobytes()
 
 
-READABLE_FORMATS = (1, 2, 3)
+READABLE_FORMATS = (1, 2, 3, 4)
 
 
 def verify_checksums(manifest, data_path, stored):
@@ -175,6 +179,10 @@ class Golden:
                   NaN where there is none (outputs that have any)
     touched:      {output: uint8 array} in-place outputs: 1 where the operator writes
     tolerances:   {output: {"atol": ..., "rtol": ...}}
+    bounds:       {output: float32 array} format 4: each element passes when |actual - golden|
+                  <= its bound, which replaces the tolerance (outputs that have one)
+    nan_permitted: {output: bool array} format 4: True where a NaN passes though the golden
+                  is finite (outputs that have any)
     dtypes:       {tensor: kvbench dtype} (the manifest's, e.g. "s4", "bf16")
 
     With expected=False only the inputs are read (and verified): what a backend needs, and
@@ -198,6 +206,7 @@ class Golden:
         if self.format >= 3:
             verify_checksums(self.manifest, data_path, stored)
         self.inputs, self.expected, self.expected_f64, self.alternates, self.touched, self.tolerances = {}, {}, {}, {}, {}, {}
+        self.bounds, self.nan_permitted = {}, {}
         self.lists = {}
         for t in self.manifest["tensors"]:
             if t["role"] != "output":
@@ -235,6 +244,16 @@ class Golden:
                 dense[index] = values
                 values = dense
             self.alternates[name] = values.reshape(shape)
+        if "bound" in o:  # format 4
+            bound = to_array(stored[o["bound"]], "f32", shape)
+            if not np.all(bound >= 0):
+                raise ValueError("%s: tensor %r holds a negative or NaN bound" % (self.path, o["bound"]))
+            self.bounds[name] = bound
+        if "nan_permitted" in o:
+            index = to_array(stored[o["nan_permitted"]], "i64", stored[o["nan_permitted"]][1])
+            flags = np.zeros(count, dtype=bool)
+            flags[index] = True
+            self.nan_permitted[name] = flags.reshape(shape)
 
     @property
     def outputs(self):

@@ -27,19 +27,21 @@ namespace {
 // Elements compared per bulk read of the actual and golden tensors.
 constexpr size_t kChunk = 4096;
 
-bool within(double a, double g, const Tolerance& t) {
+// Whether actual a agrees with golden g under `allowed` (the element's bound, or atol +
+// rtol |g|): NaN only with NaN, an infinity only with itself, else |a - g| <= allowed.
+bool within(double a, double g, double allowed) {
   if (std::isnan(g) || std::isnan(a)) return std::isnan(g) && std::isnan(a);
   if (std::isinf(g) || std::isinf(a)) return a == g;
-  return std::fabs(a - g) <= t.atol + t.rtol * std::fabs(g);
+  return std::fabs(a - g) <= allowed;
 }
 
-// |a - g| over the element's tolerance bound (see Metrics::max_over_tolerance).
-double over_tolerance(double a, double g, const Tolerance& t) {
+// |a - g| over the element's allowance (see Metrics::max_over_tolerance).
+double over_tolerance(double a, double g, double allowed) {
   if (std::isnan(g) || std::isnan(a)) return std::isnan(g) && std::isnan(a) ? 0 : INFINITY;
   if (std::isinf(g) || std::isinf(a)) return a == g ? 0 : INFINITY;
-  const double error = std::fabs(a - g), bound = t.atol + t.rtol * std::fabs(g);
+  const double error = std::fabs(a - g);
   if (error == 0) return 0;
-  return bound > 0 ? error / bound : INFINITY;
+  return allowed > 0 ? error / allowed : INFINITY;
 }
 
 }  // namespace
@@ -54,10 +56,13 @@ Metrics compare_output(const Expected& e, const Tensor& actual, const Tensor& be
   m.elements = actual.numel();
   double err2 = 0, ref2 = 0, worst_error = -1;
   bool worst_bad = false;
-  // The written elements and the alternates ascend, as i does: a cursor meets each.
+  // The written elements, the alternates and the NaN permissions ascend, as i does: a
+  // cursor meets each.
   const auto written = e.written();
   const auto alternates = e.alternates();
-  size_t next_written = 0, next_alternate = 0;
+  const auto nan_permitted = e.nan_permitted();
+  size_t next_written = 0, next_alternate = 0, next_nan = 0;
+  m.per_element_bound = e.has_bound() && !e.tolerance_override;
   std::vector<double> actual_chunk(kChunk), golden_chunk(kChunk);
   for (size_t begin = 0; begin < actual.numel(); begin += kChunk) {
     const size_t count = std::min(kChunk, actual.numel() - begin);
@@ -74,10 +79,19 @@ Metrics compare_output(const Expected& e, const Tensor& actual, const Tensor& be
       double alt = Expected::none;
       if (next_alternate < alternates.size() && alternates[next_alternate].index == i)
         alt = alternates[next_alternate++].value;
+      // A NaN a permitted implementation gives where the golden is finite: accepted like an
+      // alternate (counted in `boundary`).
+      bool nan_ok = false;
+      if (next_nan < nan_permitted.size() && nan_permitted[next_nan] == i) {
+        nan_ok = true;
+        ++next_nan;
+      }
+      const double allowed = touched ? e.allowed(i, g) : 0;
       bool bad = false;
       if (touched) {
-        double over = over_tolerance(a, g, e.tolerance);
-        if (!std::isnan(alt)) over = std::min(over, over_tolerance(a, alt, e.tolerance));
+        double over = over_tolerance(a, g, allowed);
+        if (!std::isnan(alt)) over = std::min(over, over_tolerance(a, alt, allowed));
+        if (nan_ok && std::isnan(a)) over = 0;
         m.max_over_tolerance = std::max(m.max_over_tolerance, over);
       }
       if (!touched) {
@@ -87,8 +101,8 @@ Metrics compare_output(const Expected& e, const Tensor& actual, const Tensor& be
           m.max_over_tolerance = INFINITY;
           bad = true;
         }
-      } else if (!within(a, g, e.tolerance)) {
-        if (!std::isnan(alt) && within(a, alt, e.tolerance)) {
+      } else if (!within(a, g, allowed)) {
+        if ((!std::isnan(alt) && within(a, alt, allowed)) || (nan_ok && std::isnan(a))) {
           ++m.boundary;
         } else {
           bad = true;
@@ -115,6 +129,7 @@ Metrics compare_output(const Expected& e, const Tensor& actual, const Tensor& be
         m.worst_actual = a;
         m.worst_golden = g;
         m.worst_untouched = !touched;
+        m.worst_allowed = allowed;
       }
     }
   }

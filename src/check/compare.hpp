@@ -15,14 +15,17 @@ struct Metrics {
   size_t violations = 0;  // elements outside tolerance (NaN/Inf mismatches and scribbles included)
   size_t nonfinite_mismatches = 0;
   size_t untouched_changed = 0;  // in-place elements the operator must not touch whose bits changed
-  size_t boundary = 0;           // elements accepted only through the rounding-boundary alternate
-  double max_abs = 0;            // over finite pairs
-  double max_rel = 0;            // |a-g| / |g| over finite pairs with g != 0 (large where g is near 0)
-  double scale = 0;              // max |g| over the finite written elements: the output's magnitude
-  double rel_l2 = 0;  // ||a-g||_2 / ||g||_2 over finite pairs (0 when the golden is all zero and a == g)
+  size_t boundary = 0;  // elements accepted only through an alternate: a rounding boundary's other value, or
+                        // a permitted NaN
+  double max_abs = 0;   // over finite pairs
+  double max_rel = 0;   // |a-g| / |g| over finite pairs with g != 0 (large where g is near 0)
+  double scale = 0;     // max |g| over the finite written elements: the output's magnitude
+  double rel_l2 = 0;    // ||a-g||_2 / ||g||_2 over finite pairs (0 when the golden is all zero and a == g)
   int64_t worst_index = -1;  // flat index of the worst violation (or of the largest error when none)
   double worst_actual = 0, worst_golden = 0;
-  bool worst_untouched = false;  // the worst element lies outside the written region
+  double worst_allowed = 0;        // the worst element's allowance: its bound, or atol + rtol |g|
+  bool per_element_bound = false;  // the golden's per-element bound decided (not atol/rtol)
+  bool worst_untouched = false;    // the worst element lies outside the written region
   // The largest |a - g| / (atol + rtol |g|) over the written elements (an element's
   // alternate, where it has one, taken when it is nearer); +inf for a NaN/Inf mismatch, a
   // changed untouched element, or any difference under an exact tolerance. A violation is

@@ -130,10 +130,33 @@ void Expected::set_alternate(size_t i, double v) {
   alternates_.push_back({i, v});
 }
 
+void Expected::set_bound(std::vector<float> bound) {
+  if (in_place_ || bound.size() != value_.numel())
+    throw std::logic_error("the bound of " + tensor + " must hold one value per element of a plain output");
+  bound_ = std::move(bound);
+}
+
+void Expected::permit_nan(size_t i) {
+  if (!nan_permitted_.empty() && nan_permitted_.back() >= i) finished_ = false;
+  nan_permitted_.push_back(i);
+}
+
+std::span<const uint64_t> Expected::nan_permitted() const {
+  require_finished();
+  return nan_permitted_;
+}
+
+bool Expected::is_nan_permitted(size_t i) const {
+  require_finished();
+  return std::binary_search(nan_permitted_.begin(), nan_permitted_.end(), uint64_t{i});
+}
+
 void Expected::finish() {
   if (finished_) return;
   sort_unique(written_, tensor, "wrote");
   sort_unique(alternates_, tensor, "gave an alternate to");
+  std::sort(nan_permitted_.begin(), nan_permitted_.end());
+  nan_permitted_.erase(std::unique(nan_permitted_.begin(), nan_permitted_.end()), nan_permitted_.end());
   finished_ = true;
 }
 
@@ -169,6 +192,7 @@ double Expected::alternate_at(size_t i) const {
 void Expected::release_records() {
   std::vector<WrittenElement>().swap(written_);
   std::vector<Alternate>().swap(alternates_);
+  std::vector<uint64_t>().swap(nan_permitted_);
 }
 
 void Expected::release_exact() { std::vector<double>().swap(exact_); }

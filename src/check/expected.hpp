@@ -1,5 +1,6 @@
 #pragma once
 // What the reference says one output tensor must hold.
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <optional>
@@ -102,8 +103,29 @@ class Expected {
   double alternate_at(size_t i) const;
   bool has_alternate(size_t i) const { return !alternates_in(i, i + 1).empty(); }
 
-  // Frees the written elements and alternates, and the exact values (once a golden file
-  // holds them; value() stays).
+  // The per-element bound (specs/comparison.md "Bounds from the definition"): how far any
+  // implementation the operator's definition permits may land from the golden, the output's
+  // own rounding included, for every element of a plain float output; when it is set it
+  // replaces atol + rtol * |golden| (a case file's tolerance replaces it again). Empty: none.
+  void set_bound(std::vector<float> bound);
+  const std::vector<float>& bound() const { return bound_; }
+  bool has_bound() const { return !bound_.empty(); }
+  // The allowance of element i: its bound, or atol + rtol * |golden|.
+  double allowed(size_t i, double golden) const {
+    return has_bound() && !tolerance_override ? bound_[i]
+                                              : tolerance.atol + tolerance.rtol * std::fabs(golden);
+  }
+  // Whether the case file's tolerance replaces the bound.
+  bool tolerance_override = false;
+  // Elements where a permitted implementation gives NaN though the golden is finite (IEEE
+  // 0 * inf at a key of weight 0 inside the sequence: specs/golden-format.md "a key of
+  // weight 0"), in any order until finish(); ascending after it.
+  void permit_nan(size_t i);
+  std::span<const uint64_t> nan_permitted() const;
+  bool is_nan_permitted(size_t i) const;
+
+  // Frees the written elements, alternates and NaN permissions, and the exact values (once
+  // a golden file holds them; value() and the bound stay).
   void release_records();
   void release_exact();
 
@@ -114,6 +136,8 @@ class Expected {
   bool in_place_ = false;
   std::vector<WrittenElement> written_;
   std::vector<Alternate> alternates_;
+  std::vector<float> bound_;
+  std::vector<uint64_t> nan_permitted_;
   bool finished_ = true;
 };
 

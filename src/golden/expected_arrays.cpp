@@ -137,6 +137,26 @@ std::map<std::string, StoredTensor> expected_tensors(const Expected& e, nlohmann
     st["touched." + e.tensor] = touched_bits(e);
     out["touched"] = "touched." + e.tensor;
   }
+  // Format 4: the per-element bound (unless a case file's tolerance replaces it) and the
+  // elements where a NaN is permitted.
+  if (e.has_bound() && !e.tolerance_override) {
+    // Borrowed, not copied: the bound stays in `e` until the file is written.
+    const auto& b = e.bound();
+    StoredTensor bound{"F32", e.value().shape(), {}};
+    bound.borrowed = std::span(reinterpret_cast<const uint8_t*>(b.data()), b.size() * 4);
+    st["bound." + e.tensor] = std::move(bound);
+    out["bound"] = "bound." + e.tensor;
+  }
+  const auto nan_ok = e.nan_permitted();
+  if (!nan_ok.empty()) {
+    StoredTensor index{"I64", {static_cast<int64_t>(nan_ok.size())}, std::vector<uint8_t>(nan_ok.size() * 8)};
+    for (size_t k = 0; k < nan_ok.size(); ++k) {
+      const auto i = static_cast<int64_t>(nan_ok[k]);
+      std::memcpy(index.bytes.data() + 8 * k, &i, 8);
+    }
+    st["nan_permitted." + e.tensor] = std::move(index);
+    out["nan_permitted"] = "nan_permitted." + e.tensor;
+  }
   return st;
 }
 
@@ -261,6 +281,37 @@ Expected load_expected(const SafetensorsReader& golden, const ManifestOutput& ou
     } else {
       const std::vector<double> dense = load_f64(golden, out.alternate, out.shape, format);
       for (size_t i = 0; i < dense.size(); ++i) e.set_alternate(i, dense[i]);
+    }
+  }
+  if (!out.bound.empty()) {  // format 4
+    const std::vector<uint8_t> bytes = read_checked(golden, out.bound, "F32", out.shape);
+    std::vector<float> bound(n);
+    if (n) std::memcpy(bound.data(), bytes.data(), n * 4);
+    for (size_t i = 0; i < n; ++i)
+      if (!(bound[i] >= 0))  // NaN or negative
+        throw std::runtime_error(
+            golden.path() + ": tensor '" + out.bound + "' holds " + std::to_string(bound[i]) + " at " +
+            index_string(out.shape, static_cast<int64_t>(i)) + " (a bound is a non-negative number)");
+    e.tensor = out.name;
+    e.set_bound(std::move(bound));
+  }
+  if (!out.nan_permitted.empty()) {
+    const TensorEntry* t = golden.find(out.nan_permitted);
+    if (!t) throw std::runtime_error(golden.path() + " has no tensor '" + out.nan_permitted + "'");
+    if (t->shape.size() != 1)
+      throw std::runtime_error(golden.path() + ": tensor '" + out.nan_permitted +
+                               "' must be one-dimensional");
+    const std::vector<uint8_t> raw = read_checked(golden, out.nan_permitted, "I64", t->shape);
+    int64_t previous = -1;
+    for (size_t k = 0; k < raw.size() / 8; ++k) {
+      int64_t i;
+      std::memcpy(&i, raw.data() + 8 * k, 8);
+      if (i <= previous || i >= static_cast<int64_t>(n))
+        throw std::runtime_error(golden.path() + ": tensor '" + out.nan_permitted + "' holds " +
+                                 std::to_string(i) + " at " + std::to_string(k) +
+                                 ": indices must ascend within [0, " + std::to_string(n) + ")");
+      e.permit_nan(static_cast<size_t>(i));
+      previous = i;
     }
   }
   e.finish();

@@ -134,6 +134,10 @@ GoldenManifest parse_manifest(const json& doc, const std::string& path) {
     o.alternate = optional_text(out, at, "alternate");
     o.touched = optional_text(out, at, "touched");
     o.alternate_index = optional_text(out, at, "alternate_index");
+    if (m.format >= 4) {
+      o.bound = optional_text(out, at, "bound");
+      o.nan_permitted = optional_text(out, at, "nan_permitted");
+    }
     if (m.format >= 2 && o.alternate.empty() != o.alternate_index.empty())
       throw ManifestError(at,
                           "output '" + o.name + "' must name both alternate and alternate_index, or neither");

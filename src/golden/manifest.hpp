@@ -22,7 +22,7 @@ inline constexpr int kMaxManifestDepth = 32;
 inline constexpr uint64_t kMaxGoldenElements = uint64_t{1} << 48;
 
 // The newest golden format `check` reads (src/runner/golden_case.hpp kGoldenFormat).
-inline constexpr int kReadableGoldenFormat = 3;
+inline constexpr int kReadableGoldenFormat = 4;
 
 // A manifest that cannot be used; `pointer` is the JSON pointer of the field at fault.
 class ManifestError : public std::runtime_error {
@@ -43,6 +43,9 @@ struct ManifestOutput {
   std::string expected, expected_f64;
   std::string alternate, touched;  // "" when the manifest has none
   std::string alternate_index;     // format 2: the alternates' flat indices
+  // Format 4: the per-element bound (F32, the output's shape) and the flat indices where a
+  // NaN is permitted (I64, ascending); "" when the output has none.
+  std::string bound, nan_permitted;
   Tolerance tolerance;
 };
 

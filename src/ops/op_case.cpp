@@ -118,6 +118,8 @@ std::vector<Expected> OpCase::golden(const TensorSet& inputs) const {
       throw std::logic_error("the reference's " + e.tensor + " names an element past the tensor's end");
     e.tolerance =
         args_.tolerance(e.tensor, e.data_tolerance ? *e.data_tolerance : default_tolerance(e.tensor));
+    // A case file's tolerance (with its reason) replaces the derived per-element bound.
+    e.tolerance_override = !e.tolerance.reason.empty() && e.has_bound();
   }
   return out;
 }

@@ -100,6 +100,8 @@ nlohmann::json case_result_json(const CaseResult& r) {
     put_number(out, "rel_l2", m.rel_l2);
     put_number(out, "scale", m.scale);
     put_number(out, "err_over_scale", m.err_over_scale());
+    put_number(out, "max_over_tolerance", m.max_over_tolerance);
+    out["per_element_bound"] = m.per_element_bound;
     out["tolerance"] = {{"atol", o.tolerance.atol}, {"rtol", o.tolerance.rtol}};
     if (!o.tolerance.reason.empty()) out["tolerance"]["reason"] = o.tolerance.reason;
     if (m.worst_index >= 0) {
