@@ -23,12 +23,12 @@ using namespace kvbench;
 
 namespace {
 
-struct Shape {
+struct RefShape {
   int64_t rows, keys, dk, dv;
 };
 
 struct Problem {
-  Shape shape;
+  RefShape shape;
   std::vector<double> q, k, v;
   std::vector<int64_t> begin, end;
   std::vector<double> bias;  // rows x keys, added to the scaled score (-inf: masked)
@@ -36,7 +36,7 @@ struct Problem {
 
 // Random Q, K, V (with signed zeros), key ranges (some rows empty, some whole) and a bias
 // with -inf entries; every `full_mask`-th row has all its keys masked by the bias.
-Problem make_problem(Shape s, uint64_t seed, int64_t full_mask = 0) {
+Problem make_problem(RefShape s, uint64_t seed, int64_t full_mask = 0) {
   const CounterRng rng(seed, "attention_ref");
   Problem p{.shape = s};
   auto fill = [&](std::vector<double>& x, size_t n, uint64_t base) {
@@ -74,7 +74,7 @@ Problem make_problem(Shape s, uint64_t seed, int64_t full_mask = 0) {
 // are kvbench's deterministic ones, as in the reference.
 void naive(const Problem& p, const AttentionBlock& a, bool use_bias, std::vector<double>& out,
            std::vector<double>& lse) {
-  const Shape s = p.shape;
+  const RefShape s = p.shape;
   out.assign(static_cast<size_t>(s.rows * s.dv), 0.0);
   lse.assign(static_cast<size_t>(s.rows), 0.0);
   std::vector<double> sc(static_cast<size_t>(s.keys));
@@ -109,7 +109,7 @@ void naive(const Problem& p, const AttentionBlock& a, bool use_bias, std::vector
 
 void blocked(const Problem& p, AttentionBlock a, bool use_bias, std::vector<double>& out,
              std::vector<double>& lse) {
-  const Shape s = p.shape;
+  const RefShape s = p.shape;
   out.assign(static_cast<size_t>(s.rows * s.dv), 12345.0);  // every element must be written
   lse.assign(static_cast<size_t>(s.rows), 12345.0);
   std::vector<QueryRow> rows;
@@ -125,7 +125,7 @@ bool same_bits(const std::vector<double>& x, const std::vector<double>& y) {
   return x.size() == y.size() && std::memcmp(x.data(), y.data(), x.size() * sizeof(double)) == 0;
 }
 
-const Shape kShapes[] = {
+const RefShape kShapes[] = {
     {1, 1, 1, 1},
     {3, 5, 7, 3},
     {4, 8, 8, 8},
@@ -146,7 +146,7 @@ const Shape kShapes[] = {
 
 TEST_CASE("attend: bit-identical to the naive loop over tile edges, ranges, masks and empty rows") {
   uint64_t seed = 1;
-  for (const Shape& s : kShapes)
+  for (const RefShape& s : kShapes)
     for (int variant = 0; variant < 4; ++variant) {
       const Problem p = make_problem(s, seed++, variant == 3 ? 4 : 0);
       AttentionBlock a{.dk = s.dk,

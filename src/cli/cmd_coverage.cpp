@@ -17,7 +17,7 @@ void add_coverage_command(CLI::App& app, int& exit_code) {
   static SelectionFlags selection;
   static std::string json;
   static size_t max_pairs = 20;
-  static bool faults = false;
+  static bool faults = false, variants = false;
   cmd->add_option("paths", paths, "Case files or folders (searched recursively for *.json)")->required();
   selection.add_to(cmd);
   cmd->add_option("--json", json, "Also write the whole report (every pair) as JSON to this file");
@@ -26,6 +26,10 @@ void add_coverage_command(CLI::App& app, int& exit_code) {
   cmd->add_flag("--faults", faults,
                 "Instead: which cases detect each kernel fault of the operators' catalogues (reference only, "
                 "no device)");
+  cmd->add_flag("--variants", variants,
+                "Instead: every permitted implementation of the operators' catalogues against every case's "
+                "golden and bound (reference only, no device)")
+      ->excludes("--faults");
   cmd->footer(
       "Per operator, from its declaration (kvbench ops) and the expanded cases: every enumerated value "
       "(allowed\n"
@@ -40,7 +44,12 @@ void add_coverage_command(CLI::App& app, int& exit_code) {
       "('-': not\n"
       "detected); per operator, each fault's detecting cases or, undetected, its nearest miss "
       "(specs/coverage.md).\n"
-      "Exit 1 when a fault of an operator with cases is undetected.");
+      "Exit 1 when a fault of an operator with cases is undetected.\n"
+      "With --variants: per case, each permitted implementation that applies with its largest error over "
+      "the case's\n"
+      "bound ('-': within it); per operator, the cases each applies to and those it fails "
+      "(specs/comparison.md).\n"
+      "Exit 1 when a permitted implementation fails a case.");
   cmd->callback([&exit_code] {
     selection.with_selection(paths, selection.run_options(), exit_code, [&](Selection& sel) {
       for (const auto& e : sel.errors) std::cerr << "invalid case (not counted): " << e.to_string() << "\n";
@@ -66,6 +75,14 @@ void add_coverage_command(CLI::App& app, int& exit_code) {
             sel.cases, [](const CaseFaults& c) { std::cout << fault_case_line(c) << std::flush; });
         std::cout << "\n" << fault_table(report);
         if (write_json(fault_json(report))) exit_code = report.undetected() ? 1 : 0;
+        return;
+      }
+      if (variants) {
+        const FaultCoverage report = compute_fault_coverage(
+            sel.cases, [](const CaseFaults& c) { std::cout << fault_case_line(c) << std::flush; },
+            Planting::variants);
+        std::cout << "\n" << variant_table(report);
+        if (write_json(variant_json(report))) exit_code = failed_variants(report) ? 1 : 0;
         return;
       }
       const auto report = compute_coverage(sel.cases);

@@ -29,14 +29,17 @@ bool same_bits(const Tensor& a, const Tensor& b) {
 }
 
 // The fault planted in a fresh instance of the case, compared with the golden.
-FaultOnCase run_fault(const Operator& op, const SelectedCase& c, const Fault& fault, const TensorSet& inputs,
-                      const std::vector<Expected>& golden, bool& applies) {
+FaultOnCase run_fault(const Operator& op, const SelectedCase& c, const Planted& fault, Planting planting,
+                      const TensorSet& inputs, const std::vector<Expected>& golden, bool& applies) {
   FaultOnCase r{.fault = fault.name};
   applies = true;
   try {
     auto faulty = instantiate_case(op, c.def, c.op->args().options());
     faulty->skip_figures();
-    faulty->set_fault(fault.name);
+    if (planting == Planting::faults)
+      faulty->set_fault(fault.name);
+    else
+      faulty->set_variant(fault.name);
     const std::vector<Expected> out = faulty->golden(inputs);
     applies = false;
     for (size_t i = 0; i < golden.size(); ++i) {
@@ -62,7 +65,7 @@ size_t FaultCoverage::undetected() const {
 }
 
 FaultCoverage compute_fault_coverage(const std::vector<SelectedCase>& cases,
-                                     const std::function<void(const CaseFaults&)>& done) {
+                                     const std::function<void(const CaseFaults&)>& done, Planting planting) {
   FaultCoverage report;
   std::map<std::string, size_t> op_index;
   for (const Operator* op : operators())
@@ -70,7 +73,12 @@ FaultCoverage compute_fault_coverage(const std::vector<SelectedCase>& cases,
       if (c.def.op == op->id()) {
         op_index[op->id()] = report.operators.size();
         OperatorFaults of{.op = op->id()};
-        for (const Fault& f : op->signature().faults) of.faults.push_back({.fault = f});
+        if (planting == Planting::faults)
+          for (const Fault& f : op->signature().faults)
+            of.faults.push_back({.fault = {f.name, f.bug, f.source}});
+        else
+          for (const Variant& v : op->signature().variants)
+            of.faults.push_back({.fault = {v.name, v.what, v.source}});
         report.operators.push_back(std::move(of));
         break;
       }
@@ -90,7 +98,7 @@ FaultCoverage compute_fault_coverage(const std::vector<SelectedCase>& cases,
       parallel_for(static_cast<int64_t>(of.faults.size()), c.op->args().threads(), [&](int64_t i) {
         bool applies = false;
         results[static_cast<size_t>(i)] =
-            run_fault(op, c, of.faults[static_cast<size_t>(i)].fault, inputs, golden, applies);
+            run_fault(op, c, of.faults[static_cast<size_t>(i)].fault, planting, inputs, golden, applies);
         applied[static_cast<size_t>(i)] = applies;
       });
       for (size_t i = 0; i < of.faults.size(); ++i) {
@@ -167,7 +175,7 @@ nlohmann::json fault_json(const FaultCoverage& report) {
     nlohmann::json faults = nlohmann::json::array();
     for (const auto& f : op.faults) {
       nlohmann::json j{
-          {"name", f.fault.name},         {"bug", f.fault.bug},
+          {"name", f.fault.name},         {"bug", f.fault.what},
           {"source", f.fault.source},     {"applies_to", f.applies},
           {"detected_by", f.detected_by}, {"max_error_over_tolerance", number(f.max_over_tolerance)}};
       if (f.detected_by.empty() && !f.nearest_miss.empty())
@@ -189,6 +197,59 @@ nlohmann::json fault_json(const FaultCoverage& report) {
     cases.push_back(j);
   }
   return {{"operators", ops}, {"cases", cases}, {"undetected", report.undetected()}};
+}
+
+size_t failed_variants(const FaultCoverage& report) {
+  size_t n = 0;
+  for (const auto& op : report.operators)
+    for (const auto& v : op.faults) n += v.detected_by.empty() ? 0 : 1;
+  for (const auto& c : report.cases)
+    for (const auto& v : c.faults) n += v.error.empty() ? 0 : 1;
+  return n;
+}
+
+std::string variant_table(const FaultCoverage& report) {
+  std::ostringstream o;
+  size_t total = 0;
+  for (const auto& op : report.operators) {
+    o << op.op << ": " << op.cases << " cases, " << op.faults.size() << " permitted implementations\n";
+    total += op.faults.size();
+    for (const auto& v : op.faults) {
+      const std::string name = v.fault.name;
+      o << "  " << name << std::string(name.size() < 30 ? 30 - name.size() : 1, ' ');
+      if (v.detected_by.empty()) {
+        o << "passes " << v.applies
+          << " cases (the others: bit-identical to the golden), largest error/bound "
+          << ratio_text(v.max_over_tolerance) << "\n";
+      } else {
+        o << "FAILS " << v.detected_by.size() << "/" << v.applies << " cases (largest error/bound "
+          << ratio_text(v.max_over_tolerance) << "), e.g. " << v.detected_by.front() << "\n";
+      }
+    }
+  }
+  for (const auto& c : report.cases)
+    for (const auto& v : c.faults)
+      if (!v.error.empty()) o << "error: " << c.name << ": variant " << v.fault << ": " << v.error << "\n";
+  o << total << " permitted implementations over " << report.operators.size() << " operators, "
+    << failed_variants(report) << " failing\n";
+  return o.str();
+}
+
+nlohmann::json variant_json(const FaultCoverage& report) {
+  const auto number = [](double r) { return std::isinf(r) ? nlohmann::json(nullptr) : nlohmann::json(r); };
+  nlohmann::json ops = nlohmann::json::object();
+  for (const auto& op : report.operators) {
+    nlohmann::json variants = nlohmann::json::array();
+    for (const auto& v : op.faults)
+      variants.push_back({{"name", v.fault.name},
+                          {"what", v.fault.what},
+                          {"source", v.fault.source},
+                          {"cases", v.applies},
+                          {"failed_by", v.detected_by},
+                          {"max_error_over_tolerance", number(v.max_over_tolerance)}});
+    ops[op.op] = {{"cases", op.cases}, {"variants", variants}};
+  }
+  return {{"operators", ops}, {"failed", failed_variants(report)}};
 }
 
 }  // namespace kvbench

@@ -14,6 +14,16 @@ struct Fault {
   std::string source;  // where the bug class was seen (an issue, a commit), or empty
 };
 
+// A permitted implementation (specs/comparison.md "Permitted implementations"), the dual of
+// a fault: precision steps the operator's definition allows, declared beside its signature
+// and applied to the reference (OpCase::set_variant), so `kvbench coverage --variants` can
+// show that every case's bound takes it.
+struct Variant {
+  std::string name;    // unique within the operator, e.g. "flash_p_f32"
+  std::string what;    // what the implementation computes differently from the golden
+  std::string source;  // the document, or the upstream kernel (repository, path, commit)
+};
+
 // The faults of the shared attention reference (ref/attention.hpp AttentionFault), which
 // MHCA, SDPA and FIA each list in their own catalogue.
 inline std::vector<Fault> with_attention_faults(std::vector<Fault> own) {
@@ -24,12 +34,16 @@ inline std::vector<Fault> with_attention_faults(std::vector<Fault> own) {
                "issue 36 (a planted fault passed every MHCA and SDPA case)"},
               {"softmax_sum_f16", "the softmax denominator sum(exp(s - max)) accumulated in f16", ""},
               {"pv_accumulate_f16", "P.V accumulated in f16 (each partial sum rounded to f16)",
-               "issue 36 (failed 2 of 117 MHCA cases, by 1.05x and 1.33x)"},
-              {"pv_zero_weight_nan",
-               "P.V multiplies every key of its range by its weight, 0 for a masked key, so a masked key's "
-               "infinite or NaN V makes the row NaN (0 * inf)",
-               "kvbench's three kernels before b186a10, and torch's softmax @ V"}});
+               "issue 36 (failed 2 of 117 MHCA cases, by 1.05x and 1.33x)"}});
   return own;
 }
+
+}  // namespace kvbench
+
+namespace kvbench {
+
+// The permitted implementations of the shared attention reference (attention_steps), which
+// MHCA, SDPA and FIA each list in their own catalogue before their own.
+std::vector<Variant> with_attention_variants(std::vector<Variant> own);
 
 }  // namespace kvbench

@@ -86,6 +86,11 @@ class OpCase {
   void set_fault(std::string name) { fault_ = std::move(name); }
   const std::string& fault() const { return fault_; }
   bool fault_is(const char* name) const { return fault_ == name; }
+  // Computes reference() as permitted implementation `name` (one of the signature's
+  // variants) would (`kvbench coverage --variants`). Empty: the golden.
+  void set_variant(std::string name) { variant_ = std::move(name); }
+  const std::string& variant() const { return variant_; }
+  bool variant_is(const char* name) const { return variant_ == name; }
   // Bytes the operator must move at least (read + written), counted from the shapes, for
   // the effective bandwidth of `kvbench bench`. The default counts every input and output
   // tensor once and every in-place tensor twice (read and written); operators that touch
@@ -138,6 +143,7 @@ class OpCase {
   Args args_;
   bool figures_wanted_ = true;
   std::string fault_;
+  std::string variant_;
   std::vector<FileInput> file_inputs_;
 };
 

@@ -536,6 +536,10 @@ std::string Signature::describe() const {
   if (!faults.empty()) o << "\nfaults (kvbench coverage --faults; specs/coverage.md)\n";
   for (const auto& f : faults)
     o << "  " << pad(f.name, 30) << f.bug << (f.source.empty() ? "" : " [" + f.source + "]") << "\n";
+  if (!variants.empty())
+    o << "\npermitted implementations (kvbench coverage --variants; specs/comparison.md)\n";
+  for (const auto& v : variants)
+    o << "  " << pad(v.name, 30) << v.what << (v.source.empty() ? "" : " [" + v.source + "]") << "\n";
   return o.str();
 }
 
@@ -577,6 +581,9 @@ nlohmann::json Signature::to_json() const {
   j["faults"] = nlohmann::json::array();
   for (const auto& f : faults)
     j["faults"].push_back({{"name", f.name}, {"bug", f.bug}, {"source", f.source}});
+  j["variants"] = nlohmann::json::array();
+  for (const auto& v : variants)
+    j["variants"].push_back({{"name", v.name}, {"what", v.what}, {"source", v.source}});
   return j;
 }
 

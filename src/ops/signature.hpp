@@ -71,6 +71,8 @@ struct Signature {
   std::vector<std::string> sizes;
   // The kernel faults `kvbench coverage --faults` plants in this operator's reference.
   std::vector<Fault> faults;
+  // The permitted implementations `kvbench coverage --variants` computes with its reference.
+  std::vector<Variant> variants;
 
   const Param* param(const std::string& name) const;
   // The declaration of a tensor, a list element NAME.<index> included.

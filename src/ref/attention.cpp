@@ -6,6 +6,9 @@
 #include <cstdio>
 #include <limits>
 #include <memory>
+#include <mutex>
+#include <optional>
+#include <vector>
 
 #include "core/clones.hpp"
 #include "core/parallel.hpp"
@@ -14,25 +17,6 @@
 #include "core/float_format.hpp"
 
 namespace kvbench {
-
-AttentionFault attention_fault(const std::string& name) {
-  if (name == "softmax_no_max_subtraction") return AttentionFault::no_max_subtraction;
-  if (name == "softmax_sum_f16") return AttentionFault::sum_f16;
-  if (name == "pv_accumulate_f16") return AttentionFault::pv_f16;
-  if (name == "pv_zero_weight_nan") return AttentionFault::pv_zero_weight_nan;
-  return AttentionFault::none;
-}
-
-std::vector<double> alibi_slopes(int64_t n) {
-  int64_t c = 1;
-  while (c * 2 <= n) c *= 2;
-  std::vector<double> s;
-  for (int64_t k = 1; k <= c; ++k)
-    s.push_back(std::exp2(-8.0 * static_cast<double>(k) / static_cast<double>(c)));
-  for (int64_t k = 1; static_cast<int64_t>(s.size()) < n; k += 2)
-    s.push_back(std::exp2(-4.0 * static_cast<double>(k) / static_cast<double>(c)));
-  return s;
-}
 
 namespace {
 
@@ -73,11 +57,13 @@ void for_key_chunks(int64_t k0, int64_t k1, int64_t width, unsigned threads,
 struct Panels {
   int64_t k0 = 0, first = 0, count = 0;
   std::unique_ptr<double[]> data;
+  double norm_max = 0;  // the largest ||k_t||_2 of its keys (with bounds only)
   const double* panel(int64_t p, int64_t dk) const { return data.get() + (p - first) * dk * kPanel; }
 };
 
 // Keys [c0, c1) of the keys from k0, c0 - k0 a multiple of kPanel.
-Panels pack_keys(const RowSource& k, int64_t k0, int64_t c0, int64_t c1, int64_t dk, unsigned threads) {
+Panels pack_keys(const RowSource& k, int64_t k0, int64_t c0, int64_t c1, int64_t dk, unsigned threads,
+                 bool norms) {
   Panels P{.k0 = k0, .first = (c0 - k0) / kPanel, .count = (c1 - c0 + kPanel - 1) / kPanel};
   const int64_t base = c0;
   k0 = c0;
@@ -90,6 +76,18 @@ Panels pack_keys(const RowSource& k, int64_t k0, int64_t c0, int64_t c1, int64_t
   for (int64_t t = k1; t < base + P.count * kPanel; ++t)  // the last panel's lanes past k1
     for (int64_t d = 0; d < dk; ++d)
       P.data[static_cast<size_t>((t - base) / kPanel * dk * kPanel + d * kPanel + (t - base) % kPanel)] = 0;
+  if (norms)
+    for (int64_t p = 0; p < P.count; ++p)
+      for (int64_t j = 0; j < kPanel; ++j) {
+        double sum = 0;
+        for (int64_t d = 0; d < dk; ++d) {
+          const double x = P.data[static_cast<size_t>((p * dk + d) * kPanel + j)];
+          sum += x * x;
+        }
+        P.norm_max = std::max(P.norm_max,
+                              std::sqrt(sum));  // a non-finite key: inf or NaN, which std::max keeps or drops
+        if (!std::isfinite(sum)) P.norm_max = kInf;
+      }
   return P;
 }
 
@@ -99,30 +97,59 @@ Panels pack_keys(const RowSource& k, int64_t k0, int64_t c0, int64_t c1, int64_t
 struct Strips {
   int64_t k0 = 0, keys = 0, tail_width = 0;
   std::unique_ptr<double[]> data, tail;
-  bool finite = true;  // every value finite: no key's 0 * v can be NaN (value_phase)
+  bool finite = true;           // every value finite: no key's 0 * v can be NaN (value_phase)
+  std::vector<double> abs_max;  // per channel, the largest |v| of its keys (with bounds only)
   const double* strip(int64_t c) const { return data.get() + c * keys * 8; }
   double tail_at(int64_t t, int64_t j) const { return tail[static_cast<size_t>((t - k0) * tail_width + j)]; }
 };
 
-Strips pack_values(const RowSource& v, int64_t k0, int64_t k1, int64_t dv, unsigned threads) {
+// With `abs` (the bound's): |V| in the same layout into *abs, and each channel's largest
+// finite |v| into V.abs_max, made in the same pass.
+Strips pack_values(const RowSource& v, int64_t k0, int64_t k1, int64_t dv, unsigned threads,
+                   Strips* abs = nullptr) {
   const int64_t strips = dv / 8;
   Strips V{.k0 = k0, .keys = k1 - k0, .tail_width = dv % 8};
-  V.data.reset(new double[static_cast<size_t>(strips * V.keys * 8)]);
-  V.tail.reset(new double[static_cast<size_t>(V.keys * V.tail_width)]);
+  const auto body = static_cast<size_t>(strips * V.keys * 8),
+             tail = static_cast<size_t>(V.keys * V.tail_width);
+  V.data.reset(new double[body]);
+  V.tail.reset(new double[tail]);
+  if (abs) {
+    *abs = Strips{.k0 = k0, .keys = k1 - k0, .tail_width = dv % 8};
+    abs->data.reset(new double[body]);
+    abs->tail.reset(new double[tail]);
+    V.abs_max.assign(static_cast<size_t>(dv), 0.0);
+  }
   std::atomic<bool> finite = true;
+  std::mutex maxima;
   for_key_chunks(k0, k1, dv, threads, [&](int64_t t0, int64_t t1) {
-    std::vector<double> row(static_cast<size_t>(dv));
+    std::vector<double> row(static_cast<size_t>(dv)), magnitude(abs ? row.size() : 0),
+        largest(abs ? row.size() : 0, 0.0);
     bool chunk_finite = true;
+    const auto store = [&](const std::vector<double>& x, Strips& into, int64_t t) {
+      for (int64_t c = 0; c < strips; ++c)
+        std::copy_n(x.data() + c * 8, 8, into.data.get() + (c * into.keys + t - k0) * 8);
+      std::copy_n(x.data() + strips * 8, into.tail_width, into.tail.get() + (t - k0) * into.tail_width);
+    };
     for (int64_t t = t0; t < t1; ++t) {
       v(t, row.data(), 1);
       for (const double x : row) chunk_finite = chunk_finite && std::isfinite(x);
-      for (int64_t c = 0; c < strips; ++c)
-        std::copy_n(row.data() + c * 8, 8, V.data.get() + (c * V.keys + t - k0) * 8);
-      std::copy_n(row.data() + strips * 8, V.tail_width, V.tail.get() + (t - k0) * V.tail_width);
+      store(row, V, t);
+      if (!abs) continue;
+      for (size_t c = 0; c < row.size(); ++c) {
+        magnitude[c] = std::fabs(row[c]);
+        // Non-finite values are the NaN permissions' business, not the bound's maxima.
+        if (std::isfinite(magnitude[c])) largest[c] = std::max(largest[c], magnitude[c]);
+      }
+      store(magnitude, *abs, t);
     }
     if (!chunk_finite) finite = false;
+    if (abs) {
+      std::lock_guard lock(maxima);
+      for (size_t c = 0; c < largest.size(); ++c) V.abs_max[c] = std::max(V.abs_max[c], largest[c]);
+    }
   });
   V.finite = finite;
+  if (abs) abs->finite = V.finite;
   return V;
 }
 
@@ -190,6 +217,7 @@ struct Job {
   const AttentionBlock& a;
   std::span<const QueryRow> rows;
   double* lse;
+  RowFigures* figures = nullptr;  // per row, with bounds: what softmax_phase measured
 };
 
 void empty_row(const Job& job, int64_t r) {
@@ -282,6 +310,21 @@ KVB_CLONES void softmax_phase(const Job& job, BlockScores& b) {
       continue;
     }
     const bool no_max = a.fault == AttentionFault::no_max_subtraction;
+    thread_local std::vector<double> below;  // s_j - m (<= 0), for the bound's figures
+    if (job.figures) {
+      // The bound's figures of the row: ||q||, the largest |s_j| (the max or the least finite
+      // score) and, after the exp, sum_j p_j (m - s_j). Branch-free loops (they vectorize).
+      RowFigures& f = job.figures[r];
+      f.keys = len;
+      for (int64_t d = 0; d < a.dk; ++d) f.q_norm += row.q[d] * row.q[d];
+      f.q_norm = std::sqrt(f.q_norm);
+      double lo = m;
+      for (int64_t t = 0; t < len; ++t) lo = s[t] < lo && s[t] != -kInf ? s[t] : lo;
+      f.score_max = std::max(std::fabs(m), std::fabs(lo));
+      below.resize(static_cast<size_t>(len));
+      double* x = below.data();
+      for (int64_t t = 0; t < len; ++t) x[t] = s[t] - m;
+    }
     for (int64_t t = 0; t < len; ++t) s[t] = s[t] - (no_max ? 0.0 : m);
     det_exp_inplace(s, len);  // not std::exp: the same bits on every machine (ref/det_math.hpp)
     if (no_max) round_span(DType::f32, s, static_cast<size_t>(len));  // exp(88.73) is inf in f32
@@ -293,6 +336,12 @@ KVB_CLONES void softmax_phase(const Job& job, BlockScores& b) {
     // Per element: quantize_p, the division, round_p (three loops: two of them vectorize).
     if (a.quantize_p)
       for (int64_t t = 0; t < len; ++t) s[t] = a.quantize_p(s[t]);
+    if (job.figures) {
+      double spread = 0;
+      const double* x = below.data();
+      for (int64_t t = 0; t < len; ++t) spread -= s[t] > 0 ? s[t] * x[t] : 0.0;  // e_j = 0 at s_j = -inf
+      job.figures[r].spread = spread / sum;
+    }
     for (int64_t t = 0; t < len; ++t) s[t] /= sum;
     if (a.round_p) round_span(*a.round_p, s, static_cast<size_t>(len));
     if (job.lse) job.lse[r] = (no_max ? 0.0 : m) + det_log(sum);
@@ -340,18 +389,19 @@ void value_phase_weighted(const Job& job, const Strips& V, const BlockScores& b)
   }
 }
 
-// AttentionFault::pv_zero_weight_nan: a kernel that multiplies the V of every key V holds by
-// the row's weight, 0 for a key the row does not see or weighs 0, adds NaN (0 * inf, 0 * NaN)
-// to each channel where such a key's V is not finite.
-void zero_weight_nan(const Job& job, const Strips& V, const BlockScores& b) {
+// Calls mark(row, c) for each channel c of a live row where a key of V the row weighs 0
+// (one it does not see, or one of weight 0 among those it sees) has a non-finite value:
+// where an implementation that multiplies every key of the sequence by its weight, as IEEE
+// softmax(s) @ V does, gets 0 * inf = NaN.
+template <typename Mark>
+void for_zero_weight_nonfinite(const Job& job, const Strips& V, const BlockScores& b, Mark mark) {
   for (int64_t r : b.live) {
     const QueryRow& row = job.rows[r];
     const double* p = b.S.get() + (r - b.r0) * b.W;
     for (int64_t t = V.k0; t < V.k0 + V.keys; ++t) {
       if (t >= row.begin && t < row.end && p[t - b.origin] != 0) continue;
       for (int64_t c = 0; c < job.a.dv; ++c)
-        if (!std::isfinite(value_at(V, t, c, job.a.dv)))
-          row.out[c] = std::numeric_limits<double>::quiet_NaN();
+        if (!std::isfinite(value_at(V, t, c, job.a.dv))) mark(row, c);
     }
   }
 }
@@ -365,7 +415,10 @@ KVB_CLONES void value_phase(const Job& job, const Strips& V, const BlockScores& 
   if (a.fault == AttentionFault::pv_f16) return value_phase_f16(job, V, b);
   if (!V.finite) {
     value_phase_weighted(job, V, b);
-    if (a.fault == AttentionFault::pv_zero_weight_nan) zero_weight_nan(job, V, b);
+    if (a.permitted)  // IEEE 0 * inf at such keys is a permitted implementation's NaN
+      for_zero_weight_nonfinite(job, V, b, [](const QueryRow& row, int64_t c) {
+        if (row.nan_ok) row.nan_ok[c] = 1;
+      });
     return;
   }
   const int64_t lo = std::max(b.kb, V.k0), hi = std::min(b.ke, V.k0 + V.keys);
@@ -405,8 +458,72 @@ KVB_CLONES void value_phase(const Job& job, const Strips& V, const BlockScores& 
 
 }  // namespace
 
+namespace {
+
+// With bounds: each row's bound and its log-sum-exp's from what the phases measured. A row
+// that sees no key (or only -inf scores) gets 0: every permitted implementation gives its
+// empty-row value exactly.
+void write_bounds(const Job& job, double k_norm_max, const std::vector<double>& v_abs_max,
+                  const std::vector<double>& weighted) {
+  const AttentionBlock& a = job.a;
+  const double factor = a.divide_by_scale ? 1 / std::fabs(a.scale) : std::fabs(a.scale);
+  const auto dv = static_cast<size_t>(a.dv);
+  for (size_t r = 0; r < job.rows.size(); ++r) {
+    const QueryRow& row = job.rows[r];
+    const RowFigures& f = job.figures[r];
+    if (row.bound) {
+      // The bound is affine in the channel's figures: its coefficients once per row.
+      const BoundTerms b = attention_bound_terms(*a.permitted, factor, a.dk, k_norm_max, f);
+      for (int64_t d = 0; d < a.dv; ++d) {
+        const ChannelFigures c{.v_max = v_abs_max[static_cast<size_t>(d)],
+                               .weighted = weighted[r * dv + static_cast<size_t>(d)],
+                               .out = std::fabs(row.out[d])};
+        row.bound[d] = f.keys == 0 ? 0.0f : f32_at_or_above(b.at(c));
+      }
+    }
+    if (a.lse_bound)
+      a.lse_bound[r] = f.keys == 0 || !job.lse
+                           ? 0.0
+                           : attention_lse_bound(*a.permitted, factor, a.dk, k_norm_max, job.lse[r], f);
+  }
+}
+
+// For the bound's sum_j p_j |v_jd|: the same P @ V of every row over |V| (abs_strips), into
+// its own accumulators (`weighted`, rows x dv), by the golden's value phase (its weights, its
+// order).
+struct AbsValues {
+  AttentionBlock a;  // the golden's, no fault, no bound
+  std::vector<QueryRow> rows;
+  Job job;
+  AbsValues(const Job& golden, std::vector<double>& weighted)
+      : a(plain(golden.a)), rows(into(golden.rows, weighted, golden.a.dv)), job{a, rows, nullptr, nullptr} {}
+  static AttentionBlock plain(AttentionBlock a) {
+    a.fault = AttentionFault::none;
+    a.permitted.reset();
+    return a;
+  }
+  static std::vector<QueryRow> into(std::span<const QueryRow> golden, std::vector<double>& weighted,
+                                    int64_t dv) {
+    std::vector<QueryRow> rows;
+    for (size_t r = 0; r < golden.size(); ++r)
+      rows.push_back({.q = golden[r].q,
+                      .begin = golden[r].begin,
+                      .end = golden[r].end,
+                      .out = weighted.data() + r * static_cast<size_t>(dv)});
+    return rows;
+  }
+};
+
+void merge_maxima(std::vector<double>& into, const std::vector<double>& from) {
+  into.resize(from.size(), 0.0);
+  for (size_t c = 0; c < from.size(); ++c) into[c] = std::max(into[c], from[c]);
+}
+
+}  // namespace
+
 void attend(const AttentionBlock& a, std::span<const QueryRow> rows, const RowSource& k, const RowSource& v,
             double* lse) {
+  if (a.steps) return attend_variant(a, rows, k, v, lse);
   int64_t k0 = std::numeric_limits<int64_t>::max(), k1 = std::numeric_limits<int64_t>::min();
   double work = 0;
   for (const QueryRow& r : rows)
@@ -415,25 +532,46 @@ void attend(const AttentionBlock& a, std::span<const QueryRow> rows, const RowSo
       k1 = std::max(k1, r.end);
       work += static_cast<double>(r.end - r.begin);
     }
-  const Job job{a, rows, lse};
+  const bool bounds = a.permitted.has_value();
+  std::vector<RowFigures> figures(bounds ? rows.size() : 0);
+  const Job job{a, rows, lse, bounds ? figures.data() : nullptr};
   const auto n = static_cast<int64_t>(rows.size());
+  std::vector<double> v_abs_max(bounds ? static_cast<size_t>(a.dv) : 0, 0.0);
+  std::vector<double> weighted(bounds ? rows.size() * static_cast<size_t>(a.dv) : 0, 0.0);
+  std::optional<AbsValues> abs;
+  if (bounds) abs.emplace(job, weighted);
   if (k0 >= k1) {
     for (int64_t r = 0; r < n; ++r) empty_row(job, r);
+    if (bounds) write_bounds(job, 0, v_abs_max, weighted);
     return;
   }
   if (n <= kRowBlock && k1 - k0 > kKeyChunk) {
     // One block of rows over many keys (decode): K and V packed a chunk at a time, so
     // memory stays one chunk of panels and the rows' scores, whatever the context length.
     BlockScores b = block_scores(job, 0, n, k0);
-    for (int64_t c = k0; c < k1; c += kKeyChunk)
-      score_phase(job, pack_keys(k, k0, c, std::min(k1, c + kKeyChunk), a.dk, a.threads), b);
+    double k_norm_max = 0;
+    for (int64_t c = k0; c < k1; c += kKeyChunk) {
+      const Panels keys = pack_keys(k, k0, c, std::min(k1, c + kKeyChunk), a.dk, a.threads, bounds);
+      k_norm_max = std::max(k_norm_max, keys.norm_max);
+      score_phase(job, keys, b);
+    }
     softmax_phase(job, b);
-    for (int64_t c = k0; c < k1; c += kKeyChunk)
-      value_phase(job, pack_values(v, c, std::min(k1, c + kKeyChunk), a.dv, a.threads), b);
+    for (int64_t c = k0; c < k1; c += kKeyChunk) {
+      Strips magnitudes;
+      const Strips values =
+          pack_values(v, c, std::min(k1, c + kKeyChunk), a.dv, a.threads, bounds ? &magnitudes : nullptr);
+      value_phase(job, values, b);
+      if (bounds) {
+        merge_maxima(v_abs_max, values.abs_max);
+        value_phase(abs->job, magnitudes, b);
+      }
+    }
+    if (bounds) write_bounds(job, k_norm_max, v_abs_max, weighted);
     return;
   }
-  const Panels keys = pack_keys(k, k0, k0, k1, a.dk, a.threads);
-  const Strips values = pack_values(v, k0, k1, a.dv, a.threads);
+  const Panels keys = pack_keys(k, k0, k0, k1, a.dk, a.threads, bounds);
+  Strips abs_values;
+  const Strips values = pack_values(v, k0, k1, a.dv, a.threads, bounds ? &abs_values : nullptr);
   const int64_t tasks = (n + kRowBlock - 1) / kRowBlock;
   // Threads only where the work outweighs starting them (about a millisecond of it).
   const double flops = attention_flops(work, a.dk, a.dv);
@@ -444,7 +582,9 @@ void attend(const AttentionBlock& a, std::span<const QueryRow> rows, const RowSo
     score_phase(job, keys, b);
     softmax_phase(job, b);
     value_phase(job, values, b);
+    if (bounds) value_phase(abs->job, abs_values, b);
   });
+  if (bounds) write_bounds(job, keys.norm_max, values.abs_max, weighted);
 }
 
 void attend(const AttentionBlock& a, std::span<const QueryRow> rows, RowsView k, RowsView v, double* lse) {
@@ -455,20 +595,6 @@ void attend(const AttentionBlock& a, std::span<const QueryRow> rows, RowsView k,
     };
   };
   attend(a, rows, copy_row(k, a.dk), copy_row(v, a.dv), lse);
-}
-
-std::string quant_error_text(const std::vector<double>& quantized, const std::vector<double>& unquantized) {
-  double max_abs = 0, err2 = 0, ref2 = 0;
-  for (size_t i = 0; i < unquantized.size(); ++i) {
-    const double d = std::fabs(quantized[i] - unquantized[i]);
-    max_abs = std::max(max_abs, d);
-    err2 += d * d;
-    ref2 += unquantized[i] * unquantized[i];
-  }
-  char buf[96];
-  std::snprintf(buf, sizeof buf, "max_abs %.3g, rel_l2 %.3g", max_abs,
-                ref2 > 0 ? std::sqrt(err2 / ref2) : 0.0);
-  return buf;
 }
 
 }  // namespace kvbench

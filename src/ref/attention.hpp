@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "core/dtype.hpp"
+#include "ref/attention_bound.hpp"
+#include "ref/attention_variants.hpp"
 
 namespace kvbench {
 
@@ -41,7 +43,6 @@ enum class AttentionFault {
   no_max_subtraction,  // p = f32(exp(s)), no max subtracted: inf past s = 88.72, then NaN
   sum_f16,             // the softmax sum accumulated in f16
   pv_f16,              // each partial sum of P.V rounded to f16
-  pv_zero_weight_nan,  // 0 * V for every key of the call a row does not weigh: NaN for a non-finite V
 };
 // The attention fault of a fault name (none for any other name).
 AttentionFault attention_fault(const std::string& name);
@@ -52,6 +53,11 @@ struct QueryRow {
   int64_t begin = 0, end = 0;  // it sees keys [begin, end); every other key scores -inf and is
                                // not computed at all (bit-identical: it would add exp(-inf) = +0)
   double* out = nullptr;       // dv values
+  // With AttentionBlock::permitted: dv values each. bound: how far a permitted
+  // implementation's output may lie from out (before the output's rounding); nan_ok: 1 where
+  // one may give NaN (IEEE 0 * inf: a key of the call the row weighs 0 has a non-finite V).
+  float* bound = nullptr;  // the nearest f32 at or above it
+  uint8_t* nan_ok = nullptr;
 };
 
 // What the query rows of one attend() call share: they attend over the same K and V.
@@ -71,6 +77,14 @@ struct AttentionBlock {
   double* row_max = nullptr;
   EmptyRow empty = EmptyRow::zeros;
   AttentionFault fault = AttentionFault::none;
+  // When set, attend() also writes each row's bound and NaN permissions (QueryRow::bound,
+  // nan_ok) and, where lse_bound is given, lse_bound[r]: how far any implementation the
+  // operator permits may land from this golden (ref/attention_bound.hpp).
+  std::optional<PermittedDeltas> permitted;
+  double* lse_bound = nullptr;
+  // When set: the rows computed as this permitted implementation would, in f32
+  // (ref/attention_variants.hpp; `kvbench coverage --variants`), not as the golden.
+  const PrecisionSteps* steps = nullptr;
   // Threads the call may use (the case's reference threads): the bytes do not depend on it.
   unsigned threads = 1;
 };
@@ -95,6 +109,10 @@ void attend(const AttentionBlock& a, std::span<const QueryRow> rows, RowsView k,
 // The rows are made on a.threads threads (the bytes do not depend on it).
 void attend(const AttentionBlock& a, std::span<const QueryRow> rows, const RowSource& k, const RowSource& v,
             double* lse);
+
+// attend() with AttentionBlock::steps set: every row in f32 with those precision steps.
+void attend_variant(const AttentionBlock& a, std::span<const QueryRow> rows, const RowSource& k,
+                    const RowSource& v, double* lse);
 
 // The FLOPs attention counts for `pairs` visible (query row, key, head) triples: the
 // multiply-adds of q.k over dk and of p.v over dv (what `kvbench bench` reports as GFLOPS).

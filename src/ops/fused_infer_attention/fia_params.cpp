@@ -446,6 +446,23 @@ const Signature& fia_signature() {
            "antiquant (code - offset) * scale instead of (code + offset) * scale", ""},
           {"int4_nibble_swap", "int4 K/V codes read with the two nibbles of each byte swapped", ""},
       }),
+      .variants = with_attention_variants({
+          {"ascend_p_cast",
+           "exp(s - max) cast to the input dtype before the second matmul, the f32 sum divided out "
+           "at the end (full int8 excepted)",
+           "hicann/ops-transformer@c29bc10 attention/prompt_flash_attention/op_kernel/"
+           "prompt_flash_attention_s1s2_bns1_x910.h (CAST_ROUND), incre_flash_attention"},
+          {"ascend_antiquant_fp16",
+           "ascend_p_cast with K~ and V~ of int8/int4 antiquant as in(in(code + offset) * "
+           "scale), in the input dtype (bf16: the arithmetic in f32, then bf16)",
+           "hicann/ops-transformer@c29bc10 prompt_flash_attention x910 (AscendAntiQuant into the workspace)"},
+          {"ascend_pfa_fp16_hp",
+           "innerPrecise bit 0 on an fp16 prompt: scores and their scaling in fp16, P cast to fp16, the "
+           "running P @ V "
+           "and its rescale in fp16 per block of 128 keys, the final division in fp16",
+           "hicann/ops-transformer@c29bc10 prompt_flash_attention_s1s2_bns1_x910_base.h, "
+           "cannmirror/asc-devkit@045bb8a softmax_flashv2_update_impl.h"},
+      }),
   };
   return sig;
 }

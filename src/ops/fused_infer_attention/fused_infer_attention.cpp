@@ -16,8 +16,10 @@
 #include "core/error.hpp"
 #include "core/float_format.hpp"
 #include "core/rng.hpp"
+#include "ops/attention/attention_golden.hpp"
 #include "ops/attention/attention_kernel.hpp"
 #include "ops/fused_infer_attention/fia_full_quant.hpp"
+#include "ops/fused_infer_attention/fia_post_quant.hpp"
 #include "ops/fused_infer_attention/fia_inputs.hpp"
 #include "ops/fused_infer_attention/fia_params.hpp"
 #include "ops/fused_infer_attention/fia_vulkan.hpp"
@@ -247,6 +249,7 @@ class FiaCase final : public OpCase {
     const bool no_left_pad = fault_is("kv_left_padding_ignored") && !p_.paged() && !p_.nz;
     const bool swap_nibbles = fault_is("int4_nibble_swap") && dtype_bits(data.dtype()) == 4;
     const double offset_sign = fault_is("antiquant_offset_subtracted") ? -1.0 : 1.0;
+    const bool antiquant_in_input = variant_is("ascend_antiquant_fp16") && !p_.full.on && p_.q != DType::f32;
     return [=, this, &data, &table, &prefix, &scale, &offset](int64_t t, double* dst, int64_t step) {
       const int64_t Lp = p_.prefix_len, dim = s.dim;
       for (int64_t d = 0; rope && d < p_.rope; ++d)
@@ -283,8 +286,14 @@ class FiaCase final : public OpCase {
       const int64_t g0 = s.base + p_.antiquant_index(s.mode, dim, b, p_.kv_start[b] + tt, hk, 0, blk, r);
       for (int64_t d = 0; d < dim; ++d) {
         const auto g = static_cast<size_t>(s.group(g0, d));
-        dst[d * step] = dequant_offset(row[static_cast<size_t>(d)],
-                                       offset.empty() ? 0.0 : offset[g] * offset_sign, scale[g], DType::f32);
+        const double off = offset.empty() ? 0.0 : offset[g] * offset_sign;
+        // The variant ascend_antiquant_fp16: in(in(code + offset) * scale) in an f16 input
+        // dtype, f32 arithmetic rounded to bf16 in a bf16 one (AscendAntiQuant).
+        dst[d * step] =
+            antiquant_in_input
+                ? (p_.q == DType::f16 ? round_f16(round_f16(row[static_cast<size_t>(d)] + off) * scale[g])
+                                      : dequant_offset(row[static_cast<size_t>(d)], off, scale[g], p_.q))
+                : dequant_offset(row[static_cast<size_t>(d)], off, scale[g], DType::f32);
       }
     };
   }
@@ -296,7 +305,50 @@ class FiaCase final : public OpCase {
   struct Attention {
     std::vector<double> out, lse;
     double full_atol = 0;
+    // Without `originals` and outside full int8: each element's bound before the output's
+    // rounding and its NaN permission (ref/attention_bound.hpp), and each lse's bound.
+    std::vector<float> bound;
+    std::vector<double> lse_bound;
+    std::vector<uint8_t> nan_ok;
   };
+
+  // The precision steps of the case's variant: none for the golden, nor under full int8 (its
+  // own P quantization), nor ascend_pfa_fp16_hp outside an fp16 prompt with innerPrecise bit 0.
+  std::optional<PrecisionSteps> steps() const {
+    using P = PrecisionSteps::P;
+    if (variant().empty() || p_.full.on) return std::nullopt;
+    if (auto shared = attention_steps(variant(), p_.q)) return shared;
+    if (variant_is("ascend_p_cast") || variant_is("ascend_antiquant_fp16"))
+      return PrecisionSteps{.p = P::unnormalized, .p_dtype = p_.q};
+    if (variant_is("ascend_pfa_fp16_hp")) {
+      if (!pfa_fp16_high_performance()) return std::nullopt;
+      return PrecisionSteps{
+          .p = P::unnormalized, .p_dtype = DType::f16, .score_dtype = DType::f16, .acc_dtype = DType::f16};
+    }
+    throw std::logic_error("aclnn.FusedInferAttentionScoreV3 has no variant " + variant());
+  }
+  // innerPrecise bit 0 (high performance, the default) on an fp16 prompt: Ascend's prompt
+  // kernel keeps scores, P and the running P @ V in fp16.
+  bool pfa_fp16_high_performance() const { return p_.q == DType::f16 && (p_.inner_precise & 1) && !p_.ifa(); }
+
+  // How far a permitted implementation's K~, V~, P and scores may lie from the golden's
+  // (specs/fused_infer_attention_score.md "Tolerance policy"): Ascend's antiquant rounds
+  // fp16(fp16(code + offset) * scale) in its prompt kernel (bf16: f32, then bf16), its
+  // incremental kernel keeps finer int8 slices; P is cast to the input dtype (ties away)
+  // before the second matmul, which the golden does not; with innerPrecise bit 0 an fp16
+  // prompt keeps its scores, their scaling, P, the running P @ V and the final division in fp16.
+  PermittedDeltas permitted() const {
+    const double u = unit_roundoff(p_.q), sub = subnormal_half_spacing(p_.q);
+    const double kv = p_.quant.on ? 2 * u : 0;
+    PermittedDeltas d{
+        .k = kv, .v = kv, .v_abs = p_.quant.on ? 2 * sub : 0, .p = 2 * u, .p_abs = 2 * sub, .s = 0x1p-22};
+    if (pfa_fp16_high_performance()) {
+      d.s += 2 * u;
+      d.acc = u;
+      d.acc_block = 128;
+    }
+    return d;
+  }
   Attention attention(const TensorSet& in, const std::vector<int64_t>& table,
                       const std::array<std::vector<double>, 2>& prefix,
                       const std::array<FiaOriginals, 2>* originals) const {
@@ -315,6 +367,11 @@ class FiaCase final : public OpCase {
     const int64_t key_limit = fault_is("keys_past_512_dropped") ? 512 : std::numeric_limits<int64_t>::max();
     std::vector<double> out(shape_numel(p_.out_shape()), 0.0), lse(static_cast<size_t>(p_.T() * p_.N), kInf);
     double full_atol = 0;
+    const bool bounds = !originals && !p_.full.on;
+    const std::optional<PrecisionSteps> variant_steps = steps();
+    std::vector<float> bound(bounds ? out.size() : 0, 0.0f);
+    std::vector<double> lse_bound(bounds ? lse.size() : 0, 0.0);
+    std::vector<uint8_t> nan_ok(bounds ? out.size() : 0, 0);
     for (int64_t b = 0; b < p_.B; ++b) {
       const int64_t S1b = p_.s1b[b];
       const Band band = p_.band[b];
@@ -334,10 +391,13 @@ class FiaCase final : public OpCase {
               q[p_.D + d] = q_rope->get(static_cast<size_t>(qrs.at(b, p_.query_row(b, i), h, d)));
             const int64_t begin = std::clamp<int64_t>(i + band.lo + late, 0, S2b);
             const int64_t end = std::clamp<int64_t>(std::min(i + band.hi + diagonal, key_limit), 0, S2b);
+            const auto at = static_cast<size_t>(p_.out_vector(b, i, h) * p_.Dv);
             rows.push_back({.q = q,
                             .begin = begin,
                             .end = std::max(begin, end),
-                            .out = &out[p_.out_vector(b, i, h) * p_.Dv]});
+                            .out = &out[at],
+                            .bound = bounds ? &bound[at] : nullptr,
+                            .nan_ok = bounds ? &nan_ok[at] : nullptr});
           }
         AttentionBlock a{.dk = DK,
                          .dv = p_.Dv,
@@ -366,7 +426,12 @@ class FiaCase final : public OpCase {
                     pse->get(static_cast<size_t>(ps.at(b, p_.q_start[b] + i, h, p_.kv_start[b] + j)));
             }
           };
-        std::vector<double> row_lse(rows.size());
+        std::vector<double> row_lse(rows.size()), row_lse_bound(rows.size());
+        if (bounds) {
+          a.permitted = permitted();
+          a.lse_bound = row_lse_bound.data();
+        }
+        if (variant_steps && !originals) a.steps = &*variant_steps;
         const RowSource values =
             kv_rows(in, table, 1, b, hk, prefix, scales, originals ? &(*originals)[1] : nullptr);
         attend(a, rows, kv_rows(in, table, 0, b, hk, prefix, scales, originals ? &(*originals)[0] : nullptr),
@@ -382,10 +447,16 @@ class FiaCase final : public OpCase {
                 "row " + std::to_string(i) + " of batch " + std::to_string(b) +
                 " has every key masked, which the document leaves undefined without innerPrecise 2/3");
           lse[p_.lse_index(b, i, h)] = row_lse[r];
+          if (bounds) lse_bound[p_.lse_index(b, i, h)] = row_lse_bound[r];
         }
       }
     }
-    return {.out = std::move(out), .lse = std::move(lse), .full_atol = full_atol};
+    return {.out = std::move(out),
+            .lse = std::move(lse),
+            .full_atol = full_atol,
+            .bound = std::move(bound),
+            .lse_bound = std::move(lse_bound),
+            .nan_ok = std::move(nan_ok)};
   }
 
   // The INT8 -> FLOAT16 tolerance (fia_full_quant_row_bound): the largest over the rows and
@@ -437,8 +508,11 @@ class FiaCase final : public OpCase {
     }
     std::optional<Tolerance> full_tolerance;
     if (p_.full.on) full_tolerance = full_int8_tolerance(in, out_exact, a.full_atol);
-    Expected out = p_.post.on ? post_quantize(in, row_lse, std::move(out_exact))
+    Expected out = p_.post.on ? fia_post_quantize(p_, args(), in, row_lse, std::move(out_exact),
+                                                  fault_is("post_quant_half_away"))
                               : Expected::rounded(in.at("attentionOut"), std::move(out_exact));
+    if (!p_.post.on && !a.bound.empty())
+      set_attention_bound(out, p_.out_dtype(), std::move(a.bound), a.nan_ok);
     out.data_tolerance = full_tolerance;
     out.figures = std::move(figures);
     std::vector<double> lse_out = p_.lse ? row_lse : std::vector<double>{0.0};
@@ -448,6 +522,9 @@ class FiaCase final : public OpCase {
       else if (fault_is("empty_lse_zero") && std::isinf(x))
         x = 0;
     Expected lse = Expected::rounded(in.at("softmaxLse"), std::move(lse_out));
+    if (p_.lse && !a.lse_bound.empty())
+      set_attention_bound(lse, DType::f32, std::vector<float>(a.lse_bound.begin(), a.lse_bound.end()),
+                          std::vector<uint8_t>(a.lse_bound.size(), 0));
     accept_ifa_empty_lse(lse);
     return expected_list(out, lse);
   }
@@ -461,74 +538,6 @@ class FiaCase final : public OpCase {
       if (p_.keys(b) == 0)
         for (int64_t h = 0; h < p_.N; ++h)
           lse.set_alternate(static_cast<size_t>(p_.lse_index(b, 0, h)), kIfaEmptyLse);
-  }
-
-  // attentionOut as int8 codes: sat(roundEven(x * scale + offset)), code 0 in rows with no
-  // visible key (not computed). Where x * scale + offset lies within a device's error of
-  // a rounding boundary (P rounded to the input dtype before P @ V: 2^-11 (f16), 2^-8
-  // (bf16) of max|V|, plus 1e-6 of f32 arithmetic, times |scale|; plus |value| * 2^-11,
-  // half to one fp16 ulp of it, for the fp16 intermediate of the per-channel path), the
-  // neighbouring code is the alternate (ties included: ties-to-even and ties-away paths).
-  Expected post_quantize(const TensorSet& in, const std::vector<double>& row_lse,
-                         std::vector<double> exact) const {
-    const Tensor& scale = in.at("quantScale2");
-    const Tensor* offset = p_.post.offset ? &in.at("quantOffset2") : nullptr;
-    const auto vr = args().range("value");
-    const double vmax = std::max(std::fabs(vr.first), std::fabs(vr.second));
-    const double p_error = (p_.q == DType::f16    ? std::ldexp(1.0, -11)
-                            : p_.q == DType::bf16 ? std::ldexp(1.0, -8)
-                                                  : 0.0) *
-                               vmax +
-                           1e-6;
-    std::vector<int64_t> head(exact.size() / static_cast<size_t>(p_.Dv)), row(head.size());
-    std::vector<uint8_t> one_key(head.size(), 0);  // the row's band holds a single key
-    for (int64_t b = 0; b < p_.B; ++b)
-      for (int64_t i = 0; i < (p_.tnd ? p_.s1b[b] : p_.S1); ++i)
-        for (int64_t h = 0; h < p_.N; ++h) {
-          head[p_.out_vector(b, i, h)] = h;
-          row[p_.out_vector(b, i, h)] = p_.lse_index(b, i, h);
-          one_key[p_.out_vector(b, i, h)] = single_key(b, i);
-        }
-    std::vector<double> codes(exact.size());
-    std::vector<Alternate> alternates;
-    for (size_t e = 0; e < exact.size(); ++e) {
-      const size_t vec = e / static_cast<size_t>(p_.Dv);
-      if (std::isinf(row_lse[row[vec]])) {
-        exact[e] = 0;
-        codes[e] = 0;
-        continue;
-      }
-      const size_t c =
-          p_.post.per_channel ? static_cast<size_t>(head[vec] * p_.Dv) + e % static_cast<size_t>(p_.Dv) : 0;
-      const double s = scale.get(c), x = exact[e];
-      const double v = x * s + (offset ? offset->get(c) : 0.0);
-      const double code =
-          std::clamp(fault_is("post_quant_half_away") ? std::round(v) : std::nearbyint(v), -128.0, 127.0);
-      const double near = p_error * std::fabs(s) + std::ldexp(std::fabs(v), -11);
-      // The two codes around v and the boundary between them; the alternate is the one
-      // the golden did not pick.
-      const double below = std::clamp(std::floor(v), -128.0, 127.0),
-                   above = std::clamp(std::floor(v) + 1, -128.0, 127.0);
-      const double boundary = std::floor(v) + 0.5;
-      const double other = code == below ? above : below;
-      // A tie exact in every precision (one key: x is that value row, and x, x * s and v
-      // are f16 values) takes the tie rule alone; any other near tie keeps its alternate.
-      const bool exact_tie = one_key[vec] && !p_.full.on && v == boundary && round_f16(x) == x &&
-                             round_f16(x * s) == x * s && round_f16(v) == v;
-      if (std::fabs(v - boundary) <= near && other != code && !exact_tie) alternates.push_back({e, other});
-      exact[e] = v;
-      codes[e] = code;
-    }
-    Expected out = Expected::output(in.at("attentionOut"), codes, std::move(exact));
-    for (const Alternate& a : alternates) out.set_alternate(a.index, a.value);
-    return out;
-  }
-
-  // Whether row i of batch b sees one key at most (its band, before any mask).
-  bool single_key(int64_t b, int64_t i) const {
-    const int64_t first = std::max<int64_t>(0, i + p_.band[b].lo),
-                  last = std::min<int64_t>(p_.keys(b) - 1, i + p_.band[b].hi);
-    return last <= first;
   }
 
   // Keys inside the band of every computed row (the mask's data is not counted).

@@ -205,6 +205,27 @@ const Signature& mhca_signature() {
            "issue 36: broken scores passed mhca_decode_4096[quant_bit=4] (fixed in dcbd18c)"},
           {"page_index_stuck",
            "paged cache: every key read from its batch's first page (page index never advanced)", ""},
+          {"pv_reads_past_sequence",
+           "P.V over a paged batch's last page whole: its rows past the sequence (poison) times weight 0, so "
+           "0 * NaN makes the batch's rows NaN (a key of weight 0 inside the sequence may give NaN: not "
+           "there)",
+           "the zero-weight rule's other side (specs/golden-format.md)"},
+      }),
+      .variants = with_attention_variants({
+          {"pmx_cuda_decode", "P in f32, never rounded, the sum + 1e-6 divided out at the end (__fdividef)",
+           "OpenPPL/ppl.llm.kernel.cuda@255f3c8 "
+           "src/ppl/kernel/llm/cuda/pmx/multi_head_cache_attention/kernel.cu "
+           "(SHAREMEM_MHCA and the online-softmax decode)"},
+          {"pmx_cuda_split_k",
+           "keys in splits of 64 with P in f32, each split's normalized output stored in T1, merged with f32 "
+           "weights",
+           "OpenPPL/ppl.llm.kernel.cuda@255f3c8 "
+           "src/ppl/kernel/llm/cuda/pmx/multi_head_cache_attention/kernel.cu "
+           "(split-K decode)"},
+          {"pmx_flash_prefill",
+           "exp2 with a log2(e) prescale, exp(s - max) rounded to T1 before P @ V, the f32 sum "
+           "divided out at the end",
+           "OpenPPL/ppl.llm.kernel.cuda@255f3c8 FlashAttention-2 prefill (flash_fwd_kernel.h, softmax.h)"},
       }),
   };
   return sig;

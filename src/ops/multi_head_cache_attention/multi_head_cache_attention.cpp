@@ -8,6 +8,7 @@
 
 #include "core/error.hpp"
 #include "core/rng.hpp"
+#include "ops/attention/attention_golden.hpp"
 #include "ops/attention/attention_kernel.hpp"
 #include "ops/multi_head_cache_attention/mhca_params.hpp"
 #include "ops/vulkan_io.hpp"
@@ -199,11 +200,15 @@ class MhcaCase final : public OpCase {
     cache.finish();
     scale.finish();
 
-    // 2. Attention over the dequantized cache, following the PMX torch reference.
+    // 2. Attention over the dequantized cache, following the PMX torch reference (or, with a
+    // variant, as that permitted implementation computes it).
+    const std::optional<PrecisionSteps> variant_steps = steps();
     const std::vector<double> slopes = alibi_slopes(H);
     const Tensor& query = in.at("query");
     std::vector<double> out(static_cast<size_t>(p_.total_rows() * H * D),
-                            0.0);  // exact, before the rounding to T1
+                            0.0);                // exact, before the rounding to T1
+    std::vector<float> bound(out.size(), 0.0f);  // and how far a permitted implementation may be
+    std::vector<uint8_t> nan_ok(out.size(), 0);
     const Tensor* mask = p_.mask_rank ? &in.at("attn_mask") : nullptr;
     for (int64_t b = 0; b < p_.batches(); ++b) {
       const int64_t kvlen = p_.kvlen(b), seqlen = p_.seqlens[b], offset = kvlen - seqlen;
@@ -232,6 +237,8 @@ class MhcaCase final : public OpCase {
                                  .round_p = p_.t1,  // P is cast to V's dtype (T1) before P @ V, as PMX does
                                  .empty = EmptyRow::nan,
                                  .fault = attention_fault(fault()),
+                                 .permitted = permitted(),
+                                 .steps = variant_steps ? &*variant_steps : nullptr,
                                  .threads = args().threads()};
       const int64_t diagonal = fault_is("causal_diagonal_excluded") ? 0 : 1;
       const int64_t causal_offset = fault_is("causal_top_left") ? 0 : offset;
@@ -245,10 +252,13 @@ class MhcaCase final : public OpCase {
             const int64_t n = p_.seqstarts[b] + i, h = head(hk, j);
             double* qr = &q[rows.size() * D];
             query.get_range(query.offset({n, h, 0}), static_cast<size_t>(D), qr);
+            const auto at = static_cast<size_t>((n * H + h) * D);
             rows.push_back({.q = qr,
                             .begin = 0,
                             .end = causal ? std::min(kvlen, i + causal_offset + diagonal) : kvlen,
-                            .out = &out[static_cast<size_t>((n * H + h) * D)]});
+                            .out = &out[at],
+                            .bound = &bound[at],
+                            .nan_ok = &nan_ok[at]});
           }
         AttentionBlock a = block;
         if (p_.is_alibi || mask)
@@ -274,12 +284,52 @@ class MhcaCase final : public OpCase {
             }
           };
         attend(a, rows, kv_rows(0, hk), kv_rows(1, hk), nullptr);
+        if (fault_is("pv_reads_past_sequence") && p_.cache_mode == 1)
+          past_sequence_nan(rows, kv_rows(1, hk), kvlen);
       }
     }
-    std::vector<Expected> result =
-        expected_list(Expected::rounded(in.at("attn_output"), std::move(out)), cache);
+    Expected output = Expected::rounded(in.at("attn_output"), std::move(out));
+    set_attention_bound(output, p_.t1, std::move(bound), nan_ok);
+    std::vector<Expected> result = expected_list(std::move(output), cache);
     if (quant) result.push_back(std::move(scale));
     return result;
+  }
+
+  // The fault pv_reads_past_sequence: a kernel that runs P @ V over a batch's last page
+  // whole reads its rows past the sequence (poison) with weight 0; where one is not finite
+  // every row of the batch gets 0 * NaN = NaN in that channel.
+  void past_sequence_nan(const std::vector<QueryRow>& rows, const RowSource& values, int64_t kvlen) const {
+    const int64_t D = p_.head_dim, page_end = (kvlen + p_.page_size - 1) / p_.page_size * p_.page_size;
+    std::vector<double> v(static_cast<size_t>(D));
+    for (int64_t t = kvlen; t < page_end; ++t) {
+      values(t, v.data(), 1);
+      for (int64_t d = 0; d < D; ++d)
+        if (!std::isfinite(v[static_cast<size_t>(d)]))
+          for (const QueryRow& r : rows) r.out[d] = kNaN;
+    }
+  }
+
+  // The precision steps of the case's variant (none for the golden).
+  std::optional<PrecisionSteps> steps() const {
+    using P = PrecisionSteps::P;
+    if (variant().empty()) return std::nullopt;
+    if (auto shared = attention_steps(variant(), p_.t1)) return shared;
+    if (variant_is("pmx_cuda_decode")) return PrecisionSteps{.p = P::unrounded, .sum_epsilon = 1e-6};
+    if (variant_is("pmx_cuda_split_k"))
+      return PrecisionSteps{.p = P::unrounded, .split = 64, .partial_dtype = p_.t1};
+    if (variant_is("pmx_flash_prefill"))
+      return PrecisionSteps{.p = P::unnormalized, .p_dtype = p_.t1, .exp2 = true};
+    throw std::logic_error("pmx.dynamic_batching.MultiHeadCacheAttention has no variant " + variant());
+  }
+
+  // How far a permitted implementation's V~, P and scores may lie from the golden's
+  // (specs/multi_head_cache_attention.md "Tolerance: the bound"). K~ and V~ are T1(S(q * s))
+  // in PMX's CUDA kernels as in the golden; they keep P in f32 or round it unnormalized (the
+  // golden rounds it to T1 after normalizing), divide by sum + 1e-6, store a split's
+  // normalized partial output in T1, and add the mask in f32 (times 1 / scale in prefill).
+  PermittedDeltas permitted() const {
+    const double u = unit_roundoff(p_.t1), sub = subnormal_half_spacing(p_.t1);
+    return {.k = 0, .v = u, .v_abs = sub, .p = 2 * u + 1e-6, .p_abs = 2 * sub, .s = u + 0x1p-22};
   }
 
   // specs/multi_head_cache_attention.md "Tolerance policy".

@@ -10,6 +10,7 @@
 #include "core/error.hpp"
 #include "core/rng.hpp"
 #include "ops/sdpa_compressed_kv/sdpa_params.hpp"
+#include "ops/attention/attention_golden.hpp"
 #include "ops/attention/attention_kernel.hpp"
 #include "ops/vulkan_io.hpp"
 #include "ref/attention.hpp"
@@ -189,8 +190,12 @@ class SdpaCase final : public OpCase {
     const auto r = args().range(name);
     const CounterRng rng(args().seed(), name + "_unquantized");
     const bool zp_after_scale = fault_is("zero_point_after_scale");
-    return [this, &side, c, first_row, unquantized, r, rng, zp_after_scale](int64_t t, double* dst,
-                                                                            int64_t step) {
+    // K~'s dtype: its scales' (the definition), f32 (variant kv_f32) or the fpmath dtype
+    // with the scale rounded to it first (kv_fpmath, onednn_gpu_micro).
+    const std::optional<DType> fp = variant_fpmath();
+    const DType dq = variant_is("kv_f32") ? DType::f32 : fp ? *fp : (c == 0 ? p_.k : p_.v).scale;
+    return [this, &side, c, first_row, unquantized, r, rng, zp_after_scale, dq, fp](int64_t t, double* dst,
+                                                                                    int64_t step) {
       const int64_t row = first_row + t;
       for (int64_t d = 0; d < p_.D; ++d) {
         if (unquantized) {  // originals(c), element by element
@@ -205,19 +210,76 @@ class SdpaCase final : public OpCase {
         }
         const size_t gi = group_index(c, row, d);
         const double zp = side.zp.empty() ? 0.0 : side.zp[gi];
-        dst[d * step] = zp_after_scale ? round_f32(round_f32(q * side.scale[gi]) - zp)
-                                       : dequant_zero_point(q, zp, side.scale[gi], DType::f32);
+        if (fp) {
+          dst[d * step] = round_to(*fp, (q - zp) * round_to(*fp, side.scale[gi]));
+          continue;
+        }
+        // DynamicDequantize's output dtype is its scales' (oneDNN's op schema; spec "Formulas").
+        dst[d * step] = zp_after_scale ? round_to(dq, round_f32(round_f32(q * side.scale[gi]) - zp))
+                                       : dequant_zero_point(q, zp, side.scale[gi], dq);
       }
     };
   }
 
-  // Attention in double over K/V [n, k, s, d]; `round_p` rounds P to the query dtype.
-  std::vector<double> attention(const TensorSet& in, bool round_p, bool unquantized) const {
+  // The dtype the variants kv_fpmath and onednn_gpu_micro convert K~ and V~ to: fpmath_mode's
+  // where apply_to_int permits one (tf32 rounded as f16, its mantissa; any as bf16); else none.
+  std::optional<DType> variant_fpmath() const {
+    if (!variant_is("kv_fpmath") && !variant_is("onednn_gpu_micro")) return std::nullopt;
+    if (!p_.fpmath_to_int || p_.fpmath == "strict") return std::nullopt;
+    return p_.fpmath == "f16" || p_.fpmath == "tf32" ? DType::f16 : DType::bf16;
+  }
+
+  // The precision steps of the case's variant (none for the golden).
+  std::optional<PrecisionSteps> variant_steps() const {
+    if (variant().empty()) return std::nullopt;
+    if (auto shared = attention_steps(variant(), p_.q)) return shared;
+    if (variant_is("kv_f32")) return PrecisionSteps{};
+    if (variant_is("kv_fpmath")) return variant_fpmath() ? std::optional(PrecisionSteps{}) : std::nullopt;
+    if (variant_is("onednn_gpu_micro"))
+      return PrecisionSteps{.p = PrecisionSteps::P::unnormalized, .p_dtype = p_.q, .exp2 = true};
+    throw std::logic_error("dnnl.SDPACompressedKV has no variant " + variant());
+  }
+
+  // How far a permitted implementation's K~, V~, P and scores may lie from the golden's
+  // (specs/sdpa_compressed_kv.md "Tolerance: the bound").
+  PermittedDeltas permitted() const {
+    // fpmath_mode with apply_to_int lets a kernel convert K~ and V~ to its dtype: oneDNN's GPU
+    // kernel rounds the scale and the product to it (two roundings).
+    double fp = 0, fp_sub = 0;
+    if (p_.fpmath_to_int && p_.fpmath != "strict") {
+      fp = p_.fpmath == "f16" || p_.fpmath == "tf32" ? 0x1p-11 : 0x1p-8;
+      fp_sub = p_.fpmath == "f16" ? 0x1p-25 : 0;
+    }
+    // The golden's K~ in its scales' dtype, against f32 (oneDNN's CPU path, benchdnn's
+    // reference) or the fpmath dtype.
+    const auto side = [&](const SdpaSide& x) { return x.compressed ? unit_roundoff(x.scale) + 2 * fp : 0.0; };
+    const auto side_abs = [&](const SdpaSide& x) {
+      return x.compressed ? subnormal_half_spacing(x.scale) + 2 * fp_sub : 0.0;
+    };
+    return {.k = side(p_.k),
+            .v = side(p_.v),
+            .v_abs = side_abs(p_.v),
+            // P in the query's dtype after normalizing (the golden), unnormalized, or not rounded.
+            .p = 2 * unit_roundoff(p_.q),
+            .p_abs = 2 * subnormal_half_spacing(p_.q),
+            // The mask scaled by 1 / scale and added to the unscaled scores (oneDNN's GPU kernel).
+            .s = 0x1p-22};
+  }
+
+  // Attention in double over K/V [n, k, s, d]; `round_p` rounds P to the query dtype. With
+  // `bound` (and `nan_ok`), each output element's bound and NaN permission too.
+  std::vector<double> attention(const TensorSet& in, bool round_p, bool unquantized,
+                                std::vector<float>* bound = nullptr,
+                                std::vector<uint8_t>* nan_ok = nullptr) const {
     const Side K = side_of(in, 0), V = side_of(in, 1);
     const Tensor& query = in.at("query");
     const Tensor* mask = p_.has_mask() ? &in.at("attn_mask") : nullptr;
     const int64_t Gq = p_.H / p_.H_kv;
     std::vector<double> out(static_cast<size_t>(p_.N * p_.H * p_.S_q * p_.D), 0.0);
+    if (bound) {
+      bound->assign(out.size(), 0.0f);
+      nan_ok->assign(out.size(), 0);
+    }
     std::vector<double> q(static_cast<size_t>(p_.S_q * Gq * p_.D));
     AttentionBlock a{.dk = p_.D,
                      .dv = p_.D,
@@ -229,6 +291,9 @@ class SdpaCase final : public OpCase {
                                   : EmptyRow::zeros,  // no visible key: zeros (inf_as_zero)
                      .fault = attention_fault(fault()),
                      .threads = args().threads()};
+    if (bound) a.permitted = permitted();
+    const std::optional<PrecisionSteps> steps = unquantized ? std::nullopt : variant_steps();
+    if (steps) a.steps = &*steps;
     const bool head_mod = fault_is("gqa_head_mod"), swapped = fault_is("causal_alignment_swapped");
     const bool head_broadcast = fault_is("mask_head_broadcast");
     const int64_t diagonal = fault_is("causal_diagonal_excluded") ? 0 : 1;
@@ -243,10 +308,13 @@ class SdpaCase final : public OpCase {
             double* qr = &q[rows.size() * p_.D];
             for (int64_t d = 0; d < p_.D; ++d) qr[d] = query.get(query.offset({n, h, r, d}));
             const int64_t limit = (p_.causal == 1) != swapped ? r : r + p_.S_kv - p_.S_q;
+            const auto at = static_cast<size_t>(((n * p_.H + h) * p_.S_q + r) * p_.D);
             rows.push_back({.q = qr,
                             .begin = 0,
                             .end = p_.causal ? std::clamp<int64_t>(limit + diagonal, 0, p_.S_kv) : p_.S_kv,
-                            .out = &out[static_cast<size_t>(((n * p_.H + h) * p_.S_q + r) * p_.D)]});
+                            .out = &out[at],
+                            .bound = bound ? bound->data() + at : nullptr,
+                            .nan_ok = bound ? nan_ok->data() + at : nullptr});
           }
         if (mask)
           a.bias = [&](int64_t row, int64_t begin, int64_t end, double* s) {
@@ -262,7 +330,10 @@ class SdpaCase final : public OpCase {
   }
 
   std::vector<Expected> reference(const TensorSet& in) const override {
-    Expected e = Expected::rounded(in.at("output"), attention(in, true, false));
+    std::vector<float> bound;
+    std::vector<uint8_t> nan_ok;
+    Expected e = Expected::rounded(in.at("output"), attention(in, true, false, &bound, &nan_ok));
+    set_attention_bound(e, p_.q, std::move(bound), nan_ok);
     // Accuracy attribution: the exact compressed attention against the unquantized one.
     if (figures_wanted() && generated("key") && generated("value")) {
       const std::vector<double> compressed = attention(in, false, false);

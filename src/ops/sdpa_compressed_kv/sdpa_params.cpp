@@ -83,6 +83,17 @@ const Signature& sdpa_signature() {
                .allowed = {"none", "top_left", "bottom_right"},
                .doc = "implicit causal mask"},
               {.section = "attributes",
+               .name = "fpmath_mode",
+               .type = ParamType::string,
+               .derived = "the query's dtype (strict for f32), as the pattern's document asks",
+               .allowed = {"strict", "f16", "bf16", "tf32", "any"},
+               .doc = "the graph's fpmath_mode: the dtype (at least as accurate) computation may convert to"},
+              {.section = "attributes",
+               .name = "fpmath_apply_to_int",
+               .type = ParamType::boolean,
+               .fallback = true,
+               .doc = "fpmath_mode applies to the integer K/V too: K~, V~ may be converted to its dtype"},
+              {.section = "attributes",
                .name = "mask",
                .type = ParamType::string,
                .fallback = "none",
@@ -161,6 +172,23 @@ const Signature& sdpa_signature() {
           {"masked_row_nan",
            "a fully masked row gives NaN (softmax of all -inf) instead of zeros (inf_as_zero)", ""},
       }),
+      .variants = with_attention_variants({
+          {"kv_f32", "K~ and V~ dequantized in f32, whatever the scales' dtype",
+           "oneDNN's CPU reference matmul (uxlfoundation/oneDNN@3f27bec2 src/cpu/matmul/ref_matmul.cpp) and "
+           "benchdnn's reference path (tests/benchdnn/graph/setting_handler.cpp)"},
+          {"kv_fpmath",
+           "K~ and V~ in fpmath_mode's dtype where apply_to_int permits it: the scale rounded to it, then "
+           "the "
+           "product (tf32 as f16)",
+           "oneDNN doc/graph/fusion_patterns/sdpa_with_compressed_kv.md and attributes_fpmath_mode.md (v3.7 "
+           "to "
+           "main); oneDNN's GPU kernel (gemmstone src/gpu/intel/gemm/jit/generator/pieces/quantization.cxx)"},
+          {"onednn_gpu_micro",
+           "kv_fpmath's K~ and V~, exp2 with a log2(e) prescale, exp(s - max) rounded to the query's dtype "
+           "before "
+           "P @ V, f32 sums, the row sum divided out at the end",
+           "uxlfoundation/oneDNN@3f27bec2 src/gpu/intel/sdpa/micro.cl, micro.cpp"},
+      }),
   };
   return sig;
 }
@@ -206,6 +234,10 @@ SdpaParams parse_sdpa_params(Args& c) {
   const std::string causal = c.string("causal");
   p.causal = causal == "none" ? 0 : causal == "top_left" ? 1 : 2;
   p.mask = c.string("mask");
+  const std::string query_mode = p.q == DType::f32 ? "strict" : std::string(dtype_name(p.q));
+  p.fpmath = c.written("fpmath_mode") ? c.string("fpmath_mode") : query_mode;
+  c.resolve("fpmath_mode", p.fpmath);
+  p.fpmath_to_int = c.boolean("fpmath_apply_to_int");
   if (p.H % p.H_kv != 0) c.fail("H_kv", "H_kv must divide H");
   if (p.D % p.G != 0) c.fail("group_size", "group_size must divide D");
   if (p.masked_rows > p.S_q) c.fail("masked_rows", "masked_rows must lie in [0, S_q]");

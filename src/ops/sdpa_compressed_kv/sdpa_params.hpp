@@ -23,6 +23,10 @@ struct SdpaParams {
   int causal = 0;             // 0 none, 1 top-left, 2 bottom-right
   std::string mask = "none";  // "1,1,Sq,Skv", "N,1,Sq,Skv", "N,H,Sq,Skv", "1,1,1,Skv", "N,1,1,Skv"
   DType q = DType::f16;
+  // The graph's fpmath_mode (default: the query's dtype, strict for f32) and apply_to_int:
+  // whether a kernel may convert K~ and V~ to a narrower dtype than the scales' (spec).
+  std::string fpmath = "f16";
+  bool fpmath_to_int = true;
 
   bool has_mask() const { return mask != "none"; }
   // The mask's shape, and its element strides over (n, h, row) (0 where broadcast).

@@ -1,0 +1,28 @@
+#pragma once
+// What the attention operators' goldens share beyond the reference itself.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "check/expected.hpp"
+#include "core/dtype.hpp"
+#include "ref/attention_variants.hpp"
+
+namespace kvbench {
+
+// Gives a plain attention output its per-element bound (specs/comparison.md "Bounds from
+// the definition"): bound[i], attend()'s bound before the output's rounding, plus one unit
+// in the last place of `dtype` at |golden| + bound[i] (the golden's rounding and a permitted
+// value's), stored as the nearest f32 at or above it (in place: move the vector in); and the
+// NaN permissions of nan_ok.
+void set_attention_bound(Expected& e, DType dtype, std::vector<float> bound,
+                         const std::vector<uint8_t>& nan_ok);
+
+// The precision steps of a shared permitted implementation of attention (with_attention_variants
+// in ops/fault.hpp), or nullopt for another name (an operator's own variant, or none).
+// `p_dtype`: the dtype an implementation that rounds the unnormalized exp(s - max) rounds it to
+// (the operator's P dtype: its query's).
+std::optional<PrecisionSteps> attention_steps(const std::string& variant, DType p_dtype);
+
+}  // namespace kvbench
