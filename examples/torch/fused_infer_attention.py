@@ -18,6 +18,7 @@ import torch
 import kvbench
 from kvbench.fia_layout import ORDERS, antiquant_broadcast, batch_ranges, mask_rows, visible
 from ppl_cache import TORCH_DTYPE
+from softmax_pv import softmax_pv
 
 def to_bnsd(x, order, heads):
     """(B, N, S, D) from a tensor in `order` (BSH is BSND with N*D merged)."""
@@ -91,6 +92,8 @@ def fused_infer_attention(inputs, attrs, case, plant=None, variant=None):
                 off = torch.from_numpy(antiquant_broadcast(part(T[oname]).float().numpy(), *args)) if oname in T else 0.0
                 dequantized.append((codes.float() + off) * sc)
             K, V = dequantized
+            if variant == "kv_query_dtype":  # K~ and V~ in the input dtype (Ascend's prompt kernel)
+                K, V = K.to(dt).float(), V.to(dt).float()
         else:
             K, V = K.to(dt).float(), V.to(dt).float()
         if "keySharedPrefix" in T:  # every batch attends to prefix[:Lp] first
@@ -116,10 +119,8 @@ def fused_infer_attention(inputs, attrs, case, plant=None, variant=None):
         has = torch.isfinite(mx)
         e = torch.exp(s - torch.where(has, mx, torch.zeros_like(mx)))
         tot = e.sum(dim=-1, keepdim=True)
-        p = e / torch.where(has, tot, torch.ones_like(tot))
-        if variant != "flash":  # the device rounds P to the input dtype before P·V
-            p = p.to(dt).float()
-        o = torch.matmul(p, heads(V)) if n2 else torch.zeros(N, n1, Dv)
+        # The device rounds P to the input dtype before P·V (softmax_pv's variants).
+        o = softmax_pv(s, heads(V), dt, variant) if n2 else torch.zeros(N, n1, Dv)
         row0 = 0 if tnd else q0[b]
         out[b, :, row0:row0 + n1] = torch.where(has, o, torch.zeros_like(o))
         lse[b, :, row0:row0 + n1] = torch.where(has, mx + torch.log(torch.where(has, tot, torch.ones_like(tot))),

@@ -11,6 +11,7 @@ import math
 import torch
 
 import ppl_cache
+from softmax_pv import softmax_pv
 
 
 def cache_view(cache, layout):
@@ -98,10 +99,8 @@ def multi_head_cache_attention(inputs, attrs, case, plant=None, variant=None):
         if attrs["is_causal"] and seqlen > 1 and b >= decoding:
             limit = 0 if plant == "mhca_causal_top_left" else offset  # bottom-right aligned
             scores = scores.masked_fill(t > i + limit, -math.inf)
-        p = torch.softmax(scores, dim=-1)
-        if variant != "flash":  # PMX: softmax(scores.float()).type_as(value); flash: P stays f32
-            p = p.to(t1).float()
-        out[q0:q1] = torch.matmul(p, kv[1]).transpose(0, 1).to(t1)
+        # PMX: softmax(scores.float()).type_as(value) @ value (softmax_pv's variants)
+        out[q0:q1] = softmax_pv(scores, kv[1], t1, variant).transpose(0, 1).to(t1)
     outputs = {"attn_output": out, "cache": cache}
     if quant_bit:
         outputs["scale"] = scale

@@ -10,6 +10,7 @@ import math
 import torch
 
 from ppl_cache import TORCH_DTYPE
+from softmax_pv import softmax_pv
 
 
 def dequantize(inputs, c, attrs, case, plant=None):
@@ -37,7 +38,7 @@ def sdpa_compressed_kv(inputs, attrs, case, plant=None, variant=None):
     query = torch.from_numpy(inputs["query"]).to(q_dtype).float()
     H, H_kv = query.shape[1], attrs.get("H_kv") or query.shape[1]
     k, v = dequantize(inputs, "k", attrs, case, plant), dequantize(inputs, "v", attrs, case, plant)
-    if variant == "dequant_to_query_dtype":  # K and V rounded to the query's dtype (see the README)
+    if variant == "kv_query_dtype":  # K and V in the query's dtype (fpmath_mode's, which the pattern asks for)
         k, v = k.to(q_dtype).float(), v.to(q_dtype).float()
     k, v = k.repeat_interleave(H // H_kv, dim=1), v.repeat_interleave(H // H_kv, dim=1)
     scale = torch.from_numpy(inputs["scale"]).float()
@@ -52,9 +53,6 @@ def sdpa_compressed_kv(inputs, attrs, case, plant=None, variant=None):
         s = s.masked_fill(col > r + S_kv - S_q, -math.inf)
     if "attn_mask" in inputs:
         s = s + torch.from_numpy(inputs["attn_mask"]).to(TORCH_DTYPE[case.dtypes["attn_mask"]]).float()
-    p = torch.softmax(s, dim=-1)
-    p = torch.where(torch.isneginf(s.amax(dim=-1, keepdim=True)), torch.zeros_like(p), p)  # inf_as_zero
-    if variant != "flash":  # flash: P stays f32, normalised in f32 (a kernel's online softmax)
-        p = p.to(q_dtype).float()
-    out = torch.matmul(p, v)
+    out = softmax_pv(s, v, q_dtype, variant)
+    out = torch.where(torch.isneginf(s.amax(dim=-1, keepdim=True)), torch.zeros_like(out), out)  # inf_as_zero
     return {"output": out.to(q_dtype)}

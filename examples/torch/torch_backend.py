@@ -20,12 +20,14 @@ Any other operator is reported as not implemented (exit 77: kvbench shows the ca
     mhca_causal_top_left    MHCA aligns the causal mask top-left instead of bottom-right
     kvc_truncate            KeyValueCache truncates its codes toward zero instead of rounding
     fia_gqa_interleaved     FIA maps query head h to kv head h % Nkv instead of h // (N / Nkv)
---variant NAME computes another way a device may, to measure kvbench's tolerances against it:
+--variant NAME computes as another permitted implementation does (specs/comparison.md); every
+case must pass each:
     flash                   P is not rounded to the tensors' dtype before P @ V (a flash-style
-                            kernel normalises in f32): every case passes
-    dequant_to_query_dtype  SDPA rounds the dequantized K and V to the query's dtype (f16/bf16
-                            tensor-core inputs), which specs/sdpa_compressed_kv.md's f32
-                            dequantization does not allow: some cases fail (README, "PyTorch backends")
+                            kernel normalises in f32)
+    unnormalized_exp        exp(S - max) rounded to the tensors' dtype before P @ V, the f32 sum
+                            divided out at the end (oneDNN's GPU kernel, PMX's flash prefill)
+    kv_query_dtype          SDPA's and FIA's dequantized K and V rounded to the query's dtype
+                            (f16/bf16 tensor-core inputs: SDPA's fpmath_mode, Ascend's antiquant)
 Needs Debian's python3-torch (tools/setup.sh --torch) and kvbench's Python package (python/,
 used from the source tree when it is there).
 """
@@ -54,7 +56,7 @@ OPERATORS = {
     "aclnn.FusedInferAttentionScoreV3": fused_infer_attention,
 }
 PLANTS = ("sdpa_zero_point_added", "mhca_causal_top_left", "kvc_truncate", "fia_gqa_interleaved")
-VARIANTS = ("flash", "dequant_to_query_dtype")
+VARIANTS = ("flash", "unnormalized_exp", "kv_query_dtype")
 
 
 def main():
