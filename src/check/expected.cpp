@@ -133,6 +133,10 @@ void Expected::set_alternate(size_t i, double v) {
 void Expected::set_bound(std::vector<float> bound) {
   if (in_place_ || bound.size() != value_.numel())
     throw std::logic_error("the bound of " + tensor + " must hold one value per element of a plain output");
+  for (size_t i = 0; i < bound.size(); ++i)
+    if (!(bound[i] >= 0))  // NaN or negative: no golden may carry one (the reader refuses it too)
+      throw std::logic_error("the bound of " + tensor + " holds " + std::to_string(bound[i]) + " at flat index " +
+                             std::to_string(i) + " (a bound is a non-negative number)");
   bound_ = std::move(bound);
 }
 

@@ -374,7 +374,8 @@ Batch::State::Entry Batch::State::prepare(const Kernel& kernel, const KernelBuff
 void Batch::dispatch(const Kernel& kernel, const KernelBuffers& buffers, const KernelParams& params,
                      uint32_t gx, uint32_t gy, uint32_t gz) {
   State& s = *s_;
-  if (s.rt.plan_only_) {  // kvbench list --pipelines: the pipeline checked, not built (a compile), nothing recorded
+  // kvbench list --pipelines: the pipeline is checked, not built (a compile), and nothing recorded.
+  if (s.rt.plan_only_) {
     s.rt.check_pipeline(kernel);
     s.rt.pipeline_log_.push_back(s.rt.pipeline_key(kernel));
     return;

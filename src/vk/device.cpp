@@ -104,7 +104,6 @@ void describe_subgroup_size_control(const vk::raii::PhysicalDevice& pd,
   d.max_workgroup_subgroups = props.maxComputeWorkgroupSubgroups;
 }
 
-
 }  // namespace
 
 DeviceInfo describe(const vk::raii::PhysicalDevice& pd, int index) {
@@ -182,7 +181,6 @@ DeviceInfo describe(const vk::raii::PhysicalDevice& pd, int index) {
     d.host_shared_memory = d.host_shared_memory || (mem.memoryTypes[i].propertyFlags & shared) == shared;
   return d;
 }
-
 
 std::vector<DeviceInfo> list_devices() {
   vk::raii::Context context;

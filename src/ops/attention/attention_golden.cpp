@@ -16,7 +16,13 @@ void set_attention_bound(Expected& e, DType dtype, std::vector<float> bound,
   const std::vector<double>& exact = e.exact();
   for (size_t i = 0; i < n; ++i) {
     const double golden = exact.empty() ? e.value().get(i) : exact[i];
-    bound[i] = f32_at_or_above(rounded_bound(dtype, golden, bound[i]));
+    // A non-finite golden is matched by its own value (the comparator's NaN and infinity
+    // rules), so it has no bound: 0. A finite one whose derivation met 0 * inf (an infinite
+    // V beside a rounded weight) is bounded by nothing: +inf.
+    if (!std::isfinite(golden))
+      bound[i] = 0;
+    else
+      bound[i] = std::isnan(bound[i]) ? INFINITY : f32_at_or_above(rounded_bound(dtype, golden, bound[i]));
     if (nan_ok[i] && !std::isnan(golden)) e.permit_nan(i);
   }
   e.set_bound(std::move(bound));
