@@ -135,8 +135,8 @@ void Expected::set_bound(std::vector<float> bound) {
     throw std::logic_error("the bound of " + tensor + " must hold one value per element of a plain output");
   for (size_t i = 0; i < bound.size(); ++i)
     if (!(bound[i] >= 0))  // NaN or negative: no golden may carry one (the reader refuses it too)
-      throw std::logic_error("the bound of " + tensor + " holds " + std::to_string(bound[i]) + " at flat index " +
-                             std::to_string(i) + " (a bound is a non-negative number)");
+      throw std::logic_error("the bound of " + tensor + " holds " + std::to_string(bound[i]) +
+                             " at flat index " + std::to_string(i) + " (a bound is a non-negative number)");
   bound_ = std::move(bound);
 }
 
