@@ -28,6 +28,8 @@ packages=(
   # Installing kvbench's Python package offline (specs/python-package.md): setuptools is its
   # build backend, pip and venv install it (CTest python_package).
   python3-setuptools python3-pip python3-venv
+  # The pytest plugin (python/kvbench/pytest_plugin.py) and its example suite (examples/pytest).
+  python3-pytest
   # tools/plot.py and its test (tests/plot.sh).
   python3-matplotlib
   # tests/junit_schema.sh validates the JUnit report with xmllint.
