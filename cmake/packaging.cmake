@@ -4,6 +4,11 @@
 # SPIR-V (tools/embed_spirv.cmake) and the case schema (tools/embed_schema.cmake) are in the
 # binary, and case files name their input files relative to their own folder.
 include(GNUInstallDirs)
+include(CMakePackageConfigHelpers)
+# Two Debian packages: kvbench (the program, cases, docs, Python) and kvbench-dev (the C++
+# library's headers, static library, CMake package and pkg-config file), Debian's -dev
+# convention.
+set(CMAKE_INSTALL_DEFAULT_COMPONENT_NAME runtime)
 
 install(TARGETS kvbench RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 # Every case file and the data files they read (cases/models' configs, .npy inputs).
@@ -31,6 +36,22 @@ add_custom_command(
 add_custom_target(kvbench_manpage ALL DEPENDS ${KVBENCH_MANPAGE})
 install(FILES ${KVBENCH_MANPAGE} DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
 
+# kvbench-dev: find_package(kvbench CONFIG) -> kvbench::golden, pkg-config kvbench-golden.
+install(TARGETS kvbench_golden EXPORT kvbench-targets ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT dev)
+install(DIRECTORY ${CMAKE_SOURCE_DIR}/include/kvbench DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} COMPONENT dev)
+set(KVBENCH_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/kvbench)
+install(EXPORT kvbench-targets NAMESPACE kvbench:: DESTINATION ${KVBENCH_CMAKE_DIR} COMPONENT dev)
+configure_file(${CMAKE_SOURCE_DIR}/cmake/kvbench-config.cmake.in ${CMAKE_BINARY_DIR}/kvbench-config.cmake COPYONLY)
+write_basic_package_version_file(${CMAKE_BINARY_DIR}/kvbench-config-version.cmake
+                                 VERSION ${PROJECT_VERSION} COMPATIBILITY SameMinorVersion)
+install(FILES ${CMAKE_BINARY_DIR}/kvbench-config.cmake ${CMAKE_BINARY_DIR}/kvbench-config-version.cmake
+        DESTINATION ${KVBENCH_CMAKE_DIR} COMPONENT dev)
+# The .pc finds its prefix from its own folder, so the same file serves /usr and any --prefix.
+file(RELATIVE_PATH KVBENCH_PC_TO_PREFIX /prefix/${CMAKE_INSTALL_LIBDIR}/pkgconfig /prefix)
+configure_file(${CMAKE_SOURCE_DIR}/cmake/kvbench-golden.pc.in ${CMAKE_BINARY_DIR}/kvbench-golden.pc @ONLY)
+install(FILES ${CMAKE_BINARY_DIR}/kvbench-golden.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig COMPONENT dev)
+# The example that uses them (examples/cpp) is installed with the other examples.
+
 set(CPACK_PACKAGE_NAME kvbench)
 set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
 set(CPACK_PACKAGE_CONTACT "kvbench maintainers <kvbench@localhost>")
@@ -46,6 +67,16 @@ set(CPACK_DEBIAN_PACKAGE_SECTION devel)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 # A Vulkan driver: lavapipe runs everything on the CPU where no GPU driver is installed. The
 # Python package's and the examples' modules; torch for examples/torch.
-set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "mesa-vulkan-drivers, python3, python3-numpy, python3-xxhash")
-set(CPACK_DEBIAN_PACKAGE_SUGGESTS "python3-torch")
+set(CPACK_DEBIAN_RUNTIME_PACKAGE_RECOMMENDS "mesa-vulkan-drivers, python3, python3-numpy, python3-xxhash")
+set(CPACK_DEBIAN_RUNTIME_PACKAGE_SUGGESTS "python3-torch, kvbench-dev")
+set(CPACK_DEB_COMPONENT_INSTALL ON)
+set(CPACK_COMPONENTS_ALL runtime dev)
+set(CPACK_DEBIAN_RUNTIME_PACKAGE_NAME kvbench)
+set(CPACK_DEBIAN_DEV_PACKAGE_NAME kvbench-dev)
+set(CPACK_DEBIAN_DEV_PACKAGE_SECTION libdevel)
+# A static library: its users link libxxhash; kvbench writes the goldens it reads.
+set(CPACK_DEBIAN_DEV_PACKAGE_DEPENDS "libxxhash-dev")
+set(CPACK_DEBIAN_DEV_PACKAGE_RECOMMENDS "kvbench (= ${PROJECT_VERSION})")
+set(CPACK_COMPONENT_DEV_DESCRIPTION
+    "kvbench's C++ library for C++ test suites: load a golden case (inputs, expected outputs, tolerances,\nattributes) and judge an implementation's outputs exactly as kvbench check does. CMake: find_package(kvbench\nCONFIG) gives kvbench::golden; pkg-config: kvbench-golden.")
 include(CPack)

@@ -15,8 +15,11 @@ start=$SECONDS
 cpack -G DEB --config "$build/CPackConfig.cmake" -B "$work/pkg" > "$work/cpack.log" 2>&1 || {
   tail -20 "$work/cpack.log"; echo "FAIL: cpack -G DEB"; exit 1; }
 deb=$(ls "$work"/pkg/kvbench_*.deb 2> /dev/null | head -1)
+dev_deb=$(ls "$work"/pkg/kvbench-dev_*.deb 2> /dev/null | head -1)
 [ -n "$deb" ] || { echo "FAIL: cpack wrote no kvbench_*.deb"; exit 1; }
-echo "ok: $(basename "$deb") ($(du -k "$deb" | cut -f1) KiB) in $((SECONDS - start)) s"
+[ -n "$dev_deb" ] || { echo "FAIL: cpack wrote no kvbench-dev_*.deb"; exit 1; }
+echo "ok: $(basename "$deb") ($(du -k "$deb" | cut -f1) KiB), $(basename "$dev_deb") ($(du -k "$dev_deb" | cut -f1) KiB) in $((SECONDS - start)) s"
+dpkg-deb -f "$dev_deb" Depends | grep -q "libxxhash-dev" || bad "kvbench-dev's Depends lacks libxxhash-dev"
 
 # The control file: the shared libraries' packages, lavapipe recommended.
 dpkg-deb -f "$deb" Depends > "$work/depends"
@@ -63,5 +66,44 @@ print("ok: the installed Python package read and verified", len(cases), "goldens
 PY
 else
   echo "note: no /usr/bin/python3 with numpy and xxhash; the Python package's check is left out"
+fi
+
+# kvbench-dev: examples/cpp (two plain C++ kernels in doctest) built against the unpacked
+# packages with find_package(kvbench CONFIG), run on their operators' goldens; with the
+# planted error (KVBENCH_PLANT=1) every case fails and the report names the worst element.
+dpkg-deb -x "$dev_deb" "$work/root"
+for f in include/kvbench/golden.hpp include/kvbench/check.hpp lib/libkvbench_golden.a \
+  lib/cmake/kvbench/kvbench-config.cmake lib/pkgconfig/kvbench-golden.pc; do
+  [ -f "$root/$f" ] || bad "kvbench-dev lacks /usr/$f"
+done
+start=$SECONDS
+example=$root/share/doc/kvbench/examples/cpp
+if cmake -S "$example" -B "$work/example" -DCMAKE_PREFIX_PATH="$root" > "$work/example.log" 2>&1 &&
+  cmake --build "$work/example" -j2 >> "$work/example.log" 2>&1; then
+  echo "ok: examples/cpp built against the unpacked kvbench-dev in $((SECONDS - start)) s"
+else
+  bad "examples/cpp against kvbench-dev:"; tail -20 "$work/example.log"
+fi
+# (KeyValueCache's Llama-shaped cases left out: 360 MB of goldens for no other code path.)
+"$root/bin/kvbench" golden "$root/share/kvbench/cases/kvbench.DequantizeGroup" \
+  "$root/share/kvbench/cases/pmx.KeyValueCache" --filter '^(dqg|kvc_(quant|odd_groups|scale_f32|fp|ranges))' \
+  -o "$work/cpp_golden" --jobs 2 > "$work/cpp_golden.log" 2>&1 ||
+  bad "kvbench golden for examples/cpp"
+goldens=$(find "$work/cpp_golden" -name '*.json' | wc -l)
+KVBENCH_GOLDEN=$work/cpp_golden "$work/example/kernel_tests" > "$work/example_run.log" 2>&1
+rc=$?
+if [ $rc = 0 ] && grep -q "test cases: *2 | *2 passed" "$work/example_run.log"; then
+  echo "ok: examples/cpp passes on $goldens goldens of DequantizeGroup and KeyValueCache"
+else
+  bad "examples/cpp (exit $rc):"; tail -20 "$work/example_run.log"
+fi
+KVBENCH_PLANT=1 KVBENCH_GOLDEN=$work/cpp_golden "$work/example/kernel_tests" > "$work/example_plant.log" 2>&1
+rc=$?
+if [ $rc != 0 ] && grep -qE "assertions: *$((goldens + 4)) \| *4 passed \| *$goldens failed" "$work/example_plant.log" &&
+  grep -q "worst: y\[0,0\] = " "$work/example_plant.log" && grep -q "worst: cache\[" "$work/example_plant.log" &&
+  grep -q "repro: kvbench run " "$work/example_plant.log"; then
+  echo "ok: examples/cpp with its planted errors fails every one of the $goldens cases, naming the worst elements"
+else
+  bad "examples/cpp with KVBENCH_PLANT=1 (exit $rc) did not fail as it must:"; grep -E "worst|test cases" "$work/example_plant.log" | head
 fi
 exit $fail

@@ -16,13 +16,6 @@
 namespace kvbench {
 namespace fs = std::filesystem;
 
-std::string CaseFileError::to_string() const {
-  std::string s = file;
-  if (!pointer.empty()) s += ": " + pointer;
-  if (!case_name.empty()) s += " (case " + case_name + ")";
-  return s + ": " + message;
-}
-
 namespace {
 
 const char* kSweepable[] = {"attributes", "shapes", "inputs", "dtypes"};

@@ -6,17 +6,10 @@
 #include <vector>
 
 #include "cases/case_def.hpp"
+#include "cases/case_file_error.hpp"
 #include "core/run_options.hpp"
 
 namespace kvbench {
-
-struct CaseFileError {
-  std::string file;
-  std::string pointer;  // JSON pointer of the field at fault ("" for the file as a whole)
-  std::string message;
-  std::string case_name;  // the expanded case, when the error is specific to one
-  std::string to_string() const;
-};
 
 struct LoadedCases {
   std::vector<CaseDef> cases;

@@ -25,7 +25,7 @@ double Metrics::err_over_scale() const {
 namespace {
 
 // Elements compared per bulk read of the actual and golden tensors.
-constexpr size_t kChunk = 4096;
+constexpr size_t kCompareChunk = 4096;
 
 // Whether actual a agrees with golden g under `allowed` (the element's bound, or atol +
 // rtol |g|): NaN only with NaN, an infinity only with itself, else |a - g| <= allowed.
@@ -63,9 +63,9 @@ Metrics compare_output(const Expected& e, const Tensor& actual, const Tensor& be
   const auto nan_permitted = e.nan_permitted();
   size_t next_written = 0, next_alternate = 0, next_nan = 0;
   m.per_element_bound = e.has_bound() && !e.tolerance_override;
-  std::vector<double> actual_chunk(kChunk), golden_chunk(kChunk);
-  for (size_t begin = 0; begin < actual.numel(); begin += kChunk) {
-    const size_t count = std::min(kChunk, actual.numel() - begin);
+  std::vector<double> actual_chunk(kCompareChunk), golden_chunk(kCompareChunk);
+  for (size_t begin = 0; begin < actual.numel(); begin += kCompareChunk) {
+    const size_t count = std::min(kCompareChunk, actual.numel() - begin);
     actual.get_range(begin, count, actual_chunk.data());
     golden.get_range(begin, count, golden_chunk.data());
     for (size_t k = 0; k < count; ++k) {

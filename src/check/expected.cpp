@@ -7,9 +7,9 @@
 
 namespace kvbench {
 
-namespace {
-
 bool same_bits(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+
+namespace {
 
 // Sorts records by index and refuses an index recorded twice. (The big writers record in
 // ascending order, so that finish() has nothing to sort.)

@@ -14,6 +14,9 @@
 
 namespace kvbench {
 
+// Whether two doubles have the same bits (NaN payloads and the sign of zero included).
+bool same_bits(double a, double b);
+
 // Extra figures reported for a case (label, value), e.g. a compression ratio.
 using CaseFigures = std::vector<std::pair<std::string, std::string>>;
 

@@ -13,7 +13,7 @@ struct CaseDef;
 
 // How kvbench was invoked (argv[0]), for the repro lines it prints.
 std::string& program_path();
-// The command that reruns just this case (report/run_reporter.hpp repro_command) with the
+// The command that reruns just this case (check/output_text.hpp repro_command) with the
 // flags of the run it came from (`extra`) and, for a case of a slow file, --slow include.
 std::string case_repro(const CaseDef& def, const std::string& extra);
 

@@ -16,17 +16,15 @@ namespace {
 // Doubles read in chunks ([begin, begin + n) into out), so that a tensor's values can be
 // examined and stored without a double per element in memory.
 using ReadDoubles = std::function<void(size_t begin, size_t n, double* out)>;
-constexpr size_t kChunk = size_t{1} << 14;
-
-bool same_bits(double a, double b) { return std::memcmp(&a, &b, 8) == 0; }
+constexpr size_t kReadChunk = size_t{1} << 14;
 
 // The narrowest of F16, BF16 and F32 that gives back each of the n values bit for bit when
 // widened, or nullopt (F64). `has_nan` tells whether any value is a NaN.
 std::optional<DType> narrowest_float(size_t n, const ReadDoubles& read, bool& has_nan) {
-  std::vector<double> chunk(std::min(n, kChunk));
+  std::vector<double> chunk(std::min(n, kReadChunk));
   has_nan = false;
-  for (size_t begin = 0; begin < n; begin += kChunk) {
-    const size_t count = std::min(kChunk, n - begin);
+  for (size_t begin = 0; begin < n; begin += kReadChunk) {
+    const size_t count = std::min(kReadChunk, n - begin);
     read(begin, count, chunk.data());
     for (size_t k = 0; k < count; ++k) has_nan = has_nan || std::isnan(chunk[k]);
   }
@@ -34,8 +32,8 @@ std::optional<DType> narrowest_float(size_t n, const ReadDoubles& read, bool& ha
                                       std::pair{DType::bf16, +[](double v) { return round_bf16(v); }},
                                       std::pair{DType::f32, +[](double v) { return round_f32(v); }}}) {
     bool holds = true;  // stops at the first value the format cannot hold
-    for (size_t begin = 0; holds && begin < n; begin += kChunk) {
-      const size_t count = std::min(kChunk, n - begin);
+    for (size_t begin = 0; holds && begin < n; begin += kReadChunk) {
+      const size_t count = std::min(kReadChunk, n - begin);
       read(begin, count, chunk.data());
       for (size_t k = 0; holds && k < count; ++k) holds = same_bits(round_trip(chunk[k]), chunk[k]);
     }
@@ -46,19 +44,19 @@ std::optional<DType> narrowest_float(size_t n, const ReadDoubles& read, bool& ha
 
 // The n values stored as `t` (a float dtype that holds them all), or as F64.
 StoredTensor stored_doubles(std::optional<DType> t, size_t n, const ReadDoubles& read, const Shape& shape) {
-  std::vector<double> chunk(std::min(n, kChunk));
+  std::vector<double> chunk(std::min(n, kReadChunk));
   if (!t) {
     StoredTensor s{"F64", shape, std::vector<uint8_t>(n * 8)};
-    for (size_t begin = 0; begin < n; begin += kChunk) {
-      const size_t count = std::min(kChunk, n - begin);
+    for (size_t begin = 0; begin < n; begin += kReadChunk) {
+      const size_t count = std::min(kReadChunk, n - begin);
       read(begin, count, chunk.data());
       std::memcpy(s.bytes.data() + begin * 8, chunk.data(), count * 8);
     }
     return s;
   }
   Tensor narrow("", *t, {static_cast<int64_t>(n)}, Role::output);
-  for (size_t begin = 0; begin < n; begin += kChunk) {
-    const size_t count = std::min(kChunk, n - begin);
+  for (size_t begin = 0; begin < n; begin += kReadChunk) {
+    const size_t count = std::min(kReadChunk, n - begin);
     read(begin, count, chunk.data());
     narrow.set_range(begin, count, chunk.data());
   }
@@ -173,7 +171,7 @@ std::vector<uint8_t> read_checked(const SafetensorsReader& file, const std::stri
   return file.read(*e);
 }
 
-Tensor load_tensor(const SafetensorsReader& file, const std::string& key, const ManifestOutput& o) {
+Tensor load_tensor(const SafetensorsReader& file, const std::string& key, const ManifestTensor& o) {
   const std::string note = dtype_bits(o.dtype) == 4 ? " (" + packing_name(o.dtype) + ")" : "";
   std::vector<uint8_t> bytes =
       read_checked(file, key, safetensors_dtype(o.dtype), stored_shape(o.dtype, o.shape), note);

@@ -29,6 +29,6 @@ std::vector<uint8_t> read_checked(const SafetensorsReader& file, const std::stri
                                   const std::string& dtype, const Shape& shape, const std::string& note = "");
 
 // Tensor `key` of `file` as output `o` (its dtype, logical shape and role).
-Tensor load_tensor(const SafetensorsReader& file, const std::string& key, const ManifestOutput& o);
+Tensor load_tensor(const SafetensorsReader& file, const std::string& key, const ManifestTensor& o);
 
 }  // namespace kvbench

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "cases/case_loader.hpp"
+#include "cases/case_file_error.hpp"
 #include "golden/manifest.hpp"
 
 namespace kvbench {

@@ -121,6 +121,25 @@ GoldenManifest parse_manifest(const json& doc, const std::string& path) {
   }
   const json& tensors = require(doc, "", "tensors");
   if (!tensors.is_array()) throw ManifestError("/tensors", "must be an array");
+  std::vector<ManifestTensor> declared;
+  for (size_t t = 0; t < tensors.size(); ++t) {
+    const std::string tat = "/tensors/" + std::to_string(t);
+    if (!tensors[t].is_object()) throw ManifestError(tat, "must be an object");
+    ManifestTensor d{.name = text(tensors[t], tat, "name")};
+    const std::string dtype = text(tensors[t], tat, "dtype");
+    const auto parsed = parse_dtype(dtype);
+    if (!parsed)
+      throw ManifestError(tat + "/dtype", "unknown dtype '" + dtype + "' of tensor '" + d.name + "'");
+    d.dtype = *parsed;
+    d.shape = shape_of(tensors[t], tat);
+    const std::string role = text(tensors[t], tat, "role");
+    if (role != "input" && role != "output" && role != "inplace")
+      throw ManifestError(tat + "/role",
+                          "tensor '" + d.name + "' has role '" + role + "' (one of input, output, inplace)");
+    d.role = role == "input" ? Role::input : role == "inplace" ? Role::inplace : Role::output;
+    if (d.role == Role::input) m.inputs.push_back(d);
+    declared.push_back(std::move(d));
+  }
   const json& outputs = require(doc, "", "outputs");
   if (!outputs.is_array() || outputs.empty()) throw ManifestError("/outputs", "must be a non-empty array");
   for (size_t i = 0; i < outputs.size(); ++i) {
@@ -149,24 +168,16 @@ GoldenManifest parse_manifest(const json& doc, const std::string& path) {
 
     // The output's dtype, shape and role come from its entry in `tensors`.
     size_t found = 0;
-    for (size_t t = 0; t < tensors.size(); ++t) {
+    for (size_t t = 0; t < declared.size(); ++t) {
+      if (declared[t].name != o.name) continue;
       const std::string tat = "/tensors/" + std::to_string(t);
-      if (!tensors[t].is_object()) throw ManifestError(tat, "must be an object");
-      if (text(tensors[t], tat, "name") != o.name) continue;
       if (++found > 1) throw ManifestError(tat, "tensor '" + o.name + "' is listed twice");
-      const std::string dtype = text(tensors[t], tat, "dtype");
-      const auto parsed = parse_dtype(dtype);
-      if (!parsed)
-        throw ManifestError(tat + "/dtype", "unknown dtype '" + dtype + "' of tensor '" + o.name + "'");
-      o.dtype = *parsed;
-      o.shape = shape_of(tensors[t], tat);
-      const std::string role = text(tensors[t], tat, "role");
-      if (role != "output" && role != "inplace")
-        throw ManifestError(
-            tat + "/role", "tensor '" + o.name +
-                               "' is listed in outputs, so its role must be output or inplace, not '" + role +
-                               "'");
-      o.role = role == "inplace" ? Role::inplace : Role::output;
+      if (declared[t].role == Role::input)
+        throw ManifestError(tat + "/role",
+                            "tensor '" + o.name +
+                                "' is listed in outputs, so its role must be output or inplace, "
+                                "not 'input'");
+      static_cast<ManifestTensor&>(o) = declared[t];
     }
     if (found == 0) throw ManifestError(at + "/name", "output '" + o.name + "' has no entry in tensors");
     // Without `touched` an in-place tensor's untouched elements would only be compared

@@ -35,11 +35,15 @@ class ManifestError : public std::runtime_error {
   std::string pointer_;
 };
 
-struct ManifestOutput {
+// A tensor as the manifest's `tensors` list declares it.
+struct ManifestTensor {
   std::string name;
   DType dtype = DType::f32;
   Shape shape;
   Role role = Role::output;
+};
+
+struct ManifestOutput : ManifestTensor {
   std::string expected, expected_f64;
   std::string alternate, touched;  // "" when the manifest has none
   std::string alternate_index;     // format 2: the alternates' flat indices
@@ -55,7 +59,8 @@ struct GoldenManifest {
   std::string name, op, source;
   std::string safetensors;  // the golden data file, beside the manifest
   std::vector<ManifestOutput> outputs;
-  nlohmann::json resolved;  // attributes, shapes, inputs, dtypes as the case ran
+  std::vector<ManifestTensor> inputs;  // role input: stored in the data file under their names
+  nlohmann::json resolved;             // attributes, shapes, inputs, dtypes as the case ran
   // Format 3: the checksum of every tensor of the data file by name (src/golden/checksum.hpp).
   std::map<std::string, std::string> checksums;
 };

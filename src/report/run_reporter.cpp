@@ -4,23 +4,11 @@
 #include <iostream>
 
 #include "core/file_io.hpp"
-#include "core/shell_quote.hpp"
 #include "report/json_report.hpp"
 #include "report/junit_report.hpp"
 #include "report/text_report.hpp"
 
 namespace kvbench {
-
-std::string repro_command(const std::string& program, const std::string& file, const std::string& case_name,
-                          const std::string& extra) {
-  std::string regex = "^";
-  for (char c : case_name) {
-    if (std::string("\\^$.|?*+()[]{}").find(c) != std::string::npos) regex += '\\';
-    regex += c;
-  }
-  regex += "$";
-  return program + " run " + shell_quote(file) + " --filter " + shell_quote(regex) + extra;
-}
 
 RunReporter::RunReporter(std::vector<std::string> names, std::vector<CaseFileError> invalid,
                          ReportFiles files, size_t row_indent, size_t figures_width)

@@ -57,8 +57,4 @@ class RunReporter {
   NameColumn column_;
 };
 
-// `PROGRAM run FILE --filter '^NAME$'` with the name regex-escaped and shell-quoted.
-std::string repro_command(const std::string& program, const std::string& file, const std::string& case_name,
-                          const std::string& extra = "");
-
 }  // namespace kvbench

@@ -6,19 +6,13 @@
 
 #include <nlohmann/json.hpp>
 
-#include "check/compare.hpp"
+#include "check/output_text.hpp"
 #include "ops/operator.hpp"
 
 namespace kvbench {
 
 enum class Status { pass, fail, skip };
 const char* status_name(Status s);
-
-struct OutputResult {
-  Metrics metrics;
-  Tolerance tolerance;
-  Shape shape;
-};
 
 struct CaseResult {
   std::string name, file, op;

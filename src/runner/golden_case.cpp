@@ -10,6 +10,7 @@
 #include "core/file_io.hpp"
 #include "golden/checksum.hpp"
 #include "golden/expected_arrays.hpp"
+#include "golden/golden_check.hpp"
 #include "golden/safetensors.hpp"
 
 namespace kvbench {
@@ -126,16 +127,10 @@ CaseResult check_golden_case(const GoldenManifest& m, const std::string& actual_
     std::error_code ec;
     if (!fs::exists(actual_path, ec)) throw std::runtime_error("no actual output file " + actual_path);
     const SafetensorsReader actual(actual_path);
-    for (const ManifestOutput& out : m.outputs) {
-      Tensor expected = load_tensor(golden, out.expected, out);
-      const Tensor before = out.role == Role::inplace ? load_tensor(golden, out.name, out) : Tensor();
-      const Tensor got = load_tensor(actual, out.name, out);
-      Expected e = load_expected(golden, out, m.format, std::move(expected));
-      e.tolerance = out.tolerance;  // a bound read with the golden decides where it has one
-      // (A plain output has no untouched element: compare reads no initial bits.)
-      r.outputs.push_back(
-          {compare_output(e, got, e.is_in_place() ? before : e.value()), e.tolerance, out.shape});
-    }
+    Tensor got;
+    r.outputs = compare_with_golden(m, golden, [&](const ManifestOutput& out) -> const Tensor& {
+      return got = load_tensor(actual, out.name, out);
+    });
     r.status = r.violations() == 0 ? Status::pass : Status::fail;
   } catch (const std::exception& ex) {
     r.status = Status::fail;

@@ -1,0 +1,20 @@
+#pragma once
+// A backend's outputs against one golden case: the comparison `kvbench check` and the C++
+// library (kvbench/check.hpp) share, so both judge an output the same way.
+#include <functional>
+#include <vector>
+
+#include "check/output_text.hpp"
+#include "golden/manifest.hpp"
+#include "golden/safetensors.hpp"
+
+namespace kvbench {
+
+// Each output of `manifest` (its data in `golden`) compared with `actual_of(output)`, the
+// backend's tensor of that output in the output's dtype and shape (valid until the next call). Throws
+// std::runtime_error naming the file and tensor when a golden tensor is missing or malformed.
+std::vector<OutputResult> compare_with_golden(
+    const GoldenManifest& manifest, const SafetensorsReader& golden,
+    const std::function<const Tensor&(const ManifestOutput&)>& actual_of);
+
+}  // namespace kvbench
