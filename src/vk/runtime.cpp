@@ -1,18 +1,17 @@
+// The runtime itself: the instance (with the validation layer's messages counted), the
+// device and its queue, the memory types of the memory mode, the subgroup-size probe, and
+// one-dispatch batches (specs/runtime.md). Buffers, pipelines, the pipeline cache and
+// batches have files of their own.
 #include "vk/runtime.hpp"
 
 #include <algorithm>
-#include <chrono>
-#include <cstdio>
-#include <cstring>
 #include <mutex>
-#include <set>
-#include <thread>
 #include <stdexcept>
+#include <string>
 #include <utility>
+#include <vector>
 
-#include "core/error.hpp"
 #include "vk/runtime_internal.hpp"
-#include "vk/spirv_reflect.hpp"
 
 namespace kvbench {
 uint64_t timestamp_ticks(uint64_t begin, uint64_t end, uint32_t valid_bits) {
@@ -64,11 +63,6 @@ uint32_t pick_memory_type(const vk::PhysicalDeviceMemoryProperties& mem, uint32_
   if (best < 0) throw std::runtime_error(std::string("no memory type for ") + what);
   return static_cast<uint32_t>(best);
 }
-
-constexpr vk::BufferUsageFlags kBufferUsage =
-    vk::BufferUsageFlagBits::eStorageBuffer | vk::BufferUsageFlagBits::eUniformBuffer |
-    vk::BufferUsageFlagBits::eUniformTexelBuffer | vk::BufferUsageFlagBits::eTransferSrc |
-    vk::BufferUsageFlagBits::eTransferDst;
 
 }  // namespace
 
@@ -228,15 +222,6 @@ ValidationMessages Runtime::take_validation_messages() {
   return std::exchange(validation_->messages, {});
 }
 
-std::unique_ptr<Buffer> Runtime::buffer(size_t bytes) {
-  // Whole 16-byte texels, so that a `_texels` view covers every byte of the tensor.
-  const size_t rounded = std::max<size_t>(16, (bytes + 15) / 16 * 16);
-  if (rounded > info_.max_storage_buffer_range)
-    throw SkipCase("a tensor of " + std::to_string(bytes) + " bytes exceeds maxStorageBufferRange (" +
-                   std::to_string(info_.max_storage_buffer_range) + " bytes) of " + info_.name);
-  return std::make_unique<Buffer>(*this, rounded, device_memory_type_, !staging_);
-}
-
 bool Runtime::texels_cover(const KernelBuffers& buffers, std::initializer_list<const char*> tensors) const {
   for (const char* name : tensors) {
     const Buffer* b = buffers.at(name);
@@ -245,182 +230,11 @@ bool Runtime::texels_cover(const KernelBuffers& buffers, std::initializer_list<c
   return texels_ && info_.max_texel_buffer_elements > 0;
 }
 
-std::unique_ptr<Buffer> Runtime::host_buffer(size_t bytes, bool readback) {
-  return std::make_unique<Buffer>(*this, std::max<size_t>(4, (bytes + 3) / 4 * 4),
-                                  readback ? readback_memory_type_ : upload_memory_type_, true);
-}
-
-std::vector<std::pair<uint32_t, uint32_t>> Runtime::specialization(const Kernel& kernel) {
-  auto ids = spec_ids_.find(kernel.shader);
-  if (ids == spec_ids_.end()) {
-    const auto& shaders = embedded_shaders();
-    const auto code = shaders.find(kernel.shader);
-    if (code == shaders.end()) throw std::logic_error("no embedded shader named " + kernel.shader);
-    ids = spec_ids_.emplace(kernel.shader, reflect_shader(code->second).spec_constants).first;
-  }
-  std::string declared;
-  for (const auto& [name, id] : ids->second) declared += (declared.empty() ? "" : ", ") + name;
-  std::vector<std::pair<uint32_t, uint32_t>> values;
-  for (const auto& [name, value] : kernel.constants) {
-    const auto id = ids->second.find(name);
-    if (id == ids->second.end())
-      throw std::logic_error(kernel.shader + " has no specialization constant " + name +
-                             " (it has: " + (declared.empty() ? "none" : declared) + ")");
-    values.emplace_back(id->second, value);
-  }
-  for (const auto& [name, id] : ids->second)
-    if (!kernel.constants.count(name))
-      throw std::logic_error(kernel.shader + ": specialization constant " + name + " (constant_id " +
-                             std::to_string(id) + ") is not given");
-  std::sort(values.begin(), values.end());
-  return values;
-}
-
-std::string Runtime::pipeline_key(const Kernel& kernel) {
-  std::string key = kernel.shader;
-  uint32_t next = 0;  // the id that continues the run from 0
-  for (const auto& [id, value] : specialization(kernel)) {
-    key += ":" + (id == next ? "" : std::to_string(id) + "=") + std::to_string(value);
-    if (id == next) ++next;
-  }
-  if (kernel.subgroup_size) key += ":sg=" + std::to_string(kernel.subgroup_size);
-  return key;
-}
-
-void Runtime::check_pipeline(const Kernel& kernel) {
-  // Every shader declares SignedZeroInfNanPreserve for f32 (shaders/float_controls.glsl).
-  if (!info_.inf_nan_preserve_f32)
-    throw SkipCase(info_.name +
-                   " does not preserve inf, NaN and signed zeros in f32 arithmetic "
-                   "(shaderSignedZeroInfNanPreserveFloat32), which kvbench's kernels declare they rely on");
-  if (kernel.subgroup_size && !info_.can_require_subgroups(kernel.subgroup_size, 1))
-    throw std::logic_error(kernel.shader + ": " + info_.name + " cannot require subgroups of " +
-                           std::to_string(kernel.subgroup_size) + " lanes");
-  auto interface = interfaces_.find(kernel.shader);
-  if (interface == interfaces_.end()) {
-    const auto code = embedded_shaders().find(kernel.shader);
-    if (code == embedded_shaders().end()) throw std::logic_error("no embedded shader named " + kernel.shader);
-    interface = interfaces_.emplace(kernel.shader, reflect_shader(code->second)).first;
-  }
-  check_descriptor_limits(kernel.shader, interface->second, info_);
-}
-
-Runtime::Pipeline& Runtime::pipeline(const Kernel& kernel) {
-  const std::string key = pipeline_key(kernel);
-  auto it = pipelines_.find(key);
-  if (it != pipelines_.end()) return *it->second;
-  const auto& shaders = embedded_shaders();
-  auto code = shaders.find(kernel.shader);
-  check_pipeline(kernel);
-  auto p = std::make_unique<Pipeline>();
-  p->interface = reflect_shader(code->second);
-  std::vector<vk::DescriptorSetLayoutBinding> slots;
-  for (const auto& [binding, names] : p->interface.buffers)
-    slots.push_back({.binding = binding,
-                     .descriptorType = vk::DescriptorType::eStorageBuffer,
-                     .descriptorCount = 1,
-                     .stageFlags = vk::ShaderStageFlagBits::eCompute});
-  for (const auto& [binding, name] : p->interface.texel_buffers)
-    slots.push_back({.binding = binding,
-                     .descriptorType = vk::DescriptorType::eUniformTexelBuffer,
-                     .descriptorCount = 1,
-                     .stageFlags = vk::ShaderStageFlagBits::eCompute});
-  if (p->interface.params_binding)
-    slots.push_back({.binding = *p->interface.params_binding,
-                     .descriptorType = vk::DescriptorType::eUniformBuffer,
-                     .descriptorCount = 1,
-                     .stageFlags = vk::ShaderStageFlagBits::eCompute});
-  p->set_layout = vk::raii::DescriptorSetLayout(
-      device_, vk::DescriptorSetLayoutCreateInfo{.bindingCount = static_cast<uint32_t>(slots.size()),
-                                                 .pBindings = slots.data()});
-  vk::DescriptorSetLayout set_layout = *p->set_layout;
-  p->layout = vk::raii::PipelineLayout(
-      device_, vk::PipelineLayoutCreateInfo{.setLayoutCount = 1, .pSetLayouts = &set_layout});
-  p->module = vk::raii::ShaderModule(
-      device_, vk::ShaderModuleCreateInfo{.codeSize = code->second.size() * 4, .pCode = code->second.data()});
-  std::vector<vk::SpecializationMapEntry> entries;
-  std::vector<uint32_t> values;
-  for (const auto& [id, value] : specialization(kernel)) {
-    entries.push_back({.constantID = id, .offset = static_cast<uint32_t>(values.size() * 4), .size = 4});
-    values.push_back(value);
-  }
-  vk::SpecializationInfo spec{.mapEntryCount = static_cast<uint32_t>(entries.size()),
-                              .pMapEntries = entries.data(),
-                              .dataSize = values.size() * 4,
-                              .pData = values.data()};
-  // A required subgroup size comes with full subgroups: every subgroup of the workgroup has
-  // exactly that many active lanes (the decode kernel's NSG subgroups of SG lanes).
-  const vk::PipelineShaderStageRequiredSubgroupSizeCreateInfoEXT required{.requiredSubgroupSize =
-                                                                              kernel.subgroup_size};
-  vk::ComputePipelineCreateInfo info{
-      .stage = {.pNext = kernel.subgroup_size ? &required : nullptr,
-                .flags = kernel.subgroup_size
-                             ? vk::PipelineShaderStageCreateFlagBits::eRequireFullSubgroupsEXT
-                             : vk::PipelineShaderStageCreateFlags{},
-                .stage = vk::ShaderStageFlagBits::eCompute,
-                .module = *p->module,
-                .pName = "main",
-                .pSpecializationInfo = entries.empty() ? nullptr : &spec},
-      .layout = *p->layout};
-  const auto start = std::chrono::steady_clock::now();
-  p->pipeline = *pipeline_cache_ ? vk::raii::Pipeline(device_, pipeline_cache_, info)
-                                 : vk::raii::Pipeline(device_, nullptr, info);
-  // Pipeline creation is where the driver compiles (on lavapipe, LLVM: seconds per
-  // attention pipeline); KVBENCH_PIPELINE_TIMES=1 shows where a cold process spends it.
-  static const bool trace = env_value("KVBENCH_PIPELINE_TIMES") == "1";
-  if (trace)
-    std::fprintf(stderr, "kvbench: pipeline %s created in %.2f s\n", key.c_str(),
-                 std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-  return *pipelines_.emplace(key, std::move(p)).first->second;
-}
-
 double Runtime::dispatch(const Kernel& kernel, const KernelBuffers& buffers, const KernelParams& params,
                          uint32_t gx, uint32_t gy, uint32_t gz) {
   Batch batch(*this);
   batch.dispatch(kernel, buffers, params, gx, gy, gz);
   return batch.submit();
-}
-
-// ---- buffers ---------------------------------------------------------------------
-
-Buffer::Buffer(Runtime& rt, size_t bytes, uint32_t memory_type, bool mapped) : rt_(&rt), size_(bytes) {
-  buffer_ = vk::raii::Buffer(
-      rt.device_,
-      vk::BufferCreateInfo{.size = bytes, .usage = kBufferUsage, .sharingMode = vk::SharingMode::eExclusive});
-  const auto req = buffer_.getMemoryRequirements();
-  if (!(req.memoryTypeBits & (1u << memory_type)))
-    throw std::runtime_error("the chosen memory type does not suit a buffer of " + std::to_string(bytes) +
-                             " bytes");
-  memory_ = vk::raii::DeviceMemory(
-      rt.device_, vk::MemoryAllocateInfo{.allocationSize = req.size, .memoryTypeIndex = memory_type});
-  buffer_.bindMemory(*memory_, 0);
-  if (mapped) mapped_ = static_cast<uint8_t*>(memory_.mapMemory(0, bytes));
-}
-
-Buffer::~Buffer() {
-  if (mapped_) memory_.unmapMemory();
-}
-
-void Buffer::upload(std::span<const uint8_t> bytes) {
-  if (bytes.size() > size_) throw std::logic_error("upload larger than the buffer");
-  if (mapped_) {
-    std::memcpy(mapped_, bytes.data(), bytes.size());
-    return;
-  }
-  Batch batch(*rt_);
-  batch.upload(*this, bytes);
-  batch.submit();
-}
-
-void Buffer::download(std::span<uint8_t> bytes) const {
-  if (bytes.size() > size_) throw std::logic_error("download larger than the buffer");
-  if (mapped_) {
-    std::memcpy(bytes.data(), mapped_, bytes.size());
-    return;
-  }
-  Batch batch(*rt_);
-  batch.download(*this, bytes);
-  batch.submit();
 }
 
 }  // namespace kvbench

@@ -4,7 +4,9 @@
 // pipelines built once per run from the embedded SPIR-V through a VkPipelineCache kept on
 // disk, and batches: the uploads, dispatches and downloads of one case in one command
 // buffer, one submit, device times from timestamp queries. specs/runtime.md has the design.
-#include <array>
+// Runtime and Batch are declared here; what a dispatch names (kernel.hpp), Buffer
+// (buffer.hpp), device times (dispatch_timing.hpp) and the options (runtime_options.hpp)
+// have headers of their own.
 #include <cstdint>
 #include <initializer_list>
 #include <map>
@@ -20,125 +22,16 @@
 #endif
 #include <vulkan/vulkan_raii.hpp>
 
+#include "vk/buffer.hpp"
 #include "vk/device.hpp"
+#include "vk/dispatch_timing.hpp"
+#include "vk/kernel.hpp"
+#include "vk/runtime_options.hpp"
 #include "vk/spirv_reflect.hpp"
 
 namespace kvbench {
 
-// The ticks between two timestamps of a queue with `valid_bits` meaningful bits (36-64):
-// the difference modulo 2^valid_bits, so a counter that wrapped between them still gives
-// the elapsed ticks, and bits above the valid ones never count.
-uint64_t timestamp_ticks(uint64_t begin, uint64_t end, uint32_t valid_bits);
-
-class Buffer;
-
-// What the validation layer reported (KVBENCH_VALIDATION=1): errors and warnings count,
-// info/verbose messages and performance (best-practices) warnings do not.
-struct ValidationMessages {
-  size_t errors = 0, warnings = 0;
-  std::string first;  // the first counted message: its severity, id and text
-  size_t count() const { return errors + warnings; }
-};
-
-// A shader and the values of its specialization constants by the names the shader gives
-// them (`layout(constant_id = 2) const uint KV_PATH`: the runtime reads the constant_id from
-// the SPIR-V, as it binds buffers and Params members by name). Every constant the module
-// declares must be given (glslang leaves out those the code never reads), and no other.
-// Each distinct pair is one pipeline, built once per run (from the on-disk pipeline cache
-// where the driver stores one): keep the variants few.
-struct Kernel {
-  std::string shader;
-  std::map<std::string, uint32_t> constants;  // NAME -> value (bools 0 or 1)
-  // 0: the driver chooses the subgroup size. Else the pipeline requires subgroups of this
-  // many lanes, all full (VK_EXT_subgroup_size_control; only where
-  // DeviceInfo::can_require_subgroups allows it). Part of the pipeline's key (":sg=N").
-  uint32_t subgroup_size = 0;
-  Kernel(const char* name) : shader(name) {}
-  Kernel(std::string name, std::map<std::string, uint32_t> values = {})
-      : shader(std::move(name)), constants(std::move(values)) {}
-};
-
-// The buffers of one dispatch by name: the name of each binding's block's first member
-// (`buffer Query { uint query[]; }` binds "query"). nullptr marks an absent optional
-// tensor: the binding gets a placeholder. Names a shader does not use are ignored.
-using KernelBuffers = std::map<std::string, Buffer*>;
-
-// One kernel parameter: an integer or a float, converted to the type the shader's Params
-// member has (an integer out of that type's range is an error).
-struct ParamValue {
-  double value;
-  template <typename T>
-  ParamValue(T v) : value(static_cast<double>(v)) {}
-};
-// The kernel parameters by the names of the shader's `uniform Params` block members:
-// every member must be given, and nothing else (checked at dispatch, from the SPIR-V).
-using KernelParams = std::map<std::string, ParamValue>;
-
-// How the runtime is set up; from_env() reads the environment (see specs/runtime.md).
-struct RuntimeOptions {
-  // Memory mode: unset chooses by device (zero-copy on an integrated GPU or CPU device with
-  // device-local host-visible memory, else staging); true forces staging (KVBENCH_STAGING=1,
-  // the discrete-GPU path on any device); false forces zero-copy (KVBENCH_STAGING=0).
-  std::optional<bool> staging;
-  // The VkPipelineCache stored on disk (KVBENCH_PIPELINE_CACHE=0 turns it off).
-  bool pipeline_cache = true;
-  // Where it is stored; empty: default_cache_dir().
-  std::string cache_dir;
-  // Whether operators may read through `_texels` views (KVBENCH_TEXELS=0: never, so that
-  // their storage-buffer paths, which views too small for a tensor fall back to, are tested).
-  bool texels = true;
-  // The Khronos validation layer, its messages counted (KVBENCH_VALIDATION=1).
-  bool validation = false;
-  static RuntimeOptions from_env();
-};
-
-// $KVBENCH_CACHE_DIR, else $XDG_CACHE_HOME/kvbench, else $HOME/.cache/kvbench ("" when none
-// of these is set). Clearing the cache is `rm -r` of this directory.
-std::string default_cache_dir();
-
-// What became of the on-disk pipeline cache when the runtime was made.
-struct PipelineCacheStatus {
-  bool enabled = false;
-  std::string path;         // the device's file (empty when disabled)
-  size_t loaded_bytes = 0;  // the driver data taken from the file (0: none, or ignored)
-  std::string ignored;      // why an existing file was not used ("" when it was, or there was none)
-};
-
 class Batch;
-
-// `groups` workgroups as a 2-D grid within Vulkan's guaranteed 65535 per dimension: rows of
-// at most 65535 groups. Shaders linearize (shaders/grid.glsl) and ignore the surplus of the
-// last row.
-inline std::pair<uint32_t, uint32_t> dispatch_grid(uint64_t groups) {
-  const uint64_t width = groups < 65535 ? groups : 65535;
-  return {static_cast<uint32_t>(width), static_cast<uint32_t>(width ? (groups + width - 1) / width : 1)};
-}
-
-// A timed dispatch: the shader it ran and its device time.
-struct DispatchTime {
-  std::string shader;
-  double ms = 0;
-};
-
-// How `kvbench bench` repeats a batch's dispatches (Runtime::repeat_dispatches): in one
-// submission, an untimed warm-up of at least `warmup_ms` device time and `min_warmup`
-// repetitions, then `reps` timed ones back to back, with the `flush` buffers filled between
-// them outside the timed intervals; then, where the device has a shader clock, a probe of it.
-struct RepeatPlan {
-  int64_t min_warmup = 0;
-  double warmup_ms = 200;
-  double rep_ms_hint = 0;  // one repetition's expected device time: sizes the first warm-up
-  int reps = 1;
-  std::vector<Buffer*> flush;  // each within maxStorageBufferRange, together the size wanted
-};
-
-// What the repeated batches measured (summed over the batches of a run).
-struct RepeatOutcome {
-  int64_t warmup_count = 0;                     // untimed repetitions
-  double warmup_ms = 0;                         // their device time, from a pair of timestamps around them
-  std::vector<std::vector<DispatchTime>> reps;  // each timed repetition's dispatches, in order
-  std::optional<double> clock_mhz;              // shader clock cycles / device time of the probe
-};
 
 class Runtime {
  public:
@@ -271,30 +164,6 @@ class Runtime {
   friend class Batch;
 };
 
-class Buffer {
- public:
-  // Made by Runtime::buffer (and the runtime's staging and parameter buffers).
-  Buffer(Runtime& rt, size_t bytes, uint32_t memory_type, bool mapped);
-  ~Buffer();
-  size_t size() const { return size_; }
-  const vk::raii::Buffer& handle() const { return buffer_; }
-  // Synchronous copies from and to the host, correct in both memory modes (a staged copy
-  // is a batch of its own). Inside a case, prefer Batch::upload/download.
-  void upload(std::span<const uint8_t> bytes);
-  void download(std::span<uint8_t> bytes) const;
-
- private:
-  friend class Runtime;
-  friend class Batch;
-  Runtime* rt_;
-  size_t size_;
-  // Members are destroyed in reverse order: the buffer before the memory bound to it (the
-  // validation layer reports a memory freed under a live buffer).
-  vk::raii::DeviceMemory memory_{nullptr};
-  vk::raii::Buffer buffer_{nullptr};
-  uint8_t* mapped_ = nullptr;  // null for device-local buffers in the staging mode
-};
-
 // The work of one case in one command buffer: uploads, dispatches and downloads are recorded
 // in call order with the barriers between them (transfer -> compute, compute -> compute,
 // compute -> transfer, then -> host), and submit() runs them with one submit and one fence
@@ -354,8 +223,5 @@ Buffer* Batch::buffer_with(const std::vector<T>& values) {
   upload(*b, std::span(reinterpret_cast<const uint8_t*>(values.data()), values.size() * sizeof(T)));
   return b;
 }
-
-// The SPIR-V of every shader, compiled at build time (generated file).
-const std::map<std::string, std::span<const uint32_t>>& embedded_shaders();
 
 }  // namespace kvbench

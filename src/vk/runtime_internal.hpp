@@ -1,5 +1,5 @@
-// Pieces of the runtime shared by its source files (runtime.cpp, pipeline_cache.cpp,
-// batch.cpp); not part of the interface.
+// Pieces of the runtime shared by its source files (runtime.cpp, buffer.cpp, pipelines.cpp,
+// pipeline_cache.cpp, batch.cpp); not part of the interface.
 #pragma once
 
 #include <string>
@@ -16,6 +16,12 @@ struct Runtime::Pipeline {
   vk::raii::ShaderModule module{nullptr};
   vk::raii::Pipeline pipeline{nullptr};
 };
+
+// The usages every buffer is made with (Buffer, and the runtime's probe of memory types).
+inline constexpr vk::BufferUsageFlags kBufferUsage =
+    vk::BufferUsageFlagBits::eStorageBuffer | vk::BufferUsageFlagBits::eUniformBuffer |
+    vk::BufferUsageFlagBits::eUniformTexelBuffer | vk::BufferUsageFlagBits::eTransferSrc |
+    vk::BufferUsageFlagBits::eTransferDst;
 
 // The value of environment variable `name`, or "" when it is unset.
 std::string env_value(const char* name);

@@ -1,0 +1,42 @@
+#pragma once
+// A device buffer of the runtime (Runtime::buffer, Batch::buffer): its memory, its mapping in
+// the zero-copy mode, and synchronous copies from and to the host (specs/runtime.md).
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#ifndef VULKAN_HPP_NO_CONSTRUCTORS
+#define VULKAN_HPP_NO_CONSTRUCTORS
+#endif
+#include <vulkan/vulkan_raii.hpp>
+
+namespace kvbench {
+
+class Runtime;
+class Batch;
+
+class Buffer {
+ public:
+  // Made by Runtime::buffer (and the runtime's staging and parameter buffers).
+  Buffer(Runtime& rt, size_t bytes, uint32_t memory_type, bool mapped);
+  ~Buffer();
+  size_t size() const { return size_; }
+  const vk::raii::Buffer& handle() const { return buffer_; }
+  // Synchronous copies from and to the host, correct in both memory modes (a staged copy
+  // is a batch of its own). Inside a case, prefer Batch::upload/download.
+  void upload(std::span<const uint8_t> bytes);
+  void download(std::span<uint8_t> bytes) const;
+
+ private:
+  friend class Runtime;
+  friend class Batch;
+  Runtime* rt_;
+  size_t size_;
+  // Members are destroyed in reverse order: the buffer before the memory bound to it (the
+  // validation layer reports a memory freed under a live buffer).
+  vk::raii::DeviceMemory memory_{nullptr};
+  vk::raii::Buffer buffer_{nullptr};
+  uint8_t* mapped_ = nullptr;  // null for device-local buffers in the staging mode
+};
+
+}  // namespace kvbench
