@@ -171,7 +171,9 @@ int64_t fia_cache_index(const FiaParams& p, int64_t blk, int64_t r, int64_t hk, 
 int64_t fia_kv_index(const FiaParams& p, const std::vector<int64_t>& table, int64_t b, int64_t t, int64_t hk,
                      int64_t d, int64_t dim);
 
+// The declared signature (fia_signature.cpp).
 const Signature& fia_signature();
+// The case's FiaParams, its attributes checked against the constraints (fia_parse.cpp).
 FiaParams parse_fia_params(Args& c);
 // The Atlas A2 limits of `ascend_limits: true` (fia_ascend_limits.cpp): Args::fail at the
 // key of the first one the case breaks.
