@@ -16,6 +16,7 @@
 
 #include "check/expected.hpp"
 #include "core/tensor.hpp"
+#include "ops/args.hpp"
 #include "ops/signature.hpp"
 
 namespace kvbench {

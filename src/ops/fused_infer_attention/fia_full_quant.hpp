@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "core/tensor.hpp"
-#include "ops/signature.hpp"
+#include "ops/args.hpp"
 
 namespace kvbench {
 

@@ -8,6 +8,7 @@
 
 #include "core/dtype.hpp"
 #include "core/tensor.hpp"
+#include "ops/args.hpp"
 #include "ops/signature.hpp"
 
 namespace kvbench {

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "ops/args.hpp"
 #include "ops/signature.hpp"
 #include "core/dtype.hpp"
 

@@ -2,6 +2,7 @@
 // The attributes and shapes the two group operators share.
 #include <cstdint>
 
+#include "ops/args.hpp"
 #include "ops/signature.hpp"
 #include "core/dtype.hpp"
 

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <string>
 
+#include "ops/args.hpp"
 #include "ops/signature.hpp"
 #include "core/dtype.hpp"
 #include "core/tensor.hpp"
