@@ -1,469 +1,24 @@
 #include "ref/attention.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
-#include <cstdio>
 #include <limits>
-#include <memory>
-#include <mutex>
 #include <optional>
 #include <vector>
 
-#include "core/clones.hpp"
 #include "core/parallel.hpp"
-#include "ref/det_math.hpp"
-#include "ref/quant.hpp"
-#include "core/float_format.hpp"
+#include "ref/attention_phases.hpp"
 
 namespace kvbench {
 
-namespace {
-
-// Four doubles in one vector (GCC/Clang vector extensions): every lane is an independent
-// IEEE operation, so the width changes the speed, never a result. Loads and stores of
-// unaligned data go through the may_alias, 8-byte aligned type.
-typedef double V4 __attribute__((vector_size(32)));
-typedef double V4u __attribute__((vector_size(32), aligned(8), may_alias));
-
-#define KVB_INLINE inline __attribute__((always_inline))
-
-// Macros, not functions: a function taking or returning a 32-byte vector would have a
-// different ABI in the AVX2 clone (-Wpsabi).
-#define load4(p) (*reinterpret_cast<const V4u*>(p))
-#define store4(p, x) (*reinterpret_cast<V4u*>(p) = (x))
-
-constexpr int64_t kPanel = 8;        // keys per panel of the transposed K (two vectors)
-constexpr int kMr = 4;               // query rows per microkernel
-constexpr int64_t kRowBlock = 32;    // query rows per task
-constexpr int64_t kKeyTile = 16;     // panels per tile of the q . k loop (128 keys)
-constexpr int64_t kValueTile = 128;  // keys per tile of the p . V loop
-constexpr int64_t kKeyChunk = 8192;  // keys packed at once for a single block of rows (a multiple of both)
-
-// Rows [k0, k1) made in chunks on up to `threads` threads when there are enough of them
-// to pay for starting threads; make(t0, t1) writes rows [t0, t1) only.
-void for_key_chunks(int64_t k0, int64_t k1, int64_t width, unsigned threads,
-                    const std::function<void(int64_t, int64_t)>& make) {
-  constexpr int64_t kChunk = 256;  // keys per task (a multiple of kPanel)
-  const int64_t chunks = (k1 - k0 + kChunk - 1) / kChunk;
-  parallel_for(chunks, (k1 - k0) * width < (int64_t{1} << 16) ? 1 : threads,
-               [&](int64_t c) { make(k0 + c * kChunk, std::min(k1, k0 + (c + 1) * kChunk)); });
-}
-
-// K's keys [k0, k1) transposed into panels of kPanel keys: panel p, channel d, lane j
-// holds K[k0 + p * kPanel + j][d] (0 past k1). A score tile reads one panel contiguously.
-// A chunk of the panels: panels [first, first + count) of the keys from k0 (panel p holds
-// keys k0 + p * kPanel ...), so that scores are addressed alike in every chunk.
-struct Panels {
-  int64_t k0 = 0, first = 0, count = 0;
-  std::unique_ptr<double[]> data;
-  double norm_max = 0;  // the largest ||k_t||_2 of its keys (with bounds only)
-  const double* panel(int64_t p, int64_t dk) const { return data.get() + (p - first) * dk * kPanel; }
-};
-
-// Keys [c0, c1) of the keys from k0, c0 - k0 a multiple of kPanel.
-Panels pack_keys(const RowSource& k, int64_t k0, int64_t c0, int64_t c1, int64_t dk, unsigned threads,
-                 bool norms) {
-  Panels P{.k0 = k0, .first = (c0 - k0) / kPanel, .count = (c1 - c0 + kPanel - 1) / kPanel};
-  const int64_t base = c0;
-  k0 = c0;
-  const int64_t k1 = c1;
-  P.data.reset(new double[static_cast<size_t>(P.count * dk * kPanel)]);  // every element written below
-  for_key_chunks(k0, k1, dk, threads, [&](int64_t t0, int64_t t1) {
-    for (int64_t t = t0; t < t1; ++t)
-      k(t, P.data.get() + (t - base) / kPanel * dk * kPanel + (t - base) % kPanel, kPanel);
-  });
-  for (int64_t t = k1; t < base + P.count * kPanel; ++t)  // the last panel's lanes past k1
-    for (int64_t d = 0; d < dk; ++d)
-      P.data[static_cast<size_t>((t - base) / kPanel * dk * kPanel + d * kPanel + (t - base) % kPanel)] = 0;
-  if (norms)
-    for (int64_t p = 0; p < P.count; ++p)
-      for (int64_t j = 0; j < kPanel; ++j) {
-        double sum = 0;
-        for (int64_t d = 0; d < dk; ++d) {
-          const double x = P.data[static_cast<size_t>((p * dk + d) * kPanel + j)];
-          sum += x * x;
-        }
-        P.norm_max = std::max(P.norm_max,
-                              std::sqrt(sum));  // a non-finite key: inf or NaN, which std::max keeps or drops
-        if (!std::isfinite(sum)) P.norm_max = kInf;
-      }
-  return P;
-}
-
-// V's keys [k0, k1) in column strips of 8: strip c, key t, lane j holds V[t][8c + j], so
-// a value tile reads 64 contiguous bytes per key; the dv % 8 last columns of key t are in
-// `tail` at (t - k0) * (dv % 8).
-struct Strips {
-  int64_t k0 = 0, keys = 0, tail_width = 0;
-  std::unique_ptr<double[]> data, tail;
-  bool finite = true;           // every value finite: no key's 0 * v can be NaN (value_phase)
-  std::vector<double> abs_max;  // per channel, the largest |v| of its keys (with bounds only)
-  const double* strip(int64_t c) const { return data.get() + c * keys * 8; }
-  double tail_at(int64_t t, int64_t j) const { return tail[static_cast<size_t>((t - k0) * tail_width + j)]; }
-};
-
-// With `abs` (the bound's): |V| in the same layout into *abs, and each channel's largest
-// finite |v| into V.abs_max, made in the same pass.
-Strips pack_values(const RowSource& v, int64_t k0, int64_t k1, int64_t dv, unsigned threads,
-                   Strips* abs = nullptr) {
-  const int64_t strips = dv / 8;
-  Strips V{.k0 = k0, .keys = k1 - k0, .tail_width = dv % 8};
-  const auto body = static_cast<size_t>(strips * V.keys * 8),
-             tail = static_cast<size_t>(V.keys * V.tail_width);
-  V.data.reset(new double[body]);
-  V.tail.reset(new double[tail]);
-  if (abs) {
-    *abs = Strips{.k0 = k0, .keys = k1 - k0, .tail_width = dv % 8};
-    abs->data.reset(new double[body]);
-    abs->tail.reset(new double[tail]);
-    V.abs_max.assign(static_cast<size_t>(dv), 0.0);
-  }
-  std::atomic<bool> finite = true;
-  std::mutex maxima;
-  for_key_chunks(k0, k1, dv, threads, [&](int64_t t0, int64_t t1) {
-    std::vector<double> row(static_cast<size_t>(dv)), magnitude(abs ? row.size() : 0),
-        largest(abs ? row.size() : 0, 0.0);
-    bool chunk_finite = true;
-    const auto store = [&](const std::vector<double>& x, Strips& into, int64_t t) {
-      for (int64_t c = 0; c < strips; ++c)
-        std::copy_n(x.data() + c * 8, 8, into.data.get() + (c * into.keys + t - k0) * 8);
-      std::copy_n(x.data() + strips * 8, into.tail_width, into.tail.get() + (t - k0) * into.tail_width);
-    };
-    for (int64_t t = t0; t < t1; ++t) {
-      v(t, row.data(), 1);
-      for (const double x : row) chunk_finite = chunk_finite && std::isfinite(x);
-      store(row, V, t);
-      if (!abs) continue;
-      for (size_t c = 0; c < row.size(); ++c) {
-        magnitude[c] = std::fabs(row[c]);
-        // Non-finite values are the NaN permissions' business, not the bound's maxima.
-        if (std::isfinite(magnitude[c])) largest[c] = std::max(largest[c], magnitude[c]);
-      }
-      store(magnitude, *abs, t);
-    }
-    if (!chunk_finite) finite = false;
-    if (abs) {
-      std::lock_guard lock(maxima);
-      for (size_t c = 0; c < largest.size(); ++c) V.abs_max[c] = std::max(V.abs_max[c], largest[c]);
-    }
-  });
-  V.finite = finite;
-  if (abs) abs->finite = V.finite;
-  return V;
-}
-
-// s[r][0, kPanel) = q[r] . (keys of one panel): per lane 0 + q[0]k[0] + q[1]k[1] + ... in
-// ascending d, each product rounded then added.
-KVB_INLINE void score_tile(const double* const* q, const double* panel, int64_t dk, double* const* s) {
-  V4 a0[kMr] = {}, a1[kMr] = {};
-  for (int64_t d = 0; d < dk; ++d) {
-    const V4 k0 = load4(panel + d * kPanel), k1 = load4(panel + d * kPanel + 4);
-    for (int r = 0; r < kMr; ++r) {
-      const double x = q[r][d];
-      a0[r] = a0[r] + x * k0;
-      a1[r] = a1[r] + x * k1;
-    }
-  }
-  for (int r = 0; r < kMr; ++r) {
-    store4(s[r], a0[r]);
-    store4(s[r] + 4, a1[r]);
-  }
-}
-
-// out[r][c] += p[r][t - origin] * v[t][c] for t in [t0, t1) in ascending order, for R rows
-// and the columns [0, dv): eight at a time in vectors, the rest one by one.
-template <int R>
-KVB_INLINE void value_tile(const double* const* p, int64_t origin, const Strips& V, int64_t t0, int64_t t1,
-                           int64_t dv, double* const* out) {
-  int64_t c = 0;
-  for (; c + 8 <= dv; c += 8) {
-    V4 a0[R], a1[R];
-    for (int r = 0; r < R; ++r) {
-      a0[r] = load4(out[r] + c);
-      a1[r] = load4(out[r] + c + 4);
-    }
-    const double* vt = V.strip(c / 8) + (t0 - V.k0) * 8;
-    for (int64_t t = t0; t < t1; ++t, vt += 8) {
-      const V4 v0 = load4(vt), v1 = load4(vt + 4);
-      for (int r = 0; r < R; ++r) {
-        const double x = p[r][t - origin];
-        a0[r] = a0[r] + x * v0;
-        a1[r] = a1[r] + x * v1;
-      }
-    }
-    for (int r = 0; r < R; ++r) {
-      store4(out[r] + c, a0[r]);
-      store4(out[r] + c + 4, a1[r]);
-    }
-  }
-  for (; c < dv; ++c)
-    for (int r = 0; r < R; ++r) {
-      double acc = out[r][c];
-      for (int64_t t = t0; t < t1; ++t) acc += p[r][t - origin] * V.tail_at(t, c - dv / 8 * 8);
-      out[r][c] = acc;
-    }
-}
-
-// The largest score (NaN ignored), in a function of its own so the running max stays in a
-// register (inline, GCC kept it in memory across the exp calls that follow).
-__attribute__((noinline)) double row_max(const double* s, int64_t n) {
-  double m = -kInf;
-  for (int64_t t = 0; t < n; ++t) m = std::max(m, s[t]);
-  return m;
-}
-
-struct Job {
-  const AttentionBlock& a;
-  std::span<const QueryRow> rows;
-  double* lse;
-  RowFigures* figures = nullptr;  // per row, with bounds: what softmax_phase measured
-};
-
-void empty_row(const Job& job, int64_t r) {
-  const QueryRow& row = job.rows[r];
-  std::fill(row.out, row.out + job.a.dv,
-            job.a.empty == EmptyRow::nan ? std::numeric_limits<double>::quiet_NaN() : 0.0);
-  if (job.lse) job.lse[r] = kInf;
-  if (job.a.row_max) job.a.row_max[r] = -kInf;
-}
-
-// The scores of rows [r0, r1) between the three phases of a block: row r's score of key t
-// at S[(r - r0) * W + t - origin], the buffer spanning whole panels of the keys from k0.
-struct BlockScores {
-  int64_t r0 = 0, r1 = 0, kb = 0, ke = 0, pb = 0, pe = 0, W = 0, origin = 0;
-  std::unique_ptr<double[]> S;
-  std::vector<int64_t> live;  // rows with a key left after the bias
-  bool empty() const { return kb >= ke; }
-};
-
-BlockScores block_scores(const Job& job, int64_t r0, int64_t r1, int64_t k0) {
-  BlockScores b{.r0 = r0,
-                .r1 = r1,
-                .kb = std::numeric_limits<int64_t>::max(),
-                .ke = std::numeric_limits<int64_t>::min()};
-  for (int64_t r = r0; r < r1; ++r)
-    if (job.rows[r].begin < job.rows[r].end) {
-      b.kb = std::min(b.kb, job.rows[r].begin);
-      b.ke = std::max(b.ke, job.rows[r].end);
-    }
-  if (b.empty()) {
-    for (int64_t r = r0; r < r1; ++r) empty_row(job, r);
-    return b;
-  }
-  b.pb = (b.kb - k0) / kPanel;
-  b.pe = (b.ke - k0 + kPanel - 1) / kPanel;
-  b.W = (b.pe - b.pb) * kPanel;
-  b.origin = k0 + b.pb * kPanel;
-  b.S.reset(new double[static_cast<size_t>((r1 - r0 + 1) * b.W)]);  // + the score row of padding rows
-  return b;
-}
-
-// 1. q . k for each group of kMr rows over the panels its rows see, within the panels K
-// holds (tiled over keys so a tile of panels stays in cache).
-KVB_CLONES void score_phase(const Job& job, const Panels& K, BlockScores& b) {
-  const AttentionBlock& a = job.a;
-  const int64_t r0 = b.r0, r1 = b.r1, W = b.W;
-  double* scratch = b.S.get() + (r1 - r0) * W;
-  const int64_t qb = std::max(b.pb, K.first), qe = std::min(b.pe, K.first + K.count);
-  for (int64_t pt = qb; pt < qe; pt += kKeyTile)
-    for (int64_t g = r0; g < r1; g += kMr) {
-      const double* q[kMr];
-      double* s[kMr];
-      int64_t gb = std::numeric_limits<int64_t>::max(), ge = std::numeric_limits<int64_t>::min();
-      for (int i = 0; i < kMr; ++i) {
-        const int64_t r = std::min(g + i, r1 - 1);
-        q[i] = job.rows[r].q;
-        if (job.rows[r].begin < job.rows[r].end) {
-          gb = std::min(gb, job.rows[r].begin);
-          ge = std::max(ge, job.rows[r].end);
-        }
-      }
-      if (gb >= ge) continue;
-      const int64_t p0 = std::max(pt, (gb - K.k0) / kPanel);
-      const int64_t p1 = std::min({pt + kKeyTile, qe, (ge - K.k0 + kPanel - 1) / kPanel});
-      for (int64_t p = p0; p < p1; ++p) {
-        for (int i = 0; i < kMr; ++i)
-          s[i] = (g + i < r1 ? b.S.get() + (g + i - r0) * W : scratch) + (p - b.pb) * kPanel;
-        score_tile(q, K.panel(p, a.dk), a.dk, s);
-      }
-    }
-}
-
-// 2. Softmax of each row over its keys [begin, end), in ascending key order.
-KVB_CLONES void softmax_phase(const Job& job, BlockScores& b) {
-  const AttentionBlock& a = job.a;
-  for (int64_t r = b.r0; r < b.r1; ++r) {
-    const QueryRow& row = job.rows[r];
-    if (row.begin >= row.end) {
-      empty_row(job, r);
-      continue;
-    }
-    double* s = b.S.get() + (r - b.r0) * b.W + (row.begin - b.origin);
-    const int64_t len = row.end - row.begin;
-    for (int64_t t = 0; t < len; ++t) s[t] = a.divide_by_scale ? s[t] / a.scale : s[t] * a.scale;
-    if (a.bias) a.bias(r, row.begin, row.end, s);
-    const double m = row_max(s, len);
-    if (a.row_max) a.row_max[r] = m;
-    if (m == -kInf) {  // nothing to attend to
-      empty_row(job, r);
-      continue;
-    }
-    const bool no_max = a.fault == AttentionFault::no_max_subtraction;
-    thread_local std::vector<double> below;  // s_j - m (<= 0), for the bound's figures
-    if (job.figures) {
-      // The bound's figures of the row: ||q||, the largest |s_j| (the max or the least finite
-      // score) and, after the exp, sum_j p_j (m - s_j). Branch-free loops (they vectorize).
-      RowFigures& f = job.figures[r];
-      f.keys = len;
-      for (int64_t d = 0; d < a.dk; ++d) f.q_norm += row.q[d] * row.q[d];
-      f.q_norm = std::sqrt(f.q_norm);
-      double lo = m;
-      for (int64_t t = 0; t < len; ++t) lo = s[t] < lo && s[t] != -kInf ? s[t] : lo;
-      f.score_max = std::max(std::fabs(m), std::fabs(lo));
-      below.resize(static_cast<size_t>(len));
-      double* x = below.data();
-      for (int64_t t = 0; t < len; ++t) x[t] = s[t] - m;
-    }
-    for (int64_t t = 0; t < len; ++t) s[t] = s[t] - (no_max ? 0.0 : m);
-    det_exp_inplace(s, len);  // not std::exp: the same bits on every machine (ref/det_math.hpp)
-    if (no_max) round_span(DType::f32, s, static_cast<size_t>(len));  // exp(88.73) is inf in f32
-    double sum = 0;
-    if (a.fault == AttentionFault::sum_f16)
-      for (int64_t t = 0; t < len; ++t) sum = round_f16(sum + s[t]);
-    else
-      for (int64_t t = 0; t < len; ++t) sum += s[t];
-    // Per element: quantize_p, the division, round_p (three loops: two of them vectorize).
-    if (a.quantize_p)
-      for (int64_t t = 0; t < len; ++t) s[t] = a.quantize_p(s[t]);
-    if (job.figures) {
-      double spread = 0;
-      const double* x = below.data();
-      for (int64_t t = 0; t < len; ++t) spread -= s[t] > 0 ? s[t] * x[t] : 0.0;  // e_j = 0 at s_j = -inf
-      job.figures[r].spread = spread / sum;
-    }
-    for (int64_t t = 0; t < len; ++t) s[t] /= sum;
-    if (a.round_p) round_span(*a.round_p, s, static_cast<size_t>(len));
-    if (job.lse) job.lse[r] = (no_max ? 0.0 : m) + det_log(sum);
-    std::fill(row.out, row.out + a.dv, 0.0);
-    b.live.push_back(r);
-  }
-}
-
-// V's element c of key t, from its strip or its tail.
-double value_at(const Strips& V, int64_t t, int64_t c, int64_t dv) {
-  const int64_t vec = dv / 8 * 8;
-  return c < vec ? V.strip(c / 8)[(t - V.k0) * 8 + c % 8] : V.tail_at(t, c - vec);
-}
-
-// 3 with AttentionFault::pv_f16: each row's running sum of P @ V rounded to f16 after
-// every addition, in the same ascending key order.
-void value_phase_f16(const Job& job, const Strips& V, const BlockScores& b) {
-  const int64_t dv = job.a.dv;
-  for (int64_t r : b.live) {
-    const QueryRow& row = job.rows[r];
-    const double* p = b.S.get() + (r - b.r0) * b.W;
-    for (int64_t t = std::max(row.begin, V.k0); t < std::min(row.end, V.k0 + V.keys); ++t) {
-      const double pt = p[t - b.origin];
-      if (pt == 0) continue;  // a key of weight 0 adds nothing, whatever its V (its +0 changes no sum)
-      for (int64_t c = 0; c < dv; ++c) row.out[c] = round_f16(row.out[c] + pt * value_at(V, t, c, dv));
-    }
-  }
-}
-
-// 3 where V holds an infinite or NaN value: each row's keys of weight 0 are left out (a
-// masked key's 0 * inf would make the row NaN), the runs between them added by the same
-// value_tile, so every output's sum and its order are those of value_phase.
-void value_phase_weighted(const Job& job, const Strips& V, const BlockScores& b) {
-  for (int64_t r : b.live) {
-    const QueryRow& row = job.rows[r];
-    const double* p = b.S.get() + (r - b.r0) * b.W;
-    double* out = row.out;
-    const int64_t t1 = std::min(row.end, V.k0 + V.keys);
-    for (int64_t t = std::max(row.begin, V.k0); t < t1;) {
-      while (t < t1 && p[t - b.origin] == 0) ++t;
-      const int64_t run = t;
-      while (t < t1 && p[t - b.origin] != 0) ++t;
-      if (run < t) value_tile<1>(&p, b.origin, V, run, t, job.a.dv, &out);
-    }
-  }
-}
-
-// Calls mark(row, c) for each channel c of a live row where a key of V the row weighs 0
-// (one it does not see, or one of weight 0 among those it sees) has a non-finite value:
-// where an implementation that multiplies every key of the sequence by its weight, as IEEE
-// softmax(s) @ V does, gets 0 * inf = NaN.
-template <typename Mark>
-void for_zero_weight_nonfinite(const Job& job, const Strips& V, const BlockScores& b, Mark mark) {
-  for (int64_t r : b.live) {
-    const QueryRow& row = job.rows[r];
-    const double* p = b.S.get() + (r - b.r0) * b.W;
-    for (int64_t t = V.k0; t < V.k0 + V.keys; ++t) {
-      if (t >= row.begin && t < row.end && p[t - b.origin] != 0) continue;
-      for (int64_t c = 0; c < job.a.dv; ++c)
-        if (!std::isfinite(value_at(V, t, c, job.a.dv))) mark(row, c);
-    }
-  }
-}
-
-// 3. P @ V over the keys V holds (tiled over keys; each output's running sum is kept in
-// `out` between tiles and chunks, so its order is still ascending t). A group's keys seen
-// by all its rows go through the kMr-row kernel; the keys only some rows see (before and
-// after that common range) row by row, in key order.
-KVB_CLONES void value_phase(const Job& job, const Strips& V, const BlockScores& b) {
-  const AttentionBlock& a = job.a;
-  if (a.fault == AttentionFault::pv_f16) return value_phase_f16(job, V, b);
-  if (!V.finite) {
-    value_phase_weighted(job, V, b);
-    if (a.permitted)  // IEEE 0 * inf at such keys is a permitted implementation's NaN
-      for_zero_weight_nonfinite(job, V, b, [](const QueryRow& row, int64_t c) {
-        if (row.nan_ok) row.nan_ok[c] = 1;
-      });
-    return;
-  }
-  const int64_t lo = std::max(b.kb, V.k0), hi = std::min(b.ke, V.k0 + V.keys);
-  for (int64_t vt = lo; vt < hi; vt += kValueTile) {
-    const int64_t vt1 = std::min(hi, vt + kValueTile);
-    for (size_t g = 0; g < b.live.size(); g += kMr) {
-      const size_t count = std::min<size_t>(kMr, b.live.size() - g);
-      const double* p[kMr];
-      double* out[kMr];
-      int64_t cb = std::numeric_limits<int64_t>::min(), ce = std::numeric_limits<int64_t>::max();
-      for (size_t i = 0; i < count; ++i) {
-        const QueryRow& row = job.rows[b.live[g + i]];
-        p[i] = b.S.get() + (b.live[g + i] - b.r0) * b.W;
-        out[i] = row.out;
-        cb = std::max(cb, row.begin);
-        ce = std::min(ce, row.end);
-      }
-      auto alone = [&](size_t i, int64_t t0, int64_t t1) {
-        t0 = std::max(t0, vt);
-        t1 = std::min(t1, vt1);
-        if (t0 < t1) value_tile<1>(&p[i], b.origin, V, t0, t1, a.dv, &out[i]);
-      };
-      if (count < kMr || cb >= ce) {
-        for (size_t i = 0; i < count; ++i) {
-          const QueryRow& row = job.rows[b.live[g + i]];
-          alone(i, row.begin, row.end);
-        }
-        continue;
-      }
-      for (size_t i = 0; i < count; ++i) alone(i, job.rows[b.live[g + i]].begin, cb);
-      const int64_t t0 = std::max(cb, vt), t1 = std::min(ce, vt1);
-      if (t0 < t1) value_tile<kMr>(p, b.origin, V, t0, t1, a.dv, out);
-      for (size_t i = 0; i < count; ++i) alone(i, ce, job.rows[b.live[g + i]].end);
-    }
-  }
-}
-
-}  // namespace
+namespace ap = attention_phases;  // the phases attend drives
 
 namespace {
 
 // With bounds: each row's bound and its log-sum-exp's from what the phases measured. A row
 // that sees no key (or only -inf scores) gets 0: every permitted implementation gives its
 // empty-row value exactly.
-void write_bounds(const Job& job, double k_norm_max, const std::vector<double>& v_abs_max,
+void write_bounds(const ap::Job& job, double k_norm_max, const std::vector<double>& v_abs_max,
                   const std::vector<double>& weighted) {
   const AttentionBlock& a = job.a;
   const double factor = a.divide_by_scale ? 1 / std::fabs(a.scale) : std::fabs(a.scale);
@@ -494,8 +49,8 @@ void write_bounds(const Job& job, double k_norm_max, const std::vector<double>& 
 struct AbsValues {
   AttentionBlock a;  // the golden's, no fault, no bound
   std::vector<QueryRow> rows;
-  Job job;
-  AbsValues(const Job& golden, std::vector<double>& weighted)
+  ap::Job job;
+  AbsValues(const ap::Job& golden, std::vector<double>& weighted)
       : a(plain(golden.a)), rows(into(golden.rows, weighted, golden.a.dv)), job{a, rows, nullptr, nullptr} {}
   static AttentionBlock plain(AttentionBlock a) {
     a.fault = AttentionFault::none;
@@ -534,55 +89,56 @@ void attend(const AttentionBlock& a, std::span<const QueryRow> rows, const RowSo
     }
   const bool bounds = a.permitted.has_value();
   std::vector<RowFigures> figures(bounds ? rows.size() : 0);
-  const Job job{a, rows, lse, bounds ? figures.data() : nullptr};
+  const ap::Job job{a, rows, lse, bounds ? figures.data() : nullptr};
   const auto n = static_cast<int64_t>(rows.size());
   std::vector<double> v_abs_max(bounds ? static_cast<size_t>(a.dv) : 0, 0.0);
   std::vector<double> weighted(bounds ? rows.size() * static_cast<size_t>(a.dv) : 0, 0.0);
   std::optional<AbsValues> abs;
   if (bounds) abs.emplace(job, weighted);
   if (k0 >= k1) {
-    for (int64_t r = 0; r < n; ++r) empty_row(job, r);
+    for (int64_t r = 0; r < n; ++r) ap::empty_row(job, r);
     if (bounds) write_bounds(job, 0, v_abs_max, weighted);
     return;
   }
-  if (n <= kRowBlock && k1 - k0 > kKeyChunk) {
+  if (n <= ap::kRowBlock && k1 - k0 > ap::kKeyChunk) {
     // One block of rows over many keys (decode): K and V packed a chunk at a time, so
     // memory stays one chunk of panels and the rows' scores, whatever the context length.
-    BlockScores b = block_scores(job, 0, n, k0);
+    ap::BlockScores b = ap::block_scores(job, 0, n, k0);
     double k_norm_max = 0;
-    for (int64_t c = k0; c < k1; c += kKeyChunk) {
-      const Panels keys = pack_keys(k, k0, c, std::min(k1, c + kKeyChunk), a.dk, a.threads, bounds);
+    for (int64_t c = k0; c < k1; c += ap::kKeyChunk) {
+      const ap::Panels keys =
+          ap::pack_keys(k, k0, c, std::min(k1, c + ap::kKeyChunk), a.dk, a.threads, bounds);
       k_norm_max = std::max(k_norm_max, keys.norm_max);
-      score_phase(job, keys, b);
+      ap::score_phase(job, keys, b);
     }
-    softmax_phase(job, b);
-    for (int64_t c = k0; c < k1; c += kKeyChunk) {
-      Strips magnitudes;
-      const Strips values =
-          pack_values(v, c, std::min(k1, c + kKeyChunk), a.dv, a.threads, bounds ? &magnitudes : nullptr);
-      value_phase(job, values, b);
+    ap::softmax_phase(job, b);
+    for (int64_t c = k0; c < k1; c += ap::kKeyChunk) {
+      ap::Strips magnitudes;
+      const ap::Strips values = ap::pack_values(v, c, std::min(k1, c + ap::kKeyChunk), a.dv, a.threads,
+                                                bounds ? &magnitudes : nullptr);
+      ap::value_phase(job, values, b);
       if (bounds) {
         merge_maxima(v_abs_max, values.abs_max);
-        value_phase(abs->job, magnitudes, b);
+        ap::value_phase(abs->job, magnitudes, b);
       }
     }
     if (bounds) write_bounds(job, k_norm_max, v_abs_max, weighted);
     return;
   }
-  const Panels keys = pack_keys(k, k0, k0, k1, a.dk, a.threads, bounds);
-  Strips abs_values;
-  const Strips values = pack_values(v, k0, k1, a.dv, a.threads, bounds ? &abs_values : nullptr);
-  const int64_t tasks = (n + kRowBlock - 1) / kRowBlock;
+  const ap::Panels keys = ap::pack_keys(k, k0, k0, k1, a.dk, a.threads, bounds);
+  ap::Strips abs_values;
+  const ap::Strips values = ap::pack_values(v, k0, k1, a.dv, a.threads, bounds ? &abs_values : nullptr);
+  const int64_t tasks = (n + ap::kRowBlock - 1) / ap::kRowBlock;
   // Threads only where the work outweighs starting them (about a millisecond of it).
   const double flops = attention_flops(work, a.dk, a.dv);
   const unsigned threads = flops < 4e6 ? 1 : a.threads;
   parallel_for(tasks, threads, [&](int64_t i) {
-    BlockScores b = block_scores(job, i * kRowBlock, std::min(n, (i + 1) * kRowBlock), k0);
+    ap::BlockScores b = ap::block_scores(job, i * ap::kRowBlock, std::min(n, (i + 1) * ap::kRowBlock), k0);
     if (b.empty()) return;
-    score_phase(job, keys, b);
-    softmax_phase(job, b);
-    value_phase(job, values, b);
-    if (bounds) value_phase(abs->job, abs_values, b);
+    ap::score_phase(job, keys, b);
+    ap::softmax_phase(job, b);
+    ap::value_phase(job, values, b);
+    if (bounds) ap::value_phase(abs->job, abs_values, b);
   });
   if (bounds) write_bounds(job, keys.norm_max, values.abs_max, weighted);
 }

@@ -1,0 +1,421 @@
+#include "ref/attention_phases.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <limits>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <vector>
+
+#include "core/clones.hpp"
+#include "core/parallel.hpp"
+#include "ref/det_math.hpp"
+#include "ref/quant.hpp"
+#include "core/float_format.hpp"
+
+namespace kvbench::attention_phases {
+namespace {
+
+// Four doubles in one vector (GCC/Clang vector extensions): every lane is an independent
+// IEEE operation, so the width changes the speed, never a result. Loads and stores of
+// unaligned data go through the may_alias, 8-byte aligned type.
+typedef double V4 __attribute__((vector_size(32)));
+typedef double V4u __attribute__((vector_size(32), aligned(8), may_alias));
+
+#define KVB_INLINE inline __attribute__((always_inline))
+
+// Macros, not functions: a function taking or returning a 32-byte vector would have a
+// different ABI in the AVX2 clone (-Wpsabi).
+#define load4(p) (*reinterpret_cast<const V4u*>(p))
+#define store4(p, x) (*reinterpret_cast<V4u*>(p) = (x))
+// Rows [k0, k1) made in chunks on up to `threads` threads when there are enough of them
+// to pay for starting threads; make(t0, t1) writes rows [t0, t1) only.
+void for_key_chunks(int64_t k0, int64_t k1, int64_t width, unsigned threads,
+                    const std::function<void(int64_t, int64_t)>& make) {
+  constexpr int64_t kChunk = 256;  // keys per task (a multiple of kPanel)
+  const int64_t chunks = (k1 - k0 + kChunk - 1) / kChunk;
+  parallel_for(chunks, (k1 - k0) * width < (int64_t{1} << 16) ? 1 : threads,
+               [&](int64_t c) { make(k0 + c * kChunk, std::min(k1, k0 + (c + 1) * kChunk)); });
+}
+
+}  // namespace
+
+// Keys [c0, c1) of the keys from k0, c0 - k0 a multiple of kPanel.
+Panels pack_keys(const RowSource& k, int64_t k0, int64_t c0, int64_t c1, int64_t dk, unsigned threads,
+                 bool norms) {
+  Panels P{.k0 = k0, .first = (c0 - k0) / kPanel, .count = (c1 - c0 + kPanel - 1) / kPanel};
+  const int64_t base = c0;
+  k0 = c0;
+  const int64_t k1 = c1;
+  P.data.reset(new double[static_cast<size_t>(P.count * dk * kPanel)]);  // every element written below
+  for_key_chunks(k0, k1, dk, threads, [&](int64_t t0, int64_t t1) {
+    for (int64_t t = t0; t < t1; ++t)
+      k(t, P.data.get() + (t - base) / kPanel * dk * kPanel + (t - base) % kPanel, kPanel);
+  });
+  for (int64_t t = k1; t < base + P.count * kPanel; ++t)  // the last panel's lanes past k1
+    for (int64_t d = 0; d < dk; ++d)
+      P.data[static_cast<size_t>((t - base) / kPanel * dk * kPanel + d * kPanel + (t - base) % kPanel)] = 0;
+  if (norms)
+    for (int64_t p = 0; p < P.count; ++p)
+      for (int64_t j = 0; j < kPanel; ++j) {
+        double sum = 0;
+        for (int64_t d = 0; d < dk; ++d) {
+          const double x = P.data[static_cast<size_t>((p * dk + d) * kPanel + j)];
+          sum += x * x;
+        }
+        P.norm_max = std::max(P.norm_max,
+                              std::sqrt(sum));  // a non-finite key: inf or NaN, which std::max keeps or drops
+        if (!std::isfinite(sum)) P.norm_max = kInf;
+      }
+  return P;
+}
+
+// With `abs` (the bound's): |V| in the same layout into *abs, and each channel's largest
+// finite |v| into V.abs_max, made in the same pass.
+Strips pack_values(const RowSource& v, int64_t k0, int64_t k1, int64_t dv, unsigned threads, Strips* abs) {
+  const int64_t strips = dv / 8;
+  Strips V{.k0 = k0, .keys = k1 - k0, .tail_width = dv % 8};
+  const auto body = static_cast<size_t>(strips * V.keys * 8),
+             tail = static_cast<size_t>(V.keys * V.tail_width);
+  V.data.reset(new double[body]);
+  V.tail.reset(new double[tail]);
+  if (abs) {
+    *abs = Strips{.k0 = k0, .keys = k1 - k0, .tail_width = dv % 8};
+    abs->data.reset(new double[body]);
+    abs->tail.reset(new double[tail]);
+    V.abs_max.assign(static_cast<size_t>(dv), 0.0);
+  }
+  std::atomic<bool> finite = true;
+  std::mutex maxima;
+  for_key_chunks(k0, k1, dv, threads, [&](int64_t t0, int64_t t1) {
+    std::vector<double> row(static_cast<size_t>(dv)), magnitude(abs ? row.size() : 0),
+        largest(abs ? row.size() : 0, 0.0);
+    bool chunk_finite = true;
+    const auto store = [&](const std::vector<double>& x, Strips& into, int64_t t) {
+      for (int64_t c = 0; c < strips; ++c)
+        std::copy_n(x.data() + c * 8, 8, into.data.get() + (c * into.keys + t - k0) * 8);
+      std::copy_n(x.data() + strips * 8, into.tail_width, into.tail.get() + (t - k0) * into.tail_width);
+    };
+    for (int64_t t = t0; t < t1; ++t) {
+      v(t, row.data(), 1);
+      for (const double x : row) chunk_finite = chunk_finite && std::isfinite(x);
+      store(row, V, t);
+      if (!abs) continue;
+      for (size_t c = 0; c < row.size(); ++c) {
+        magnitude[c] = std::fabs(row[c]);
+        // Non-finite values are the NaN permissions' business, not the bound's maxima.
+        if (std::isfinite(magnitude[c])) largest[c] = std::max(largest[c], magnitude[c]);
+      }
+      store(magnitude, *abs, t);
+    }
+    if (!chunk_finite) finite = false;
+    if (abs) {
+      std::lock_guard lock(maxima);
+      for (size_t c = 0; c < largest.size(); ++c) V.abs_max[c] = std::max(V.abs_max[c], largest[c]);
+    }
+  });
+  V.finite = finite;
+  if (abs) abs->finite = V.finite;
+  return V;
+}
+
+namespace {
+
+// s[r][0, kPanel) = q[r] . (keys of one panel): per lane 0 + q[0]k[0] + q[1]k[1] + ... in
+// ascending d, each product rounded then added.
+KVB_INLINE void score_tile(const double* const* q, const double* panel, int64_t dk, double* const* s) {
+  V4 a0[kMr] = {}, a1[kMr] = {};
+  for (int64_t d = 0; d < dk; ++d) {
+    const V4 k0 = load4(panel + d * kPanel), k1 = load4(panel + d * kPanel + 4);
+    for (int r = 0; r < kMr; ++r) {
+      const double x = q[r][d];
+      a0[r] = a0[r] + x * k0;
+      a1[r] = a1[r] + x * k1;
+    }
+  }
+  for (int r = 0; r < kMr; ++r) {
+    store4(s[r], a0[r]);
+    store4(s[r] + 4, a1[r]);
+  }
+}
+
+// out[r][c] += p[r][t - origin] * v[t][c] for t in [t0, t1) in ascending order, for R rows
+// and the columns [0, dv): eight at a time in vectors, the rest one by one.
+template <int R>
+KVB_INLINE void value_tile(const double* const* p, int64_t origin, const Strips& V, int64_t t0, int64_t t1,
+                           int64_t dv, double* const* out) {
+  int64_t c = 0;
+  for (; c + 8 <= dv; c += 8) {
+    V4 a0[R], a1[R];
+    for (int r = 0; r < R; ++r) {
+      a0[r] = load4(out[r] + c);
+      a1[r] = load4(out[r] + c + 4);
+    }
+    const double* vt = V.strip(c / 8) + (t0 - V.k0) * 8;
+    for (int64_t t = t0; t < t1; ++t, vt += 8) {
+      const V4 v0 = load4(vt), v1 = load4(vt + 4);
+      for (int r = 0; r < R; ++r) {
+        const double x = p[r][t - origin];
+        a0[r] = a0[r] + x * v0;
+        a1[r] = a1[r] + x * v1;
+      }
+    }
+    for (int r = 0; r < R; ++r) {
+      store4(out[r] + c, a0[r]);
+      store4(out[r] + c + 4, a1[r]);
+    }
+  }
+  for (; c < dv; ++c)
+    for (int r = 0; r < R; ++r) {
+      double acc = out[r][c];
+      for (int64_t t = t0; t < t1; ++t) acc += p[r][t - origin] * V.tail_at(t, c - dv / 8 * 8);
+      out[r][c] = acc;
+    }
+}
+
+// The largest score (NaN ignored), in a function of its own so the running max stays in a
+// register (inline, GCC kept it in memory across the exp calls that follow).
+__attribute__((noinline)) double row_max(const double* s, int64_t n) {
+  double m = -kInf;
+  for (int64_t t = 0; t < n; ++t) m = std::max(m, s[t]);
+  return m;
+}
+
+}  // namespace
+
+void empty_row(const Job& job, int64_t r) {
+  const QueryRow& row = job.rows[r];
+  std::fill(row.out, row.out + job.a.dv,
+            job.a.empty == EmptyRow::nan ? std::numeric_limits<double>::quiet_NaN() : 0.0);
+  if (job.lse) job.lse[r] = kInf;
+  if (job.a.row_max) job.a.row_max[r] = -kInf;
+}
+
+BlockScores block_scores(const Job& job, int64_t r0, int64_t r1, int64_t k0) {
+  BlockScores b{.r0 = r0,
+                .r1 = r1,
+                .kb = std::numeric_limits<int64_t>::max(),
+                .ke = std::numeric_limits<int64_t>::min()};
+  for (int64_t r = r0; r < r1; ++r)
+    if (job.rows[r].begin < job.rows[r].end) {
+      b.kb = std::min(b.kb, job.rows[r].begin);
+      b.ke = std::max(b.ke, job.rows[r].end);
+    }
+  if (b.empty()) {
+    for (int64_t r = r0; r < r1; ++r) empty_row(job, r);
+    return b;
+  }
+  b.pb = (b.kb - k0) / kPanel;
+  b.pe = (b.ke - k0 + kPanel - 1) / kPanel;
+  b.W = (b.pe - b.pb) * kPanel;
+  b.origin = k0 + b.pb * kPanel;
+  b.S.reset(new double[static_cast<size_t>((r1 - r0 + 1) * b.W)]);  // + the score row of padding rows
+  return b;
+}
+
+// 1. q . k for each group of kMr rows over the panels its rows see, within the panels K
+// holds (tiled over keys so a tile of panels stays in cache).
+KVB_CLONES void score_phase(const Job& job, const Panels& K, BlockScores& b) {
+  const AttentionBlock& a = job.a;
+  const int64_t r0 = b.r0, r1 = b.r1, W = b.W;
+  double* scratch = b.S.get() + (r1 - r0) * W;
+  const int64_t qb = std::max(b.pb, K.first), qe = std::min(b.pe, K.first + K.count);
+  for (int64_t pt = qb; pt < qe; pt += kKeyTile)
+    for (int64_t g = r0; g < r1; g += kMr) {
+      const double* q[kMr];
+      double* s[kMr];
+      int64_t gb = std::numeric_limits<int64_t>::max(), ge = std::numeric_limits<int64_t>::min();
+      for (int i = 0; i < kMr; ++i) {
+        const int64_t r = std::min(g + i, r1 - 1);
+        q[i] = job.rows[r].q;
+        if (job.rows[r].begin < job.rows[r].end) {
+          gb = std::min(gb, job.rows[r].begin);
+          ge = std::max(ge, job.rows[r].end);
+        }
+      }
+      if (gb >= ge) continue;
+      const int64_t p0 = std::max(pt, (gb - K.k0) / kPanel);
+      const int64_t p1 = std::min({pt + kKeyTile, qe, (ge - K.k0 + kPanel - 1) / kPanel});
+      for (int64_t p = p0; p < p1; ++p) {
+        for (int i = 0; i < kMr; ++i)
+          s[i] = (g + i < r1 ? b.S.get() + (g + i - r0) * W : scratch) + (p - b.pb) * kPanel;
+        score_tile(q, K.panel(p, a.dk), a.dk, s);
+      }
+    }
+}
+
+// 2. Softmax of each row over its keys [begin, end), in ascending key order.
+KVB_CLONES void softmax_phase(const Job& job, BlockScores& b) {
+  const AttentionBlock& a = job.a;
+  for (int64_t r = b.r0; r < b.r1; ++r) {
+    const QueryRow& row = job.rows[r];
+    if (row.begin >= row.end) {
+      empty_row(job, r);
+      continue;
+    }
+    double* s = b.S.get() + (r - b.r0) * b.W + (row.begin - b.origin);
+    const int64_t len = row.end - row.begin;
+    for (int64_t t = 0; t < len; ++t) s[t] = a.divide_by_scale ? s[t] / a.scale : s[t] * a.scale;
+    if (a.bias) a.bias(r, row.begin, row.end, s);
+    const double m = row_max(s, len);
+    if (a.row_max) a.row_max[r] = m;
+    if (m == -kInf) {  // nothing to attend to
+      empty_row(job, r);
+      continue;
+    }
+    const bool no_max = a.fault == AttentionFault::no_max_subtraction;
+    thread_local std::vector<double> below;  // s_j - m (<= 0), for the bound's figures
+    if (job.figures) {
+      // The bound's figures of the row: ||q||, the largest |s_j| (the max or the least finite
+      // score) and, after the exp, sum_j p_j (m - s_j). Branch-free loops (they vectorize).
+      RowFigures& f = job.figures[r];
+      f.keys = len;
+      for (int64_t d = 0; d < a.dk; ++d) f.q_norm += row.q[d] * row.q[d];
+      f.q_norm = std::sqrt(f.q_norm);
+      double lo = m;
+      for (int64_t t = 0; t < len; ++t) lo = s[t] < lo && s[t] != -kInf ? s[t] : lo;
+      f.score_max = std::max(std::fabs(m), std::fabs(lo));
+      below.resize(static_cast<size_t>(len));
+      double* x = below.data();
+      for (int64_t t = 0; t < len; ++t) x[t] = s[t] - m;
+    }
+    for (int64_t t = 0; t < len; ++t) s[t] = s[t] - (no_max ? 0.0 : m);
+    det_exp_inplace(s, len);  // not std::exp: the same bits on every machine (ref/det_math.hpp)
+    if (no_max) round_span(DType::f32, s, static_cast<size_t>(len));  // exp(88.73) is inf in f32
+    double sum = 0;
+    if (a.fault == AttentionFault::sum_f16)
+      for (int64_t t = 0; t < len; ++t) sum = round_f16(sum + s[t]);
+    else
+      for (int64_t t = 0; t < len; ++t) sum += s[t];
+    // Per element: quantize_p, the division, round_p (three loops: two of them vectorize).
+    if (a.quantize_p)
+      for (int64_t t = 0; t < len; ++t) s[t] = a.quantize_p(s[t]);
+    if (job.figures) {
+      double spread = 0;
+      const double* x = below.data();
+      for (int64_t t = 0; t < len; ++t) spread -= s[t] > 0 ? s[t] * x[t] : 0.0;  // e_j = 0 at s_j = -inf
+      job.figures[r].spread = spread / sum;
+    }
+    for (int64_t t = 0; t < len; ++t) s[t] /= sum;
+    if (a.round_p) round_span(*a.round_p, s, static_cast<size_t>(len));
+    if (job.lse) job.lse[r] = (no_max ? 0.0 : m) + det_log(sum);
+    std::fill(row.out, row.out + a.dv, 0.0);
+    b.live.push_back(r);
+  }
+}
+
+namespace {
+
+// V's element c of key t, from its strip or its tail.
+double value_at(const Strips& V, int64_t t, int64_t c, int64_t dv) {
+  const int64_t vec = dv / 8 * 8;
+  return c < vec ? V.strip(c / 8)[(t - V.k0) * 8 + c % 8] : V.tail_at(t, c - vec);
+}
+
+// 3 with AttentionFault::pv_f16: each row's running sum of P @ V rounded to f16 after
+// every addition, in the same ascending key order.
+void value_phase_f16(const Job& job, const Strips& V, const BlockScores& b) {
+  const int64_t dv = job.a.dv;
+  for (int64_t r : b.live) {
+    const QueryRow& row = job.rows[r];
+    const double* p = b.S.get() + (r - b.r0) * b.W;
+    for (int64_t t = std::max(row.begin, V.k0); t < std::min(row.end, V.k0 + V.keys); ++t) {
+      const double pt = p[t - b.origin];
+      if (pt == 0) continue;  // a key of weight 0 adds nothing, whatever its V (its +0 changes no sum)
+      for (int64_t c = 0; c < dv; ++c) row.out[c] = round_f16(row.out[c] + pt * value_at(V, t, c, dv));
+    }
+  }
+}
+
+// 3 where V holds an infinite or NaN value: each row's keys of weight 0 are left out (a
+// masked key's 0 * inf would make the row NaN), the runs between them added by the same
+// value_tile, so every output's sum and its order are those of value_phase.
+void value_phase_weighted(const Job& job, const Strips& V, const BlockScores& b) {
+  for (int64_t r : b.live) {
+    const QueryRow& row = job.rows[r];
+    const double* p = b.S.get() + (r - b.r0) * b.W;
+    double* out = row.out;
+    const int64_t t1 = std::min(row.end, V.k0 + V.keys);
+    for (int64_t t = std::max(row.begin, V.k0); t < t1;) {
+      while (t < t1 && p[t - b.origin] == 0) ++t;
+      const int64_t run = t;
+      while (t < t1 && p[t - b.origin] != 0) ++t;
+      if (run < t) value_tile<1>(&p, b.origin, V, run, t, job.a.dv, &out);
+    }
+  }
+}
+
+// Calls mark(row, c) for each channel c of a live row where a key of V the row weighs 0
+// (one it does not see, or one of weight 0 among those it sees) has a non-finite value:
+// where an implementation that multiplies every key of the sequence by its weight, as IEEE
+// softmax(s) @ V does, gets 0 * inf = NaN.
+template <typename Mark>
+void for_zero_weight_nonfinite(const Job& job, const Strips& V, const BlockScores& b, Mark mark) {
+  for (int64_t r : b.live) {
+    const QueryRow& row = job.rows[r];
+    const double* p = b.S.get() + (r - b.r0) * b.W;
+    for (int64_t t = V.k0; t < V.k0 + V.keys; ++t) {
+      if (t >= row.begin && t < row.end && p[t - b.origin] != 0) continue;
+      for (int64_t c = 0; c < job.a.dv; ++c)
+        if (!std::isfinite(value_at(V, t, c, job.a.dv))) mark(row, c);
+    }
+  }
+}
+
+}  // namespace
+
+// 3. P @ V over the keys V holds (tiled over keys; each output's running sum is kept in
+// `out` between tiles and chunks, so its order is still ascending t). A group's keys seen
+// by all its rows go through the kMr-row kernel; the keys only some rows see (before and
+// after that common range) row by row, in key order.
+KVB_CLONES void value_phase(const Job& job, const Strips& V, const BlockScores& b) {
+  const AttentionBlock& a = job.a;
+  if (a.fault == AttentionFault::pv_f16) return value_phase_f16(job, V, b);
+  if (!V.finite) {
+    value_phase_weighted(job, V, b);
+    if (a.permitted)  // IEEE 0 * inf at such keys is a permitted implementation's NaN
+      for_zero_weight_nonfinite(job, V, b, [](const QueryRow& row, int64_t c) {
+        if (row.nan_ok) row.nan_ok[c] = 1;
+      });
+    return;
+  }
+  const int64_t lo = std::max(b.kb, V.k0), hi = std::min(b.ke, V.k0 + V.keys);
+  for (int64_t vt = lo; vt < hi; vt += kValueTile) {
+    const int64_t vt1 = std::min(hi, vt + kValueTile);
+    for (size_t g = 0; g < b.live.size(); g += kMr) {
+      const size_t count = std::min<size_t>(kMr, b.live.size() - g);
+      const double* p[kMr];
+      double* out[kMr];
+      int64_t cb = std::numeric_limits<int64_t>::min(), ce = std::numeric_limits<int64_t>::max();
+      for (size_t i = 0; i < count; ++i) {
+        const QueryRow& row = job.rows[b.live[g + i]];
+        p[i] = b.S.get() + (b.live[g + i] - b.r0) * b.W;
+        out[i] = row.out;
+        cb = std::max(cb, row.begin);
+        ce = std::min(ce, row.end);
+      }
+      auto alone = [&](size_t i, int64_t t0, int64_t t1) {
+        t0 = std::max(t0, vt);
+        t1 = std::min(t1, vt1);
+        if (t0 < t1) value_tile<1>(&p[i], b.origin, V, t0, t1, a.dv, &out[i]);
+      };
+      if (count < kMr || cb >= ce) {
+        for (size_t i = 0; i < count; ++i) {
+          const QueryRow& row = job.rows[b.live[g + i]];
+          alone(i, row.begin, row.end);
+        }
+        continue;
+      }
+      for (size_t i = 0; i < count; ++i) alone(i, job.rows[b.live[g + i]].begin, cb);
+      const int64_t t0 = std::max(cb, vt), t1 = std::min(ce, vt1);
+      if (t0 < t1) value_tile<kMr>(p, b.origin, V, t0, t1, a.dv, out);
+      for (size_t i = 0; i < count; ++i) alone(i, ce, job.rows[b.live[g + i]].end);
+    }
+  }
+}
+
+}  // namespace kvbench::attention_phases
