@@ -354,7 +354,9 @@ TEST_CASE("divide.glsl: divide_by_magic is t / d and t % d for every sampled t b
 
 TEST_CASE("every embedded shader declares SignedZeroInfNanPreserve for f32 (shaders/float_controls.glsl)") {
   // OpExecutionMode (opcode 16, four words): entry point, mode 4461, width 32.
-  for (const auto& [name, words] : embedded_shaders()) {
+  for (const auto& shader : embedded_shaders()) {
+    const std::string& name = shader.first;  // (clang 14 cannot capture a structured binding)
+    const auto& words = shader.second;
     bool declared = false;
     for (size_t i = 5; i < words.size();) {
       const uint32_t count = words[i] >> 16, opcode = words[i] & 0xffff;
