@@ -159,12 +159,17 @@ if [ -n "$python" ]; then
   run "$f2.log" golden "$src/cases/pmx.KeyValueCache/quantized.json" -o "$f2/golden" \
     --filter '^kvc_quant\[cache_layout=0,current_key=f16,layer_idx=0,num_repeat=1,quant_bit=8,quant_group=8,start_pos=7\]$'
   [ "$status" -eq 0 ] || fail "format2: golden exit $status"
-  # $1: the problem; $2: python that edits `m` (the manifest) and `t` (the tensors); $3: exit; $4: message.
-  format2_problem() {
-    local dir="$f2/$1"
-    rm -rf "$dir" && cp -r "$f2/golden" "$dir" && mkdir -p "$dir.actual"
+  # golden_problem NAME GOLDEN BEFORE EDIT AFTER EXIT MESSAGE: the golden folder GOLDEN copied
+  # beside it as NAME, its expected outputs saved as the actual ones, then its manifest `m` and
+  # tensors `t` changed by the python BEFORE, EDIT (the problem) and AFTER; `kvbench check`
+  # must exit EXIT with MESSAGE.
+  golden_problem() {
+    local dir label
+    dir="$(dirname "$2")/$1" label="$(basename "$(dirname "$2")")_$1"
+    rm -rf "$dir" && cp -r "$2" "$dir" && mkdir -p "$dir.actual"
     "$python" - "$dir" "$dir.actual" "$src/tools" <<PY
-import glob, json, os, sys
+import glob, json, os, struct, sys
+import xxhash
 sys.path.insert(0, sys.argv[3])
 import kvbench_golden as kg
 folder, actual = sys.argv[1], sys.argv[2]
@@ -174,18 +179,23 @@ kg.save_actual(os.path.join(actual, case.stem + ".safetensors"), dict(case.expec
 m = json.load(open(manifest))
 data = os.path.join(folder, m["safetensors"])
 t, meta = kg.read_safetensors(data)
-assert "alternate_index.cache" in t and "touched.cache" in t and m["format"] == 4
-# Written as format 2 (no checksums), which kvbench still reads: each problem below then
-# meets the structural check it is about, not the checksum that format 3 adds.
-m["format"] = 2
-del m["checksums"]
-$2
+$3
+$4
+$5
 json.dump(m, open(manifest, "w"))
 kg.write_safetensors(data, t, meta)
 PY
     run "$dir.log" check --golden "$dir" --actual "$dir.actual"
-    no_crash "format2_$1" "$dir.log" || return 0
-    [ "$status" -eq "$3" ] && grep -qF -- "$4" "$dir.log" || fail "format2_$1: exit $status, $(tail -3 "$dir.log")"
+    no_crash "$label" "$dir.log" || return 0
+    [ "$status" -eq "$6" ] && grep -qF -- "$7" "$dir.log" || fail "$label: exit $status, $(tail -3 "$dir.log")"
+  }
+  # $1: the problem; $2: python that edits `m` (the manifest) and `t` (the tensors); $3: exit; $4: message.
+  # Written as format 2 (no checksums), which kvbench still reads: each problem then meets the
+  # structural check it is about, not the checksum that format 3 adds.
+  format2_problem() {
+    golden_problem "$1" "$f2/golden" 'assert "alternate_index.cache" in t and "touched.cache" in t and m["format"] == 4
+m["format"] = 2
+del m["checksums"]' "$2" "" "$3" "$4"
   }
   format2_problem control "pass" 0 "1 passed, 0 failed"
   format2_problem format_5 'm["format"] = 5' 2 "golden format 5 is not one this kvbench reads (1 to 4)"
@@ -214,30 +224,9 @@ t["expected_f64.cache"] = (d, (s[0] - 1,), r[:-(len(r) // s[0])])' 1 "has shape"
   run "$f4.log" golden "$src/cases/dnnl.SDPACompressedKV/sdpa_masked_nonfinite_v_causal.json" -o "$f4/golden"
   [ "$status" -eq 0 ] || fail "format4: golden exit $status"
   format4_problem() {
-    local dir="$f4/$1"
-    rm -rf "$dir" && cp -r "$f4/golden" "$dir" && mkdir -p "$dir.actual"
-    "$python" - "$dir" "$dir.actual" "$src/tools" <<PY
-import glob, json, os, struct, sys
-import xxhash
-sys.path.insert(0, sys.argv[3])
-import kvbench_golden as kg
-folder, actual = sys.argv[1], sys.argv[2]
-manifest = glob.glob(os.path.join(folder, "*.json"))[0]
-case = kg.load_case(manifest)
-kg.save_actual(os.path.join(actual, case.stem + ".safetensors"), dict(case.expected), case)
-m = json.load(open(manifest))
-data = os.path.join(folder, m["safetensors"])
-t, meta = kg.read_safetensors(data)
-assert "bound.output" in t and "nan_permitted.output" in t and m["format"] == 4
-$2
-for name, (d, s, r) in t.items():
-    m["checksums"]["tensors"][name] = xxhash.xxh3_128(r).hexdigest()
-json.dump(m, open(manifest, "w"))
-kg.write_safetensors(data, t, meta)
-PY
-    run "$dir.log" check --golden "$dir" --actual "$dir.actual"
-    no_crash "format4_$1" "$dir.log" || return 0
-    [ "$status" -eq "$3" ] && grep -qF -- "$4" "$dir.log" || fail "format4_$1: exit $status, $(tail -3 "$dir.log")"
+    golden_problem "$1" "$f4/golden" 'assert "bound.output" in t and "nan_permitted.output" in t and m["format"] == 4' \
+      "$2" 'for name, (d, s, r) in t.items():
+    m["checksums"]["tensors"][name] = xxhash.xxh3_128(r).hexdigest()' "$3" "$4"
   }
   format4_problem control "pass" 0 "1 passed, 0 failed"
   format4_problem bound_negative 'd, s, r = t["bound.output"]
