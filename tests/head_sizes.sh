@@ -63,16 +63,5 @@ fi
 
 selection=(--cases-from "$list")
 [ "$mode" = --all ] && selection=()
-start=$SECONDS
-if ! out=$("$kvbench" run "$sweep" --slow include "${selection[@]}" --compile-threads 0 2>&1); then
-  echo "$out" | grep -vE '^ +[0-9]+ PASS ' | tail -60
-  echo "FAIL: the head-size sweep at $config (kvbench run exited non-zero)"
-  exit 1
-fi
-summary=$(grep -E '^[0-9]+ passed, ' <<<"$out" | tail -1)
-echo "ok: the head-size sweep at $config ($mode): $summary ($((SECONDS - start)) s)"
-if ! grep -q ' 0 skipped$' <<<"$summary"; then
-  grep -E '^ +[0-9]+ SKIP ' -A1 <<<"$out" | head -20
-  echo "FAIL: cases skipped at $config"
-  exit 1
-fi
+. "$src/tests/run_all_pass.sh"
+run_all_pass "the head-size sweep at $config ($mode)" -- "$sweep" --slow include "${selection[@]}"

@@ -54,17 +54,5 @@ if [ "$mode" = --check ]; then
   exit 0
 fi
 
-start=$SECONDS
-# No compiling ahead: ctest -j2 keeps both cores busy (and each case here compiles its own).
-if ! out=$("$kvbench" run "${attention[@]}" --cases-from "$list" --compile-threads 0 2>&1); then
-  echo "$out" | grep -vE '^ +[0-9]+ PASS ' | tail -60
-  echo "FAIL: the cases of $list at $config (kvbench run exited non-zero)"
-  exit 1
-fi
-summary=$(grep -E '^[0-9]+ passed, ' <<<"$out" | tail -1)
-echo "ok: the cases of $list at $config: $summary ($((SECONDS - start)) s)"
-if ! grep -q ' 0 skipped$' <<<"$summary"; then
-  grep -E '^ +[0-9]+ SKIP ' -A1 <<<"$out" | head -20
-  echo "FAIL: cases skipped at $config"
-  exit 1
-fi
+. "$src/tests/run_all_pass.sh"
+run_all_pass "the cases of $list at $config" -- "${attention[@]}" --cases-from "$list"
