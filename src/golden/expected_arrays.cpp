@@ -229,27 +229,36 @@ std::vector<uint64_t> load_touched(const SafetensorsReader& file, const std::str
   return touched;
 }
 
-// Format 2's sparse alternates: values at ascending, distinct flat indices inside the tensor.
-std::vector<Alternate> load_sparse_alternates(const SafetensorsReader& file, const ManifestOutput& o,
-                                              size_t n) {
-  const TensorEntry* e = file.find(o.alternate_index);
-  if (!e) throw std::runtime_error(file.path() + " has no tensor '" + o.alternate_index + "'");
+// A one-dimensional I64 tensor of flat indices into an output of n elements: they must
+// ascend, each within [0, n) (format 2's alternate indices, format 4's NaN permissions).
+std::vector<int64_t> ascending_indices(const SafetensorsReader& file, const std::string& key, size_t n) {
+  const TensorEntry* e = file.find(key);
+  if (!e) throw std::runtime_error(file.path() + " has no tensor '" + key + "'");
   if (e->shape.size() != 1)
-    throw std::runtime_error(file.path() + ": tensor '" + o.alternate_index + "' must be one-dimensional");
-  const std::vector<double> values = load_f64(file, o.alternate, e->shape, 2);
-  const std::vector<uint8_t> raw = read_checked(file, o.alternate_index, "I64", e->shape);
-  std::vector<Alternate> alternates;
+    throw std::runtime_error(file.path() + ": tensor '" + key + "' must be one-dimensional");
+  const std::vector<uint8_t> raw = read_checked(file, key, "I64", e->shape);
+  std::vector<int64_t> indices(raw.size() / 8);
   int64_t previous = -1;
-  for (size_t k = 0; k < values.size(); ++k) {
+  for (size_t k = 0; k < indices.size(); ++k) {
     int64_t i;
     std::memcpy(&i, raw.data() + 8 * k, 8);
     if (i <= previous || i >= static_cast<int64_t>(n))
-      throw std::runtime_error(file.path() + ": tensor '" + o.alternate_index + "' holds " +
-                               std::to_string(i) + " at " + std::to_string(k) +
-                               ": indices must ascend within [0, " + std::to_string(n) + ")");
-    if (!std::isnan(values[k])) alternates.push_back({static_cast<uint64_t>(i), values[k]});
-    previous = i;
+      throw std::runtime_error(file.path() + ": tensor '" + key + "' holds " + std::to_string(i) + " at " +
+                               std::to_string(k) + ": indices must ascend within [0, " + std::to_string(n) +
+                               ")");
+    indices[k] = previous = i;
   }
+  return indices;
+}
+
+// Format 2's sparse alternates: values at ascending, distinct flat indices inside the tensor.
+std::vector<Alternate> load_sparse_alternates(const SafetensorsReader& file, const ManifestOutput& o,
+                                              size_t n) {
+  const std::vector<int64_t> indices = ascending_indices(file, o.alternate_index, n);
+  const std::vector<double> values = load_f64(file, o.alternate, {static_cast<int64_t>(indices.size())}, 2);
+  std::vector<Alternate> alternates;
+  for (size_t k = 0; k < values.size(); ++k)
+    if (!std::isnan(values[k])) alternates.push_back({static_cast<uint64_t>(indices[k]), values[k]});
   return alternates;
 }
 
@@ -293,25 +302,8 @@ Expected load_expected(const SafetensorsReader& golden, const ManifestOutput& ou
     e.tensor = out.name;
     e.set_bound(std::move(bound));
   }
-  if (!out.nan_permitted.empty()) {
-    const TensorEntry* t = golden.find(out.nan_permitted);
-    if (!t) throw std::runtime_error(golden.path() + " has no tensor '" + out.nan_permitted + "'");
-    if (t->shape.size() != 1)
-      throw std::runtime_error(golden.path() + ": tensor '" + out.nan_permitted +
-                               "' must be one-dimensional");
-    const std::vector<uint8_t> raw = read_checked(golden, out.nan_permitted, "I64", t->shape);
-    int64_t previous = -1;
-    for (size_t k = 0; k < raw.size() / 8; ++k) {
-      int64_t i;
-      std::memcpy(&i, raw.data() + 8 * k, 8);
-      if (i <= previous || i >= static_cast<int64_t>(n))
-        throw std::runtime_error(golden.path() + ": tensor '" + out.nan_permitted + "' holds " +
-                                 std::to_string(i) + " at " + std::to_string(k) +
-                                 ": indices must ascend within [0, " + std::to_string(n) + ")");
-      e.permit_nan(static_cast<size_t>(i));
-      previous = i;
-    }
-  }
+  if (!out.nan_permitted.empty())
+    for (int64_t i : ascending_indices(golden, out.nan_permitted, n)) e.permit_nan(static_cast<size_t>(i));
   e.finish();
   e.tensor = out.name;
   return e;
