@@ -55,6 +55,9 @@ FaultOnCase run_fault(const Operator& op, const SelectedCase& c, const Planted& 
   return r;
 }
 
+// A ratio as a JSON number; null where it is infinite (a mismatch no tolerance takes).
+nlohmann::json number(double r) { return std::isinf(r) ? nlohmann::json(nullptr) : nlohmann::json(r); }
+
 }  // namespace
 
 size_t FaultCoverage::undetected() const {
@@ -168,8 +171,6 @@ std::string fault_table(const FaultCoverage& report) {
 }
 
 nlohmann::json fault_json(const FaultCoverage& report) {
-  // A ratio as a JSON number; null where it is infinite (a mismatch no tolerance takes).
-  const auto number = [](double r) { return std::isinf(r) ? nlohmann::json(nullptr) : nlohmann::json(r); };
   nlohmann::json ops = nlohmann::json::object();
   for (const auto& op : report.operators) {
     nlohmann::json faults = nlohmann::json::array();
@@ -236,7 +237,6 @@ std::string variant_table(const FaultCoverage& report) {
 }
 
 nlohmann::json variant_json(const FaultCoverage& report) {
-  const auto number = [](double r) { return std::isinf(r) ? nlohmann::json(nullptr) : nlohmann::json(r); };
   nlohmann::json ops = nlohmann::json::object();
   for (const auto& op : report.operators) {
     nlohmann::json variants = nlohmann::json::array();
