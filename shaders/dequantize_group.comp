@@ -22,17 +22,20 @@ void main() {
   const uint i = gl_GlobalInvocationID.x;
   if (i >= pc.rows * pc.row_length) return;
   const uint g = (i / pc.row_length) * pc.groups + (i % pc.row_length) / pc.group_size;
-  const int q = decode_int(LOAD_BITS(x, i, dtype_bits(pc.x_dtype)), pc.x_dtype);
+  const uint raw = LOAD_BITS(x, i, dtype_bits(pc.x_dtype));
   const float s = decode_float(LOAD_BITS(scale, g, dtype_bits(pc.scale_dtype)), pc.scale_dtype);
   float v;
-  if (pc.formula == FORMULA_PPL) {
-    v = dequant_ppl(q, s, pc.scale_dtype);
+  if (is_fp8(pc.x_dtype)) {  // no zero point or offset: the product, in S (ppl) or f32
+    precise float p = fp8_to_float(raw, pc.x_dtype) * s;
+    v = pc.formula == FORMULA_PPL ? round_to(p, pc.scale_dtype) : p;
+  } else if (pc.formula == FORMULA_PPL) {
+    v = dequant_ppl(decode_int(raw, pc.x_dtype), s, pc.scale_dtype);
   } else if (pc.formula == FORMULA_ONEDNN) {
     const int zp = pc.has_shift != 0u ? decode_int(LOAD_BITS(shift, g, dtype_bits(pc.shift_dtype)), pc.shift_dtype) : 0;
-    v = dequant_zero_point(q, zp, s);
+    v = dequant_zero_point(decode_int(raw, pc.x_dtype), zp, s);
   } else {
     const float offset = pc.has_shift != 0u ? decode_float(LOAD_BITS(shift, g, dtype_bits(pc.shift_dtype)), pc.shift_dtype) : 0.0;
-    v = dequant_offset(q, offset, s);
+    v = dequant_offset(decode_int(raw, pc.x_dtype), offset, s);
   }
   STORE_BITS(y, i, dtype_bits(pc.y_dtype), encode_float(v, pc.y_dtype));
 }

@@ -54,17 +54,61 @@ uint float_to_bf16(float f) {
   return (x + 0x7fffu + ((x >> 16u) & 1u)) >> 16u;
 }
 
+// 2^k for k in f32's normal exponent range, exactly (exp2 need not be exact).
+float pow2(int k) { return uintBitsToFloat(uint(k + 127) << 23u); }
+
+bool is_fp8(uint dt) { return dt == DT_F8E4M3FN || dt == DT_F8E5M2; }
+
+// The value of an OCP FP8 code (core/float_format.hpp fp8_value): E4M3FN (bias 7, no
+// infinities, S.1111.111 NaN) or E5M2 (binary16's layout cut to 8 bits, so the code is
+// an f16's top byte). Exact: every FP8 value is an f32 value.
+float fp8_to_float(uint code, uint dt) {
+  if (dt == DT_F8E5M2) return f16_to_float((code & 0xffu) << 8u);
+  const uint mag = code & 0x7fu, e = mag >> 3u, m = mag & 7u;
+  float v = e == 0u ? float(m) * pow2(-9) : uintBitsToFloat(((e + 120u) << 23u) | (m << 20u));
+  v = mag == 0x7fu ? uintBitsToFloat(0x7fc00000u) : v;
+  return (code & 0x80u) != 0u ? -v : v;
+}
+
+// The FP8 code of v, rounded to nearest even in one step (core/float_format.hpp fp8_code).
+// Past the largest value: with `saturate` the largest of v's sign (infinities included),
+// else E4M3FN NaN and E5M2 infinity. NaN stays NaN.
+uint float_to_fp8(float v, uint dt, bool saturate) {
+  const bool e4 = dt == DT_F8E4M3FN;
+  const int mbits = e4 ? 3 : 2, emin = e4 ? -6 : -14, bias = e4 ? 7 : 15;
+  const float largest = e4 ? 448.0 : 57344.0;
+  const uint x = floatBitsToUint(v), sign = (x >> 24u) & 0x80u, ax = x & 0x7fffffffu;
+  if (ax > 0x7f800000u) return sign | (e4 ? 0x7fu : 0x7eu);
+  // Scaled by 2^(mbits - e), |v| has the format's quantum at v as its unit: rounding it
+  // to an integer (ties to even) rounds |v| to the format, and both scalings are exact.
+  const int e = clamp(int(ax >> 23u) - 127, emin, 127);
+  const float n = round_half_even(uintBitsToFloat(ax) * pow2(mbits - e));
+  precise float r = n * pow2(e - mbits);
+  if (r > largest) {
+    if (!saturate) return sign | (e4 ? 0x7fu : 0x7cu);
+    r = largest;
+  }
+  if (r == 0.0) return sign;
+  const int er = max(int(floatBitsToUint(r) >> 23u) - 127, emin);
+  const uint m = uint(r * pow2(mbits - er));  // exact: r is on the grid
+  const uint field = (m >> uint(mbits)) != 0u ? uint(er + bias) : 0u;
+  return sign | (field << uint(mbits)) | (m & ((1u << uint(mbits)) - 1u));
+}
+
 // The float an element of float dtype dt with raw bits `bits` holds.
 float decode_float(uint bits, uint dt) {
   if (dt == DT_F16) return f16_to_float(bits);
   if (dt == DT_BF16) return bf16_to_float(bits);
+  if (is_fp8(dt)) return fp8_to_float(bits, dt);
   return uintBitsToFloat(bits);
 }
 
-// The raw bits of v stored in float dtype dt.
+// The raw bits of v stored in float dtype dt (FP8: as torch's `.to(float8_*)`, no
+// saturation, as Tensor::set does).
 uint encode_float(float v, uint dt) {
   if (dt == DT_F16) return float_to_f16(v);
   if (dt == DT_BF16) return float_to_bf16(v);
+  if (is_fp8(dt)) return float_to_fp8(v, dt, false);
   return floatBitsToUint(v);
 }
 

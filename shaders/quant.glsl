@@ -33,6 +33,11 @@ int asymmetric_code(float x, float s, int zp, float qmin, float qmax, uint T) {
   return int(clamp(round_half_even(round_to(div_rn(x, s), T)) + float(zp), qmin, qmax));
 }
 
+// FP8 codes with an f32 scale (src/ref/quant.hpp quantize_fp8):
+//   s = max(f32(max|x| / divisor), floor);  q = fp8_sat(f32(x / s))
+float fp8_scale(float absmax, float divisor, float floor_) { return max(div_rn(absmax, divisor), floor_); }
+uint fp8_code(float x, float s, uint dt) { return float_to_fp8(div_rn(x, s), dt, true); }
+
 // Signed int8 and int4 codes as floats without an int-to-float conversion (issue 35 step 4:
 // on NVIDIA I2F issues at a quarter of the FMA rate; here an XOR per word, an AND/OR and a
 // subtraction per code). The float with bits 0x4B000000 | b is 2^23 + b exactly for any

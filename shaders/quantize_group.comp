@@ -15,6 +15,7 @@ layout(std140, binding = 31) uniform Params {  // kernel parameters, set by name
   uint rows, row_length, group_size, groups;
   uint x_dtype, y_dtype, scale_dtype, has_zero_point;
   int qmin, qmax;
+  float fp8_divisor, fp8_scale_floor;  // FP8 codes: s = max(max|x| / divisor, floor)
 } pc;
 
 void main() {
@@ -34,7 +35,12 @@ void main() {
     absmax = max(absmax, abs(v));
   }
   const uint ymask = (1u << yb) - 1u;
-  if (pc.has_zero_point == 0u) {
+  if (is_fp8(pc.y_dtype)) {
+    const float s = fp8_scale(absmax, pc.fp8_divisor, pc.fp8_scale_floor);
+    STORE_BITS(scale, id, dtype_bits(pc.scale_dtype), encode_float(s, pc.scale_dtype));
+    for (uint i = begin; i < end; ++i)
+      STORE_BITS(y, i, yb, fp8_code(decode_float(LOAD_BITS(x, i, xb), T), s, pc.y_dtype));
+  } else if (pc.has_zero_point == 0u) {
     const float s = symmetric_scale(absmax, qmax, T);
     STORE_BITS(scale, id, dtype_bits(pc.scale_dtype), encode_float(s, pc.scale_dtype));
     for (uint i = begin; i < end; ++i)

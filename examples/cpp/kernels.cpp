@@ -37,12 +37,16 @@ std::map<std::string, Array> dequantize_group(const kvbench::Golden& g, Options 
         v = round_to(S, q * s);
       } else if (formula == "onednn") {  // (q - zp) * s in f32
         v = round_to("f32", (q - (extra ? g.input("zero_point").get(k) : 0)) * s);
-      } else {  // ascend: (q + offset) in f32, times s in f32
-        v = round_to("f32", round_to("f32", q + (extra ? g.input("offset").get(k) : 0)) * s);
+      } else {  // ascend: (q + offset) in f32 (no offset: q), times s in f32
+        v = round_to("f32", (extra ? round_to("f32", q + g.input("offset").get(k)) : q) * s);
       }
       y.set(i, round_to(Y, v));
     }
-  if (o.plant) y.set(0, next_up(Y, y.get(0)));
+  if (o.plant) {  // at the first finite element (FP8 codes decode to NaN and infinities too)
+    size_t i = 0;
+    while (i + 1 < y.size() && !std::isfinite(y.get(i))) ++i;
+    y.set(i, next_up(Y, y.get(i)));
+  }
   return {{"y", y}};
 }
 

@@ -101,6 +101,44 @@ _FP4 = {"f4e2m1": np.array([0, 0.5, 1, 1.5, 2, 3, 4, 6], np.float32),
         "f4e1m2": np.array([0, 0.25, 0.5, 0.75, 1, 1.25, 1.5, 1.75], np.float32)}
 
 
+def _fp8_values(dtype):
+    """The 256 values of an OCP FP8 format (OFP8 rev 1.0 table 1) as float32, by code."""
+    mbits, bias = (3, 7) if dtype == "f8e4m3fn" else (2, 15)
+    code = np.arange(256)
+    e, m = (code & 0x7F) >> mbits, code & ((1 << mbits) - 1)
+    mag = np.where(e == 0, np.ldexp(m.astype(np.float64), 1 - bias - mbits),
+                   np.ldexp((m + (1 << mbits)).astype(np.float64), e - bias - mbits))
+    if dtype == "f8e4m3fn":
+        mag = np.where((code & 0x7F) == 0x7F, np.nan, mag)
+    else:
+        mag = np.where(e == 31, np.where(m == 0, np.inf, np.nan), mag)
+    return np.where(code & 0x80, -mag, mag).astype(np.float32)
+
+
+_FP8 = {"f8e4m3fn": ("F8_E4M3", _fp8_values("f8e4m3fn")), "f8e5m2": ("F8_E5M2", _fp8_values("f8e5m2"))}
+
+
+def fp8_codes(values, dtype, saturate=False):
+    """The FP8 codes (uint8) of float values: rounded to nearest, ties to the even code; past
+    the largest value NaN (f8e4m3fn) or infinity (f8e5m2), or with `saturate` the largest."""
+    table = _FP8[dtype][1].astype(np.float64)
+    finite = np.arange(128)[np.isfinite(table[:128])]  # non-negative codes, ascending values
+    v = np.asarray(values, np.float64).reshape(-1)
+    a = np.abs(v)
+    upper = np.clip(np.searchsorted(table[finite], a), 1, len(finite) - 1)
+    lo, hi = finite[upper - 1], finite[upper]
+    d_lo, d_hi = a - table[lo], table[hi] - a
+    code = np.where((d_lo < d_hi) | ((d_lo == d_hi) & (lo % 2 == 0)), lo, hi)
+    largest = finite[-1]
+    # Past the largest: a value halfway to the next binade step or more overflows (the
+    # step above the largest is the largest's own spacing).
+    step = table[largest] - table[largest - 1]
+    over = a >= table[largest] + step / 2 if dtype == "f8e5m2" else a > table[largest] + step / 2
+    code = np.where(over, largest if saturate else (0x7C if dtype == "f8e5m2" else 0x7F), code)
+    code = np.where(np.isnan(v), 0x7F if dtype == "f8e4m3fn" else 0x7E, code)
+    return (code | np.where(np.signbit(v), 0x80, 0)).astype(np.uint8)
+
+
 def to_array(stored, dtype, shape):
     """The numpy array of a stored tensor with kvbench dtype `dtype` and logical `shape`
     (f4e2m1/f4e1m2/f8e8m0: their values as float32)."""
@@ -111,6 +149,8 @@ def to_array(stored, dtype, shape):
     if dtype in _FP4:
         code = _unpack4(raw, count, False)
         return np.where(code & 8, -_FP4[dtype][code & 7], _FP4[dtype][code & 7]).astype(np.float32).reshape(shape)
+    if dtype in _FP8:
+        return _FP8[dtype][1][np.frombuffer(raw, dtype=np.uint8)].reshape(shape)
     if dtype == "f8e8m0":
         b = np.frombuffer(raw, dtype=np.uint8).astype(np.int32)
         value = np.ldexp(np.float32(1), np.where(b == 255, 0, b - 127)).astype(np.float32)
@@ -128,6 +168,8 @@ def from_array(array, dtype):
     if dtype in ("s4", "u4"):
         raw = _pack4(a)
         return "U8", (len(raw),), raw
+    if dtype in _FP8:
+        return _FP8[dtype][0], a.shape, fp8_codes(a, dtype).tobytes()
     if dtype == "bf16":
         f = np.ascontiguousarray(a, dtype=np.float32).view(np.uint32)
         # Round to nearest even; NaN stays NaN.

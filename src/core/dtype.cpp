@@ -12,7 +12,7 @@ struct Info {
   bool is_float;
   int64_t min, max;
 };
-constexpr std::array<Info, 13> kInfo{{
+constexpr std::array<Info, 15> kInfo{{
     {DType::f32, "f32", 32, true, 0, 0},
     {DType::f16, "f16", 16, true, 0, 0},
     {DType::bf16, "bf16", 16, true, 0, 0},
@@ -26,6 +26,8 @@ constexpr std::array<Info, 13> kInfo{{
     {DType::f4e2m1, "f4e2m1", 4, true, 0, 0},
     {DType::f4e1m2, "f4e1m2", 4, true, 0, 0},
     {DType::f8e8m0, "f8e8m0", 8, true, 0, 0},
+    {DType::f8e4m3fn, "f8e4m3fn", 8, true, 0, 0},
+    {DType::f8e5m2, "f8e5m2", 8, true, 0, 0},
 }};
 const Info& info(DType t) { return kInfo[static_cast<size_t>(t)]; }
 static_assert(
@@ -51,6 +53,11 @@ std::optional<DType> parse_dtype(std::string_view name) {
   return std::nullopt;
 }
 int dtype_bits(DType t) { return info(t).bits; }
+std::optional<Fp8> dtype_fp8(DType t) {
+  if (t == DType::f8e4m3fn) return Fp8::e4m3fn;
+  if (t == DType::f8e5m2) return Fp8::e5m2;
+  return std::nullopt;
+}
 bool dtype_is_float(DType t) { return info(t).is_float; }
 size_t dtype_storage_bytes(DType t, size_t count) { return (count * dtype_bits(t) + 7) / 8; }
 int64_t dtype_int_min(DType t) {

@@ -19,7 +19,28 @@ namespace kvbench {
 // f4e2m1, f4e1m2: 4-bit floats (sign, 2 or 1 exponent bits, bias 1, no inf or NaN), packed
 // two per byte as s4/u4 are; f8e8m0: an 8-bit power of two 2^(bits - 127), 0xFF NaN (the
 // OCP MX scale). Values in core/float_format.hpp; FIA's per-token-group antiquant.
-enum class DType { f32, f16, bf16, i8, u8, s4, u4, i32, i64, boolean, f4e2m1, f4e1m2, f8e8m0 };
+// f8e4m3fn, f8e5m2: the OCP FP8 formats (core/float_format.hpp Fp8), one byte each.
+enum class DType {
+  f32,
+  f16,
+  bf16,
+  i8,
+  u8,
+  s4,
+  u4,
+  i32,
+  i64,
+  boolean,
+  f4e2m1,
+  f4e1m2,
+  f8e8m0,
+  f8e4m3fn,
+  f8e5m2
+};
+// The two FP8 layouts (values and rounding: core/float_format.hpp fp8_value, fp8_code).
+enum class Fp8 { e4m3fn, e5m2 };
+// The FP8 layout of an FP8 dtype; nullopt for every other dtype.
+std::optional<Fp8> dtype_fp8(DType t);
 
 std::string_view dtype_name(DType t);
 std::optional<DType> parse_dtype(std::string_view name);

@@ -1,5 +1,7 @@
 #include "core/float_format.hpp"
 
+#include <algorithm>
+#include <array>
 #include <bit>
 #include <cmath>
 #include <limits>
@@ -45,6 +47,75 @@ unsigned e8m0_code(double x) {
   if (m != 0.5 || e - 1 < -127 || e - 1 > 127)
     throw std::logic_error("e8m0_code: " + std::to_string(x) + " is not a power of two in [2^-127, 2^127]");
   return static_cast<unsigned>(e - 1 + 127);
+}
+
+namespace {
+struct Fp8Layout {
+  int mbits, bias;
+  unsigned nan_code;
+  double max;
+};
+constexpr Fp8Layout layout(Fp8 f) {
+  return f == Fp8::e4m3fn ? Fp8Layout{3, 7, 0x7Fu, 448} : Fp8Layout{2, 15, 0x7Eu, 57344};
+}
+
+// The value of an FP8 code from its fields (OFP8 table 1); fp8_value looks it up.
+double fp8_decode(Fp8 f, unsigned code) {
+  const Fp8Layout l = layout(f);
+  const unsigned mag = code & 0x7Fu, e = mag >> l.mbits, m = mag & ((1u << l.mbits) - 1u);
+  const bool negative = (code & 0x80u) != 0;
+  double v;
+  if (f == Fp8::e4m3fn && mag == 0x7Fu)
+    v = std::numeric_limits<double>::quiet_NaN();
+  else if (f == Fp8::e5m2 && e == 31u)
+    v = m ? std::numeric_limits<double>::quiet_NaN() : std::numeric_limits<double>::infinity();
+  else if (e == 0)
+    v = std::ldexp(static_cast<double>(m), 1 - l.bias - l.mbits);
+  else
+    v = std::ldexp(static_cast<double>(m | (1u << l.mbits)), static_cast<int>(e) - l.bias - l.mbits);
+  return negative ? -v : v;
+}
+}  // namespace
+
+double fp8_max(Fp8 f) { return layout(f).max; }
+
+double fp8_value(Fp8 f, unsigned code) {
+  // A table a format: the golden path decodes every K/V code.
+  static const auto table = [] {
+    std::array<std::array<double, 256>, 2> t{};
+    for (unsigned c = 0; c < 256; ++c) {
+      t[0][c] = fp8_decode(Fp8::e4m3fn, c);
+      t[1][c] = fp8_decode(Fp8::e5m2, c);
+    }
+    return t;
+  }();
+  return table[f == Fp8::e4m3fn ? 0 : 1][code & 0xFFu];
+}
+
+unsigned fp8_code(Fp8 f, double x, Fp8Overflow overflow) {
+  const Fp8Layout l = layout(f);
+  const unsigned sign = std::signbit(x) ? 0x80u : 0u;
+  if (std::isnan(x)) return sign | l.nan_code;
+  const double a = std::fabs(x);
+  double r = a;  // a rounded to the format's grid, with an unbounded exponent range above
+  if (a != 0 && !std::isinf(a)) {
+    // The quantum at a: 2^(e - mbits), e = a's exponent, at least the smallest normal one.
+    const int e = std::max(std::ilogb(a), 1 - l.bias);
+    r = std::ldexp(std::nearbyint(std::ldexp(a, l.mbits - e)), e - l.mbits);  // exact scaling, RNE
+  }
+  if (r > l.max) {
+    if (overflow == Fp8Overflow::saturate)
+      r = l.max;
+    else
+      return sign | (f == Fp8::e4m3fn ? 0x7Fu : 0x7Cu);  // E4M3FN NaN, E5M2 infinity
+  }
+  if (r == 0) return sign;
+  const int e = std::max(std::ilogb(r), 1 - l.bias);
+  const auto m = static_cast<unsigned>(std::ldexp(r, l.mbits - e));  // exact: r is on the grid
+  // A normal value has m in [2^mbits, 2^(mbits+1)) and field e + bias; a subnormal one (e
+  // at the minimum, m < 2^mbits) has field 0.
+  const unsigned field = m >> l.mbits ? static_cast<unsigned>(e + l.bias) : 0u;
+  return sign | field << l.mbits | (m & ((1u << l.mbits) - 1u));
 }
 
 double f16_ulp(double x) {

@@ -9,6 +9,8 @@
 #include <cstdint>
 #include <limits>
 
+#include "core/dtype.hpp"
+
 namespace kvbench {
 namespace float_format_detail {
 
@@ -124,6 +126,24 @@ unsigned fp4_code(bool e1m2, double x);
 // (or NaN); anything else is a logic error.
 double e8m0_value(unsigned bits);
 unsigned e8m0_code(double x);
+
+// FP8 (OCP 8-bit Floating Point Specification (OFP8) rev 1.0, 2023-06-20), one byte a code,
+// sign in bit 7:
+// - FLOAT8_E4M3FN: 4 exponent bits, bias 7, 3 mantissa bits; no infinities, S.1111.111 is
+//   the only NaN, so the largest magnitude is S.1111.110 = 448; subnormals m * 2^-9.
+// - FLOAT8_E5M2: IEEE 754's binary16 layout cut to 2 mantissa bits: bias 15, largest 57344,
+//   S.11111.00 infinity, S.11111.{01,10,11} NaN; subnormals m * 2^-16.
+// How a value past the largest magnitude is encoded (OFP8 section 5.1): `overflow_to_special`
+// (torch's `.to(float8_*)`, CUDA's __NV_NOSAT): E4M3FN NaN, E5M2 infinity; `saturate`
+// (CUDA's __NV_SATFINITE, the quantizers): the largest finite value of the sign, infinities
+// included. Either way a NaN stays NaN (E4M3FN 0x7F, E5M2 0x7E, with the sign).
+enum class Fp8Overflow { overflow_to_special, saturate };
+double fp8_value(Fp8 f, unsigned code);
+// The code of x rounded to nearest, ties to the even code, in one step from double. "Past
+// the largest" is decided after rounding: E4M3FN 464 rounds to 448, anything above to 480,
+// which overflows (torch c10/util/Float8_e4m3fn.h agrees).
+unsigned fp8_code(Fp8 f, double x, Fp8Overflow overflow = Fp8Overflow::overflow_to_special);
+double fp8_max(Fp8 f);  // 448, 57344
 
 // Distance from |x| to the next representable f16 above it (one unit in the last place).
 double f16_ulp(double x);

@@ -112,6 +112,8 @@ double Tensor::get(size_t i) const {
     case DType::f4e2m1: return fp4_value(false, static_cast<unsigned>(b));
     case DType::f4e1m2: return fp4_value(true, static_cast<unsigned>(b));
     case DType::f8e8m0: return e8m0_value(static_cast<unsigned>(b));
+    case DType::f8e4m3fn: return fp8_value(Fp8::e4m3fn, static_cast<unsigned>(b));
+    case DType::f8e5m2: return fp8_value(Fp8::e5m2, static_cast<unsigned>(b));
   }
   return 0;
 }
@@ -124,6 +126,10 @@ void Tensor::set(size_t i, double v) {
     case DType::f4e2m1: set_bits(i, fp4_code(false, v)); return;
     case DType::f4e1m2: set_bits(i, fp4_code(true, v)); return;
     case DType::f8e8m0: set_bits(i, e8m0_code(v)); return;
+    // torch's `.to(float8_*)`: past the largest value, E4M3FN NaN and E5M2 infinity. A
+    // saturating writer clamps first (fp8_code with Fp8Overflow::saturate).
+    case DType::f8e4m3fn: set_bits(i, fp8_code(Fp8::e4m3fn, v)); return;
+    case DType::f8e5m2: set_bits(i, fp8_code(Fp8::e5m2, v)); return;
     default: break;
   }
   // The upper bound is exclusive at max + 1, which is exact in double for every integer

@@ -22,6 +22,8 @@ const char* safetensors_dtype(DType t) {
     case DType::i32: return "I32";
     case DType::i64: return "I64";
     case DType::boolean: return "BOOL";
+    case DType::f8e4m3fn: return "F8_E4M3";
+    case DType::f8e5m2: return "F8_E5M2";
   }
   return "?";
 }

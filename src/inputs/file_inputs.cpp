@@ -73,7 +73,8 @@ std::string file_digest(const RegularFile& file) {
 }
 
 // NaN and Inf of a float tensor; for bool, a byte other than 0 and 1 is an error. FP4 has
-// neither NaN nor Inf (and no whole byte per element); E8M0's one NaN is 0xFF.
+// neither NaN nor Inf (and no whole byte per element); E8M0's one NaN is 0xFF; E4M3FN has
+// no infinity, and its one NaN magnitude is 0x7F (exponent all ones is a finite binade).
 std::pair<uint64_t, uint64_t> scan_values(const FileSource& s, const RegularFile& file,
                                           const TensorFileEntry& e, DType dtype) {
   if ((!dtype_is_float(dtype) && dtype != DType::boolean) || dtype_bits(dtype) < 8) return {0, 0};
@@ -87,14 +88,19 @@ std::pair<uint64_t, uint64_t> scan_values(const FileSource& s, const RegularFile
   uint8_t bad_value = 0;
   const size_t width = dtype_bits(dtype) / 8;
   // Exponent all ones: Inf with a zero mantissa, else NaN.
-  const uint32_t exp_mask = dtype == DType::f16      ? 0x7c00u
-                            : dtype == DType::bf16   ? 0x7f80u
-                            : dtype == DType::f8e8m0 ? 0xffu
-                                                     : 0x7f800000u;
-  const uint32_t man_mask = dtype == DType::f16      ? 0x03ffu
-                            : dtype == DType::bf16   ? 0x007fu
-                            : dtype == DType::f8e8m0 ? 0xffu
-                                                     : 0x007fffffu;
+  // E4M3FN as a format whose "exponent" is all seven bits and has no mantissa left for Inf.
+  const uint32_t exp_mask = dtype == DType::f16        ? 0x7c00u
+                            : dtype == DType::bf16     ? 0x7f80u
+                            : dtype == DType::f8e8m0   ? 0xffu
+                            : dtype == DType::f8e4m3fn ? 0x7fu
+                            : dtype == DType::f8e5m2   ? 0x7cu
+                                                       : 0x7f800000u;
+  const uint32_t man_mask = dtype == DType::f16        ? 0x03ffu
+                            : dtype == DType::bf16     ? 0x007fu
+                            : dtype == DType::f8e8m0   ? 0xffu
+                            : dtype == DType::f8e4m3fn ? 0x7fu
+                            : dtype == DType::f8e5m2   ? 0x03u
+                                                       : 0x007fffffu;
   std::vector<uint8_t> carry;  // an element split between two windows
   file.scan(e.offset, e.bytes, [&](std::span<const uint8_t> b) {
     size_t at = 0;

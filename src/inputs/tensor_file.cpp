@@ -212,10 +212,18 @@ TensorFileEntry safetensors_entry(const RegularFile& file, const std::string& te
     const char* name;
     std::optional<DType> dtype;
     int bits;
-  } kTypes[] = {{"F32", DType::f32, 32},  {"F16", DType::f16, 16}, {"BF16", DType::bf16, 16},
-                {"I8", DType::i8, 8},     {"U8", DType::u8, 8},    {"BOOL", DType::boolean, 8},
-                {"I32", DType::i32, 32},  {"I64", DType::i64, 64}, {"U16", std::nullopt, 16},
-                {"I16", std::nullopt, 16}};
+  } kTypes[] = {{"F32", DType::f32, 32},
+                {"F16", DType::f16, 16},
+                {"BF16", DType::bf16, 16},
+                {"I8", DType::i8, 8},
+                {"U8", DType::u8, 8},
+                {"BOOL", DType::boolean, 8},
+                {"I32", DType::i32, 32},
+                {"I64", DType::i64, 64},
+                {"U16", std::nullopt, 16},
+                {"I16", std::nullopt, 16},
+                {"F8_E4M3", DType::f8e4m3fn, 8},
+                {"F8_E5M2", DType::f8e5m2, 8}};
   for (const auto& k : kTypes)
     if (t.dtype == k.name) {
       e.dtype = k.dtype;
@@ -223,7 +231,7 @@ TensorFileEntry safetensors_entry(const RegularFile& file, const std::string& te
       return e;
     }
   bad_file("tensor '" + name + "' is " + t.dtype +
-           ", which no kvbench tensor is (F32, F16, BF16, I8, U8, BOOL, I32, I64)");
+           ", which no kvbench tensor is (F32, F16, BF16, F8_E4M3, F8_E5M2, I8, U8, BOOL, I32, I64)");
 }
 
 }  // namespace

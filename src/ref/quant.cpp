@@ -102,6 +102,27 @@ void quantize_asymmetric(const double* x, size_t n, int64_t qmin, int64_t qmax, 
   }
 }
 
+double fp8_scale_floor(Fp8 format) { return round_f32(1.0 / (fp8_max(format) * 512)); }
+
+void quantize_fp8(const double* x, size_t n, Fp8 format, double divisor, GroupCodes& g, Fp8QuantFault fault) {
+  g.resize(n);
+  double m = 0;
+  for (size_t i = 0; i < n; ++i) m = std::max(m, std::fabs(x[i]));
+  g.scale = std::max(round_f32(m / divisor), fp8_scale_floor(format));
+  const Fp8Overflow overflow = fault.no_saturation ? Fp8Overflow::overflow_to_special : Fp8Overflow::saturate;
+  const auto code = [&](double quotient) {
+    return fp8_value(format, fp8_code(format, round_f32(quotient), overflow));
+  };
+  for (size_t i = 0; i < n; ++i) {
+    const double quotient = fault.scale_multiplied ? x[i] * g.scale : x[i] / g.scale;
+    const double c = code(quotient), below = code(quotient * (1 - kBoundaryEpsilon)),
+                 above = code(quotient * (1 + kBoundaryEpsilon));
+    g.code[i] = c;
+    g.quotient[i] = round_f32(quotient);
+    g.alternate[i] = below != c ? below : above != c ? above : std::numeric_limits<double>::quiet_NaN();
+  }
+}
+
 double dequant_zero_point(double q, double zp, double s, DType out) {
   return round_to(out, round_f32((q - zp) * s));
 }

@@ -90,6 +90,23 @@ inline GroupCodes quantize_asymmetric(const double* x, size_t n, int64_t qmin, i
   return g;
 }
 
+// Kernel faults of an FP8 quantizer; all off for a golden.
+struct Fp8QuantFault {
+  bool no_saturation = false;  // torch's `.to(float8_*)` after the division: past the largest value NaN / inf
+  bool scale_multiplied = false;  // x * s where the rule divides, x / s
+};
+
+// FP8 codes with an f32 scale, as inference engines store an FP8 cache (vLLM
+// csrc/quantization/fp8/nvidia/quant_utils.cuh: Quantize(x / scale), __NV_SATFINITE;
+// TensorRT-LLM's MIN_SCALING_FACTOR, after FBGEMM's quantize.cu):
+//   s = max(f32(max|x| / divisor), f32(1 / (fp8_max * 512)));  q = fp8_sat(f32(x / s))
+// fp8_sat rounds to nearest even and saturates at +-fp8_max (NaN stays NaN). The codes are
+// their values (a -0 code is -0.0); quotient holds f32(x / s); the alternate code is offered
+// when moving the exact quotient by 2^-20 (relative) either way would change the code.
+void quantize_fp8(const double* x, size_t n, Fp8 format, double divisor, GroupCodes& out,
+                  Fp8QuantFault fault = {});
+double fp8_scale_floor(Fp8 format);
+
 // Dequantization formulas of the three source families; `out` is the output dtype.
 // PPL:    y = out(S(q * s))            the product in the scale dtype S, then to out
 // oneDNN: y = out(f32((q - zp) * s))   f32 arithmetic

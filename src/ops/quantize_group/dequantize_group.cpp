@@ -3,7 +3,9 @@
 //   ppl:    y = out(S(q * s))
 //   onednn: y = out(f32((q - zero_point) * s))
 //   ascend: y = out(f32(f32(q + offset) * s))
+// FP8 codes take no zero point or offset: out(S(q * s)) (ppl) or out(f32(q * s)).
 #include <cmath>
+#include <limits>
 
 #include "core/rng.hpp"
 #include "ops/quantize_group/group_params.hpp"
@@ -44,7 +46,9 @@ class DequantizeGroupCase final : public OpCase {
 
   void fill(Tensor& t) const override {
     const CounterRng rng(args().seed(), t.name());
-    if (t.name() == "x") {
+    if (t.name() == "x" && p_.fp8) {  // every code, NaN and infinities included, equally often
+      for (size_t i = 0; i < t.numel(); ++i) t.set_bits(i, static_cast<uint64_t>(rng.integer(i, 0, 255)));
+    } else if (t.name() == "x") {
       // PPL codes are symmetric ([-qmax, qmax]); the others use the dtype's full range.
       const int64_t lo = formula_ == Formula::ppl ? -p_.qmax() : p_.qmin();
       for (size_t i = 0; i < t.numel(); ++i) t.set(i, static_cast<double>(rng.integer(i, lo, p_.qmax())));
@@ -68,10 +72,15 @@ class DequantizeGroupCase final : public OpCase {
                              ? i / static_cast<size_t>(p_.group_size)
                              : static_cast<size_t>(r * p_.groups() + k / p_.group_size);
         const bool swap = fault_is("int4_nibble_swap") && p_.bits == 4 && (i ^ 1) < x.numel();
-        const double q = x.get(swap ? i ^ 1 : i), s = scale.get(g);
+        const double q = p_.fp8 ? fp8_code_value(x.bits(i)) : x.get(swap ? i ^ 1 : i), s = scale.get(g);
         const double shift = has_shift() ? in.at(shift_name()).get(g) : 0.0;
         // exact: every rounding of the formula but the last, to y's dtype.
         double exact = 0;
+        if (p_.fp8) {
+          exact = formula_ == Formula::ppl ? round_to(scale_, q * s) : round_f32(q * s);
+          y.push_back(exact);
+          continue;
+        }
         switch (formula_) {
           case Formula::ppl:
             exact = round_to(fault_is("ppl_product_f32") ? DType::f32 : scale_, q * s);
@@ -111,6 +120,15 @@ class DequantizeGroupCase final : public OpCase {
   }
 
  private:
+  // An FP8 code's value, or the value a faulty decoder makes of it.
+  double fp8_code_value(uint64_t bits) const {
+    const auto code = static_cast<unsigned>(bits);
+    if (fault_is("fp8_e4m3_with_infinities") && *p_.fp8 == Fp8::e4m3fn && (code & 0x78u) == 0x78u)
+      return (code & 7u) ? std::numeric_limits<double>::quiet_NaN() : (code & 0x80u ? -kInf : kInf);
+    const double v = fp8_value(*p_.fp8, code);
+    return fault_is("fp8_bias_off_by_one") ? v / 2 : v;  // bias + 1: every value halved
+  }
+
   GroupParams p_;
   Formula formula_;
   DType scale_, shift_, y_;
@@ -129,11 +147,13 @@ class DequantizeGroupOperator final : public Operator {
           .params = group_params_declared(),
           .tensors =
               {
-                  {.name = "x", .shape = "[rows, length]", .dtype_rule = "s4/i8/u4/u8 by bits and signed"},
+                  {.name = "x",
+                   .shape = "[rows, length]",
+                   .dtype_rule = "s4/i8/u4/u8 by bits and signed; f8e4m3fn/f8e5m2 by code_format"},
                   {.name = "scale",
                    .shape = "[rows, groups]",
                    .choices = {DType::f16, DType::bf16, DType::f32},
-                   .dtype_rule = "S: f16 (default), bf16 or f32",
+                   .dtype_rule = "S: f16 (default; FP8 codes: f32), bf16 or f32",
                    .range = {{1.0 / 64, 1.0 / 4}}},
                   {.name = "zero_point",
                    .shape = "[rows, groups]",
@@ -161,6 +181,12 @@ class DequantizeGroupOperator final : public Operator {
                   {"zero_point_after_scale",
                    "onednn: q * s - zp instead of (q - zp) * s (zero point in the wrong order)", ""},
                   {"offset_subtracted", "ascend: (q - offset) * s instead of (q + offset) * s", ""},
+                  {"fp8_e4m3_with_infinities",
+                   "E4M3FN codes decoded as an IEEE-style format: exponent 1111 read as infinity (mantissa "
+                   "0) or NaN, where E4M3FN has 256 to 448 there",
+                   ""},
+                  {"fp8_bias_off_by_one",
+                   "FP8 codes decoded with the exponent bias one too large (values halved)", ""},
                   {"int4_nibble_swap", "int4 codes read with the two nibbles of each byte swapped", ""},
                   {"group_index_flat",
                    "the group of element (r, k) taken as (r * length + k) / group_size, wrong once a "
@@ -187,7 +213,7 @@ class DequantizeGroupOperator final : public Operator {
     if (f == Formula::ppl && (p.zero_point || !p.is_signed))
       a.fail(p.zero_point ? "with_zero_point" : "signed",
              "the ppl formula is symmetric: signed codes, no zero point");
-    const DType scale = a.dtype("scale", DType::f16);
+    const DType scale = a.dtype("scale", p.fp8 ? DType::f32 : DType::f16);
     const DType y = a.dtype("y", DType::f16);
     DType shift = scale;
     if (f == Formula::onednn)

@@ -4,6 +4,12 @@ namespace kvbench {
 
 std::vector<Param> group_params_declared() {
   return {
+      {.section = "attributes",
+       .name = "code_format",
+       .type = ParamType::string,
+       .fallback = "int",
+       .allowed = {"int", "f8e4m3fn", "f8e5m2"},
+       .doc = "integer codes (by bits and signed), or OCP FP8 codes (bits 8, signed, no zero point)"},
       {.section = "attributes", .name = "bits", .allowed = {4, 8}, .doc = "code width"},
       {.section = "attributes",
        .name = "signed",
@@ -37,6 +43,14 @@ GroupParams parse_group_params(Args& c) {
   p.length = c.integer("length");
   if (p.group_size > p.length) c.fail("group_size", "group_size must lie in [1, length]");
   p.code = p.bits == 8 ? (p.is_signed ? DType::i8 : DType::u8) : (p.is_signed ? DType::s4 : DType::u4);
+  const std::string format = c.string("code_format");
+  if (format != "int") {
+    p.code = *parse_dtype(format);
+    p.fp8 = dtype_fp8(p.code);
+    if (p.bits != 8) c.fail("bits", "FP8 codes (code_format " + format + ") are 8 bits wide: bits 8");
+    if (!p.is_signed) c.fail("signed", "FP8 codes are signed: signed true");
+    if (p.zero_point) c.fail("with_zero_point", "FP8 codes take a scale only: with_zero_point false");
+  }
   return p;
 }
 

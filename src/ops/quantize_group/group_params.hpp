@@ -1,6 +1,7 @@
 #pragma once
 // The attributes and shapes the two group operators share.
 #include <cstdint>
+#include <optional>
 
 #include "ops/args.hpp"
 #include "ops/signature.hpp"
@@ -15,7 +16,8 @@ struct GroupParams {
                             // zp/offset tensor present
   int64_t group_size = 0;
   int64_t rows = 0, length = 0;
-  DType code = DType::i8;  // s4/u4/i8/u8 from bits and signedness
+  DType code = DType::i8;  // s4/u4/i8/u8 from bits and signedness, or f8e4m3fn/f8e5m2 (code_format)
+  std::optional<Fp8> fp8;  // the FP8 layout of FP8 codes
 
   int64_t groups() const { return (length + group_size - 1) / group_size; }
   int64_t qmin() const { return dtype_int_min(code); }

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <sstream>
 
 #include "core/rng.hpp"
 #include "ops/quantize_group/group_params.hpp"
@@ -17,13 +18,14 @@ namespace {
 
 class QuantizeGroupCase final : public OpCase {
  public:
-  QuantizeGroupCase(Args a, GroupParams p, DType x, DType scale)
-      : OpCase(std::move(a)), p_(p), x_(x), scale_(scale) {}
+  QuantizeGroupCase(Args a, GroupParams p, DType x, DType scale, double divisor)
+      : OpCase(std::move(a)), p_(p), x_(x), scale_(scale), divisor_(divisor) {}
 
   std::string describe() const override {
     return "x=" + shape_string({p_.rows, p_.length}) + " " + std::string(dtype_name(x_)) + " -> " +
            std::string(dtype_name(p_.code)) + " group_size=" + std::to_string(p_.group_size) +
-           (p_.zero_point ? " asymmetric" : " symmetric") + " scale=" + std::string(dtype_name(scale_));
+           (p_.zero_point ? " asymmetric" : " symmetric") + " scale=" + std::string(dtype_name(scale_)) +
+           (p_.fp8 ? " scale_divisor=" + (std::ostringstream() << divisor_).str() : "");
   }
 
   std::vector<TensorSpec> tensor_specs() const override {
@@ -44,6 +46,8 @@ class QuantizeGroupCase final : public OpCase {
     const QuantFault qf{.truncate = fault_is("quant_truncate"),
                         .scale_f32 = fault_is("scale_f32"),
                         .range_without_zero = fault_is("range_without_zero")};
+    const Fp8QuantFault fp8_fault{.no_saturation = fault_is("fp8_saturation_dropped"),
+                                  .scale_multiplied = fault_is("fp8_scale_multiplied")};
     const bool over_qmin = fault_is("symmetric_scale_over_qmin"),
                read_on = fault_is("last_group_reads_next_row");
     for (int64_t r = 0; r < p_.rows; ++r) {
@@ -53,11 +57,15 @@ class QuantizeGroupCase final : public OpCase {
       for (int64_t g = 0; g < p_.groups(); ++g) {
         const int64_t begin = g * p_.group_size, n = std::min(p_.group_size, p_.length - begin);
         const int64_t seen = read_on ? std::min(p_.group_size, have - begin) : n;
-        if (p_.zero_point)
-          quantize_asymmetric(&row[begin], seen, p_.qmin(), p_.qmax(), x_, q, qf);
-        else
-          quantize_symmetric(&row[begin], seen, p_.qmax() + (over_qmin ? 1 : 0), x_, q, qf);
-        for (double& c : q.code) c = std::min(c, static_cast<double>(p_.qmax()));
+        if (p_.fp8) {
+          quantize_fp8(&row[begin], seen, *p_.fp8, divisor_, q, fp8_fault);
+        } else {
+          if (p_.zero_point)
+            quantize_asymmetric(&row[begin], seen, p_.qmin(), p_.qmax(), x_, q, qf);
+          else
+            quantize_symmetric(&row[begin], seen, p_.qmax() + (over_qmin ? 1 : 0), x_, q, qf);
+          for (double& c : q.code) c = std::min(c, static_cast<double>(p_.qmax()));
+        }
         scale.push_back(round_to(scale_, q.scale));
         scale_exact.push_back(q.scale);
         zp.push_back(static_cast<double>(q.zero_point));
@@ -80,16 +88,21 @@ class QuantizeGroupCase final : public OpCase {
   double run_vulkan(Runtime& rt, TensorSet& io) const override {
     Batch batch(rt);
     DeviceTensors dev(batch, io, args().signature());
-    const KernelParams params{{"rows", p_.rows},
-                              {"row_length", p_.length},
-                              {"group_size", p_.group_size},
-                              {"groups", p_.groups()},
-                              {"x_dtype", static_cast<uint32_t>(x_)},
-                              {"y_dtype", static_cast<uint32_t>(p_.code)},
-                              {"scale_dtype", static_cast<uint32_t>(scale_)},
-                              {"has_zero_point", p_.zero_point},
-                              {"qmin", p_.zero_point ? p_.qmin() : -p_.qmax()},
-                              {"qmax", p_.qmax()}};
+    const KernelParams params{
+        {"rows", p_.rows},
+        {"row_length", p_.length},
+        {"group_size", p_.group_size},
+        {"groups", p_.groups()},
+        {"x_dtype", static_cast<uint32_t>(x_)},
+        {"y_dtype", static_cast<uint32_t>(p_.code)},
+        {"scale_dtype", static_cast<uint32_t>(scale_)},
+        {"has_zero_point", p_.zero_point},
+        {"qmin", p_.fp8          ? 0
+                 : p_.zero_point ? p_.qmin()
+                                 : -p_.qmax()},
+        {"qmax", p_.fp8 ? 0 : p_.qmax()},
+        {"fp8_divisor", static_cast<float>(divisor_)},
+        {"fp8_scale_floor", static_cast<float>(p_.fp8 ? fp8_scale_floor(*p_.fp8) : 0.0)}};
     const auto invocations = static_cast<uint32_t>(p_.rows * p_.groups());
     batch.dispatch("quantize_group", dev.bindings(), params, (invocations + 63) / 64);
     dev.download(io);
@@ -99,6 +112,7 @@ class QuantizeGroupCase final : public OpCase {
  private:
   GroupParams p_;
   DType x_, scale_;
+  double divisor_;  // FP8: s = max|x| / divisor
 };
 
 class QuantizeGroupOperator final : public Operator {
@@ -109,7 +123,19 @@ class QuantizeGroupOperator final : public Operator {
         .doc =
             "x [rows, length] -> codes y, scale and (asymmetric) zero_point per group along the row "
             "(specs/quantize-group.md)",
-        .params = group_params_declared(),
+        .params =
+            [] {
+              std::vector<Param> p = group_params_declared();
+              p.push_back(
+                  {.section = "attributes",
+                   .name = "scale_divisor",
+                   .type = ParamType::number,
+                   .derived = "FP8 codes: the format's largest value (448, 57344)",
+                   .min = 1,
+                   .doc = "FP8 codes: s = max|x| / scale_divisor (vLLM's KV cache: 200 for K, 100 for V; "
+                          "above the format's largest value, the largest |x| saturate)"});
+              return p;
+            }(),
         .tensors =
             {
                 {.name = "x",
@@ -120,12 +146,12 @@ class QuantizeGroupOperator final : public Operator {
                 {.name = "y",
                  .role = Role::output,
                  .shape = "[rows, length]",
-                 .dtype_rule = "s4/i8/u4/u8 by bits and signed"},
+                 .dtype_rule = "s4/i8/u4/u8 by bits and signed; f8e4m3fn/f8e5m2 by code_format"},
                 {.name = "scale",
                  .role = Role::output,
                  .shape = "[rows, groups]",
                  .choices = {DType::f16, DType::bf16, DType::f32},
-                 .dtype_rule = "f16 (default), bf16 or f32"},
+                 .dtype_rule = "f16 (default), bf16 or f32; FP8 codes: f32"},
                 {.name = "zero_point",
                  .role = Role::output,
                  .shape = "[rows, groups]",
@@ -144,6 +170,11 @@ class QuantizeGroupOperator final : public Operator {
                  "asymmetric range [min x, max x] without 0, as a plain min/max kernel computes it", ""},
                 {"symmetric_scale_over_qmin",
                  "symmetric scale max|x| / |qmin| (128, 8) instead of / qmax, codes clamped to qmax", ""},
+                {"fp8_saturation_dropped",
+                 "FP8: x / s converted as torch's .to(float8) does, past the largest value NaN (E4M3FN) or "
+                 "infinity (E5M2), where the rule saturates",
+                 ""},
+                {"fp8_scale_multiplied", "FP8: x * s where the rule divides, x / s", ""},
                 {"last_group_reads_next_row",
                  "the row's last, partial group takes its scale over group_size elements, "
                  "reading on into the next row (no bounds check)",
@@ -158,8 +189,16 @@ class QuantizeGroupOperator final : public Operator {
     if (!p.is_signed && !p.zero_point)
       a.fail("signed", "unsigned codes need a zero point (set with_zero_point: true)");
     const DType x = a.dtype("x", DType::f16);
-    const DType scale = a.dtype("scale", DType::f16);
-    return std::make_unique<QuantizeGroupCase>(std::move(a), p, x, scale);
+    // Engines keep an FP8 cache's scales in f32 (the scale the codes were divided by).
+    const DType scale = p.fp8 ? a.dtype("scale", DType::f32, {DType::f32}) : a.dtype("scale", DType::f16);
+    double divisor = 0;
+    if (p.fp8) {
+      divisor = a.written("scale_divisor") ? a.number("scale_divisor") : fp8_max(*p.fp8);
+      a.resolve("scale_divisor", divisor);
+    } else if (a.written("scale_divisor")) {
+      a.fail("scale_divisor", "scale_divisor is for FP8 codes (code_format f8e4m3fn or f8e5m2)");
+    }
+    return std::make_unique<QuantizeGroupCase>(std::move(a), p, x, scale, divisor);
   }
 };
 
