@@ -337,9 +337,10 @@ float antiquant_value(float code, float offset, float s) { precise float r = (co
 bool kv_fp4() { return pc.kv_dtype == DT_F4E2M1 || pc.kv_dtype == DT_F4E1M2; }
 uint kv_bits() { return kv_fp4() ? 4u : dtype_bits(pc.kv_dtype); }
 
-// A K/V code's value: an integer (int8/int4), or an FP4 float (sign, exponent, mantissa;
+// A K/V code's value: an integer (int8/int4), an FP8 E4M3FN float, or an FP4 float (sign, exponent, mantissa;
 // bias 1, no inf or NaN: E2M1 0 .. 6, E1M2 0 .. 1.75; core/float_format.hpp fp4_value).
 float code_value(uint raw) {
+  if (pc.kv_dtype == DT_F8E4M3FN) return fp8_to_float(raw, DT_F8E4M3FN);
   if (!kv_fp4()) return float(decode_int(raw, pc.kv_dtype));
   const uint mbits = pc.kv_dtype == DT_F4E1M2 ? 2u : 1u;
   const uint e = (raw & 7u) >> mbits, m = raw & ((1u << mbits) - 1u);

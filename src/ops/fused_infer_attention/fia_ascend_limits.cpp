@@ -45,6 +45,9 @@ void check_ascend_antiquant(Args& c, const FiaParams& p) {
     if (!ok) c.fail(key, "ascend_limits: " + why);
   };
   const FiaAntiquant& a = p.quant;
+  need(!a.fp8(), "key",
+       "FLOAT8_E4M3FN key/value are the Ascend 950's (aclnnFusedInferAttentionScoreV5); the Atlas A2 takes "
+       "int8/int4");
   need(a.key_mode != 6, "keyAntiquantMode",
        "with Q_S = 1 the Atlas A2 takes keyAntiquantMode 0-5 (the document; per-token-group is not among "
        "them)");

@@ -98,12 +98,14 @@ KVB_CLONES void widen_ranges(const uint64_t* bits, int64_t dim, uint64_t* lo, ui
   }
 }
 // Pass 2: the row's originals over their scales, rounded half to even, less their offsets,
-// clamped to the codes' range (FP4: the quotient; set() rounds it to the code).
+// clamped to the codes' range (float codes: the quotient, clamped to [qmin, qmax] when
+// that is not empty (FP8's saturation); set() rounds it to the code).
 KVB_CLONES void code_row(const FiaOriginals& x, int64_t e, int64_t dim, const double* scale,
-                         const double* offset, bool fp4, double qmin, double qmax, double* codes) {
+                         const double* offset, bool float_codes, double qmin, double qmax, double* codes) {
   x.fill(e, dim, codes);
-  if (fp4) {
-    for (int64_t d = 0; d < dim; ++d) codes[d] /= scale[d];
+  if (float_codes) {
+    for (int64_t d = 0; d < dim; ++d)
+      codes[d] = qmin < qmax ? std::clamp(codes[d] / scale[d], qmin, qmax) : codes[d] / scale[d];
     return;
   }
   for (int64_t d = 0; d < dim; ++d)
@@ -172,10 +174,14 @@ TensorSet fia_quantized(const FiaParams& p, const Args& a, int side, Tensor& dat
     }
   }
   ranges.clear();
-  // FP4 codes (per-token-group) take a power-of-two E8M0 scale, the OCP MX rule (spec).
-  const bool fp4 = p.quant.fp4();
-  const double qmin = fp4 ? 0.0 : static_cast<double>(dtype_int_min(p.quant.codes)),
-               qmax = fp4 ? 0.0 : static_cast<double>(dtype_int_max(p.quant.codes));
+  // FP4 codes (per-token-group) take a power-of-two E8M0 scale, the OCP MX rule (spec); FP8
+  // codes max|x| / 448 (the engines' rule, specs/quantize-group.md). Both are float codes:
+  // x / scale, rounded to the code by the tensor (FP8: saturated first).
+  const bool fp4 = p.quant.fp4(), fp8 = p.quant.fp8(), float_codes = fp4 || fp8;
+  const double qmin = float_codes ? (fp8 ? -fp8_max(Fp8::e4m3fn) : 0.0)
+                                  : static_cast<double>(dtype_int_min(p.quant.codes)),
+               qmax = float_codes ? (fp8 ? fp8_max(Fp8::e4m3fn) : 0.0)
+                                  : static_cast<double>(dtype_int_max(p.quant.codes));
   const double nan = std::numeric_limits<double>::quiet_NaN();
   if (data.dtype() != p.quant.codes || data.shape() != p.kv_shape(s.dim))
     throw std::logic_error("fia_quantized: " + s.data + " is not a " +
@@ -190,6 +196,9 @@ TensorSet fia_quantized(const FiaParams& p, const Args& a, int side, Tensor& dat
       int e = 0;
       std::frexp(std::max(amax, 0x1p-100), &e);  // amax in [2^(e-1), 2^e)
       sc[g] = std::ldexp(1.0, e - 1 - (p.quant.codes == DType::f4e2m1 ? 2 : 0));
+      off[g] = 0;
+    } else if (fp8) {
+      sc[g] = std::max(round_to(sdt, std::max(hi[g], -lo[g]) / qmax), round_to(sdt, 1e-4));
       off[g] = 0;
     } else if (p.quant.offset) {  // x ~ (code + offset) * scale, codes spanning [qmin, qmax]
       sc[g] = std::max(round_to(sdt, (hi[g] - lo[g]) / (qmax - qmin)), round_to(sdt, 1e-4));
@@ -219,7 +228,7 @@ TensorSet fia_quantized(const FiaParams& p, const Args& a, int side, Tensor& dat
             row_offset[d] = off[g];
           }
           code_row(x, e, s.dim, own_groups ? &sc[static_cast<size_t>(g0)] : row_scale.data(),
-                   own_groups ? &off[static_cast<size_t>(g0)] : row_offset.data(), fp4, qmin, qmax,
+                   own_groups ? &off[static_cast<size_t>(g0)] : row_offset.data(), float_codes, qmin, qmax,
                    codes.data());
           if (int8) {  // the common case, stored directly: the codes are integers in [qmin, qmax]
             for (int64_t d = 0; d < s.dim; ++d)

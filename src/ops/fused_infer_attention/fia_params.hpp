@@ -42,9 +42,10 @@ Band fia_band(int sparse, int64_t pre, int64_t next, bool masked, bool ifa, int6
 // (FP4 codes, one FLOAT8_E8M0 scale per 32 channels of a token row).
 struct FiaAntiquant {
   bool on = false;
-  DType codes =
-      DType::i8;  // i8, s4 (8 per int32 word, LSB first: kvbench's s4 packing), f4e2m1/f4e1m2 (mode 6)
+  DType codes = DType::i8;  // i8, s4 (8 per int32 word, LSB first: kvbench's s4 packing), f4e2m1/f4e1m2 (mode
+                            // 6), f8e4m3fn (modes 0, 1, 4: the Ascend 950's FP8 KV)
   bool fp4() const { return codes == DType::f4e2m1 || codes == DType::f4e1m2; }
+  bool fp8() const { return codes == DType::f8e4m3fn; }
   int key_mode = 0, value_mode = 0;
   bool per_tensor = false, offset = false;
   // The legacy combined antiquantScale/antiquantOffset (index 0 key, 1 value) with

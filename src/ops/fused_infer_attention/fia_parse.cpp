@@ -308,7 +308,8 @@ void parse_antiquant(Args& c, FiaParams& p) {
     if (!c.written("valueAntiquantMode")) c.resolve("valueAntiquantMode", 0);
     return;
   }
-  const DType kv = c.dtype("key", p.q, {p.q, DType::i8, DType::s4, DType::f4e2m1, DType::f4e1m2});
+  const DType kv =
+      c.dtype("key", p.q, {p.q, DType::i8, DType::s4, DType::f4e2m1, DType::f4e1m2, DType::f8e4m3fn});
   c.require_same_dtype("value", kv, "key");
   a.key_mode = static_cast<int>(c.integer("keyAntiquantMode"));
   if (!c.written("valueAntiquantMode")) c.resolve("valueAntiquantMode", a.key_mode);
@@ -323,7 +324,8 @@ void parse_antiquant(Args& c, FiaParams& p) {
                           "antiquant_offset", "antiquantMode", "antiquant_combined"})
       if (c.written(k))
         c.fail(k, std::string(k) +
-                      " needs int8/int4/FP4 key and value (dtypes key, value: i8, s4, f4e2m1, f4e1m2)");
+                      " needs int8/int4/FP4/FP8 key and value (dtypes key, value: i8, s4, f4e2m1, f4e1m2, "
+                      "f8e4m3fn)");
     return;
   }
   // Per-token-group (mode 6): FP4 codes with FLOAT8_E8M0 scales of shape (1, B, N, S, D/32),
@@ -345,6 +347,21 @@ void parse_antiquant(Args& c, FiaParams& p) {
     if (p.D % 32 != 0 || p.Dv % 32 != 0)
       c.fail(p.D % 32 != 0 ? "D" : "Dv",
              "per-token-group scales cover 32 channels: D and Dv are multiples of 32");
+  }
+  // FP8 (FLOAT8_E4M3FN) K/V: aclnnFusedInferAttentionScoreV5's Ascend 950 modes 0, 1 and 4,
+  // no offset (specs/fused_infer_attention_quant.md "FP8 KV antiquant").
+  if (a.fp8()) {
+    if (a.key_mode != 0 && a.key_mode != 1 && a.key_mode != 4)
+      c.fail("keyAntiquantMode",
+             "FP8 (f8e4m3fn) key/value take modes 0 (per-channel), 1 (per-token) and 4 "
+             "(per-token in page-attention blocks)");
+    if (a.offset)
+      c.fail("antiquant_offset",
+             "FP8 key/value take no offset (the V5 document: FLOAT8_E4M3FN without "
+             "antiquantOffset)");
+    if (a.combined || a.per_tensor)
+      c.fail(a.combined ? "antiquant_combined" : "antiquant_per_tensor",
+             "FP8 key/value take the separate per-channel or per-token parameters only");
   }
   if (p.tnd) c.fail("inputLayout", "KV antiquant with TND layouts is not built");
   if (a.combined) {  // the legacy parameters: one mode for both
@@ -421,6 +438,8 @@ void parse_post_quant(Args& c, FiaParams& p) {
   if (p.quant.fp4())
     c.fail("attentionOut",
            "FP4 KV takes no post-quant (the document: \"FLOAT4_E2M1伪量化场景不支持后量化\")");
+  if (p.quant.fp8() && p.quant.key_mode != 0)
+    c.fail("attentionOut", "FP8 KV with per-token scales (modes 1, 4) takes no post-quant (the V5 document)");
   if (q.ties && p.quant.on)
     c.fail("postquant_ties", "postquant_ties writes the value tensor: it takes no KV antiquant");
   if (q.offset && p.masked_rows)

@@ -79,7 +79,8 @@ bool code_rows_aligned(const FiaParams& p, const Strides& ks, const Strides& vs,
 uint32_t kv_path(const FiaParams& p, const Strides& ks, const Strides& vs, Slices slices) {
   if (plain_kv(p, ks, vs, slices)) return 1;
   const KvCodes c = kv_codes(p);
-  if (!c.on || p.rope || p.has_prefix() || p.nz || p.quant.fp4()) return 0;  // FP4: the general path
+  // FP4, FP8: the general path (the word loaders decode integer codes).
+  if (!c.on || p.rope || p.has_prefix() || p.nz || p.quant.fp4() || p.quant.fp8()) return 0;
   const int64_t bits = dtype_bits(c.codes);
   if (!code_rows_aligned(p, ks, vs, bits, 32) || slices.key * bits % 32 != 0 || slices.value * bits % 32 != 0)
     return 0;
