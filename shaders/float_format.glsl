@@ -95,20 +95,20 @@ uint float_to_fp8(float v, uint dt, bool saturate) {
   return sign | (field << uint(mbits)) | (m & ((1u << uint(mbits)) - 1u));
 }
 
-// The float an element of float dtype dt with raw bits `bits` holds.
+// The float an element of float dtype dt (f16, bf16, f32) with raw bits `bits` holds. FP8
+// is not among them: the few kernels that read or write FP8 call fp8_to_float and
+// float_to_fp8 themselves, which keeps these two, inlined everywhere, small: lavapipe compiles
+// every branch of them into every pipeline that reads a runtime dtype.
 float decode_float(uint bits, uint dt) {
   if (dt == DT_F16) return f16_to_float(bits);
   if (dt == DT_BF16) return bf16_to_float(bits);
-  if (is_fp8(dt)) return fp8_to_float(bits, dt);
   return uintBitsToFloat(bits);
 }
 
-// The raw bits of v stored in float dtype dt (FP8: as torch's `.to(float8_*)`, no
-// saturation, as Tensor::set does).
+// The raw bits of v stored in float dtype dt.
 uint encode_float(float v, uint dt) {
   if (dt == DT_F16) return float_to_f16(v);
   if (dt == DT_BF16) return float_to_bf16(v);
-  if (is_fp8(dt)) return float_to_fp8(v, dt, false);
   return floatBitsToUint(v);
 }
 

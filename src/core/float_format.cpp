@@ -79,8 +79,13 @@ double fp8_decode(Fp8 f, unsigned code) {
 
 double fp8_max(Fp8 f) { return layout(f).max; }
 
-double fp8_value(Fp8 f, unsigned code) {
-  // A table a format: the golden path decodes every K/V code.
+double fp8_value(Fp8 f, unsigned code) { return fp8_values(f)[code & 0xFFu]; }
+
+unsigned fp8_code(Fp8 f, double x, Fp8Overflow overflow) {
+  return fp8_code_inline(f, x, overflow == Fp8Overflow::saturate);
+}
+
+const std::array<double, 256>& fp8_values(Fp8 f) {
   static const auto table = [] {
     std::array<std::array<double, 256>, 2> t{};
     for (unsigned c = 0; c < 256; ++c) {
@@ -89,33 +94,7 @@ double fp8_value(Fp8 f, unsigned code) {
     }
     return t;
   }();
-  return table[f == Fp8::e4m3fn ? 0 : 1][code & 0xFFu];
-}
-
-unsigned fp8_code(Fp8 f, double x, Fp8Overflow overflow) {
-  const Fp8Layout l = layout(f);
-  const unsigned sign = std::signbit(x) ? 0x80u : 0u;
-  if (std::isnan(x)) return sign | l.nan_code;
-  const double a = std::fabs(x);
-  double r = a;  // a rounded to the format's grid, with an unbounded exponent range above
-  if (a != 0 && !std::isinf(a)) {
-    // The quantum at a: 2^(e - mbits), e = a's exponent, at least the smallest normal one.
-    const int e = std::max(std::ilogb(a), 1 - l.bias);
-    r = std::ldexp(std::nearbyint(std::ldexp(a, l.mbits - e)), e - l.mbits);  // exact scaling, RNE
-  }
-  if (r > l.max) {
-    if (overflow == Fp8Overflow::saturate)
-      r = l.max;
-    else
-      return sign | (f == Fp8::e4m3fn ? 0x7Fu : 0x7Cu);  // E4M3FN NaN, E5M2 infinity
-  }
-  if (r == 0) return sign;
-  const int e = std::max(std::ilogb(r), 1 - l.bias);
-  const auto m = static_cast<unsigned>(std::ldexp(r, l.mbits - e));  // exact: r is on the grid
-  // A normal value has m in [2^mbits, 2^(mbits+1)) and field e + bias; a subnormal one (e
-  // at the minimum, m < 2^mbits) has field 0.
-  const unsigned field = m >> l.mbits ? static_cast<unsigned>(e + l.bias) : 0u;
-  return sign | field << l.mbits | (m & ((1u << l.mbits) - 1u));
+  return table[f == Fp8::e4m3fn ? 0 : 1];
 }
 
 double f16_ulp(double x) {

@@ -4,6 +4,7 @@
 // rounding), with subnormals, overflow to infinity, and NaN handled.
 // Inline: the golden path converts every generated and every read element.
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cmath>
 #include <cstdint>
@@ -95,6 +96,42 @@ template <int EBITS, int MBITS>
   return std::bit_cast<double>(std::bit_cast<uint64_t>(r) | sign);
 }
 
+// The FP8 code of x (core/float_format.hpp fp8_code), branch-free: the golden path encodes
+// every generated FP8 K/V element. Adding c = 1.5 * 2^(e - MBITS + 52), e = |x|'s exponent
+// clamped to [emin, 17], makes the sum's ulp the format's quantum at |x|, so the sum rounds
+// |x| to the format (ties to even) and subtracting c is exact; past 2^17 every value
+// overflows both formats anyway (and |x| stays itself).
+template <int MBITS, int BIAS, bool E4M3FN>
+[[gnu::always_inline]] inline unsigned fp8_code_bits(double x, bool saturate) {
+  constexpr int emin = 1 - BIAS;
+  constexpr double largest = E4M3FN ? 448.0 : 57344.0;
+  const uint64_t u = std::bit_cast<uint64_t>(x), au = u & 0x7FFFFFFFFFFFFFFFull;
+  const unsigned sign = static_cast<unsigned>(u >> 63) << 7;
+  const bool nan = au > 0x7FF0000000000000ull;
+  const double a = std::bit_cast<double>(au);
+  const int e = std::clamp(static_cast<int>(au >> 52) - 1023, emin, 17);
+  const double c =
+      std::bit_cast<double>(static_cast<uint64_t>(e - MBITS + 52 + 1023) << 52 | 0x8000000000000ull);
+  double r = (a + c) - c;
+  const bool over = r > largest;
+  r = over || nan ? largest : r;  // saturated (a NaN's code is chosen below)
+  const uint64_t ru = std::bit_cast<uint64_t>(r);
+  const int er = static_cast<int>(ru >> 52) - 1023;
+  // Below 2^emin r is a whole number of the smallest subnormal 2^(emin - MBITS).
+  constexpr double per_subnormal = [] {
+    double v = 1;
+    for (int i = 0; i < MBITS - emin; ++i) v *= 2;
+    return v;
+  }();
+  const unsigned subnormal = static_cast<unsigned>(r * per_subnormal);
+  const unsigned normal = static_cast<unsigned>(er + BIAS) << MBITS |
+                          (static_cast<unsigned>(ru >> (52 - MBITS)) & ((1u << MBITS) - 1u));
+  unsigned code = er < emin ? subnormal : normal;
+  code = over && !saturate ? (E4M3FN ? 0x7Fu : 0x7Cu) : code;  // E4M3FN NaN, E5M2 infinity
+  code = nan ? (E4M3FN ? 0x7Fu : 0x7Eu) : code;
+  return sign | code;
+}
+
 }  // namespace float_format_detail
 
 inline uint16_t f16_bits_from_double(double x) {
@@ -144,6 +181,12 @@ double fp8_value(Fp8 f, unsigned code);
 // which overflows (torch c10/util/Float8_e4m3fn.h agrees).
 unsigned fp8_code(Fp8 f, double x, Fp8Overflow overflow = Fp8Overflow::overflow_to_special);
 double fp8_max(Fp8 f);  // 448, 57344
+inline unsigned fp8_code_inline(Fp8 f, double x, bool saturate) {
+  return f == Fp8::e4m3fn ? float_format_detail::fp8_code_bits<3, 7, true>(x, saturate)
+                          : float_format_detail::fp8_code_bits<2, 15, false>(x, saturate);
+}
+// The 256 values of a format, by code (fp8_value looks them up).
+const std::array<double, 256>& fp8_values(Fp8 f);
 
 // Distance from |x| to the next representable f16 above it (one unit in the last place).
 double f16_ulp(double x);

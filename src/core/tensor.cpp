@@ -175,6 +175,12 @@ void Tensor::get_range(size_t begin, size_t n, double* out) const {
     case DType::boolean:
       for (size_t i = 0; i < n; ++i) out[i] = p[begin + i];
       return;
+    case DType::f8e4m3fn:
+    case DType::f8e5m2: {
+      const std::array<double, 256>& value = fp8_values(*dtype_fp8(dtype_));
+      for (size_t i = 0; i < n; ++i) out[i] = value[p[begin + i]];
+      return;
+    }
     case DType::s4:
     case DType::u4:
       for (size_t i = 0; i < n; ++i) {
@@ -194,6 +200,17 @@ void Tensor::set_range(size_t begin, size_t n, const double* in) {
     case DType::f32: return narrow_range<uint32_t>(p, begin, n, in, f32_bits_from_double);
     case DType::f16: return narrow_range<uint16_t>(p, begin, n, in, f16_bits_from_double);
     case DType::bf16: return narrow_range<uint16_t>(p, begin, n, in, bf16_bits_from_double);
+    case DType::f8e4m3fn:
+    case DType::f8e5m2: {
+      // torch's `.to(float8_*)` (no saturation), as set() does; the format dispatched once.
+      if (dtype_ == DType::f8e4m3fn)
+        for (size_t i = 0; i < n; ++i)
+          p[begin + i] = static_cast<uint8_t>(float_format_detail::fp8_code_bits<3, 7, true>(in[i], false));
+      else
+        for (size_t i = 0; i < n; ++i)
+          p[begin + i] = static_cast<uint8_t>(float_format_detail::fp8_code_bits<2, 15, false>(in[i], false));
+      return;
+    }
     case DType::i8:
     case DType::u8:
     case DType::s4:

@@ -442,8 +442,10 @@ const Signature& fia_signature() {
            "prompt_flash_attention_s1s2_bns1_x910.h (CAST_ROUND), incre_flash_attention"},
           {"ascend_antiquant_fp16",
            "ascend_p_cast with K~ and V~ of int8/int4 antiquant as in(in(code + offset) * "
-           "scale), in the input dtype (bf16: the arithmetic in f32, then bf16)",
-           "hicann/ops-transformer@c29bc10 prompt_flash_attention x910 (AscendAntiQuant into the workspace)"},
+           "scale), in the input dtype (bf16: the arithmetic in f32, then bf16); of FP8 codes as "
+           "in(code * in(scale)), the product in the input dtype",
+           "hicann/ops-transformer@c29bc10 prompt_flash_attention x910 (AscendAntiQuant into the workspace); "
+           "cann/ops-transformer@1604f05 attention/common/op_kernel/arch35/vf/vf_antiquant_w8.h (FP8)"},
           {"ascend_pfa_fp16_hp",
            "innerPrecise bit 0 on an fp16 prompt: scores and their scaling in fp16, P cast to fp16, the "
            "running P @ V "

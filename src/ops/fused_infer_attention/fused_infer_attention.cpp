@@ -250,6 +250,7 @@ class FiaCase final : public OpCase {
     const bool swap_nibbles = fault_is("int4_nibble_swap") && dtype_bits(data.dtype()) == 4;
     const double offset_sign = fault_is("antiquant_offset_subtracted") ? -1.0 : 1.0;
     const bool antiquant_in_input = variant_is("ascend_antiquant_fp16") && !p_.full.on && p_.q != DType::f32;
+    const bool fp8 = p_.quant.fp8();
     return [=, this, &data, &table, &prefix, &scale, &offset](int64_t t, double* dst, int64_t step) {
       const int64_t Lp = p_.prefix_len, dim = s.dim;
       for (int64_t d = 0; rope && d < p_.rope; ++d)
@@ -288,9 +289,12 @@ class FiaCase final : public OpCase {
         const auto g = static_cast<size_t>(s.group(g0, d));
         const double off = offset.empty() ? 0.0 : offset[g] * offset_sign;
         // The variant ascend_antiquant_fp16: in(in(code + offset) * scale) in an f16 input
-        // dtype, f32 arithmetic rounded to bf16 in a bf16 one (AscendAntiQuant).
+        // dtype, f32 arithmetic rounded to bf16 in a bf16 one (AscendAntiQuant); FP8 codes
+        // in(code * in(scale)), the product in the input dtype (the Ascend 950's
+        // vf_antiquant_w8.h, specs/fused_infer_attention_quant.md).
         dst[d * step] =
-            antiquant_in_input
+            antiquant_in_input && fp8 ? round_to(p_.q, row[static_cast<size_t>(d)] * round_to(p_.q, scale[g]))
+            : antiquant_in_input
                 ? (p_.q == DType::f16 ? round_f16(round_f16(row[static_cast<size_t>(d)] + off) * scale[g])
                                       : dequant_offset(row[static_cast<size_t>(d)], off, scale[g], p_.q))
                 : dequant_offset(row[static_cast<size_t>(d)], off, scale[g], DType::f32);
