@@ -433,6 +433,10 @@ const Signature& fia_signature() {
           {"antiquant_offset_subtracted",
            "antiquant (code - offset) * scale instead of (code + offset) * scale", ""},
           {"int4_nibble_swap", "int4 K/V codes read with the two nibbles of each byte swapped", ""},
+          {"fp8_e4m3_with_infinities",
+           "FP8 K/V codes decoded as an IEEE-style E4M3 (exponent 1111: infinity or NaN, where E4M3FN "
+           "has 256 to 448)",
+           ""},
       }),
       .variants = with_attention_variants({
           {"ascend_p_cast",

@@ -248,6 +248,7 @@ class FiaCase final : public OpCase {
     const bool stuck = fault_is("page_index_stuck") && p_.paged();
     const bool no_left_pad = fault_is("kv_left_padding_ignored") && !p_.paged() && !p_.nz;
     const bool swap_nibbles = fault_is("int4_nibble_swap") && dtype_bits(data.dtype()) == 4;
+    const bool fp8_infinities = fault_is("fp8_e4m3_with_infinities") && data.dtype() == DType::f8e4m3fn;
     const double offset_sign = fault_is("antiquant_offset_subtracted") ? -1.0 : 1.0;
     const bool antiquant_in_input = variant_is("ascend_antiquant_fp16") && !p_.full.on && p_.q != DType::f32;
     const bool fp8 = p_.quant.fp8();
@@ -278,6 +279,10 @@ class FiaCase final : public OpCase {
       if (swap_nibbles)
         for (int64_t d = 0; d + 1 < dim; d += 2)
           std::swap(row[static_cast<size_t>(d)], row[static_cast<size_t>(d + 1)]);
+      for (int64_t d = 0; fp8_infinities && d < dim; ++d) {  // E4M3FN's top binade [256, 448]
+        double& v = row[static_cast<size_t>(d)];
+        if (std::fabs(v) >= 256) v = std::fabs(v) == 256 ? std::copysign(kInf, v) : std::nan("");
+      }
       if (scale.empty()) {
         for (int64_t d = 0; d < dim; ++d) dst[d * step] = row[static_cast<size_t>(d)] * factor;
         return;
