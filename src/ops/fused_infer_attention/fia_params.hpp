@@ -177,6 +177,11 @@ int64_t fia_kv_index(const FiaParams& p, const std::vector<int64_t>& table, int6
 const Signature& fia_signature();
 // The case's FiaParams, its attributes checked against the constraints (fia_parse.cpp).
 FiaParams parse_fia_params(Args& c);
+// The quantized modes' attributes (fia_parse_quant.cpp), called by parse_fia_params in
+// this order: KV antiquant, post-quant int8 output, full int8.
+void parse_fia_antiquant(Args& c, FiaParams& p);
+void parse_fia_post_quant(Args& c, FiaParams& p);
+void parse_fia_full_quant(Args& c, FiaParams& p);
 // The Atlas A2 limits of `ascend_limits: true` (fia_ascend_limits.cpp): Args::fail at the
 // key of the first one the case breaks.
 void check_ascend_limits(Args& c, const FiaParams& p);
