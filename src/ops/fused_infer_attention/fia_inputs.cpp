@@ -98,14 +98,12 @@ KVB_CLONES void widen_ranges(const uint64_t* bits, int64_t dim, uint64_t* lo, ui
   }
 }
 // Pass 2: the row's originals over their scales, rounded half to even, less their offsets,
-// clamped to the codes' range (float codes: the quotient, clamped to [qmin, qmax] when
-// that is not empty (FP8's saturation); set() rounds it to the code).
+// clamped to the codes' range (float codes: the quotient, which the store rounds to the code).
 KVB_CLONES void code_row(const FiaOriginals& x, int64_t e, int64_t dim, const double* scale,
                          const double* offset, bool float_codes, double qmin, double qmax, double* codes) {
   x.fill(e, dim, codes);
   if (float_codes) {
-    for (int64_t d = 0; d < dim; ++d)
-      codes[d] = qmin < qmax ? std::clamp(codes[d] / scale[d], qmin, qmax) : codes[d] / scale[d];
+    for (int64_t d = 0; d < dim; ++d) codes[d] /= scale[d];
     return;
   }
   for (int64_t d = 0; d < dim; ++d)
@@ -176,12 +174,10 @@ TensorSet fia_quantized(const FiaParams& p, const Args& a, int side, Tensor& dat
   ranges.clear();
   // FP4 codes (per-token-group) take a power-of-two E8M0 scale, the OCP MX rule (spec); FP8
   // codes max|x| / 448 (the engines' rule, specs/quantize-group.md). Both are float codes:
-  // x / scale, rounded to the code by the tensor (FP8: saturated first).
+  // x / scale, rounded to the code when stored (FP8 saturating).
   const bool fp4 = p.quant.fp4(), fp8 = p.quant.fp8(), float_codes = fp4 || fp8;
-  const double qmin = float_codes ? (fp8 ? -fp8_max(Fp8::e4m3fn) : 0.0)
-                                  : static_cast<double>(dtype_int_min(p.quant.codes)),
-               qmax = float_codes ? (fp8 ? fp8_max(Fp8::e4m3fn) : 0.0)
-                                  : static_cast<double>(dtype_int_max(p.quant.codes));
+  const double qmin = float_codes ? 0.0 : static_cast<double>(dtype_int_min(p.quant.codes)),
+               qmax = float_codes ? 0.0 : static_cast<double>(dtype_int_max(p.quant.codes));
   const double nan = std::numeric_limits<double>::quiet_NaN();
   if (data.dtype() != p.quant.codes || data.shape() != p.kv_shape(s.dim))
     throw std::logic_error("fia_quantized: " + s.data + " is not a " +
@@ -198,7 +194,7 @@ TensorSet fia_quantized(const FiaParams& p, const Args& a, int side, Tensor& dat
       sc[g] = std::ldexp(1.0, e - 1 - (p.quant.codes == DType::f4e2m1 ? 2 : 0));
       off[g] = 0;
     } else if (fp8) {
-      sc[g] = std::max(round_to(sdt, std::max(hi[g], -lo[g]) / qmax), round_to(sdt, 1e-4));
+      sc[g] = std::max(round_to(sdt, std::max(hi[g], -lo[g]) / fp8_max(Fp8::e4m3fn)), round_to(sdt, 1e-4));
       off[g] = 0;
     } else if (p.quant.offset) {  // x ~ (code + offset) * scale, codes spanning [qmin, qmax]
       sc[g] = std::max(round_to(sdt, (hi[g] - lo[g]) / (qmax - qmin)), round_to(sdt, 1e-4));
@@ -215,6 +211,7 @@ TensorSet fia_quantized(const FiaParams& p, const Args& a, int side, Tensor& dat
   const unsigned threads = s.dim % 2 == 0 ? a.threads() : 1;
   constexpr int64_t kChunk = 1024;  // key tokens per task
   int8_t* const int8 = data.dtype() == DType::i8 ? reinterpret_cast<int8_t*>(data.bytes().data()) : nullptr;
+  uint8_t* const fp8_bytes = fp8 ? data.bytes().data() : nullptr;
   parallel_for((keys + kChunk - 1) / kChunk, threads, [&](int64_t c) {
     const auto dim = static_cast<size_t>(s.dim);
     std::vector<double> codes(dim), row_scale(dim), row_offset(dim);
@@ -233,6 +230,10 @@ TensorSet fia_quantized(const FiaParams& p, const Args& a, int side, Tensor& dat
           if (int8) {  // the common case, stored directly: the codes are integers in [qmin, qmax]
             for (int64_t d = 0; d < s.dim; ++d)
               int8[e + d] = static_cast<int8_t>(codes[static_cast<size_t>(d)]);
+          } else if (fp8_bytes) {  // E4M3FN, saturating at +-448 as the engines store it
+            for (int64_t d = 0; d < s.dim; ++d)
+              fp8_bytes[e + d] = static_cast<uint8_t>(
+                  float_format_detail::fp8_code_bits<3, 7, true>(codes[static_cast<size_t>(d)], true));
           } else {
             data.set_range(static_cast<size_t>(e), static_cast<size_t>(s.dim), codes.data());
           }
