@@ -5,6 +5,7 @@
 #include <limits>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 
 #include "core/float_format.hpp"
 
@@ -39,14 +40,10 @@ namespace {
 // small enough that about one code in a million is a boundary code.
 constexpr double kBoundaryEpsilon = 0x1p-20;
 
-// rne(T(quotient)), and the neighbouring code when moving the exact quotient by
-// kBoundaryEpsilon (relative) either way changes the result.
-std::pair<double, double> round_code(double quotient, DType compute, bool truncate) {
-  // + 0.0: nearbyint(-0.3) is -0.0, and a code is an integer: 0 dequantizes to +0.0.
-  auto code = [compute, truncate](double q) {
-    const double t = round_to(compute, q);
-    return (truncate ? std::trunc(t) : std::nearbyint(t)) + 0.0;
-  };
+// code(quotient), and the neighbouring code when moving the exact quotient by
+// kBoundaryEpsilon (relative) either way changes the result (else NaN).
+template <typename Code>
+std::pair<double, double> code_with_alternate(double quotient, Code code) {
   const double c = code(quotient);
   const double below = code(quotient * (1 - kBoundaryEpsilon));
   const double above = code(quotient * (1 + kBoundaryEpsilon));
@@ -56,6 +53,15 @@ std::pair<double, double> round_code(double quotient, DType compute, bool trunca
   else if (above != c)
     alt = above;
   return {c, alt};
+}
+
+// rne(T(quotient)) and its boundary alternate.
+std::pair<double, double> round_code(double quotient, DType compute, bool truncate) {
+  // + 0.0: nearbyint(-0.3) is -0.0, and a code is an integer: 0 dequantizes to +0.0.
+  return code_with_alternate(quotient, [compute, truncate](double q) {
+    const double t = round_to(compute, q);
+    return (truncate ? std::trunc(t) : std::nearbyint(t)) + 0.0;
+  });
 }
 
 }  // namespace
@@ -115,11 +121,8 @@ void quantize_fp8(const double* x, size_t n, Fp8 format, double divisor, GroupCo
   };
   for (size_t i = 0; i < n; ++i) {
     const double quotient = fault.scale_multiplied ? x[i] * g.scale : x[i] / g.scale;
-    const double c = code(quotient), below = code(quotient * (1 - kBoundaryEpsilon)),
-                 above = code(quotient * (1 + kBoundaryEpsilon));
-    g.code[i] = c;
+    std::tie(g.code[i], g.alternate[i]) = code_with_alternate(quotient, code);
     g.quotient[i] = round_f32(quotient);
-    g.alternate[i] = below != c ? below : above != c ? above : std::numeric_limits<double>::quiet_NaN();
   }
 }
 

@@ -3,7 +3,9 @@
 // rounding the operator definitions make (see specs/quantize-group.md). Shared by the
 // references of every operator that stores or reads quantized K/V.
 #include <cstddef>
+#include <cmath>
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "core/dtype.hpp"
@@ -106,6 +108,13 @@ struct Fp8QuantFault {
 void quantize_fp8(const double* x, size_t n, Fp8 format, double divisor, GroupCodes& out,
                   Fp8QuantFault fault = {});
 double fp8_scale_floor(Fp8 format);
+// The fault fp8_e4m3_with_infinities: the value an IEEE-style E4M3 decoder makes of an
+// E4M3FN code's value v (exponent 1111, E4M3FN's [256, 448], read as +-inf at 256 and NaN
+// above); every other value unchanged.
+inline double e4m3fn_read_as_ieee(double v) {
+  const double a = std::fabs(v);
+  return a == 256 ? std::copysign(kInf, v) : a > 256 ? std::numeric_limits<double>::quiet_NaN() : v;
+}
 
 // Dequantization formulas of the three source families; `out` is the output dtype.
 // PPL:    y = out(S(q * s))            the product in the scale dtype S, then to out

@@ -279,10 +279,8 @@ class FiaCase final : public OpCase {
       if (swap_nibbles)
         for (int64_t d = 0; d + 1 < dim; d += 2)
           std::swap(row[static_cast<size_t>(d)], row[static_cast<size_t>(d + 1)]);
-      for (int64_t d = 0; fp8_infinities && d < dim; ++d) {  // E4M3FN's top binade [256, 448]
-        double& v = row[static_cast<size_t>(d)];
-        if (std::fabs(v) >= 256) v = std::fabs(v) == 256 ? std::copysign(kInf, v) : std::nan("");
-      }
+      for (int64_t d = 0; fp8_infinities && d < dim; ++d)
+        row[static_cast<size_t>(d)] = e4m3fn_read_as_ieee(row[static_cast<size_t>(d)]);
       if (scale.empty()) {
         for (int64_t d = 0; d < dim; ++d) dst[d * step] = row[static_cast<size_t>(d)] * factor;
         return;
