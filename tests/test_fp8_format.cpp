@@ -4,8 +4,10 @@
 // subnormal range and past the largest value under both overflow rules.
 #include <doctest/doctest.h>
 
+#include <bit>
 #include <cmath>
 #include <limits>
+#include <utility>
 #include <vector>
 
 #include "core/float_format.hpp"
@@ -145,4 +147,21 @@ TEST_CASE("FP8 tensors: one byte an element, read and written through the format
   u.set_range(0, 2, w.data());
   CHECK(u.get(0) == 0.3125);  // 0.3 between 0.25 and 0.3125 (step 2^-4 in [0.25, 0.5)): nearer 0.3125
   CHECK(u.get(1) == INFINITY);
+}
+
+TEST_CASE("FP8 tensors: a range of every code reads each code's value, bit for bit") {
+  // get_range decodes a range at a time (the golden path), get and fp8_value one element.
+  for (const auto& [dtype, format] :
+       {std::pair{DType::f8e4m3fn, Fp8::e4m3fn}, std::pair{DType::f8e5m2, Fp8::e5m2}}) {
+    Tensor t("k", dtype, {256}, Role::input);
+    for (unsigned c = 0; c < 256; ++c) t.bytes()[c] = static_cast<uint8_t>(c);
+    std::vector<double> values(256);
+    t.get_range(0, 256, values.data());
+    for (unsigned c = 0; c < 256; ++c) {
+      CAPTURE(c);
+      CHECK(std::bit_cast<uint64_t>(values[c]) == std::bit_cast<uint64_t>(fp8_value(format, c)));
+      CHECK(same(values[c], ofp8_formula(c, format == Fp8::e4m3fn ? 4 : 5, format == Fp8::e4m3fn ? 3 : 2,
+                                         format == Fp8::e4m3fn ? 7 : 15, format == Fp8::e5m2)));
+    }
+  }
 }

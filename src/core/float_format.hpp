@@ -96,40 +96,32 @@ template <int EBITS, int MBITS>
   return std::bit_cast<double>(std::bit_cast<uint64_t>(r) | sign);
 }
 
-// The FP8 code of x (core/float_format.hpp fp8_code), branch-free: the golden path encodes
-// every generated FP8 K/V element. Adding c = 1.5 * 2^(e - MBITS + 52), e = |x|'s exponent
-// clamped to [emin, 17], makes the sum's ulp the format's quantum at |x|, so the sum rounds
-// |x| to the format (ties to even) and subtracting c is exact; past 2^17 every value
-// overflows both formats anyway (and |x| stays itself).
+// The FP8 code of x (core/float_format.hpp fp8_code), without a branch or a select that
+// would keep a loop of it from vectorizing (the golden path encodes every generated FP8 K/V
+// element). Adding c = 1.5 * 2^(e - MBITS + 52), e = |x|'s exponent clamped to [emin, 17],
+// puts |x| in c's binade, whose ulp is the format's quantum 2^(e - MBITS) at |x|: the sum
+// rounds |x| to the format (ties to even), and its bits less c's count quanta, k. A normal
+// |x| in [2^e, 2^(e+1)) counts k in [2^MBITS, 2^(MBITS+1)], so its code is k plus the
+// exponent field's (e + BIAS - 1) << MBITS (k = 2^(MBITS+1), a carry, steps the exponent);
+// below 2^emin that field is 0 and k the subnormal code. Past 2^17 every value overflows
+// both formats, and the code stays past the largest. A NaN's code is chosen by a mask: a
+// ternary there would sink the add into a branch the vectorizer cannot if-convert.
 template <int MBITS, int BIAS, bool E4M3FN>
 [[gnu::always_inline]] inline unsigned fp8_code_bits(double x, bool saturate) {
-  constexpr int emin = 1 - BIAS;
-  constexpr double largest = E4M3FN ? 448.0 : 57344.0;
-  const uint64_t u = std::bit_cast<uint64_t>(x), au = u & 0x7FFFFFFFFFFFFFFFull;
-  const unsigned sign = static_cast<unsigned>(u >> 63) << 7;
-  const bool nan = au > 0x7FF0000000000000ull;
-  const double a = std::bit_cast<double>(au);
-  const int e = std::clamp(static_cast<int>(au >> 52) - 1023, emin, 17);
-  const double c =
-      std::bit_cast<double>(static_cast<uint64_t>(e - MBITS + 52 + 1023) << 52 | 0x8000000000000ull);
-  double r = (a + c) - c;
-  const bool over = r > largest;
-  r = over || nan ? largest : r;  // saturated (a NaN's code is chosen below)
-  const uint64_t ru = std::bit_cast<uint64_t>(r);
-  const int er = static_cast<int>(ru >> 52) - 1023;
-  // Below 2^emin r is a whole number of the smallest subnormal 2^(emin - MBITS).
-  constexpr double per_subnormal = [] {
-    double v = 1;
-    for (int i = 0; i < MBITS - emin; ++i) v *= 2;
-    return v;
-  }();
-  const unsigned subnormal = static_cast<unsigned>(r * per_subnormal);
-  const unsigned normal = static_cast<unsigned>(er + BIAS) << MBITS |
-                          (static_cast<unsigned>(ru >> (52 - MBITS)) & ((1u << MBITS) - 1u));
-  unsigned code = er < emin ? subnormal : normal;
-  code = over && !saturate ? (E4M3FN ? 0x7Fu : 0x7Cu) : code;  // E4M3FN NaN, E5M2 infinity
-  code = nan ? (E4M3FN ? 0x7Fu : 0x7Eu) : code;
-  return sign | code;
+  constexpr int64_t emin = 1 - BIAS;
+  constexpr int64_t largest_code = E4M3FN ? 0x7E : 0x7B;  // 448, 57344
+  constexpr int64_t overflow_code = E4M3FN ? 0x7F : 0x7C, nan_code = E4M3FN ? 0x7F : 0x7E;
+  const auto u = std::bit_cast<uint64_t>(x);
+  const auto au = static_cast<int64_t>(u & 0x7FFFFFFFFFFFFFFFull);
+  const int64_t e = std::clamp<int64_t>((au >> 52) - 1023, emin, 17);
+  const int64_t c = (e - MBITS + 52 + 1023) << 52 | int64_t{1} << 51;
+  const double sum = std::bit_cast<double>(au) + std::bit_cast<double>(c);
+  int64_t code = std::bit_cast<int64_t>(sum) - c + ((e + BIAS - 1) << MBITS);
+  const int64_t over = (largest_code - code) >> 63;  // all ones past the largest code
+  code = (code & ~over) | ((saturate ? largest_code : overflow_code) & over);
+  const int64_t nan = (0x7FF0000000000000ll - au) >> 63;  // all ones for a NaN
+  code = (code & ~nan) | (nan_code & nan);
+  return static_cast<unsigned>(static_cast<int64_t>(u >> 63) << 7 | code);
 }
 
 }  // namespace float_format_detail

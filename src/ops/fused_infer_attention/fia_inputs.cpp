@@ -109,6 +109,12 @@ KVB_CLONES void code_row(const FiaOriginals& x, int64_t e, int64_t dim, const do
   for (int64_t d = 0; d < dim; ++d)
     codes[d] = std::clamp(round_half_even(codes[d] / scale[d]) - offset[d], qmin, qmax);
 }
+// The store of FP8 (E4M3FN) codes, saturating at +-448 as the engines store them: its own
+// function so that the branch-free encoder vectorizes in the AVX2 and AVX-512 clones.
+KVB_CLONES_AVX512 void store_e4m3fn_row(const double* values, int64_t dim, uint8_t* codes) {
+  for (int64_t d = 0; d < dim; ++d)
+    codes[d] = static_cast<uint8_t>(float_format_detail::fp8_code_bits<3, 7, true>(values[d], true));
+}
 
 }  // namespace
 
@@ -230,10 +236,8 @@ TensorSet fia_quantized(const FiaParams& p, const Args& a, int side, Tensor& dat
           if (int8) {  // the common case, stored directly: the codes are integers in [qmin, qmax]
             for (int64_t d = 0; d < s.dim; ++d)
               int8[e + d] = static_cast<int8_t>(codes[static_cast<size_t>(d)]);
-          } else if (fp8_bytes) {  // E4M3FN, saturating at +-448 as the engines store it
-            for (int64_t d = 0; d < s.dim; ++d)
-              fp8_bytes[e + d] = static_cast<uint8_t>(
-                  float_format_detail::fp8_code_bits<3, 7, true>(codes[static_cast<size_t>(d)], true));
+          } else if (fp8_bytes) {
+            store_e4m3fn_row(codes.data(), s.dim, fp8_bytes + e);
           } else {
             data.set_range(static_cast<size_t>(e), static_cast<size_t>(s.dim), codes.data());
           }
