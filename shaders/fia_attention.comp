@@ -21,7 +21,8 @@ layout(constant_id = 1) const uint FIA_DV = 128u;
 //     whole, aligned uvec4s;
 //   2, 3 int8 or int4 antiquant codes (no rope or shared prefix) whose every slice is whole
 //     32-bit words, read a word at a time; the scale and offset once per slice, or, per
-//     channel (constants 4 for K, 5 for V), as 16-bit pairs; constant 6: offsets given.
+//     channel (constants 4 for K, 5 for V), as 16-bit pairs; constant 6: offsets given;
+//   4 FP8 E4M3FN antiquant codes, read as path 2 reads int8 ones (four codes a word).
 layout(constant_id = 2) const uint KV_PATH = 0u;
 const bool PLAIN_KV = KV_PATH == 1u;
 const bool CODES_KV = KV_PATH >= 2u;
@@ -245,7 +246,7 @@ uint kv_offset(uint d) { return pc.nz != 0u ? (d >> 4u) * (pc.block_size << 4u) 
 DEFINE_ROW_LOADER(key_row, key4, key_texels, DPL)
 DEFINE_ROW_LOADER(value_row, value4, value_texels, DPLV)
 
-// N antiquantized elements of a K or V row from code `first` on (KV_PATH 2, 3): whole
+// N antiquantized elements of a K or V row from code `first` on (KV_PATH 2, 3, 4): whole
 // words of codes, by uvec4s where the rows allow it (CODES_UVEC4) and N fills whole ones;
 // scale and offset element `si`, the same for the slice, or per channel (PER_CHANNEL:
 // elements si.., 16-bit, two a word, si even). The caller checks the alignment on the host.
@@ -281,7 +282,7 @@ const bool K_CHANNELS_CACHED = false, V_CHANNELS_CACHED = false;
 
 #define DEFINE_CODE_LOADER(NAME, CODES, SCALES, OFFSETS, N, PER_CHANNEL, CHANNELS, CSC, COF, CACHED) \
   void NAME(uint first, uint si, uint sdt, out float x[N]) {                              \
-    const uint bits = KV_PATH == 2u ? 8u : 4u, per_word = 32u / bits;                     \
+    const uint bits = KV_PATH == 3u ? 4u : 8u, per_word = 32u / bits;                     \
     float sc[N], of[N];                                                                    \
     if (PER_CHANNEL && CACHED) {                                                           \
       for (uint j = 0u; j < N; ++j) {                                                      \
@@ -312,7 +313,7 @@ const bool K_CHANNELS_CACHED = false, V_CHANNELS_CACHED = false;
     for (uint k = 0u; k < N / per_word; ++k) {                                             \
       const uint biased = biased_codes(words[k], bits);                                   \
       for (uint e = 0u; e < per_word; ++e) {                                               \
-        const float code = code_float(biased, e, bits);                                   \
+        const float code = KV_PATH == 4u ? fp8_code_float(words[k], e) : code_float(biased, e, bits); \
         x[k * per_word + e] = antiquant_value(code, of[k * per_word + e], sc[k * per_word + e]); \
       }                                                                                    \
     }                                                                                      \

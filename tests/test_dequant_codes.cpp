@@ -4,6 +4,7 @@
 // The expected codes are two's complement by hand here, not the shaders' bit trick.
 #include <doctest/doctest.h>
 
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <vector>
@@ -36,6 +37,29 @@ size_t wrong_codes(const std::vector<float>& got) {
   return wrong;
 }
 
+// E4M3FN pattern p's value from OCP OFP8 1.0 by hand: bias 7, subnormal m/8 * 2^-6,
+// S.1111.111 NaN, no infinities; returned as the f32 it is exactly.
+float e4m3fn_by_hand(uint32_t p) {
+  const uint32_t e = (p >> 3) & 15, m = p & 7;
+  if ((p & 0x7f) == 0x7f) return std::nanf("");
+  const float mag = e == 0 ? std::ldexp(static_cast<float>(m) / 8.0f, -6)
+                           : std::ldexp(1.0f + static_cast<float>(m) / 8.0f, static_cast<int>(e) - 7);
+  return (p & 0x80) != 0 ? -mag : mag;
+}
+
+// out[1152 + 4 i + e]: E4M3FN pattern i in byte e, bit for bit (-0 for 0x80), any NaN for NaN.
+size_t wrong_fp8_codes(const std::vector<float>& got) {
+  size_t wrong = 0;
+  for (uint32_t i = 0; i < 256; ++i)
+    for (uint32_t e = 0; e < 4; ++e) {
+      const float g = got[1152 + 4 * i + e], want = e4m3fn_by_hand(i);
+      const bool same =
+          std::isnan(want) ? std::isnan(g) : std::bit_cast<uint32_t>(g) == std::bit_cast<uint32_t>(want);
+      if (!same && wrong++ < 5) FAIL_CHECK("E4M3FN pattern " << i << " in byte " << e << ": " << g);
+    }
+  return wrong;
+}
+
 std::vector<float> download_floats(Buffer& b, size_t n) {
   std::vector<float> v(n);
   b.download(std::span(reinterpret_cast<uint8_t*>(v.data()), n * 4));
@@ -44,15 +68,22 @@ std::vector<float> download_floats(Buffer& b, size_t n) {
 
 }  // namespace
 
-TEST_CASE("code_float: every int8 code at every byte and every int4 code at every nibble, exactly") {
+TEST_CASE(
+    "code_float and fp8_code_float: every int8 and E4M3FN code at every byte, every int4 code at every "
+    "nibble, exactly") {
   CHECK(code_of(0x80, 8) == -128);  // the expectations themselves
   CHECK(code_of(0x7f, 8) == 127);
   CHECK(code_of(0x8, 4) == -8);
   CHECK(code_of(0xf, 4) == -1);
+  CHECK(e4m3fn_by_hand(0x01) == std::ldexp(1.0f, -9));  // the smallest subnormal
+  CHECK(e4m3fn_by_hand(0x7e) == 448.0f);                // the largest finite value
+  CHECK(e4m3fn_by_hand(0xb8) == -1.0f);
   Runtime rt;
-  auto out = rt.buffer(1152 * 4);
+  auto out = rt.buffer(2176 * 4);
   rt.dispatch("dequant_selftest", {{"floats", out.get()}}, {}, 4);
-  CHECK(wrong_codes(download_floats(*out, 1152)) == 0);
+  const std::vector<float> got = download_floats(*out, 2176);
+  CHECK(wrong_codes(got) == 0);
+  CHECK(wrong_fp8_codes(got) == 0);  // fp8_code_float, FIA's FP8 word loader
 }
 
 TEST_CASE("code_pair_f16 and the f16 product: every code, and q * s rounded to f16 for every normal f16 s") {

@@ -93,6 +93,18 @@ std::vector<Variant> variants(uint32_t subgroup_size) {
            {"TEXELS", 1},
            {"SCORE_LOADS", 0}},
           "FIA int8 per-channel D 128");
+      // FP8 E4M3FN codes (the same word loaders, an FP8 decode per code), per-channel scales.
+      add("fia_attention",
+          {{"D", 128},
+           {"FIA_DV", 128},
+           {"KV_PATH", 4},
+           {"DQK", 128},
+           {"K_PER_CHANNEL", 1},
+           {"V_PER_CHANNEL", 1},
+           {"CODES_UVEC4", 1},
+           {"TEXELS", 1},
+           {"SCORE_LOADS", 0}},
+          "FIA FP8 per-channel D 128");
       add("fia_attention", {{"D", 192}, {"FIA_DV", 128}, {"KV_PATH", 0}, {"DQK", 128}},
           "FIA MLA 128+64 / 128");
       // V rows of 512 split the heads, in multiples of 4 (decode_vectors).
