@@ -113,7 +113,7 @@ int last_key(Batch bt, uint row) { return row >= bt.s1 ? -1 : min(int(bt.s2) - 1
 
 float query_at(Batch bt, uint row, uint head, uint d) {
   const uint qrow = pc.q_rows == 0u ? bt.q0 + row : (bt.q0 + row) % pc.q_rows;
-  if (d >= DQK) {
+  if (DQK < D && d >= DQK) {  // a constant test: no rope, no second load
     const uint r = bt.b * pc.qr_sb + qrow * pc.qr_st + head * pc.qr_sh + d - DQK;
     return decode_float(LOAD_BITS(queryRope, r, dtype_bits(pc.dtype)), pc.dtype);
   }
@@ -399,7 +399,7 @@ void load_key(Batch bt, uint hk, uvec2 handle, uint lane, out float k[DPL]) {
   const uint rope_base = row_base(bt, hk, t, sw, D - DQK, pc.kr_sb, pc.kr_st, pc.kr_sh);
   for (uint j = 0u; j < DPL; ++j) {
     const uint d = lane * DPL + j;
-    if (d >= DQK) {  // MLA: keyRope continues the contraction
+    if (DQK < D && d >= DQK) {  // MLA: keyRope continues the contraction
       k[j] = decode_float(LOAD_BITS(keyRope, rope_base + kv_offset(d - DQK), bits), pc.kv_dtype);
       continue;
     }
