@@ -163,5 +163,18 @@ TEST_CASE("FP8 tensors: a range of every code reads each code's value, bit for b
       CHECK(same(values[c], ofp8_formula(c, format == Fp8::e4m3fn ? 4 : 5, format == Fp8::e4m3fn ? 3 : 2,
                                          format == Fp8::e4m3fn ? 7 : 15, format == Fp8::e5m2)));
     }
+    // Ranges that start and end anywhere: the vectorized decoder's head, body and tail.
+    Tensor u("k", dtype, {320}, Role::input);
+    for (unsigned i = 0; i < 320; ++i) u.bytes()[i] = static_cast<uint8_t>((i * 37u + 11u) % 256u);
+    size_t wrong = 0;
+    for (size_t begin = 0; begin < 33; ++begin)
+      for (size_t n : {size_t{1}, size_t{7}, size_t{31}, size_t{64}, size_t{287}}) {
+        std::vector<double> got(n);
+        u.get_range(begin, n, got.data());
+        for (size_t i = 0; i < n; ++i)
+          wrong += std::bit_cast<uint64_t>(got[i]) !=
+                   std::bit_cast<uint64_t>(fp8_value(format, u.bytes()[begin + i]));
+      }
+    CHECK(wrong == 0);
   }
 }

@@ -1,5 +1,7 @@
 #include "core/float_format.hpp"
 
+#include "core/clones.hpp"
+
 #include <algorithm>
 #include <array>
 #include <bit>
@@ -95,6 +97,22 @@ const std::array<double, 256>& fp8_values(Fp8 f) {
     return t;
   }();
   return table[f == Fp8::e4m3fn ? 0 : 1];
+}
+
+// Code c's magnitude bits m7 = c & 0x7F placed in an f32 with the exponent rebiased by 120
+// (E4M3FN's bias 7 to f32's 127) are the value for exponent fields 1-15. An exponent field
+// of 0 (m7 < 8, value m * 2^-9) is read as field 1 instead, 2^-6 (1 + m/8), less 2^-6: exact
+// (Sterbenz). S.1111.111 is NaN; the sign is set last, so 0x80 is -0. Every value is an f32,
+// so the widening to double is exact.
+KVB_CLONES_AVX512 void e4m3fn_values(const uint8_t* codes, size_t n, double* out) {
+  for (size_t i = 0; i < n; ++i) {
+    const uint32_t c = codes[i], m7 = c & 0x7Fu, sub = static_cast<uint32_t>(m7 < 8u);
+    const uint32_t bits = ((m7 + (sub << 3)) << 20) + (120u << 23);
+    const float mag = std::bit_cast<float>(bits) - std::bit_cast<float>(sub * 0x3C800000u);  // 2^-6 or +0
+    const uint32_t nan = 0u - static_cast<uint32_t>(m7 == 0x7Fu);
+    const uint32_t r = (std::bit_cast<uint32_t>(mag) & ~nan) | (0x7FC00000u & nan) | ((c & 0x80u) << 24);
+    out[i] = static_cast<double>(std::bit_cast<float>(r));
+  }
 }
 
 double f16_ulp(double x) {

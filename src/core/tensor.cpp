@@ -175,9 +175,9 @@ void Tensor::get_range(size_t begin, size_t n, double* out) const {
     case DType::boolean:
       for (size_t i = 0; i < n; ++i) out[i] = p[begin + i];
       return;
-    case DType::f8e4m3fn:
+    case DType::f8e4m3fn: return e4m3fn_values(p + begin, n, out);
     case DType::f8e5m2: {
-      const std::array<double, 256>& value = fp8_values(*dtype_fp8(dtype_));
+      const std::array<double, 256>& value = fp8_values(Fp8::e5m2);
       for (size_t i = 0; i < n; ++i) out[i] = value[p[begin + i]];
       return;
     }
