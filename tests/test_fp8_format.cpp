@@ -1,5 +1,5 @@
 // The OCP FP8 formats (OFP8 rev 1.0): every one of the 256 codes of E4M3FN and E5M2 decoded
-// against the specification's formula, written here independently of core/float_format.cpp,
+// against the specification's formula (tests/ofp8_formula.hpp, independent of core/float_format.cpp),
 // and encoding checked at every code, every midpoint (ties to the even code), in the
 // subnormal range and past the largest value under both overflow rules.
 #include <doctest/doctest.h>
@@ -12,27 +12,11 @@
 
 #include "core/float_format.hpp"
 #include "core/tensor.hpp"
+#include "ofp8_formula.hpp"
 
 using namespace kvbench;
 
 namespace {
-
-// OFP8 table 1: value = (-1)^S * 2^(E - bias) * (1 + M / 2^m) for E > 0, and
-// (-1)^S * 2^(1 - bias) * (M / 2^m) for E = 0 (subnormal). Specials: E4M3FN S.1111.111 NaN
-// only; E5M2 S.11111.00 infinity, S.11111.{01,10,11} NaN.
-double ofp8_formula(unsigned code, int ebits, int mbits, int bias, bool ieee_specials) {
-  const unsigned S = code >> 7, E = (code >> mbits) & ((1u << ebits) - 1u), M = code & ((1u << mbits) - 1u);
-  const double sign = S ? -1.0 : 1.0;
-  const unsigned e_max = (1u << ebits) - 1u, m_max = (1u << mbits) - 1u;
-  if (ieee_specials && E == e_max) return M == 0 ? sign * INFINITY : NAN;
-  if (!ieee_specials && E == e_max && M == m_max) return NAN;
-  const double fraction = static_cast<double>(M) / static_cast<double>(1u << mbits);
-  return E == 0 ? sign * std::pow(2.0, 1 - bias) * fraction
-                : sign * std::pow(2.0, static_cast<int>(E) - bias) * (1.0 + fraction);
-}
-
-double e4m3_formula(unsigned code) { return ofp8_formula(code, 4, 3, 7, false); }
-double e5m2_formula(unsigned code) { return ofp8_formula(code, 5, 2, 15, true); }
 
 bool same(double a, double b) {
   return (std::isnan(a) && std::isnan(b)) || (a == b && std::signbit(a) == std::signbit(b));
