@@ -21,8 +21,9 @@
 // includes this file, then defines the hooks declared below. D, the head size of Q and K,
 // is specialization constant 0; V's head size DV is D unless the including shader defines
 // the macro DV first (FIA's 192/128 heads). The K/V hooks load one slice of DPL (DPLV)
-// consecutive elements of a row, slice number `lane`: a lane's share of the row in the
-// lanes kernel (D / 8 elements), a fixed chunk of 8 elements in the tiles kernel.
+// elements of a row, slice number `lane`: a lane's share of the row in the lanes kernel
+// (D / 8 elements, consecutive unless ATTENTION_CYCLIC_KEYS, see key_dim), a fixed chunk
+// of 8 consecutive elements in the tiles kernel.
 #ifndef KVBENCH_ATTENTION_CORE_GLSL
 #define KVBENCH_ATTENTION_CORE_GLSL
 #include "grid.glsl"
@@ -51,6 +52,30 @@ const uint DPLV_LANES = DV / LANES;
 #define DPLV DPLV_LANES
 #endif
 
+// The dim of element j of K slice `slice`, which the query elements a lane holds follow.
+// Slices are consecutive dims, [slice * DPL, +DPL), except in the lanes kernel of a shader
+// that defines ATTENTION_CYCLIC_KEYS (a constant expression) true before including this file:
+// lane l then holds dims l, l + LANES, l + 2 LANES, ... of Q and K (V's slices stay
+// consecutive). FIA's MLA sets it: its dims from DQK on come from queryRope and keyRope, and
+// with consecutive slices one lane straddles that boundary, so lavapipe compiled both loads
+// for every element of every lane (specs/fused_infer_attention_score.md, "Vulkan").
+#ifndef ATTENTION_CYCLIC_KEYS
+#define ATTENTION_CYCLIC_KEYS false
+#endif
+#ifdef KVBENCH_TILES
+uint key_dim(uint slice, uint j) { return slice * DPL + j; }
+#else
+uint key_dim(uint slice, uint j) { return ATTENTION_CYCLIC_KEYS ? j * LANES + slice : slice * DPL + j; }
+#endif
+// Whether element j of K slice `slice` has a dim of at least `first`: with cyclic slices
+// and LANES dividing `first`, the same answer in every lane, known when the loop unrolls.
+bool key_dim_from(uint slice, uint j, uint first) {
+#ifndef KVBENCH_TILES
+  if (ATTENTION_CYCLIC_KEYS && first % LANES == 0u) return j >= first / LANES;
+#endif
+  return key_dim(slice, j) >= first;
+}
+
 // Per batch: slot base, number of splits, split length. Per item: b, kv head, v0, nv, split.
 layout(std430, binding = 28) readonly buffer BatchPlan { uint batch_plan[]; };
 layout(std430, binding = 29) readonly buffer Items { uint items[]; };
@@ -67,12 +92,22 @@ Batch batch_info(uint b);
 uint kv_length(Batch bt);
 int last_key(Batch bt, uint row);  // last visible key of a query row (-1: none)
 float query_at(Batch bt, uint row, uint head, uint d);  // element d of a query vector
+// The lanes kernel's query element j of slice `slice`: query_at(key_dim(slice, j)), unless
+// the including shader defines ATTENTION_QUERY_SLICE_AT first and this hook itself (FIA's
+// MLA, where key_dim_from tells per unrolled element which tensor holds it).
+#ifdef ATTENTION_QUERY_SLICE_AT
+float query_slice_at(Batch bt, uint row, uint head, uint slice, uint j);
+#else
+float query_slice_at(Batch bt, uint row, uint head, uint slice, uint j) {
+  return query_at(bt, row, head, key_dim(slice, j));
+}
+#endif
 // Where key t lives, as two words the operator defines (its cache row; FIA's token and
 // page-attention slot), computed once per key and passed to each of its K and V loads: a
 // page-table read and a division per key, not per load (the decode kernel loads a row in
 // D / 8 calls, and lavapipe gathers every table read lane by lane).
 uvec2 key_handle(Batch bt, uint t);
-void load_key(Batch bt, uint hk, uvec2 handle, uint lane, out float k[DPL]);     // elements [lane*DPL, +DPL)
+void load_key(Batch bt, uint hk, uvec2 handle, uint lane, out float k[DPL]);     // elements key_dim(lane, j)
 void load_value(Batch bt, uint hk, uvec2 handle, uint lane, out float v[DPLV]);  // elements [lane*DPLV, +DPLV)
 float score(Batch bt, uint row, uint head, uint t, float dot);  // the final score; -inf: masked
 // The weight of a key's V in P.V given its p = exp(s - running max): p itself unless the

@@ -48,8 +48,9 @@ void main() {
   // The item's first lane in the subgroup: softmax weights are shuffled from lane base + g.
   const uint base = gl_SubgroupInvocationID & ~(LANES - 1u);
 
-  // Lane l holds dims [l*DPL, (l+1)*DPL) of every query vector g and of its accumulator
-  // (vectors past nv repeat the last one and are never written). Every loop below has
+  // Lane l holds dims key_dim(l, j) of every query vector g ([l*DPL, (l+1)*DPL) unless
+  // ATTENTION_CYCLIC_KEYS), those of its K slices, and [l*DPLV, (l+1)*DPLV) of every
+  // accumulator (vectors past nv repeat the last one and are never written). Every loop below has
   // constant trip counts of at most 64, so lavapipe unrolls it and keeps the arrays in
   // registers (a loop over all D elements would not unroll, and its dynamic indices turn
   // every access into a chain of branches).
@@ -57,7 +58,7 @@ void main() {
   float acc[LANES][DPLV];
   for (uint g = 0u; g < LANES; ++g) {
     const uint vg = v0 + min(g, nv - 1u);
-    for (uint j = 0u; j < DPL; ++j) q[g][j] = query_at(bt, vg / G, hk * G + vg % G, lane * DPL + j);
+    for (uint j = 0u; j < DPL; ++j) q[g][j] = query_slice_at(bt, vg / G, hk * G + vg % G, lane, j);
     for (uint j = 0u; j < DPLV; ++j) acc[g][j] = 0.0;
   }
   // Lane l also owns vector l's softmax: its score, running max m and sum l.

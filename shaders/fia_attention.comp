@@ -16,16 +16,22 @@ layout(constant_id = 1) const uint FIA_DV = 128u;
 // Specialization constant 2, how K and V are read (kv_path in fia_vulkan.cpp; lavapipe
 // runs both sides of every run-time branch, so only a constant removes the general path's
 // per-element loads from this kernel):
-//   0 element by element, every mode (the general path);
+//   0 float K/V (f32, f16, bf16: no antiquant) element by element, MLA's rope, a shared
+//     prefix and the NZ cache included (the general path of float rows);
 //   1 plain f32/f16/bf16 rows (no antiquant, rope or shared prefix) whose every slice is
 //     whole, aligned uvec4s;
 //   2, 3 int8 or int4 antiquant codes (no rope or shared prefix) whose every slice is whole
 //     32-bit words, read a word at a time; the scale and offset once per slice, or, per
 //     channel (constants 4 for K, 5 for V), as 16-bit pairs; constant 6: offsets given;
-//   4 FP8 E4M3FN antiquant codes, read as path 2 reads int8 ones (four codes a word).
+//   4 FP8 E4M3FN antiquant codes, read as path 2 reads int8 ones (four codes a word);
+//   5 antiquant codes element by element, in every mode (the general path of codes: FP4,
+//     rope, a shared prefix, NZ, slices not of whole words). Apart from 0, so that a float
+//     pipeline carries no code decode and no scale or offset loads per element (MLA's
+//     pipelines compiled in a third of the time: specs/fused_infer_attention_score.md).
 layout(constant_id = 2) const uint KV_PATH = 0u;
 const bool PLAIN_KV = KV_PATH == 1u;
-const bool CODES_KV = KV_PATH >= 2u;
+const bool CODES_KV = KV_PATH >= 2u && KV_PATH <= 4u;
+const bool ELEMENT_CODES = KV_PATH == 5u;
 layout(constant_id = 4) const bool K_PER_CHANNEL = false;
 layout(constant_id = 5) const bool V_PER_CHANNEL = false;
 layout(constant_id = 6) const bool HAS_OFFSET = false;
@@ -45,6 +51,11 @@ layout(constant_id = 9) const bool SCORE_LOADS = true;
 // second load per element: each is a gather, and lavapipe compiles both sides of a branch.
 layout(constant_id = 3) const uint DQK = 128u;
 #define DV FIA_DV
+// MLA (DQK < D): the lanes kernel gives each lane every LANES-th dim of Q and K, so that
+// whether a dim comes from queryRope/keyRope is known per unrolled element (key_dim). The
+// word loaders (paths 1-4) need consecutive slices: the host takes them only without rope.
+#define ATTENTION_CYCLIC_KEYS (DQK < D)
+#define ATTENTION_QUERY_SLICE_AT
 
 layout(std140, binding = 31) uniform Params {  // kernel parameters, set by name from C++ (reflected)
   uint num_items, num_heads, num_kv_heads, dtype;
@@ -111,15 +122,21 @@ uint kv_length(Batch bt) { return bt.s2; }
 
 int last_key(Batch bt, uint row) { return row >= bt.s1 ? -1 : min(int(bt.s2) - 1, int(row) + bt.hi); }
 
-float query_at(Batch bt, uint row, uint head, uint d) {
+// Element d of a query vector, from queryRope when `rope` (d >= DQK).
+float query_element(Batch bt, uint row, uint head, uint d, bool rope) {
   const uint qrow = pc.q_rows == 0u ? bt.q0 + row : (bt.q0 + row) % pc.q_rows;
-  if (DQK < D && d >= DQK) {  // a constant test: no rope, no second load
+  if (rope) {
     const uint r = bt.b * pc.qr_sb + qrow * pc.qr_st + head * pc.qr_sh + d - DQK;
     return decode_float(LOAD_BITS(queryRope, r, dtype_bits(pc.dtype)), pc.dtype);
   }
   const uint i = bt.b * pc.q_sb + qrow * pc.q_st + head * pc.q_sh + d;
   const uint bits = LOAD_BITS(query, i, dtype_bits(pc.dtype));
   return pc.dtype == DT_I8 ? float(sign_extend(bits, 8u)) : decode_float(bits, pc.dtype);  // full int8: the code
+}
+// `DQK < D` first: a constant test, so that a kernel without rope has no second load.
+float query_at(Batch bt, uint row, uint head, uint d) { return query_element(bt, row, head, d, DQK < D && d >= DQK); }
+float query_slice_at(Batch bt, uint row, uint head, uint slice, uint j) {
+  return query_element(bt, row, head, key_dim(slice, j), DQK < D && key_dim_from(slice, j, DQK));
 }
 
 // Full int8: P as its int8 code, AscendQuant(p, quantScale1, 0) half to even, saturated (p > 0).
@@ -388,23 +405,24 @@ void load_key(Batch bt, uint hk, uvec2 handle, uint lane, out float k[DPL]) {
               pc.ks_base + antiquant_index(pc.k_mode, D, bt, t, sw, hk, lane * DPL), pc.ks_dtype, k);
     return;
   }
-  const uint bits = kv_bits();
+  const uint bits = ELEMENT_CODES ? kv_bits() : dtype_bits(pc.kv_dtype);
   if (t < pc.prefix_len) {  // the shared prefix (never antiquantized)
-    const uint base = t * pc.p_st + hk * pc.p_sh + lane * DPL;
-    for (uint j = 0u; j < DPL; ++j) k[j] = decode_float(LOAD_BITS(keySharedPrefix, base + j, bits), pc.kv_dtype);
+    const uint base = t * pc.p_st + hk * pc.p_sh;
+    for (uint j = 0u; j < DPL; ++j)
+      k[j] = decode_float(LOAD_BITS(keySharedPrefix, base + key_dim(lane, j), bits), pc.kv_dtype);
     return;
   }
   t -= pc.prefix_len;
   const uint base = row_base(bt, hk, t, sw, DQK, pc.k_sb, pc.k_st, pc.k_sh);
   const uint rope_base = row_base(bt, hk, t, sw, D - DQK, pc.kr_sb, pc.kr_st, pc.kr_sh);
   for (uint j = 0u; j < DPL; ++j) {
-    const uint d = lane * DPL + j;
-    if (DQK < D && d >= DQK) {  // MLA: keyRope continues the contraction
+    const uint d = key_dim(lane, j);
+    if (DQK < D && key_dim_from(lane, j, DQK)) {  // MLA: keyRope continues the contraction
       k[j] = decode_float(LOAD_BITS(keyRope, rope_base + kv_offset(d - DQK), bits), pc.kv_dtype);
       continue;
     }
     const uint raw = LOAD_BITS(key, base + kv_offset(d), bits);
-    if (pc.kv_quant == 0u) {
+    if (!ELEMENT_CODES) {
       k[j] = decode_float(raw, pc.kv_dtype);
       continue;
     }
@@ -427,7 +445,7 @@ void load_value(Batch bt, uint hk, uvec2 handle, uint lane, out float v[DPLV]) {
                 pc.vs_base + antiquant_index(pc.v_mode, DV, bt, t, sw, hk, lane * DPLV), pc.vs_dtype, v);
     return;
   }
-  const uint bits = kv_bits();
+  const uint bits = ELEMENT_CODES ? kv_bits() : dtype_bits(pc.kv_dtype);
   if (t < pc.prefix_len) {
     const uint base = t * pc.pv_st + hk * pc.pv_sh + lane * DPLV;
     for (uint j = 0u; j < DPLV; ++j) v[j] = decode_float(LOAD_BITS(valueSharedPrefix, base + j, bits), pc.kv_dtype);
@@ -437,7 +455,7 @@ void load_value(Batch bt, uint hk, uvec2 handle, uint lane, out float v[DPLV]) {
   const uint base = value_row_first(bt, hk, t, sw);
   for (uint j = 0u; j < DPLV; ++j) {
     const uint raw = LOAD_BITS(value, base + kv_offset(lane * DPLV + j), bits);
-    if (pc.kv_quant == 0u) {
+    if (!ELEMENT_CODES) {
       v[j] = decode_float(raw, pc.kv_dtype);
       continue;
     }

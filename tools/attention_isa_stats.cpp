@@ -77,7 +77,8 @@ std::vector<Variant> variants(uint32_t subgroup_size) {
           v.push_back(
               {"mhca_attention_decode_f16", with_decode(c, nv, subgroup_size), label + " f16" + g, true});
       }
-      add("fia_attention", {{"D", 128}, {"FIA_DV", 128}, {"KV_PATH", 0}, {"DQK", 128}},
+      // Codes element by element, every antiquant mode (the general path of codes).
+      add("fia_attention", {{"D", 128}, {"FIA_DV", 128}, {"KV_PATH", 5}, {"DQK", 128}},
           "FIA antiquant/paged D 128");
       // Int8 codes with per-channel scales and offsets, by uvec4s through texel views (the
       // 8k paged decode).

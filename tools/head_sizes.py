@@ -385,7 +385,8 @@ ROLES = {
              "PAGE_SIZE", "SCALE_F16", "SCORE_ADDS", "PER_WORD", "gl_WorkGroupSize"},
     # terms of a signature above
     "signature": {"KPV", "CPL", "NCH", "NCHV", "DPL", "DPLV_LANES", "WORDS", "per_word", "bits", "groups_in_lane",
-                  "lane_in_group", "NS", "TK", "CPV", "MAXD", "V_CHANNELS_CACHED", "PLAIN_KV", "CODES_KV"},
+                  "lane_in_group", "NS", "TK", "CPV", "MAXD", "V_CHANNELS_CACHED", "PLAIN_KV", "CODES_KV",
+                  "ELEMENT_CODES"},
     # sizes: shared-memory extents and strides that follow from the above, loop bounds
     "size": {"Q4", "BUF4", "LOOP4", "END4", "STATE", "SG4", "WG", "KS", "NVS", "block_step", "ng", "sbits"},
 }

@@ -71,29 +71,34 @@ bool code_rows_aligned(const FiaParams& p, const Strides& ks, const Strides& vs,
 }
 
 // How the kernel reads K and V (specialization constant 2 of shaders/fia_attention.comp):
-// 1 plain rows (plain_kv), 2/3/4 int8/int4/FP8 E4M3FN antiquant codes by whole words when
-// every slice starts on a word and holds whole words (the lanes kernel's D / 8 elements at
-// D 16 or 40 do not: its loader would read none, or too few, of the slice's codes), i.e.
-// each stride holds whole words, with 16-bit per-channel scales at an even element (two a
-// word); else 0, element by element.
+// 1 plain rows (plain_kv), else 0 for float K/V, element by element; 2/3/4 int8/int4/FP8
+// E4M3FN antiquant codes by whole words when every slice starts on a word and holds whole
+// words (the lanes kernel's D / 8 elements at D 16 or 40 do not: its loader would read
+// none, or too few, of the slice's codes), i.e. each stride holds whole words, with 16-bit
+// per-channel scales at an even element (two a word); else 5, codes element by element.
+// MLA's rope takes 0 or 5 only: the lanes kernel's slices are then not consecutive dims.
 uint32_t kv_path(const FiaParams& p, const Strides& ks, const Strides& vs, Slices slices) {
   if (plain_kv(p, ks, vs, slices)) return 1;
   const KvCodes c = kv_codes(p);
+  if (!c.on) return 0;
   // FP4 (E8M0 scales per group of 32): the general path.
-  if (!c.on || p.rope || p.has_prefix() || p.nz || p.quant.fp4()) return 0;
+  if (p.rope || p.has_prefix() || p.nz || p.quant.fp4()) return 5;
   const int64_t bits = dtype_bits(c.codes);
   if (!code_rows_aligned(p, ks, vs, bits, 32) || slices.key * bits % 32 != 0 || slices.value * bits % 32 != 0)
-    return 0;
-  if (c.k_step && (dtype_bits(c.ks_dtype) != 16 || c.ks_base % 2 != 0)) return 0;
-  if (c.v_step && (dtype_bits(c.vs_dtype) != 16 || c.vs_base % 2 != 0)) return 0;
+    return 5;
+  if (c.k_step && (dtype_bits(c.ks_dtype) != 16 || c.ks_base % 2 != 0)) return 5;
+  if (c.v_step && (dtype_bits(c.vs_dtype) != 16 || c.vs_base % 2 != 0)) return 5;
   return c.codes == DType::f8e4m3fn ? 4 : c.codes == DType::i8 ? 2 : 3;
 }
+
+// Whether kv_path's `path` reads codes by whole words (the shader's CODES_KV).
+bool word_codes(uint32_t path) { return path >= 2 && path <= 4; }
 
 // Whether every K/V row of a codes path (`path` = kv_path, 2 to 4) starts on 16 bytes
 // (specialization constant 7): slices of whole uvec4s are then read 16 bytes a load, which
 // lavapipe pays per load.
 bool codes_rows_in_uvec4s(const FiaParams& p, uint32_t path, const Strides& ks, const Strides& vs) {
-  return path >= 2 && code_rows_aligned(p, ks, vs, dtype_bits(kv_codes(p).codes), 128);
+  return word_codes(path) && code_rows_aligned(p, ks, vs, dtype_bits(kv_codes(p).codes), 128);
 }
 
 }  // namespace
@@ -234,11 +239,11 @@ double fia_run_vulkan(const FiaParams& p, const Args& args, Runtime& rt, TensorS
                          {"FIA_DV", static_cast<uint32_t>(p.Dv)},
                          {"KV_PATH", path},
                          {"DQK", static_cast<uint32_t>(p.D)},
-                         // Read by the codes paths only: elsewhere they would change
+                         // Read by the word codes paths only: elsewhere they would change
                          // nothing but the key, and cost a second compile of the same code.
-                         {"K_PER_CHANNEL", static_cast<uint32_t>(path >= 2 && codes.k_step)},
-                         {"V_PER_CHANNEL", static_cast<uint32_t>(path >= 2 && codes.v_step)},
-                         {"HAS_OFFSET", static_cast<uint32_t>(path >= 2 && codes.offset)},
+                         {"K_PER_CHANNEL", static_cast<uint32_t>(word_codes(path) && codes.k_step)},
+                         {"V_PER_CHANNEL", static_cast<uint32_t>(word_codes(path) && codes.v_step)},
+                         {"HAS_OFFSET", static_cast<uint32_t>(word_codes(path) && codes.offset)},
                          {"CODES_UVEC4", static_cast<uint32_t>(codes_uvec4)},
                          {"TEXELS", static_cast<uint32_t>(texels)},
                          {"SCORE_LOADS", static_cast<uint32_t>(p.mask_applies() || p.pse != "none")}}),
