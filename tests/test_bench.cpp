@@ -115,10 +115,33 @@ std::string one_cache_case() {
          " --filter 'layout=0,quant_bit=4,quant_group=3\\]'";
 }
 
+// One `kvbench bench` of three cases, which the tests below share: a 4-bit KV-cache write,
+// an FIA attention and an MHCA decode of three kernels. Every bench measures the copy
+// bandwidth and warms up for 200 ms of device time first: one run instead of three saved
+// 4 s of the unit tests.
+const BenchWithJson& three_cases() {
+  static const BenchWithJson bench = bench_with_json(
+      source_path("cases/pmx.KeyValueCache/odd_groups.json") + " " +
+          source_path("cases/aclnn.FusedInferAttentionScoreV3/sparse4_negative_pre.json") + " " +
+          source_path("cases/pmx.dynamic_batching.MultiHeadCacheAttention/decode_4096.json") +
+          " --filter 'layout=0,quant_bit=4,quant_group=3\\]|fia_sparse4|mhca_decode_4096.quant_bit=8' "
+          "--warmup 1 --reps 3",
+      "bench_three");
+  return bench;
+}
+
+// The report's case named `name`.
+const nlohmann::json& case_named(const nlohmann::json& report, const std::string& name) {
+  for (const auto& c : report["cases"])
+    if (c["name"] == name) return c;
+  FAIL("no case " << name << " in the report");
+  throw std::logic_error("unreachable");
+}
+
 }  // namespace
 
 TEST_CASE("bench: one case prints the copy bandwidth and writes positive figures to --json") {
-  const auto bench = bench_with_json(one_cache_case() + " --warmup 1 --reps 3", "bench");
+  const auto& bench = three_cases();
   const auto& r = bench.run;
   const auto& j = bench.report;
   INFO(r.output);
@@ -126,7 +149,7 @@ TEST_CASE("bench: one case prints the copy bandwidth and writes positive figures
   std::smatch m;
   REQUIRE(std::regex_search(r.output, m, std::regex(R"(copy bandwidth: ([0-9.]+) GB/s)")));
   CHECK(std::stod(m[1]) > 0);
-  CHECK(r.output.find("1 passed, 0 failed, 0 skipped") != std::string::npos);
+  CHECK(r.output.find("3 passed, 0 failed, 0 skipped") != std::string::npos);
 
   CHECK(j["copy_bandwidth_gbps"].get<double>() > 0);
   CHECK(j["reps"] == 3);
@@ -134,7 +157,9 @@ TEST_CASE("bench: one case prints the copy bandwidth and writes positive figures
   CHECK(j["flush_bytes"].is_null());
   // The warm-up happened, was long enough by the device's own timestamps, and the clock
   // field is there: a number where the device has a shader clock, else "unknown".
-  for (const auto& timing : {j["copy_timing"], j["cases"][0]["timing"]}) {
+  REQUIRE(j["cases"].size() == 3);
+  const auto& c = case_named(j, "kvc_odd_groups[cache_layout=0,quant_bit=4,quant_group=3]");
+  for (const auto& timing : {j["copy_timing"], c["timing"]}) {
     INFO(timing.dump());
     CHECK(timing["warmup_ms"].get<double>() >= 200);
     CHECK(timing["warmup_count"].get<int64_t>() >= 1);
@@ -143,9 +168,6 @@ TEST_CASE("bench: one case prints the copy bandwidth and writes positive figures
     CHECK(timing["shader_clock_mhz"].is_null() == (timing["shader_clock_source"] == "unknown"));
     CHECK(timing["shader_clock_mhz"].is_null() == !j["shader_clock_extension"].get<bool>());
   }
-  REQUIRE(j["cases"].size() == 1);
-  const auto& c = j["cases"][0];
-  CHECK(c["name"] == "kvc_odd_groups[cache_layout=0,quant_bit=4,quant_group=3]");
   CHECK(c["op"] == "pmx.KeyValueCache");
   CHECK(c["status"] == "PASS");
   CHECK(c["median_ms"].get<double>() > 0);
@@ -159,17 +181,12 @@ TEST_CASE("bench: one case prints the copy bandwidth and writes positive figures
 }
 
 TEST_CASE("bench: attention cases report GFLOPS beside GB/s, in the table and the JSON") {
-  const auto bench =
-      bench_with_json(source_path("cases/aclnn.FusedInferAttentionScoreV3/sparse4_negative_pre.json") +
-                          " --warmup 1 --reps 2",
-                      "bench_gflops");
+  const auto& bench = three_cases();
   const auto& r = bench.run;
-  const auto& j = bench.report;
   INFO(r.output);
   CHECK(r.status == 0);
   CHECK(r.output.find("GFLOPS") != std::string::npos);
-  REQUIRE(j["cases"].size() == 1);
-  const auto& c = j["cases"][0];
+  const auto& c = case_named(bench.report, "fia_sparse4_negative_pre");
   // B 2, S1 10, S2 14 (offset 4), preTokens -3, nextTokens 6: row i sees keys i+7..i+10
   // clipped to 13, i.e. 4, 4, 4, 4, 3, 2, 1, 0, 0, 0 = 22 per batch; 2 heads; D 32.
   CHECK(c["flops"].get<double>() == 2 * 22 * 2 * 2.0 * (32 + 32));
@@ -179,16 +196,11 @@ TEST_CASE("bench: attention cases report GFLOPS beside GB/s, in the table and th
 }
 
 TEST_CASE("bench: a case of several kernels lists each with its median device time") {
-  const auto bench =
-      bench_with_json(source_path("cases/pmx.dynamic_batching.MultiHeadCacheAttention/decode_4096.json") +
-                          " --filter 'quant_bit=8' --warmup 1 --reps 3",
-                      "bench_kernels");
+  const auto& bench = three_cases();
   const auto& r = bench.run;
-  const auto& j = bench.report;
   INFO(r.output);
   CHECK(r.status == 0);
-  REQUIRE(j["cases"].size() == 1);
-  const auto& c = j["cases"][0];
+  const auto& c = case_named(bench.report, "mhca_decode_4096[quant_bit=8]");
   // MHCA stores the new K/V, runs the attention kernel (gpu- or cpu-shaped), then merges the splits.
   const auto& k = c["kernels"];
   REQUIRE(k.size() == 3);
