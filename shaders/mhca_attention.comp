@@ -8,6 +8,7 @@
 // cachestarts (no gather copy), dequantizing int8/int4 rows as they are loaded. The item,
 // lane and online-softmax structure is the shared attention_core.glsl; this file gives
 // its hooks.
+#include "divide.glsl"
 #include "quant.glsl"
 #ifdef KVBENCH_F16_PRODUCT
 #include "quant_f16.glsl"
@@ -25,7 +26,10 @@ struct Batch {
 // The cache's bits and quant_group are specialization constants too: the per-lane loops
 // then have constant trip counts (see the spec's performance notes).
 layout(constant_id = 1) const uint CACHE_BITS = 8u;
-layout(constant_id = 2) const uint QG = 8u;  // quant_group (1 when unquantized)
+// quant_group (1 when unquantized). In the lanes kernel a group of a lane's DPL dims or a
+// multiple of them is DPL here (one scale per lane, which one from pc.quant_group), so
+// that those groups share one pipeline (lanes_constants in multi_head_cache_attention.cpp).
+layout(constant_id = 2) const uint QG = 8u;
 // Whether score() adds anything (ALiBi or attn_mask): a constant, because lavapipe runs a
 // run-time branch's body as masked code for every key even when no lane takes it.
 layout(constant_id = 3) const bool SCORE_ADDS = true;
@@ -38,7 +42,9 @@ layout(constant_id = 4) const bool SCALE_F16 = true;
 // tensors.
 layout(constant_id = 5) const bool TEXELS = false;
 // The page size, 0 in offset mode: a key's page and row in it by a constant divisor, where a
-// run-time one is an integer division per key that lavapipe does lane by lane.
+// run-time one is an integer division per key that lavapipe does lane by lane. (By
+// divide.glsl's multiply instead, which would let page sizes share a pipeline, the 4096-key
+// paged decode measured about 10 % slower on lavapipe.)
 layout(constant_id = 6) const uint PAGE_SIZE = 0u;
 const uint WORDS = DPL * CACHE_BITS / 32u;   // 32-bit words per lane per row
 const uint PER_WORD = 32u / CACHE_BITS;
@@ -94,7 +100,11 @@ void load_row(uint base, uint sbase, uint lane, out float row[DPL]) {
   const bool groups_in_lane = DPL % QG == 0u, lane_in_group = QG % DPL == 0u;
   const uint NS = groups_in_lane ? DPL / QG : 1u;
   uint scale_bits[NS];
+#ifdef KVBENCH_TILES
   const uint g_first = lane * DPL / QG;
+#else
+  const uint g_first = QG < DPL ? lane * DPL / QG : divide_by_magic(lane * DPL, pc.quant_group, pc.qg_magic).x;
+#endif
   if (groups_in_lane || lane_in_group) {
     if (sbits == 16u && NS % 2u == 0u) {  // pairs of f16 scales share a word (g_first is even)
       // A lane's NS / 2 words start at a multiple of NS / 2 (a row holds LANES * NS scales).
@@ -188,9 +198,13 @@ uvec2 key_handle(Batch bt, uint t) {
   return uvec2(cache_start(bt.b * pc.max_pages + t / PAGE_SIZE) + t % PAGE_SIZE, 0u);
 }
 
-// Scale groups per row, from the constants: a run-time D / quant_group is an integer
-// division per row, which lavapipe does lane by lane.
+// Scale groups per row: from the constants, where a run-time D / quant_group would be an
+// integer division per row; the lanes kernel's QG need not be the group (see QG).
+#ifdef KVBENCH_TILES
 uint scale_groups() { return CACHE_BITS < 16u ? D / QG : 1u; }
+#else
+uint scale_groups() { return CACHE_BITS < 16u ? pc.scale_groups : 1u; }
+#endif
 
 void load_key(Batch bt, uint hk, uvec2 T, uint lane, out float k[DPL]) {
   load_row(mhca_row(T.x, 0u, hk, D), mhca_row(T.x, 0u, hk, scale_groups()), lane, k);

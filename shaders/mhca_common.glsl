@@ -10,6 +10,8 @@ layout(std140, binding = 31) uniform Params {  // kernel parameters, set by name
   uint t1_dtype, scale_dtype, cache_dtype, is_causal;
   uint is_alibi, decoding_batches, mask_rank, mask_cols;
   uint total_rows, num_items, batches;
+  uint scale_groups;  // head_dim / quant_group (1 unquantized)
+  uint qg_magic;      // division_magic(quant_group) (divide.glsl; 0 unquantized)
 } pc;
 
 // int64 index tensors hold values below 2^31: read the low word.

@@ -269,6 +269,7 @@ void run_planned(Batch& batch, const AttentionPlan& plan, AttentionKernel kernel
     // A lane per query vector: 4 lanes per item for plans of 4-vector items, else 8.
     const uint32_t lanes = plan.vectors_per_item <= 4 && four_lanes_fit(launch.heads) ? 4 : kVectorsPerItem;
     launch.kernel.constants["LANES"] = lanes;
+    if (launch.lanes_constants) launch.lanes_constants(launch.kernel.constants, lanes);
     // An item's lanes share one subgroup (its first lane at a multiple of LANES) wherever
     // the device can promise full subgroups; without that the driver's choice is taken.
     const uint32_t sg = dev.subgroup_size;

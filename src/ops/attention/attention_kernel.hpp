@@ -1,6 +1,10 @@
 #pragma once
 // Runs the shared attention kernel (an operator's shader built on attention_core.glsl)
 // and the shared merge for one planned case.
+#include <functional>
+#include <map>
+#include <string>
+
 #include "core/dtype.hpp"
 #include "ops/attention/attention_plan.hpp"
 #include "ref/attention.hpp"
@@ -107,6 +111,11 @@ struct AttentionLaunch {
   // (MHCA's f16 scales: shaders/quant_f16.glsl), run instead of `<name>_decode` on devices
   // with DeviceInfo::f16_rte unless KVBENCH_F16_DEQUANT=0.
   bool decode_f16 = false;
+  // Called with the lanes kernel's constants and its LANES before it is created: the
+  // operator may set there to one value the size constants that kernel reads at run time
+  // instead (MHCA's quant group past a lane's dims), so that shapes that
+  // differ only there share a pipeline on lavapipe, which compiles each at its first use.
+  std::function<void(std::map<std::string, uint32_t>& constants, uint32_t lanes)> lanes_constants;
 };
 
 // Query vectors per item for this shape on `dev`: 4 when the lanes kernel runs it, every

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 
+#include "core/divide.hpp"
 #include "core/error.hpp"
 #include "core/rng.hpp"
 #include "ops/attention/attention_golden.hpp"
@@ -367,6 +368,8 @@ class MhcaCase final : public OpCase {
     Buffer* slopes = batch.buffer_with(slopes_t1);
     KernelBuffers buffers = t.bindings();
     buffers["slopes"] = slopes;
+    // divide.glsl's multiplier for the quant group (the lanes kernel's scale index)
+    const uint32_t qg_magic = p_.quant_bit ? division_magic(static_cast<uint32_t>(p_.quant_group)) : 0;
     const KernelParams params{{"num_heads", p_.num_heads},
                               {"num_kv_heads", p_.num_kv_heads},
                               {"head_dim", p_.head_dim},
@@ -388,7 +391,9 @@ class MhcaCase final : public OpCase {
                               {"mask_rank", p_.mask_rank},
                               {"mask_cols", p_.mask_cols()},
                               {"total_rows", p_.total_rows()},
-                              {"batches", p_.batches()}};
+                              {"batches", p_.batches()},
+                              {"scale_groups", p_.scale_groups()},
+                              {"qg_magic", qg_magic}};
     KernelParams store = params;
     store.emplace("num_items", 0);  // the store kernel shares the Params block; it plans no items
     // One invocation per word of each (token, kv head, k/v) row of the cache and of the scale,
@@ -420,9 +425,19 @@ class MhcaCase final : public OpCase {
                    .head_dim = p_.head_dim,
                    .empty = EmptyRow::nan,
                    .heads = heads(),
-                   .decode_f16 = p_.quant_bit != 0 && p_.scale == DType::f16});
+                   .decode_f16 = p_.quant_bit != 0 && p_.scale == DType::f16,
+                   .lanes_constants = lanes_constants});
     t.download(io);
     return batch.submit();
+  }
+
+  // The lanes kernel reads a quant group that is a multiple of a lane's D / LANES dims at
+  // run time (QG = those dims: one scale per lane, which one from quant_group): fewer
+  // pipelines for lavapipe to compile, which it does at their first use (the default
+  // suite's 45 MHCA attention pipelines are 33).
+  static void lanes_constants(std::map<std::string, uint32_t>& c, uint32_t lanes) {
+    const uint32_t dims = c.at("D") / lanes;
+    if (c.at("QG") > dims && c.at("QG") % dims == 0) c["QG"] = dims;
   }
 
   // K/V (and scales) of every referenced row read once per kv head, query read, output
