@@ -34,8 +34,8 @@ layout(constant_id = 0) const uint D = 128u;
 #ifdef KVBENCH_TILES
 const uint DPL = 8u;  // elements per slice: a chunk
 #else
-// Lanes, and query vectors, per item: 8, or 4 for decodes with G <= 4 at heads <= 128
-// (attention_vectors_per_item and kLanesConstantId on the host).
+// Lanes, and query vectors, per item: 8, or 4 for decodes with G <= 4 at heads <= 128 over
+// at least 32768 K rows (attention_vectors_per_item and kFourLanesMinKeyRows on the host).
 layout(constant_id = 15) const uint LANES = 8u;
 const uint DPL = D / LANES;  // dims per lane
 #endif

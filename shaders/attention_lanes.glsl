@@ -3,8 +3,8 @@
 //
 // One item = one batch b, one kv head, up to LANES query vectors that share it (the q heads
 // of a GQA group, then consecutive rows), and one split [t0, t1) of the keys. LANES lanes
-// (8; 4 for decodes with G <= 4 at heads <= 128, so that a subgroup of 8 serves two items
-// instead of leaving half its lanes idle) serve an item. Lane l owns the slice of dims
+// (8; 4 for decodes with G <= 4 at heads <= 128 over at least 32768 K rows, so that a
+// subgroup of 8 serves two items instead of leaving half its lanes idle) serve an item. Lane l owns the slice of dims
 // [l*D/LANES, (l+1)*D/LANES) of every query vector and accumulator of the item, which is
 // also the slice of each K/V row it loads (the hooks' slice), so each K/V element is loaded
 // once per item and used where it was loaded: a lane computes every vector's partial dot

@@ -25,6 +25,9 @@ kvbench=$1 src=$2 work=$3 config=$4 mode=${5:-run}
 list="$src/tests/data/head_sizes/$config.txt"
 sweep="$src/cases/head_sizes"
 mkdir -p "$work" "$work/../subgroup_widths"
+# The lanes kernel at 4 lanes per item (its LANES 4 configurations) for every decode that fits
+# them, not only the long ones the rule gives them to (kFourLanesMinKeyRows).
+export KVBENCH_FOUR_LANES=all
 width=256
 case $config in
   8_lanes) ;;

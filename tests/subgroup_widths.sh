@@ -19,6 +19,10 @@ else
   lanes_label="$lanes lanes"
 fi
 mkdir -p "$work"
+# Items of 4 lanes for every decode that fits them, not only the long ones the rule gives
+# them to (src/ops/attention/attention_plan.hpp, kFourLanesMinKeyRows): each code variant at
+# 4 lanes per item on subgroups of 16 too.
+export KVBENCH_FOUR_LANES=all
 export LP_NATIVE_VECTOR_WIDTH=$width MESA_SHADER_CACHE_DIR="$work/mesa-cache-$width"
 devices=$("$kvbench" devices)
 if ! grep -q '^\* .*llvmpipe' <<<"$devices"; then

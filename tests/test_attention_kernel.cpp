@@ -360,12 +360,26 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "attention_vectors_per_item: 4 for the cpu kernel's decodes with G <= 4 at heads <= 128, G for the "
-    "decode kernel, else 8") {
+    "attention_vectors_per_item: 4 for the cpu kernel's decodes with G <= 4 at heads <= 128 over at least "
+    "32768 K rows, G for the decode kernel, else 8") {
   unsetenv("KVBENCH_KERNEL");
+  unsetenv("KVBENCH_FOUR_LANES");
   AttentionShape decode{.num_heads = 32, .num_kv_heads = 8, .q_rows = {1, 1}, .kv_len = {4096, 4096}};
   const AttentionHeads h128{.key_dim = 128, .value_dim = 128};
   CHECK(attention_vectors_per_item(device("cpu", 8), h128, decode) == 4);
+  // K rows = keys x kv heads over the batches: (2048 + 2048) x 8 = 32768 is enough, one key
+  // less is a short decode, whose items keep 8 lanes (its pipeline is shared, not compiled anew).
+  AttentionShape edge = decode;
+  edge.kv_len = {2048, 2048};
+  CHECK(attention_vectors_per_item(device("cpu", 8), h128, edge) == 4);
+  edge.kv_len = {2048, 2047};
+  CHECK(attention_vectors_per_item(device("cpu", 8), h128, edge) == 8);
+  setenv("KVBENCH_FOUR_LANES", "all", 1);  // every decode that fits (the full tier's checks)
+  CHECK(attention_vectors_per_item(device("cpu", 8), h128, edge) == 4);
+  setenv("KVBENCH_FOUR_LANES", "some", 1);
+  CHECK_THROWS_WITH_AS(attention_vectors_per_item(device("cpu", 8), h128, edge),
+                       "KVBENCH_FOUR_LANES must be all or empty, not 'some'", std::runtime_error);
+  unsetenv("KVBENCH_FOUR_LANES");
   CHECK(attention_vectors_per_item(device("cpu", 16), {.key_dim = 64, .value_dim = 64}, decode) == 4);
   CHECK(attention_vectors_per_item(device("cpu", 8), {.key_dim = 192, .value_dim = 128}, decode) ==
         8);                                                                          // D / 4 > 32

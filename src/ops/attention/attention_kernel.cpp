@@ -39,6 +39,24 @@ bool lanes_can_run(const DeviceInfo& dev) { return dev.subgroup_size >= 8 && dev
 // Items of 4 lanes give each lane D / 4 elements: at most 32, lavapipe's unrolling limit.
 bool four_lanes_fit(const AttentionHeads& h) { return h.key_dim <= 128 && h.value_dim <= 128; }
 
+// KVBENCH_FOUR_LANES: "all" gives items of 4 lanes to every decode that fits them, however
+// short (how the full tier checks every code variant at 4 lanes per item); unset or empty:
+// only to decodes of at least kFourLanesMinKeyRows K rows.
+bool four_lanes_for_all() {
+  const char* v = std::getenv("KVBENCH_FOUR_LANES");
+  const std::string s = v ? v : "";
+  if (s.empty()) return false;
+  if (s == "all") return true;
+  throw std::runtime_error("KVBENCH_FOUR_LANES must be all or empty, not '" + s + "'");
+}
+
+// K rows a shape reads: keys times kv heads, summed over its batches.
+int64_t key_rows(const AttentionShape& s) {
+  int64_t keys = 0;
+  for (int64_t n : s.kv_len) keys += n;
+  return keys * s.num_kv_heads;
+}
+
 bool lanes_heads_fit(const AttentionHeads& h) {
   return h.lanes_fit && h.key_dim % 8 == 0 && h.value_dim % 8 == 0 && h.key_dim <= 256 && h.value_dim <= 256;
 }
@@ -192,8 +210,9 @@ uint32_t vectors_per_item(AttentionKernel kernel, const DeviceInfo& dev, const A
                           const AttentionShape& shape) {
   const int64_t most = max_vectors_per_kv_head(shape);
   if (kernel == AttentionKernel::decode) return decode_vectors(dev, heads, most);
-  const bool four = four_lanes_fit(heads) && most <= 4;
-  return four && kernel == AttentionKernel::lanes ? 4 : kVectorsPerItem;
+  const bool four = kernel == AttentionKernel::lanes && four_lanes_fit(heads) && most <= 4 &&
+                    (four_lanes_for_all() || key_rows(shape) >= kFourLanesMinKeyRows);
+  return four ? 4 : kVectorsPerItem;
 }
 
 }  // namespace

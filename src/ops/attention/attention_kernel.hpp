@@ -119,8 +119,9 @@ struct AttentionLaunch {
 };
 
 // Query vectors per item for this shape on `dev`: 4 when the lanes kernel runs it, every
-// (batch, kv head) has at most 4 query vectors (a decode with G <= 4) and the heads are at
-// most 128 (a lane's share of a row, D / 4, stays within lavapipe's unrolling); the GQA
+// (batch, kv head) has at most 4 query vectors (a decode with G <= 4), the heads are at
+// most 128 (a lane's share of a row, D / 4, stays within lavapipe's unrolling) and the
+// shape reads at least kFourLanesMinKeyRows K rows (or KVBENCH_FOUR_LANES=all); the GQA
 // group (up to kVectorsPerItem) when the decode kernel runs it, so that no lane computes
 // an empty vector's dots; otherwise kVectorsPerItem. Items of 4 let one subgroup of 8 lanes serve two items
 // at once instead of one item with half of its lanes idle.

@@ -11,6 +11,13 @@ namespace kvbench {
 
 constexpr uint32_t kVectorsPerItem = 8;     // the most: NV of the tiles kernel, LANES of the lanes kernel
 constexpr uint32_t kDecodeMaxVectors = 16;  // the most of the decode kernel's items (heads split, NV)
+// Items of 4 lanes (LANES 4) halve lavapipe's key loop for a decode with G <= 4 but are
+// pipelines of their own, each 1-5 s of LLVM compile at its first use: they go only to
+// decodes of at least this many K rows (keys x kv heads; a 4k context over 8 kv heads), where
+// the kernel's speed is what is measured (model shapes, `kvbench bench`), not to the
+// conformance suite's short decodes, which each save under a millisecond
+// (specs/attention-kernels.md, "Items of 4 lanes only for long decodes").
+constexpr int64_t kFourLanesMinKeyRows = 32768;
 
 struct AttentionPlan {
   std::vector<uint32_t> batch_plan;  // per batch: slot base, number of splits, split length
