@@ -18,6 +18,7 @@
 // src/ops/attention/attention_kernel.cpp selects it only then (specs/attention-kernels.md).
 #ifndef KVBENCH_ATTENTION_LANES_GLSL
 #define KVBENCH_ATTENTION_LANES_GLSL
+#extension GL_EXT_control_flow_attributes : require
 
 layout(local_size_x = 64) in;
 
@@ -53,14 +54,19 @@ void main() {
   // accumulator (vectors past nv repeat the last one and are never written). Every loop below has
   // constant trip counts of at most 64, so lavapipe unrolls it and keeps the arrays in
   // registers (a loop over all D elements would not unroll, and its dynamic indices turn
-  // every access into a chain of branches).
+  // every access into a chain of branches). All but the query's loop over its vectors: it
+  // runs once per item, and unrolled it gave LLVM D copies of the operator's query load
+  // (layout, dtype, rope) instead of DPL, about a quarter of a pipeline's compile. Its
+  // writes with g dynamic cost a few instructions per element once per item, and q stays in
+  // registers (specs/attention-kernels.md, "The query's loop not unrolled").
   float q[LANES][DPL];
   float acc[LANES][DPLV];
-  for (uint g = 0u; g < LANES; ++g) {
+  [[dont_unroll]] for (uint g = 0u; g < LANES; ++g) {
     const uint vg = v0 + min(g, nv - 1u);
     for (uint j = 0u; j < DPL; ++j) q[g][j] = query_slice_at(bt, vg / G, hk * G + vg % G, lane, j);
-    for (uint j = 0u; j < DPLV; ++j) acc[g][j] = 0.0;
   }
+  for (uint g = 0u; g < LANES; ++g)
+    for (uint j = 0u; j < DPLV; ++j) acc[g][j] = 0.0;
   // Lane l also owns vector l's softmax: its score, running max m and sum l.
   const bool has_vector = lane < nv;
   const uint v = v0 + min(lane, nv - 1u);
