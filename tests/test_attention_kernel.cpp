@@ -379,6 +379,10 @@ TEST_CASE(
   setenv("KVBENCH_FOUR_LANES", "some", 1);
   CHECK_THROWS_WITH_AS(attention_vectors_per_item(device("cpu", 8), h128, edge),
                        "KVBENCH_FOUR_LANES must be all or empty, not 'some'", std::runtime_error);
+  AttentionShape long_prefill = decode;  // 8 vectors: never items of 4, yet the bad value is named
+  long_prefill.q_rows = {4, 4};
+  CHECK_THROWS_WITH_AS(attention_vectors_per_item(device("discrete-gpu", 32), h128, long_prefill),
+                       "KVBENCH_FOUR_LANES must be all or empty, not 'some'", std::runtime_error);
   unsetenv("KVBENCH_FOUR_LANES");
   CHECK(attention_vectors_per_item(device("cpu", 16), {.key_dim = 64, .value_dim = 64}, decode) == 4);
   CHECK(attention_vectors_per_item(device("cpu", 8), {.key_dim = 192, .value_dim = 128}, decode) ==

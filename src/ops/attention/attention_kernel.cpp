@@ -209,9 +209,10 @@ namespace {
 uint32_t vectors_per_item(AttentionKernel kernel, const DeviceInfo& dev, const AttentionHeads& heads,
                           const AttentionShape& shape) {
   const int64_t most = max_vectors_per_kv_head(shape);
+  const bool for_all = four_lanes_for_all();  // read always: a bad value is an error for any case
   if (kernel == AttentionKernel::decode) return decode_vectors(dev, heads, most);
   const bool four = kernel == AttentionKernel::lanes && four_lanes_fit(heads) && most <= 4 &&
-                    (four_lanes_for_all() || key_rows(shape) >= kFourLanesMinKeyRows);
+                    (for_all || key_rows(shape) >= kFourLanesMinKeyRows);
   return four ? 4 : kVectorsPerItem;
 }
 
