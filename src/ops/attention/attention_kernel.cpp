@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <initializer_list>
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <utility>
 
 #include "core/error.hpp"
@@ -13,26 +15,30 @@ namespace kvbench {
 
 namespace {
 
+// The value of environment variable `name` ("" when unset), which must be one of `allowed`:
+// anything else is an error that says what it may be (`choices`), so that a misspelled
+// setting never runs the default silently.
+std::string env_choice(const char* name, std::initializer_list<std::string_view> allowed,
+                       const char* choices) {
+  const char* v = std::getenv(name);
+  const std::string s = v ? v : "";
+  if (std::find(allowed.begin(), allowed.end(), s) == allowed.end())
+    throw std::runtime_error(std::string(name) + " must be " + choices + ", not '" + s + "'");
+  return s;
+}
+
 // KVBENCH_KERNEL: "gpu", "cpu", "decode", or unset/empty (the rule); anything else is an error.
 std::optional<AttentionKernel> forced_kernel() {
-  const char* v = std::getenv("KVBENCH_KERNEL");
-  const std::string s = v ? v : "";
-  if (s.empty()) return std::nullopt;
+  const std::string s = env_choice("KVBENCH_KERNEL", {"", "gpu", "cpu", "decode"}, "gpu, cpu or decode");
   if (s == "gpu") return AttentionKernel::tiles;
   if (s == "cpu") return AttentionKernel::lanes;
   if (s == "decode") return AttentionKernel::decode;
-  throw std::runtime_error("KVBENCH_KERNEL must be gpu, cpu or decode, not '" + s + "'");
+  return std::nullopt;
 }
 
 // KVBENCH_F16_DEQUANT: "0" keeps the decode kernel's f32 dequantization on a device that
 // could run the f16 one (how lavapipe tests both); unset or "1" uses it where it can.
-bool f16_dequant_allowed() {
-  const char* v = std::getenv("KVBENCH_F16_DEQUANT");
-  const std::string s = v ? v : "";
-  if (s.empty() || s == "1") return true;
-  if (s == "0") return false;
-  throw std::runtime_error("KVBENCH_F16_DEQUANT must be 0 or 1, not '" + s + "'");
-}
+bool f16_dequant_allowed() { return env_choice("KVBENCH_F16_DEQUANT", {"", "0", "1"}, "0 or 1") != "0"; }
 
 bool lanes_can_run(const DeviceInfo& dev) { return dev.subgroup_size >= 8 && dev.subgroup_shuffle; }
 
@@ -42,13 +48,7 @@ bool four_lanes_fit(const AttentionHeads& h) { return h.key_dim <= 128 && h.valu
 // KVBENCH_FOUR_LANES: "all" gives items of 4 lanes to every decode that fits them, however
 // short (how the full tier checks every code variant at 4 lanes per item); unset or empty:
 // only to decodes of at least kFourLanesMinKeyRows K rows.
-bool four_lanes_for_all() {
-  const char* v = std::getenv("KVBENCH_FOUR_LANES");
-  const std::string s = v ? v : "";
-  if (s.empty()) return false;
-  if (s == "all") return true;
-  throw std::runtime_error("KVBENCH_FOUR_LANES must be all or empty, not '" + s + "'");
-}
+bool four_lanes_for_all() { return env_choice("KVBENCH_FOUR_LANES", {"", "all"}, "all or empty") == "all"; }
 
 // K rows a shape reads: keys times kv heads, summed over its batches.
 int64_t key_rows(const AttentionShape& s) {
