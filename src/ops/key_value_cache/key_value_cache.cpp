@@ -281,8 +281,10 @@ class KeyValueCacheCase final : public OpCase {
     const auto rows = static_cast<uint32_t>(p_.batch * p_.seqlen * p_.num_heads * 2);
     batch.dispatch("kv_cache_store", dev.bindings(), params, (rows + 63) / 64);
     const auto outputs = static_cast<uint64_t>(p_.batch * total * p_.num_heads * p_.num_repeat * p_.head_dim);
-    // The shader strides over the outputs: as many groups as the device allows (65535 on lavapipe).
-    const uint64_t fetch_groups = std::min<uint64_t>((outputs + 63) / 64, rt.info().max_workgroup_count[0]);
+    // An invocation per output word (two f16 or one f32), striding: as many groups as the
+    // device allows (65535 on lavapipe).
+    const uint64_t words = (outputs * dtype_bits(p_.input) + 31) / 32;
+    const uint64_t fetch_groups = std::min<uint64_t>((words + 63) / 64, rt.info().max_workgroup_count[0]);
     batch.dispatch("kv_cache_fetch", dev.bindings(), params, static_cast<uint32_t>(fetch_groups), 2);
     dev.download(io);
     return batch.submit();
