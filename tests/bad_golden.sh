@@ -94,7 +94,9 @@ if [ "$(du -k "$sparse" | cut -f1)" -gt 1024 ]; then
 else
   run "$work/actual_sparse.log" check --golden "$work/actual_sparse/golden" --actual "$work/actual_sparse/actual"
   no_crash actual_sparse_trailing "$work/actual_sparse.log" && { [ "$status" -eq 0 ] || fail "actual_sparse_trailing: exit $status"; }
-  python3 - "$sparse" <<'PY'
+  . "$src/tests/find_python.sh"
+  find_python json
+  "${python:-python3}" - "$sparse" <<'PY'
 import json, os, struct, sys
 path = sys.argv[1]
 with open(path, "rb") as f:
