@@ -10,6 +10,7 @@ kvbench=$(realpath "$1") src=$(realpath "$2") work=$(realpath -m "$3")
 catalogue="$src/tests/data/bad_golden"
 rm -rf "$work" && mkdir -p "$work"
 failures=0 checked=0
+. "$src/tests/find_python.sh"
 
 fail() {
   echo "FAIL: $*"
@@ -94,7 +95,6 @@ if [ "$(du -k "$sparse" | cut -f1)" -gt 1024 ]; then
 else
   run "$work/actual_sparse.log" check --golden "$work/actual_sparse/golden" --actual "$work/actual_sparse/actual"
   no_crash actual_sparse_trailing "$work/actual_sparse.log" && { [ "$status" -eq 0 ] || fail "actual_sparse_trailing: exit $status"; }
-  . "$src/tests/find_python.sh"
   find_python json
   "${python:-python3}" - "$sparse" <<'PY'
 import json, os, struct, sys
@@ -154,7 +154,6 @@ done
 # Golden format 2 (specs/golden-format.md "Format versions"): a golden written now (format 3),
 # with an in-place cache, its touched bits and sparse alternates, saved as format 2 and
 # checked against its own expected outputs (the control), then broken one way at a time.
-. "$src/tests/find_python.sh"
 find_python numpy
 if [ -n "$python" ]; then
   f2="$work/format2"
