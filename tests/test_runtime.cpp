@@ -92,6 +92,30 @@ TEST_CASE("texels_cover: a tensor the view holds whole, never with KVBENCH_TEXEL
   CHECK_FALSE(Runtime(std::nullopt, RuntimeOptions{.texels = false}).texels_cover(16));
 }
 
+TEST_CASE("Runtime::buffer: the tensor's bytes rounded to 16, in an allocation of one class for every size") {
+  // lavapipe compiles a pipeline's code anew for each class of its texel views' buffers: a
+  // size that is a power of two, or whose bits 8-15 are all zero (src/vk/buffer.cpp).
+  Runtime rt;
+  std::vector<size_t> sizes{1, 15, 16, 17, 240, 255, 256, 257, 272, 496, 512, 65280, 65536, 65537, 1 << 20};
+  for (size_t n = 1; n < 70000; n += 97) sizes.push_back(n);
+  for (int k = 4; k <= 26; ++k)
+    for (const long d : {-16L, 0L, 16L}) sizes.push_back(static_cast<size_t>((1L << k) + d));
+  for (const size_t n : sizes) {
+    CAPTURE(n);
+    const auto b = rt.buffer(n);
+    const size_t a = b->allocated();
+    CHECK(b->size() == std::max<size_t>(16, (n + 15) / 16 * 16));
+    CHECK(a >= b->size());
+    CHECK(a - b->size() <= 272 + 256 + 16);
+    CHECK((a & (a - 1)) != 0);
+    CHECK(((a >> 8) & 0xff) != 0);
+  }
+  // At maxStorageBufferRange there is no room: the tensor's own size, which a storage
+  // binding of the whole buffer may span.
+  const size_t most = rt.info().max_storage_buffer_range / 16 * 16;
+  CHECK(rt.buffer(most)->allocated() == most);
+}
+
 TEST_CASE("dispatch_grid: rows of at most 65535 workgroups that cover every one") {
   using G = std::pair<uint32_t, uint32_t>;
   CHECK(dispatch_grid(1) == G{1, 1});

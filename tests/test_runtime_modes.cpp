@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "cases/case_loader.hpp"
+#include "cli_runner.hpp"
 #include "ops/operator.hpp"
 #include "runner/run_case.hpp"
 #include "vk/runtime.hpp"
@@ -180,6 +181,35 @@ TEST_CASE("Staging forced: real operator cases (KV cache store+fetch, MHCA, FIA,
     ++passed[def.op];
   }
   CHECK(passed.size() == 5);
+}
+
+TEST_CASE(
+    "lavapipe compiles a pipeline once for tensors of every size class: Mesa's cache holds no second copy") {
+  // One FIA pipeline over K/V of 384 bytes, then of 65536 (a power of two, bits 8-15 zero):
+  // llvmpipe keys its code on both properties of a texel view's buffer (src/vk/buffer.cpp).
+  // Each case runs in a process of its own with a Mesa shader cache of this test's.
+  if (run_kvbench("devices").output.find("* 0: llvmpipe") == std::string::npos) {
+    MESSAGE("skipped: the default device is not lavapipe");
+    return;
+  }
+  TempDir dir("mesa-cache");
+  const std::string env = "MESA_SHADER_CACHE_DIR=" + dir.path.string() + " ";
+  const std::string run = "run " + source_path("tests/data/size_classes/fia_kv_lengths.json") + " --filter ";
+  auto cache_bytes = [&] {
+    uintmax_t n = 0;
+    for (const auto& e : fs::recursive_directory_iterator(dir.path))
+      if (e.is_regular_file()) n += e.file_size();
+    return n;
+  };
+  const CommandResult small = run_command(env + KVBENCH_BINARY + " " + run + "'S2=3]'");
+  INFO(small.output);
+  REQUIRE(small.status == 0);
+  const uintmax_t after_small = cache_bytes();
+  REQUIRE(after_small > 0);  // the cache is on
+  const CommandResult large = run_command(env + KVBENCH_BINARY + " " + run + "'S2=512]'");
+  INFO(large.output);
+  REQUIRE(large.status == 0);
+  CHECK(cache_bytes() == after_small);
 }
 
 TEST_CASE("Pipeline cache: written at exit, loaded by the next runtime, not rewritten when unchanged") {

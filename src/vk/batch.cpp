@@ -314,8 +314,9 @@ Batch::State::Entry Batch::State::prepare(const Kernel& kernel, const KernelBuff
     infos.push_back({.buffer = *b->handle(), .offset = 0, .range = VK_WHOLE_SIZE});
     slots.push_back(binding);
   }
-  // Each `_texels` binding views its tensor's buffer as uvec4 texels, as many as fit
-  // maxTexelBufferElements (an operator reads through it only when its data lies within).
+  // Each `_texels` binding views its tensor's whole buffer (padding included: Runtime::buffer)
+  // as uvec4 texels, as many as fit maxTexelBufferElements (an operator reads through it only
+  // when its data lies within).
   std::vector<vk::BufferView> texel_views;
   for (const auto& [binding, tensor] : p.interface.texel_buffers) {
     auto it = buffers.find(tensor);
@@ -323,7 +324,7 @@ Batch::State::Entry Batch::State::prepare(const Kernel& kernel, const KernelBuff
       throw std::logic_error(name + ": no buffer given for texel binding " + std::to_string(binding) + " (" +
                              tensor + ")");
     const Buffer* b = it->second ? it->second : rt.placeholder_.get();
-    const uint64_t texels = std::min<uint64_t>(b->size() / 16, info.max_texel_buffer_elements);
+    const uint64_t texels = std::min<uint64_t>(b->allocated() / 16, info.max_texel_buffer_elements);
     s.views.emplace_back(rt.device_, vk::BufferViewCreateInfo{.buffer = *b->handle(),
                                                               .format = vk::Format::eR32G32B32A32Uint,
                                                               .offset = 0,

@@ -18,9 +18,11 @@ class Batch;
 class Buffer {
  public:
   // Made by Runtime::buffer (and the runtime's staging and parameter buffers).
-  Buffer(Runtime& rt, size_t bytes, uint32_t memory_type, bool mapped);
+  // `allocation`: the VkBuffer's size when larger than `bytes` (Runtime::buffer's padding).
+  Buffer(Runtime& rt, size_t bytes, uint32_t memory_type, bool mapped, size_t allocation = 0);
   ~Buffer();
-  size_t size() const { return size_; }
+  size_t size() const { return size_; }            // the bytes it holds for its tensor
+  size_t allocated() const { return allocated_; }  // size() or more: what views and bindings span
   const vk::raii::Buffer& handle() const { return buffer_; }
   // Synchronous copies from and to the host, correct in both memory modes (a staged copy
   // is a batch of its own). Inside a case, prefer Batch::upload/download.
@@ -31,7 +33,7 @@ class Buffer {
   friend class Runtime;
   friend class Batch;
   Runtime* rt_;
-  size_t size_;
+  size_t size_, allocated_;
   // Members are destroyed in reverse order: the buffer before the memory bound to it (the
   // validation layer reports a memory freed under a live buffer).
   vk::raii::DeviceMemory memory_{nullptr};
