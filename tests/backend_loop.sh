@@ -35,8 +35,10 @@ check exits_nonzero 1 "the backend exited with status 3; it printed:" -- run cas
   --filter "$few" --backend 'echo broken kernel >&2; exit 3'
 check writes_nothing 1 "wrote no .*safetensors into {actual}" -- run cases/kvbench.DequantizeGroup/ascend.json \
   --filter "$few" --backend 'true'
-check hangs 1 "ran past --backend-timeout 0.5 s" -- run cases/kvbench.DequantizeGroup/ascend.json --filter "$few" \
+# Two cases, so that the run goes on past a killed backend; each waits out the 0.5 s.
+check hangs 1 "0 passed, 2 failed" -- run cases/kvbench.DequantizeGroup/ascend.json --filter "bits=4,$few" \
   --backend 'sleep 30' --backend-timeout 0.5
+grep -q "ran past --backend-timeout 0.5 s" "$work/hangs.log" || { echo "FAIL: hangs: no reason given"; fail=1; }
 # Exit 77: the backend does not implement the case, a SKIP with its words, never a pass: a run
 # whose every case of an operator skipped exits 1 unless --allow-skip.
 one='bits=4,group_size=5,scale=f16,with_zero_point=true,y=f16'  # one DequantizeGroup case
