@@ -15,6 +15,17 @@ namespace kvbench {
 class Runtime;
 class Batch;
 
+// What Runtime::buffer allocates for `bytes` (a multiple of 16): at least that, and of one
+// class for every tensor: not a power of two, bits 8-15 not all zero, at most 256 bytes more.
+// llvmpipe (lavapipe) keys the code it compiles for a pipeline on each texel view's buffer:
+// on whether the buffer's size is a power of two, and on bits 8-15 of the view's size, which
+// it reads through a union as a mip level (Mesa's lp_sampler_static_texture_state,
+// gallivm/lp_bld_sample.c). With exact sizes one pipeline compiled anew for each class of
+// shapes: FIA's suite made 62 compiles of its 45 pipelines. The padding is never read or
+// written; maxStorageBufferRange (`most`) caps it, as every storage binding spans the whole
+// buffer.
+size_t allocation_size(size_t bytes, size_t most);
+
 class Buffer {
  public:
   // Made by Runtime::buffer (and the runtime's staging and parameter buffers).
