@@ -84,6 +84,27 @@ TEST_CASE("texels.glsl: texel_words reads every word of a tensor in groups of 1,
   }
 }
 
+TEST_CASE("Runtime::buffer: a read past the tensor into the padding sees zeros, as past a binding's end") {
+  // lavapipe bounds-checks loads and fetches: past the end of a binding or view they return
+  // zero. The padding (allocation_size) moved that end, so it is zeroed: a kernel reading
+  // a little past a tensor reads what it read before, whatever the memory held.
+  Runtime rt;
+  for (int i = 0; i < 64; ++i) rt.buffer_with(std::vector<uint32_t>(68 + i, 0xabababab));  // used memory
+  const std::vector<uint32_t> words(37, 0x9e3779b9u);
+  auto source = rt.buffer_with(words);
+  REQUIRE(source->allocated() == 272);
+  if (!rt.staging()) {
+    const uint32_t count = 272 / 4;  // every word of the allocation, by texels of 4 words
+    auto out = rt.buffer(count * 4);
+    rt.dispatch("texels_selftest", {{"source", source.get()}, {"destination", out.get()}},
+                {{"count", count}, {"n", 4u}}, 1);
+    std::vector<uint32_t> got(count);
+    out->download(std::span(reinterpret_cast<uint8_t*>(got.data()), got.size() * 4));
+    CHECK(std::vector<uint32_t>(got.begin(), got.begin() + 37) == words);
+    CHECK(std::vector<uint32_t>(got.begin() + 40, got.end()) == std::vector<uint32_t>(count - 40, 0));
+  }
+}
+
 TEST_CASE("texels_cover: a tensor the view holds whole, never with KVBENCH_TEXELS=0") {
   Runtime rt;
   const uint64_t most = rt.info().max_texel_buffer_elements;

@@ -45,7 +45,12 @@ Buffer::Buffer(Runtime& rt, size_t bytes, uint32_t memory_type, bool mapped, siz
   memory_ = vk::raii::DeviceMemory(
       rt.device_, vk::MemoryAllocateInfo{.allocationSize = req.size, .memoryTypeIndex = memory_type});
   buffer_.bindMemory(*memory_, 0);
-  if (mapped) mapped_ = static_cast<uint8_t*>(memory_.mapMemory(0, bytes));
+  if (mapped) {
+    mapped_ = static_cast<uint8_t*>(memory_.mapMemory(0, allocated_));
+    // Zero, as lavapipe reads past a binding's end: a read a little past the tensor reads
+    // what it read before the padding, whatever the memory held.
+    std::memset(mapped_ + size_, 0, allocated_ - size_);
+  }
 }
 
 Buffer::~Buffer() {
