@@ -193,20 +193,23 @@ TEST_CASE(
     return;
   }
   TempDir dir("mesa-cache");
-  const std::string env = "MESA_SHADER_CACHE_DIR=" + dir.path.string() + " ";
-  const std::string run = "run " + source_path("tests/data/size_classes/fia_kv_lengths.json") + " --filter ";
+  auto run_one = [&](const std::string& kv_length) {
+    return run_command("MESA_SHADER_CACHE_DIR=" + dir.path.string() + " " + KVBENCH_BINARY + " run " +
+                       source_path("tests/data/size_classes/fia_kv_lengths.json") +
+                       " --filter 'S2=" + kv_length + "]'");
+  };
   auto cache_bytes = [&] {
     uintmax_t n = 0;
     for (const auto& e : fs::recursive_directory_iterator(dir.path))
       if (e.is_regular_file()) n += e.file_size();
     return n;
   };
-  const CommandResult small = run_command(env + KVBENCH_BINARY + " " + run + "'S2=3]'");
+  const CommandResult small = run_one("3");
   INFO(small.output);
   REQUIRE(small.status == 0);
   const uintmax_t after_small = cache_bytes();
   REQUIRE(after_small > 0);  // the cache is on
-  const CommandResult large = run_command(env + KVBENCH_BINARY + " " + run + "'S2=512]'");
+  const CommandResult large = run_one("512");
   INFO(large.output);
   REQUIRE(large.status == 0);
   CHECK(cache_bytes() == after_small);

@@ -21,9 +21,9 @@ class Batch;
 // on whether the buffer's size is a power of two, and on bits 8-15 of the view's size, which
 // it reads through a union as a mip level (Mesa's lp_sampler_static_texture_state,
 // gallivm/lp_bld_sample.c). With exact sizes one pipeline compiled anew for each class of
-// shapes: FIA's suite made 62 compiles of its 45 pipelines. The padding is never read or
-// written; maxStorageBufferRange (`most`) caps it, as every storage binding spans the whole
-// buffer.
+// shapes: FIA's suite made 62 compiles of its 45 pipelines. No operator reads or writes the
+// padding (in the zero-copy mode Buffer zeroes it); maxStorageBufferRange (`most`) caps it,
+// as every storage binding spans the whole buffer.
 size_t allocation_size(size_t bytes, size_t most);
 
 class Buffer {
