@@ -1,6 +1,7 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
 #include "float_controls.glsl"  // IEEE inf, NaN and signed zeros, relied on
+#include "grid.glsl"
 // kvbench.DequantizeGroup: one invocation per element, with the PPL, oneDNN or Ascend formula.
 #include "quant.glsl"
 
@@ -19,7 +20,7 @@ layout(std140, binding = 31) uniform Params {  // kernel parameters, set by name
 } pc;
 
 void main() {
-  const uint i = gl_GlobalInvocationID.x;
+  const uint i = grid_invocation();  // large launches are a 2-D grid
   if (i >= pc.rows * pc.row_length) return;
   const uint g = (i / pc.row_length) * pc.groups + (i % pc.row_length) / pc.group_size;
   const uint raw = LOAD_BITS(x, i, dtype_bits(pc.x_dtype));

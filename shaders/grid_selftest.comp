@@ -1,7 +1,7 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
 #include "float_controls.glsl"  // IEEE inf, NaN and signed zeros, relied on
-// A test of grid.glsl with src/vk/runtime.hpp's dispatch_grid past 65535 workgroups: each
+// A test of grid.glsl with Batch::dispatch_invocations past 65535 workgroups: each
 // invocation below `count` counts itself at its linear index, so every slot must end at 1.
 // Used by tests/test_runtime.cpp only.
 #include "grid.glsl"

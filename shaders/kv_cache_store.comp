@@ -1,6 +1,7 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
 #include "float_controls.glsl"  // IEEE inf, NaN and signed zeros, relied on
+#include "grid.glsl"
 // pmx.KeyValueCache step 1: quantize current_key/current_value group by group and store
 // codes and scales at positions [start_pos, start_pos + seqlen) of layer layer_idx.
 // One invocation per (batch, token, head, k/v) row of head_dim elements.
@@ -15,7 +16,7 @@ layout(std430, binding = 2) buffer Cache { uint cache[]; };
 layout(std430, binding = 3) buffer Scale { uint scale[]; };
 
 void main() {
-  const uint row = gl_GlobalInvocationID.x;
+  const uint row = grid_invocation();  // large launches are a 2-D grid
   const uint rows = pc.batch * pc.seqlen * pc.heads * 2u;
   if (row >= rows) return;
   const uint kv = row & 1u;

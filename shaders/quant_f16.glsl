@@ -10,9 +10,10 @@
 #extension GL_EXT_spirv_intrinsics : require
 // OpExecutionMode RoundingModeRTE (4462) for 16-bit floats; capability RoundingModeRTE (4467).
 spirv_execution_mode(extensions = ["SPV_KHR_float_controls"], capabilities = [4467], 4462, 16);
-// SignedZeroInfNanPreserve is declared for f32 only (shaders/float_controls.glsl): glslang
-// 12 keeps one operand list per execution mode, so a second declaration for 16 bits would
-// replace the f32 one, on which the softmax's -inf markers rely. An f16 product here is
+// This declaration replaces float_controls.glsl's RoundingModeRTE 32 in glslang 12 (one
+// operand list per execution mode); tools/spirv_float_modes.cmake adds the 32-bit one back
+// after compiling. SignedZeroInfNanPreserve is declared for f32 only: a second declaration
+// for 16 bits would replace the f32 one, on which the softmax's -inf markers rely. An f16 product here is
 // rounded (an overflow to inf is the rounding's result, as in the golden) and converted to
 // f32 at once; no f16 operation consumes an inf or NaN.
 

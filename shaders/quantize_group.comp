@@ -1,6 +1,7 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
 #include "float_controls.glsl"  // IEEE inf, NaN and signed zeros, relied on
+#include "grid.glsl"
 // kvbench.QuantizeGroup: one invocation per (row, group) of the last axis; the last
 // group of a row may be shorter. Symmetric (PPL) or asymmetric with a zero point.
 #include "quant.glsl"
@@ -19,7 +20,7 @@ layout(std140, binding = 31) uniform Params {  // kernel parameters, set by name
 } pc;
 
 void main() {
-  const uint id = gl_GlobalInvocationID.x;
+  const uint id = grid_invocation();  // large launches are a 2-D grid
   if (id >= pc.rows * pc.groups) return;
   const uint r = id / pc.groups, g = id % pc.groups;
   const uint begin = r * pc.row_length + g * pc.group_size;

@@ -1,6 +1,7 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
 #include "float_controls.glsl"  // IEEE inf, NaN and signed zeros, relied on
+#include "grid.glsl"
 // atb.ReshapeAndCache: one invocation per (token, head) copies key/value[t, h, :] to
 // cache[slot // block_size, slot % block_size, h, :] (flat row slot * heads + h); a
 // negative slot is a padding token and writes nothing.
@@ -18,7 +19,7 @@ layout(std140, binding = 31) uniform Params {  // kernel parameters, set by name
 } pc;
 
 void main() {
-  const uint id = gl_GlobalInvocationID.x;
+  const uint id = grid_invocation();  // large launches are a 2-D grid
   if (id >= pc.num_tokens * pc.num_heads) return;
   const uint t = id / pc.num_heads, h = id % pc.num_heads;
   const int slot = slot_mapping[t];

@@ -1,6 +1,7 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
 #include "float_controls.glsl"  // IEEE inf, NaN and signed zeros, relied on
+#include "grid.glsl"
 // atb.ReshapeAndCacheOmni: one invocation per (token, head). The token is kept unless its
 // head's run is compressed and it falls in the dropped window [off, off + wins); the k-th
 // kept token of run i goes to flat slot slot_mapping[i] + k. A pure copy of head_size elements.
@@ -21,7 +22,7 @@ layout(std140, binding = 31) uniform Params {  // kernel parameters, set by name
 } pc;
 
 void main() {
-  const uint id = gl_GlobalInvocationID.x;
+  const uint id = grid_invocation();  // large launches are a 2-D grid
   if (id >= pc.num_tokens * pc.num_head) return;
   const uint n = id / pc.num_head, h = id % pc.num_head;
   uint lo = 0u, hi = pc.batches;

@@ -131,7 +131,10 @@ TEST_CASE(
   CHECK(choose_attention_kernel(few, h128, decode) == AttentionKernel::tiles);
   DeviceInfo wide = device("discrete-gpu", 32);
   wide.min_subgroup_size = 8;
-  wide.max_subgroup_size = 16;  // 32 cannot be required
+  wide.max_subgroup_size = 16;  // 32 cannot be required; 16 can, and is taken (decode_subgroup_size)
+  CHECK(decode_subgroup_size(wide) == 16);
+  CHECK(choose_attention_kernel(wide, h128, decode) == AttentionKernel::decode);
+  wide.max_workgroup_subgroups = 2;  // no size can be required 4 times a workgroup
   CHECK(choose_attention_kernel(wide, h128, decode) == AttentionKernel::tiles);
   CHECK(skip_reason(uncontrolled, h128).empty());
   {
@@ -319,19 +322,55 @@ TEST_CASE("plan_attention: items of at most vectors_per_item vectors, split-majo
   CHECK(max_vectors_per_kv_head(shape) == 8);
 }
 
-TEST_CASE("plan_attention: decode splits of decode_split keys (the cpu kernel's 1024), prefill of 2048") {
+TEST_CASE("plan_attention: decode splits of decode_split keys (the cpu kernel's 1024), prefill in one") {
   // One decode row over 2500 keys and one of 3 rows over 2500: 3 splits of 1024 (1024,
-  // 1024, 452) for the decode, 2 of 2048 for the other; 4 q heads on 1 kv head.
+  // 1024, 452) for the decode, one of 2512 (whole tiles) for the other; 4 q heads on 1 kv head.
   AttentionShape shape{.num_heads = 4, .num_kv_heads = 1, .q_rows = {1, 3}, .kv_len = {2500, 2500}};
   shape.out_vector = [](int64_t b, int64_t r, int64_t h) { return b * 4 + r * 4 + h; };  // 16 vectors
   const AttentionPlan plan = plan_attention(shape, 8, {.max_keys = kDecodeSplitLanes});
   CHECK(plan.batch_plan ==
-        std::vector<uint32_t>{0, 3, 1024, 12, 2, 2048});  // slot base, splits, split length
-  CHECK(plan.num_items ==
-        3 + 2 * 2);  // decode: 4 vectors, one item per split; prefill: 12 vectors, two items
+        std::vector<uint32_t>{0, 3, 1024, 12, 1, 2512});  // slot base, splits, split length
+  CHECK(plan.num_items == 3 + 2);  // decode: 4 vectors, one item per split; prefill: 12 vectors, two items
+  CHECK(plan.slots == 12 + 12);    // a partial state per prefill vector
   CHECK(plan_attention(shape).batch_plan[2] == 256);  // the default: the gpu kernel's
   CHECK_THROWS_AS(plan_attention(shape, 8, {.max_keys = 0}), std::logic_error);
   CHECK_THROWS_AS(plan_attention(shape, 8, {.min_keys = 40}), std::logic_error);  // not whole tiles
+}
+
+TEST_CASE("plan_attention: a prefill splits its keys only while the device wants items, at most one per 2048 keys") {
+  // 2 rows of 4 q heads on 1 kv head over 10000 keys: one item per split.
+  AttentionShape shape{.num_heads = 4, .num_kv_heads = 1, .q_rows = {2}, .kv_len = {10000}};
+  shape.out_vector = [](int64_t, int64_t r, int64_t h) { return r * 4 + h; };
+  CHECK(plan_attention(shape, 8, {.target_items = 1}).batch_plan == std::vector<uint32_t>{0, 1, 10000});
+  // 3 items wanted: 3 splits of 3334 keys, rounded up to whole tiles.
+  CHECK(plan_attention(shape, 8, {.target_items = 3}).batch_plan == std::vector<uint32_t>{0, 3, 3344});
+  // 264 wanted (132 compute units): no more splits than ceil(10000 / 2048) = 5, of 2000 keys.
+  const AttentionPlan most = plan_attention(shape, 8, {.target_items = 264});
+  CHECK(most.batch_plan[1] == 5);
+  CHECK(most.batch_plan[2] == 2000);
+}
+
+TEST_CASE("plan_attention: a 32k Llama-3-8B prefill and a 16k DeepSeek-V3 MLA prefill fit every GPU's scratch") {
+  // The smallest maxStorageBufferRange among desktop GPUs: 1 GiB (Intel ANV); NVIDIA and RADV
+  // allow 4 GiB - 1. Splitting every 2048 keys had needed 8.7 GB and 4.3 GB.
+  const uint64_t gib = uint64_t{1} << 30;
+  for (int64_t target : {0, 2 * 16, 2 * 132, 2 * 1024}) {  // compute units: none, a laptop, an H100, more
+    CAPTURE(target);
+    AttentionShape llama{.num_heads = 32, .num_kv_heads = 8, .q_rows = {32768}, .kv_len = {32768}};
+    llama.out_vector = [](int64_t, int64_t r, int64_t h) { return r * 32 + h; };
+    const AttentionPlan l = plan_attention(llama, 8, {.target_items = target});
+    MESSAGE("Llama-3-8B 32k prefill, target ", target, ": ", attention_scratch_bytes(l, 128), " bytes");
+    CHECK(l.slots == 32768u * 32);
+    CHECK(attention_scratch_bytes(l, 128) == uint64_t{32768} * 32 * 130 * 4);  // 545 MB
+    CHECK(attention_scratch_bytes(l, 128) < gib);
+    // DeepSeek-V3 at TP8: 16 q heads on one latent kv head, Dk 576, Dv 512.
+    AttentionShape mla{.num_heads = 16, .num_kv_heads = 1, .q_rows = {16384}, .kv_len = {16384}};
+    mla.out_vector = [](int64_t, int64_t r, int64_t h) { return r * 16 + h; };
+    const AttentionPlan m = plan_attention(mla, 8, {.target_items = target});
+    MESSAGE("DeepSeek-V3 MLA 16k prefill, target ", target, ": ", attention_scratch_bytes(m, 512), " bytes");
+    CHECK(attention_scratch_bytes(m, 512) == uint64_t{16384} * 16 * 514 * 4);  // 539 MB
+    CHECK(attention_scratch_bytes(m, 512) < gib);
+  }
 }
 
 TEST_CASE(
@@ -420,4 +459,40 @@ TEST_CASE(
   CHECK_THROWS_WITH_AS(attention_module("mhca_attention", K::lanes, true, no_f16),
                        doctest::Contains("KVBENCH_F16_DEQUANT"), std::runtime_error);
   unsetenv("KVBENCH_F16_DEQUANT");
+}
+
+TEST_CASE("decode_subgroup_size: the register budget picks 16 on Intel's 8-32, the default elsewhere") {
+  // Hand-derived: at 8 vectors of V rows of 128 a lane keeps 8 x (8 CPL + 2) + 16 = 96 floats
+  // for SG >= 16 (CPL 1), 8 x (16 + 2) + 16 = 160 at SG 8 (CPL 2).
+  CHECK(decode_live_floats(32) == 96);
+  CHECK(decode_live_floats(16) == 96);
+  CHECK(decode_live_floats(8) == 160);
+  DeviceInfo intel = device("gpu", 32);
+  intel.vendor_id = 0x8086;
+  intel.min_subgroup_size = 8;
+  CHECK(lane_register_budget(intel, 32) == 64);   // 96 spill at SIMD32
+  CHECK(lane_register_budget(intel, 16) == 128);  // fit at SIMD16
+  CHECK(decode_subgroup_size(intel) == 16);
+  intel.max_workgroup_subgroups = 2;  // 4 subgroups of any size cannot be required: the default
+  CHECK(decode_subgroup_size(intel) == 32);
+  DeviceInfo radv = device("gpu", 64);
+  radv.vendor_id = 0x1002;
+  radv.min_subgroup_size = 32;
+  CHECK(decode_subgroup_size(radv) == 64);
+  DeviceInfo nvidia = device("gpu", 32);
+  nvidia.vendor_id = 0x10de;
+  CHECK(decode_subgroup_size(nvidia) == 32);
+  CHECK(decode_subgroup_size(device("cpu", 8)) == 8);  // lavapipe
+  // Nothing fits (a hypothetical Intel part of 32-64 lanes): the smallest, most registers a lane.
+  DeviceInfo wide = intel;
+  wide.max_workgroup_subgroups = 32;
+  wide.subgroup_size = wide.max_subgroup_size = 64;
+  wide.min_subgroup_size = 32;
+  CHECK(decode_subgroup_size(wide) == 32);
+  // And the kernel's workgroup follows: 4 subgroups of 16 lanes on Intel.
+  intel.max_workgroup_subgroups = 32;
+  std::map<std::string, uint32_t> constants;
+  set_decode_constants(constants, decode_subgroup_size(intel), 8, 128);
+  CHECK(constants["SG"] == 16);
+  CHECK(constants["local_size_x"] == 64);
 }

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 #include <map>
+#include <set>
 #include <stdexcept>
 #include <string>
 
@@ -148,13 +149,20 @@ TEST_CASE("Runtime::buffer: the tensor's bytes rounded to 16, in an allocation o
   CHECK(allocation_size(65536, 65536) == 65536);
 }
 
-TEST_CASE("dispatch_grid: rows of at most 65535 workgroups that cover every one") {
+TEST_CASE("grid_layout: rows within the device's x limit that cover every group, refused past x * y") {
   using G = std::pair<uint32_t, uint32_t>;
-  CHECK(dispatch_grid(1) == G{1, 1});
-  CHECK(dispatch_grid(65535) == G{65535, 1});
-  CHECK(dispatch_grid(65536) == G{65535, 2});
-  CHECK(dispatch_grid(200000) == G{65535, 4});  // 262140 >= 200000 > 196605
-  CHECK(dispatch_grid(0).first == 0);
+  const std::array<uint32_t, 3> vulkan_minimum{65535, 65535, 65535};
+  CHECK(grid_layout(1, vulkan_minimum) == G{1, 1});
+  CHECK(grid_layout(65535, vulkan_minimum) == G{65535, 1});
+  CHECK(grid_layout(65536, vulkan_minimum) == G{65535, 2});
+  CHECK(grid_layout(200000, vulkan_minimum) == G{65535, 4});  // 262140 >= 200000 > 196605
+  CHECK(grid_layout(0, vulkan_minimum).first == 0);
+  // 2^32 invocations of 64 (the most a 32-bit index reaches) fit the minimum grid.
+  const auto [x, y] = grid_layout((uint64_t{1} << 32) / 64, vulkan_minimum);
+  CHECK(uint64_t{x} * y * 64 >= (uint64_t{1} << 32));
+  CHECK(grid_layout(uint64_t{1} << 26, {uint32_t{0x7fffffff}, 65535, 65535}) == G{1u << 26, 1});  // NVIDIA: one row
+  CHECK(grid_layout(50, {7, 8, 1}) == G{7, 8});
+  CHECK_THROWS_AS(grid_layout(57, {7, 8, 1}), std::logic_error);
 }
 
 TEST_CASE("grid.glsl: a 2-D grid past 65535 workgroups runs every invocation once") {
@@ -162,14 +170,18 @@ TEST_CASE("grid.glsl: a 2-D grid past 65535 workgroups runs every invocation onc
   const uint32_t count = 65536 * 64 + 100;  // 65538 workgroups of 64: two rows, the second mostly surplus
   auto hits = rt.buffer(size_t{count} * 4);
   hits->upload(std::vector<uint8_t>(size_t{count} * 4, 0));
-  const auto [gx, gy] = dispatch_grid((count + 63) / 64);
-  REQUIRE(gy == 2);
-  rt.dispatch("grid_selftest", {{"hits", hits.get()}}, {{"count", count}}, gx, gy);
+  REQUIRE(rt.info().max_workgroup_count[0] == 65535);  // lavapipe: the two rows are what is tested
+  Batch batch(rt);
+  batch.dispatch_invocations("grid_selftest", {{"hits", hits.get()}}, {{"count", count}}, count);
+  batch.submit();
   std::vector<uint32_t> got(count);
   hits->download(std::span(reinterpret_cast<uint8_t*>(got.data()), got.size() * 4));
   size_t wrong = 0;
   for (uint32_t h : got) wrong += h != 1;
   CHECK(wrong == 0);
+  CHECK_THROWS_AS(batch.dispatch_invocations("grid_selftest", {{"hits", hits.get()}}, {{"count", count}},
+                                             (uint64_t{1} << 32) + 1),
+                  std::logic_error);
 }
 
 TEST_CASE("storage.glsl: element addressing stays exact where the bit offset passes 2^32") {
@@ -408,19 +420,24 @@ TEST_CASE("divide.glsl: divide_by_magic is t / d and t % d for every sampled t b
   CHECK(wrong == 0);
 }
 
-TEST_CASE("every embedded shader declares SignedZeroInfNanPreserve for f32 (shaders/float_controls.glsl)") {
-  // OpExecutionMode (opcode 16, four words): entry point, mode 4461, width 32.
+TEST_CASE(
+    "every embedded shader declares SignedZeroInfNanPreserve and RoundingModeRTE for f32 "
+    "(shaders/float_controls.glsl), the f16 module RoundingModeRTE for both widths") {
+  // OpExecutionMode (opcode 16, four words): entry point, mode (4461 SignedZeroInfNanPreserve,
+  // 4462 RoundingModeRTE), width.
   for (const auto& shader : embedded_shaders()) {
     const std::string& name = shader.first;  // (clang 14 cannot capture a structured binding)
     const auto& words = shader.second;
-    bool declared = false;
+    std::set<std::pair<uint32_t, uint32_t>> modes;
     for (size_t i = 5; i < words.size();) {
       const uint32_t count = words[i] >> 16, opcode = words[i] & 0xffff;
       if (count == 0) break;
-      declared = declared || (opcode == 16 && count == 4 && words[i + 2] == 4461 && words[i + 3] == 32);
+      if (opcode == 16 && count == 4) modes.insert({words[i + 2], words[i + 3]});
       i += count;
     }
-    CHECK_MESSAGE(declared, name << " does not include shaders/float_controls.glsl");
+    CHECK_MESSAGE(modes.count({4461, 32}), name << " does not include shaders/float_controls.glsl");
+    CHECK_MESSAGE(modes.count({4462, 32}), name << " declares no RoundingModeRTE 32");
+    if (name.ends_with("_f16")) CHECK_MESSAGE(modes.count({4462, 16}), name << " declares no RoundingModeRTE 16");
   }
 }
 

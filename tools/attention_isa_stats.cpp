@@ -127,9 +127,25 @@ std::vector<Variant> variants(uint32_t subgroup_size) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const bool gate = argc == 2 && std::string(argv[1]) == "--gate";
-  if (argc > 2 || (argc == 2 && !gate)) {
-    std::fprintf(stderr, "usage: RADV_FORCE_FAMILY=vega10|gfx1100 attention_isa_stats [--gate]\n");
+  bool gate = false;
+  uint32_t decode_size = 0;  // --subgroup-size: the decode kernel's, else the device's default
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--gate") {
+      gate = true;
+    } else if (a == "--subgroup-size" && i + 1 < argc) {
+      const std::string n = argv[++i];
+      decode_size = n == "32" ? 32 : n == "64" ? 64 : n == "16" ? 16 : n == "8" ? 8 : 0;
+      if (!decode_size) argc = 0;
+    } else {
+      argc = 0;
+    }
+  }
+  if (argc == 0) {
+    std::fprintf(stderr,
+                 "usage: RADV_FORCE_FAMILY=vega10|gfx1100 attention_isa_stats [--gate] [--subgroup-size 8|16|32|64]\n"
+                 "  --subgroup-size: compile only the decode kernel, at that required size (RDNA runs wave32\n"
+                 "  and wave64; decode_subgroup_size picks one per device)\n");
     return 2;
   }
   vk::raii::Context context;
@@ -188,13 +204,15 @@ int main(int argc, char** argv) {
                                                .ppEnabledExtensionNames = exts.data()});
   const auto sg_props =
       chosen->getProperties2<vk::PhysicalDeviceProperties2, vk::PhysicalDeviceSubgroupProperties>();
-  const uint32_t subgroup_size = sg_props.get<vk::PhysicalDeviceSubgroupProperties>().subgroupSize;
+  const uint32_t subgroup_size =
+      decode_size ? decode_size : sg_props.get<vk::PhysicalDeviceSubgroupProperties>().subgroupSize;
   std::printf("device: %s, subgroup size %u\n", name.c_str(), subgroup_size);
   std::printf("%-44s %-22s %3s %6s %6s %8s %8s %8s %7s %6s %6s\n", "pipeline", "shader", "gpu", "VGPRs",
               "SGPRs", "spill_v", "spill_s", "scratch", "LDS", "waves", "instrs");
   int failures = 0;
   for (const auto& var : variants(subgroup_size)) {
     if (gate && !var.gpu) continue;  // the gate compiles only what a GPU runs
+    if (decode_size && var.shader.find("_decode") == std::string::npos) continue;
     const auto code = embedded_shaders().at(var.shader);
     const ShaderInterface iface = reflect_shader(code);
     std::vector<vk::DescriptorSetLayoutBinding> slots;

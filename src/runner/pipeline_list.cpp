@@ -23,10 +23,12 @@ size_t list_pipelines(Runtime& rt, const Selection& sel, std::ostream& out) {
     } catch (const SkipCase& skip) {
       out << "skipped: " << skip.what() << "\n";
       rt.take_pipeline_log();
+      rt.take_scratch_bytes();
       continue;
     } catch (const std::exception& e) {  // named, as `run` reports it; the next case is listed
       out << "error: " << e.what() << "\n";
       rt.take_pipeline_log();
+      rt.take_scratch_bytes();
       ++errors;
       continue;
     }
@@ -34,6 +36,7 @@ size_t list_pipelines(Runtime& rt, const Selection& sel, std::ostream& out) {
     out << "pipelines:";
     for (const auto& key : rt.take_pipeline_log())
       if (seen.insert(key).second) out << " " << key;
+    if (const uint64_t scratch = rt.take_scratch_bytes()) out << "  scratch: " << scratch << " bytes";
     out << "\n";
   }
   rt.plan_only(false);

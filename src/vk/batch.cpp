@@ -235,6 +235,11 @@ Buffer* Batch::buffer(size_t bytes) {
   return s_->owned.back().get();
 }
 
+Buffer* Batch::scratch(size_t bytes) {
+  s_->rt.scratch_bytes_ += bytes;
+  return buffer(bytes);
+}
+
 void Batch::upload(Buffer& dst, std::span<const uint8_t> bytes) {
   if (bytes.size() > dst.size()) throw std::logic_error("upload larger than the buffer");
   State& s = *s_;
@@ -284,13 +289,6 @@ Batch::State::Entry Batch::State::prepare(const Kernel& kernel, const KernelBuff
                                           std::set<VkBuffer>& bound) {
   State& s = *this;
   const std::string& name = kernel.shader;
-  const auto& info = rt.info_;
-  const auto& most = info.max_workgroup_count;
-  if (gx > most[0] || gy > most[1] || gz > most[2])
-    throw std::logic_error(name + ": " + std::to_string(gx) + " x " + std::to_string(gy) + " x " +
-                           std::to_string(gz) + " workgroups exceed maxComputeWorkGroupCount (" +
-                           std::to_string(most[0]) + ", " + std::to_string(most[1]) + ", " +
-                           std::to_string(most[2]) + ") of " + info.name);
   Runtime::Pipeline& p = rt.pipeline(kernel);
   if (p.interface.buffers.size() > kStorageBuffersPerSet ||
       p.interface.texel_buffers.size() > kTexelBuffersPerSet)
@@ -324,7 +322,7 @@ Batch::State::Entry Batch::State::prepare(const Kernel& kernel, const KernelBuff
       throw std::logic_error(name + ": no buffer given for texel binding " + std::to_string(binding) + " (" +
                              tensor + ")");
     const Buffer* b = it->second ? it->second : rt.placeholder_.get();
-    const uint64_t texels = std::min<uint64_t>(b->allocated() / 16, info.max_texel_buffer_elements);
+    const uint64_t texels = std::min<uint64_t>(b->allocated() / 16, rt.info_.max_texel_buffer_elements);
     s.views.emplace_back(rt.device_, vk::BufferViewCreateInfo{.buffer = *b->handle(),
                                                               .format = vk::Format::eR32G32B32A32Uint,
                                                               .offset = 0,
@@ -375,6 +373,14 @@ Batch::State::Entry Batch::State::prepare(const Kernel& kernel, const KernelBuff
 void Batch::dispatch(const Kernel& kernel, const KernelBuffers& buffers, const KernelParams& params,
                      uint32_t gx, uint32_t gy, uint32_t gz) {
   State& s = *s_;
+  // Checked in `kvbench list --pipelines` too, so that a launch past the limits shows there.
+  const auto& info = s.rt.info_;
+  const auto& most = info.max_workgroup_count;
+  if (gx > most[0] || gy > most[1] || gz > most[2])
+    throw std::logic_error(kernel.shader + ": " + std::to_string(gx) + " x " + std::to_string(gy) + " x " +
+                           std::to_string(gz) + " workgroups exceed maxComputeWorkGroupCount (" +
+                           std::to_string(most[0]) + ", " + std::to_string(most[1]) + ", " +
+                           std::to_string(most[2]) + ") of " + info.name);
   // kvbench list --pipelines: the pipeline is checked, not built (a compile), and nothing recorded.
   if (s.rt.plan_only_) {
     s.rt.check_pipeline(kernel);
@@ -392,6 +398,29 @@ void Batch::dispatch(const Kernel& kernel, const KernelBuffers& buffers, const K
   s.entries.push_back(std::move(entry));
   s.executed(State::Last::dispatch, vk::PipelineStageFlagBits::eComputeShader,
              vk::AccessFlagBits::eShaderWrite);
+}
+
+std::pair<uint32_t, uint32_t> grid_layout(uint64_t groups, const std::array<uint32_t, 3>& most) {
+  const uint64_t width = std::min<uint64_t>(groups, most[0]);
+  const uint64_t rows = width ? (groups + width - 1) / width : 1;
+  if (rows > most[1] || (width == 0 && groups > 0))
+    throw std::logic_error(std::to_string(groups) + " workgroups exceed a grid of maxComputeWorkGroupCount (" +
+                           std::to_string(most[0]) + " x " + std::to_string(most[1]) + ")");
+  return {static_cast<uint32_t>(width), static_cast<uint32_t>(rows)};
+}
+
+void Batch::dispatch_groups(const Kernel& kernel, const KernelBuffers& buffers, const KernelParams& params,
+                            uint64_t groups) {
+  const auto [x, y] = grid_layout(groups, s_->rt.info().max_workgroup_count);
+  dispatch(kernel, buffers, params, x, y);
+}
+
+void Batch::dispatch_invocations(const Kernel& kernel, const KernelBuffers& buffers, const KernelParams& params,
+                                 uint64_t invocations) {
+  if (invocations > (uint64_t{1} << 32))
+    throw std::logic_error(kernel.shader + ": " + std::to_string(invocations) +
+                           " invocations are past its 32-bit index");
+  dispatch_groups(kernel, buffers, params, (invocations + 63) / 64);
 }
 
 namespace {

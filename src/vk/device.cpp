@@ -114,6 +114,7 @@ DeviceInfo describe(const vk::raii::PhysicalDevice& pd, int index) {
   const auto& p = props.get<vk::PhysicalDeviceProperties2>().properties;
   d.name = p.deviceName.data();
   d.type = type_name(p.deviceType);
+  d.vendor_id = p.vendorID;
   d.is_gpu = p.deviceType == vk::PhysicalDeviceType::eDiscreteGpu ||
              p.deviceType == vk::PhysicalDeviceType::eIntegratedGpu ||
              p.deviceType == vk::PhysicalDeviceType::eVirtualGpu;
@@ -169,6 +170,7 @@ DeviceInfo describe(const vk::raii::PhysicalDevice& pd, int index) {
         pd.getProperties2<vk::PhysicalDeviceProperties2, vk::PhysicalDeviceFloatControlsProperties>()
             .get<vk::PhysicalDeviceFloatControlsProperties>();
     d.inf_nan_preserve_f32 = controls.shaderSignedZeroInfNanPreserveFloat32;
+    d.rte_f32 = controls.shaderRoundingModeRTEFloat32;
     if (d.shader_float16 && extensions.count(VK_KHR_SHADER_FLOAT16_INT8_EXTENSION_NAME)) {
       d.f16_rte = controls.shaderRoundingModeRTEFloat16;
     }

@@ -31,7 +31,12 @@ struct DeviceInfo {
   // keep their IEEE meaning (specs/runtime.md "Inf and NaN"). A device without it cannot
   // run them: every case SKIPs with the reason.
   bool inf_nan_preserve_f32 = false;
+  // shaderRoundingModeRTEFloat32: every kvbench shader declares RoundingModeRTE for f32
+  // (shaders/float_controls.glsl), since its exact paths (quantizer codes, FP8 encoding, f16
+  // roundings, Dekker products) need round-to-nearest-even. Without it every case SKIPs.
+  bool rte_f32 = false;
   uint32_t subgroup_size = 0;
+  uint32_t vendor_id = 0;  // VkPhysicalDeviceProperties::vendorID (0x8086 Intel, 0x10de NVIDIA, 0x1002 AMD)
   bool subgroup_shuffle = false;     // compute-stage subgroup shuffles
   bool subgroup_arithmetic = false;  // compute-stage subgroup reductions (subgroupMax, subgroupAdd)
   // VK_EXT_subgroup_size_control (core in Vulkan 1.3) with subgroupSizeControl and

@@ -2,6 +2,7 @@
 // What a dispatch names: the kernel (a shader and its specialization constants), its buffers
 // and parameters by the names the shader's SPIR-V gives them, and its grid of workgroups.
 // The runtime checks each against the SPIR-V (specs/runtime.md).
+#include <array>
 #include <cstdint>
 #include <map>
 #include <span>
@@ -46,13 +47,11 @@ struct ParamValue {
 // every member must be given, and nothing else (checked at dispatch, from the SPIR-V).
 using KernelParams = std::map<std::string, ParamValue>;
 
-// `groups` workgroups as a 2-D grid within Vulkan's guaranteed 65535 per dimension: rows of
-// at most 65535 groups. Shaders linearize (shaders/grid.glsl) and ignore the surplus of the
-// last row.
-inline std::pair<uint32_t, uint32_t> dispatch_grid(uint64_t groups) {
-  const uint64_t width = groups < 65535 ? groups : 65535;
-  return {static_cast<uint32_t>(width), static_cast<uint32_t>(width ? (groups + width - 1) / width : 1)};
-}
+// `groups` workgroups as a 2-D grid within a device's maxComputeWorkGroupCount `most`: rows of
+// at most most[0] groups (Vulkan guarantees 65535), as many rows as needed. Shaders linearize
+// (shaders/grid.glsl) and ignore the surplus of the last row. A count beyond most[0] x most[1]
+// (2^32 groups on any device) has no grid: that is std::logic_error, never a wrapped index.
+std::pair<uint32_t, uint32_t> grid_layout(uint64_t groups, const std::array<uint32_t, 3>& most);
 
 // The SPIR-V of every shader, compiled at build time (generated file).
 const std::map<std::string, std::span<const uint32_t>>& embedded_shaders();

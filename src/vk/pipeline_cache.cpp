@@ -9,6 +9,8 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <stdexcept>
+#include <string>
 
 #include "vk/runtime_internal.hpp"
 
@@ -29,6 +31,18 @@ RuntimeOptions RuntimeOptions::from_env() {
   o.pipeline_cache = env_value("KVBENCH_PIPELINE_CACHE") != "0";
   o.texels = env_value("KVBENCH_TEXELS") != "0";
   o.validation = env_value("KVBENCH_VALIDATION") == "1";
+  if (const std::string n = env_value("KVBENCH_MAX_WORKGROUPS"); !n.empty()) {
+    size_t used = 0;
+    unsigned long v = 0;
+    try {
+      v = std::stoul(n, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != n.size() || n[0] == '-' || v < 1 || v > 0xffffffffUL)
+      throw std::runtime_error("KVBENCH_MAX_WORKGROUPS=" + n + ": expected a whole number from 1 to 4294967295");
+    o.max_workgroups = static_cast<uint32_t>(v);
+  }
   return o;
 }
 

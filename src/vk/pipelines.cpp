@@ -53,11 +53,17 @@ std::string Runtime::pipeline_key(const Kernel& kernel) {
 }
 
 void Runtime::check_pipeline(const Kernel& kernel) {
-  // Every shader declares SignedZeroInfNanPreserve for f32 (shaders/float_controls.glsl).
+  // Every shader declares SignedZeroInfNanPreserve and RoundingModeRTE for f32
+  // (shaders/float_controls.glsl).
   if (!info_.inf_nan_preserve_f32)
     throw SkipCase(info_.name +
                    " does not preserve inf, NaN and signed zeros in f32 arithmetic "
                    "(shaderSignedZeroInfNanPreserveFloat32), which kvbench's kernels declare they rely on");
+  if (!info_.rte_f32)
+    throw SkipCase(info_.name +
+                   " cannot round f32 arithmetic to nearest even where a shader asks "
+                   "(shaderRoundingModeRTEFloat32), which kvbench's exact kernels (quantizer codes, "
+                   "FP8 encoding, f16 roundings) declare they rely on");
   if (kernel.subgroup_size && !info_.can_require_subgroups(kernel.subgroup_size, 1))
     throw std::logic_error(kernel.shader + ": " + info_.name + " cannot require subgroups of " +
                            std::to_string(kernel.subgroup_size) + " lanes");

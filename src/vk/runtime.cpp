@@ -132,7 +132,7 @@ Runtime::Runtime(std::optional<int> index, RuntimeOptions options) {
   }
   // SPIR-V's float controls: every shader declares SignedZeroInfNanPreserve (and the f16
   // decode module rounding to nearest even).
-  if (info_.f16_rte || info_.inf_nan_preserve_f32)
+  if (info_.f16_rte || info_.inf_nan_preserve_f32 || info_.rte_f32)
     extensions.push_back(VK_KHR_SHADER_FLOAT_CONTROLS_EXTENSION_NAME);
   // Pipelines that require their subgroup size, with full subgroups (Kernel::subgroup_size).
   vk::PhysicalDeviceSubgroupSizeControlFeaturesEXT size_control{
@@ -164,6 +164,8 @@ Runtime::Runtime(std::optional<int> index, RuntimeOptions options) {
   const vk::MemoryPropertyFlags mapped = M::eHostVisible | M::eHostCoherent, local = M::eDeviceLocal;
   staging_ = options.staging.value_or(info_.default_memory_mode() == "staging");
   texels_ = options.texels;
+  if (options.max_workgroups)
+    info_.max_workgroup_count[0] = std::min(info_.max_workgroup_count[0], options.max_workgroups);
   vk::raii::Buffer probe(
       device_,
       vk::BufferCreateInfo{.size = 256, .usage = kBufferUsage, .sharingMode = vk::SharingMode::eExclusive});
@@ -185,7 +187,7 @@ Runtime::Runtime(std::optional<int> index, RuntimeOptions options) {
   // probe at the size the kernels require (the decode kernel's 4 subgroups, the lanes
   // kernel's 64 invocations) decides, so that no kernel runs on a broken promise.
   const uint32_t sg = info_.subgroup_size, count = sg ? std::max<uint32_t>(4, 64 / sg) : 0;
-  if (info_.subgroup_size_control && info_.inf_nan_preserve_f32 && info_.can_require_subgroups(sg, count) &&
+  if (info_.subgroup_size_control && info_.inf_nan_preserve_f32 && info_.rte_f32 && info_.can_require_subgroups(sg, count) &&
       sg * count <= std::min(info_.max_workgroup_invocations, info_.max_workgroup_size_x)) {
     info_.subgroup_size_broken = probe_required_subgroups(sg, count);
     if (!info_.subgroup_size_broken.empty()) info_.subgroup_size_control = false;

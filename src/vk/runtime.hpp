@@ -85,6 +85,10 @@ class Runtime {
   // Bytes batches have uploaded into device buffers so far (what a plan costs: none).
   uint64_t uploaded_bytes() const { return uploaded_bytes_; }
   std::vector<std::string> take_pipeline_log() { return std::exchange(pipeline_log_, {}); }
+  // Bytes of kernel scratch (Batch::scratch) allocated since the last take: `kvbench list
+  // --pipelines` prints each case's, so that what a shape needs beside its tensors is seen
+  // before anything runs.
+  uint64_t take_scratch_bytes() { return std::exchange(scratch_bytes_, 0); }
   // The key the runtime keeps kernel's pipeline by (and logs): the shader, then its
   // constants' values in constant_id order (":V" while the ids run 0, 1, ..., ":ID=V" after
   // a gap). Throws std::logic_error for a name the shader does not declare, or a constant it
@@ -138,6 +142,7 @@ class Runtime {
   bool plan_only_ = false;
   bool compile_only_ = false;
   std::vector<std::string> pipeline_log_;
+  uint64_t scratch_bytes_ = 0;
   uint64_t uploaded_bytes_ = 0;
   std::vector<DispatchTime> dispatch_log_;
   std::optional<RepeatPlan> repeat_;
@@ -183,6 +188,9 @@ class Batch {
 
   // A storage buffer that lives as long as the batch (plan tables, scratch space).
   Buffer* buffer(size_t bytes);
+  // A batch buffer for a kernel's own working state (not a case tensor), counted in
+  // Runtime::take_scratch_bytes.
+  Buffer* scratch(size_t bytes);
   // A batch buffer holding `values` (the upload is recorded in the batch).
   template <typename T>
   Buffer* buffer_with(const std::vector<T>& values);
@@ -196,6 +204,15 @@ class Batch {
   // against the device's limits (std::logic_error naming what is wrong).
   void dispatch(const Kernel& kernel, const KernelBuffers& buffers, const KernelParams& params,
                 uint32_t groups_x, uint32_t groups_y = 1, uint32_t groups_z = 1);
+  // `groups` workgroups on the 2-D grid of grid_layout (within the device's limits, whatever
+  // the count): for shaders that index with grid_workgroup() (shaders/grid.glsl).
+  void dispatch_groups(const Kernel& kernel, const KernelBuffers& buffers, const KernelParams& params,
+                       uint64_t groups);
+  // One invocation per index 0 .. invocations - 1, for shaders of 64-invocation workgroups
+  // that index with grid_invocation() and return past the end. More than 2^32 invocations
+  // (past a 32-bit index) is std::logic_error.
+  void dispatch_invocations(const Kernel& kernel, const KernelBuffers& buffers, const KernelParams& params,
+                            uint64_t invocations);
   // `dst` is filled by submit(), with the buffer's contents at this point of the batch.
   void download(const Buffer& src, std::span<uint8_t> dst);
 

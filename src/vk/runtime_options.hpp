@@ -20,6 +20,11 @@ struct RuntimeOptions {
   // Whether operators may read through `_texels` views (KVBENCH_TEXELS=0: never, so that
   // their storage-buffer paths, which views too small for a tensor fall back to, are tested).
   bool texels = true;
+  // A test's knob (KVBENCH_MAX_WORKGROUPS=N, N >= 1): the device's maxComputeWorkGroupCount
+  // in x taken as at most N, so that small cases lay their launches out on a grid of several
+  // rows (Batch::dispatch_groups) as model-scale ones do on a device of Vulkan's minimum,
+  // 65535 (lavapipe, Adreno, Mali). 0: off.
+  uint32_t max_workgroups = 0;
   // The Khronos validation layer, its messages counted (KVBENCH_VALIDATION=1).
   bool validation = false;
   static RuntimeOptions from_env();

@@ -119,7 +119,7 @@ uint32_t decode_vectors(const DeviceInfo& dev, const AttentionHeads& heads, int6
     return decode_splits_heads(static_cast<uint32_t>(n), heads.value_dim) ? (n + 3) / 4 * 4 : n;
   };
   int64_t nv = shaped(std::clamp<int64_t>(most, 1, kDecodeMaxVectors));
-  while (decode_shared_bytes(heads.key_dim, heads.value_dim, static_cast<uint32_t>(nv), dev.subgroup_size) >
+  while (decode_shared_bytes(heads.key_dim, heads.value_dim, static_cast<uint32_t>(nv), decode_subgroup_size(dev)) >
          dev.shared_memory_bytes) {
     const int64_t fewer = shaped(nv > 8 ? 8 : nv / 2);
     if (fewer >= nv) return 0;
@@ -128,8 +128,35 @@ uint32_t decode_vectors(const DeviceInfo& dev, const AttentionHeads& heads, int6
   return static_cast<uint32_t>(nv);
 }
 
+uint32_t decode_live_floats(uint32_t subgroup) {
+  const uint32_t vectors = 8, chunks = 128 / 8;  // NV and NCHV at the reference load
+  const uint32_t cpl = subgroup >= chunks ? 1 : (chunks + subgroup - 1) / subgroup;
+  return vectors * (8 * cpl + 2) + 16;
+}
+
+uint32_t lane_register_budget(const DeviceInfo& dev, uint32_t subgroup) {
+  return dev.vendor_id == 0x8086 ? 2048 / std::max(subgroup, 1u) : 255;
+}
+
+uint32_t decode_subgroup_size(const DeviceInfo& dev) {
+  const uint32_t fallback = dev.subgroup_size;
+  const auto usable = [&](uint32_t s) {
+    return dev.can_require_subgroups(s, kDecodeSubgroups) &&
+           kDecodeSubgroups * s <= std::min(dev.max_workgroup_invocations, dev.max_workgroup_size_x);
+  };
+  const auto fits = [&](uint32_t s) { return decode_live_floats(s) <= lane_register_budget(dev, s); };
+  if (!dev.subgroup_size_control || (usable(fallback) && fits(fallback))) return fallback;
+  uint32_t smallest = 0;
+  for (uint32_t s = 64; s >= 4; s /= 2) {
+    if (!usable(s)) continue;
+    if (fits(s)) return s;
+    smallest = s;
+  }
+  return smallest ? smallest : fallback;
+}
+
 std::string decode_device_refusal(const DeviceInfo& dev) {
-  const uint32_t sg = dev.subgroup_size, wg = kDecodeSubgroups * sg;
+  const uint32_t sg = decode_subgroup_size(dev), wg = kDecodeSubgroups * sg;
   const std::string lanes = std::to_string(sg) + " lanes";
   if (!dev.subgroup_arithmetic) return dev.name + " has no subgroup reductions in compute shaders";
   if (sg < 4 || sg > 64 || (sg & (sg - 1)) != 0)
@@ -265,8 +292,14 @@ void run_planned(Batch& batch, const AttentionPlan& plan, AttentionKernel kernel
   Buffer* batch_plan = batch.buffer_with(plan.batch_plan);
   Buffer* items = batch.buffer_with(plan.items);
   Buffer* merge = batch.buffer_with(plan.merge);
-  Buffer* partials =
-      batch.buffer(static_cast<size_t>(plan.slots) * static_cast<size_t>(launch.head_dim + 2) * 4);
+  const DeviceInfo& dev = batch.runtime().info();
+  const uint64_t scratch = attention_scratch_bytes(plan, launch.head_dim);
+  if (scratch > dev.max_storage_buffer_range)
+    throw SkipCase("the attention kernel's scratch (" + std::to_string(plan.slots) +
+                   " partial softmax states of " + std::to_string(launch.head_dim) + " + 2 floats) is " +
+                   std::to_string(scratch) + " bytes, over maxStorageBufferRange (" +
+                   std::to_string(dev.max_storage_buffer_range) + ") of " + dev.name);
+  Buffer* partials = batch.scratch(static_cast<size_t>(scratch));
   // NaN in every partial state first: a slot the plan leaves unwritten makes its output
   // vectors NaN, on lavapipe (whose fresh memory reads as zeros) as on a GPU (stale memory).
   batch.fill(*partials, kPartialsPoison);
@@ -274,17 +307,14 @@ void run_planned(Batch& batch, const AttentionPlan& plan, AttentionKernel kernel
   launch.buffers["items"] = items;
   launch.buffers["partials"] = partials;
   launch.params.emplace("num_items", plan.num_items);
-  const DeviceInfo& dev = batch.runtime().info();
   launch.kernel.shader = attention_module(launch.kernel.shader, kernel, launch.decode_f16, dev);
   if (kernel != AttentionKernel::lanes) {
     if (kernel == AttentionKernel::decode) {
-      set_decode_constants(launch.kernel.constants, dev.subgroup_size, plan.vectors_per_item,
-                           launch.heads.value_dim);
-      launch.kernel.subgroup_size =
-          dev.subgroup_size;  // NSG full subgroups of SG lanes (decode_device_refusal)
+      const uint32_t sg = decode_subgroup_size(dev);
+      set_decode_constants(launch.kernel.constants, sg, plan.vectors_per_item, launch.heads.value_dim);
+      launch.kernel.subgroup_size = sg;  // NSG full subgroups of SG lanes (decode_device_refusal)
     }
-    const auto [ax, ay] = dispatch_grid(plan.num_items);  // one workgroup per item
-    batch.dispatch(launch.kernel, launch.buffers, launch.params, ax, ay);
+    batch.dispatch_groups(launch.kernel, launch.buffers, launch.params, plan.num_items);  // a workgroup per item
   } else {
     // A lane per query vector: 4 lanes per item for plans of 4-vector items, else 8.
     const uint32_t lanes = plan.vectors_per_item <= 4 && four_lanes_fit(launch.heads) ? 4 : kVectorsPerItem;
@@ -295,9 +325,8 @@ void run_planned(Batch& batch, const AttentionPlan& plan, AttentionKernel kernel
     const uint32_t sg = dev.subgroup_size;
     if (sg && kLanesWorkgroup % sg == 0 && dev.can_require_subgroups(sg, kLanesWorkgroup / sg))
       launch.kernel.subgroup_size = sg;
-    const auto [ax, ay] =
-        dispatch_grid((uint64_t{plan.num_items} * lanes + kLanesWorkgroup - 1) / kLanesWorkgroup);
-    batch.dispatch(launch.kernel, launch.buffers, launch.params, ax, ay);
+    batch.dispatch_groups(launch.kernel, launch.buffers, launch.params,
+                          (uint64_t{plan.num_items} * lanes + kLanesWorkgroup - 1) / kLanesWorkgroup);
   }
   const uint64_t elements = plan.merge.size() / 4 * static_cast<uint64_t>(launch.head_dim);
   const auto& pq = launch.post_quant;
@@ -305,12 +334,11 @@ void run_planned(Batch& batch, const AttentionPlan& plan, AttentionKernel kernel
   // kernel's: an invocation per output word (faster on lavapipe: specs/attention-kernels.md).
   const uint64_t words = elements * dtype_bits(launch.out_dtype) / 32;
   const bool lanes = kernel == AttentionKernel::lanes;
-  const auto [mx, my] = dispatch_grid(lanes ? (words + 63) / 64 : plan.merge.size() / 4);
   // Constants: whether the partials are read through their texel view, and output elements per word.
   const Kernel merge_kernel(lanes ? "attention_merge" : "attention_merge_splits",
                             {{"TEXELS", batch.runtime().texels_cover(partials->size()) ? 1u : 0u},
                              {"PER_WORD", static_cast<uint32_t>(32 / dtype_bits(launch.out_dtype))}});
-  batch.dispatch(merge_kernel,
+  batch.dispatch_groups(merge_kernel,
                  {{"partials", partials},
                   {"merge", merge},
                   {"out", launch.out},
@@ -325,7 +353,7 @@ void run_planned(Batch& batch, const AttentionPlan& plan, AttentionKernel kernel
                   {"pq_per_channel", pq.per_channel},
                   {"pq_offset", pq.offset != nullptr},
                   {"pq_dtype", static_cast<uint32_t>(pq.dtype)}},
-                 mx, my);
+                 lanes ? (words + 63) / 64 : plan.merge.size() / 4);
 }
 
 }  // namespace

@@ -72,6 +72,22 @@ uint32_t decode_shared_bytes(int64_t key_dim, int64_t value_dim, uint32_t vector
 // a multiple of 4 where the heads split, and fewer (16 -> 8 -> 4 ...) until its shared memory
 // fits the device; 0 when none does.
 uint32_t decode_vectors(const DeviceInfo& dev, const AttentionHeads& heads, int64_t most);
+// The f32 registers per lane the decode kernel keeps live at subgroups of `subgroup` lanes,
+// estimated from its arrays at the load its subgroup size is chosen for (8 vectors of V
+// rows of 128): per vector, CPL 8-float P.V accumulators, a score and a running sum, and the
+// two 8-element K chunks in flight.
+uint32_t decode_live_floats(uint32_t subgroup);
+// The f32 registers per lane `dev` gives subgroups of `subgroup` lanes without spilling: on
+// Intel (vendor 0x8086) a hardware thread's register file (256 GRFs of 32 bytes in large-GRF
+// mode) is shared by its SIMD lanes, 2048 / subgroup; elsewhere a lane's registers do not
+// shrink with the width (NVIDIA 255 per thread, AMD 256 VGPRs per lane), 255.
+uint32_t lane_register_budget(const DeviceInfo& dev, uint32_t subgroup);
+// The subgroup size the decode kernel is built for and requires on `dev`: the device's
+// default where its live registers fit the budget, else the largest size in
+// [min_subgroup_size, max_subgroup_size] (4 to 64, powers of two, 4 subgroups a workgroup)
+// that fits, else the smallest (most registers per lane). 16 on Intel's 8-32; the default
+// elsewhere (32 NVIDIA, 64 RADV, lavapipe's).
+uint32_t decode_subgroup_size(const DeviceInfo& dev);
 // Why the decode kernel cannot run on `dev` at all, or "" when it can: it needs subgroup
 // reductions and 4 full subgroups per workgroup of a size it requires, the device's
 // (4 to 64 lanes, a power of two; VK_EXT_subgroup_size_control's required size with full

@@ -20,24 +20,37 @@ namespace {
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-// Keys per split of each batch: prefill every 2048; decode as DecodeSplit says. All within
-// kMaxMergeSplits splits.
+// Splits of a prefill batch (more than one query row): one, whose partial states are then
+// one per output vector, unless the whole plan has fewer than target_items items; then as
+// many as reach it, at most one per kPrefillMinSplit keys (as FlashAttention-2's
+// num_splits_heuristic does: split the keys only to fill the device). Splitting every 2048 keys whatever the
+// occupancy had made the partial states grow as S1 x S2 (8.7 GB at a 32k Llama-3-8B prefill).
+int64_t prefill_splits(int64_t kv_len, int64_t wanted) {
+  return std::max<int64_t>(1, std::min(wanted, ceil_div(kv_len, kPrefillMinSplit)));
+}
+
+// Keys per split of each batch: prefill as prefill_splits says, decode as DecodeSplit says.
+// All within kMaxMergeSplits splits, whole 16-key tiles.
 std::vector<int64_t> split_lengths(const AttentionShape& s, int64_t per_item, const DecodeSplit& rule) {
   const int64_t G = s.num_heads / s.num_kv_heads;
-  int64_t items = 0, decode_groups = 0;  // prefill items; decode items per split
+  int64_t prefill_groups = 0, decode_groups = 0;  // items per split
   for (size_t b = 0; b < s.q_rows.size(); ++b) {
     const int64_t groups = s.num_kv_heads * ceil_div(s.q_rows[b] * G, per_item);
-    if (s.q_rows[b] == 1)
-      decode_groups += groups;
-    else
-      items += groups * std::max<int64_t>(1, ceil_div(s.kv_len[b], 2048));
+    (s.q_rows[b] == 1 ? decode_groups : prefill_groups) += groups;
   }
+  const int64_t prefill_wanted = prefill_groups > 0 && prefill_groups + decode_groups < rule.target_items
+                                     ? ceil_div(rule.target_items - decode_groups, prefill_groups)
+                                     : 1;
+  int64_t items = 0;  // prefill items
+  for (size_t b = 0; b < s.q_rows.size(); ++b)
+    if (s.q_rows[b] != 1)
+      items += s.num_kv_heads * ceil_div(s.q_rows[b] * G, per_item) * prefill_splits(s.kv_len[b], prefill_wanted);
   const int64_t wanted =
       decode_groups > 0 ? std::max<int64_t>(1, ceil_div(rule.target_items - items, decode_groups)) : 1;
   std::vector<int64_t> chunks;
   for (size_t b = 0; b < s.q_rows.size(); ++b) {
     const int64_t kv = s.kv_len[b];
-    int64_t chunk = 2048;
+    int64_t chunk = ceil_div(ceil_div(kv, prefill_splits(kv, prefill_wanted)), 16) * 16;
     if (s.q_rows[b] == 1) {
       // Splits of max_keys, or more and shorter ones (rounded down to whole 16-key tiles) when
       // the device wants more items than they give.
@@ -45,7 +58,7 @@ std::vector<int64_t> split_lengths(const AttentionShape& s, int64_t per_item, co
       chunk = nsplit <= ceil_div(kv, rule.max_keys) ? rule.max_keys
                                                     : std::max(rule.min_keys, ceil_div(kv, nsplit) / 16 * 16);
     }
-    chunks.push_back(std::max(chunk, ceil_div(ceil_div(kv, kMaxMergeSplits), 16) * 16));
+    chunks.push_back(std::max({chunk, int64_t{16}, ceil_div(ceil_div(kv, kMaxMergeSplits), 16) * 16}));
   }
   return chunks;
 }

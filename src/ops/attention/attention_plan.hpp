@@ -47,6 +47,8 @@ constexpr uint32_t kNoLse = 0xffffffffu;
 // at a time and pays for each split in partial states and merge work (lavapipe's 8k FIA
 // decode 19.6 -> 18.3 ms).
 constexpr int64_t kDecodeSplitTiles = 256, kDecodeSplitLanes = 1024;
+// A prefill splits its keys only to fill the device, and into at most one split per this many keys.
+constexpr int64_t kPrefillMinSplit = 2048;
 // The most splits of one output vector: attention_merge_splits.comp keeps a weight per split in
 // shared memory. Longer sequences get longer splits.
 constexpr int64_t kMaxMergeSplits = 512;
@@ -62,10 +64,17 @@ struct DecodeSplit {
 
 // Items take up to `vectors_per_item` (1 to kDecodeMaxVectors) query vectors that share a kv
 // head (the q heads of a GQA group, then consecutive rows). Decode-like batches split their
-// KV length as `split` says; others every 2048 keys. Items are ordered split-major:
+// KV length as `split` says; others not at all, unless the plan would have fewer than
+// split.target_items items (then into as few splits as reach it, at most one per
+// kPrefillMinSplit keys), so that a prefill's partial states are one per output vector. Items are ordered split-major:
 // neighbouring items read the same keys of neighbouring kv heads.
 AttentionPlan plan_attention(const AttentionShape& s, uint32_t vectors_per_item = kVectorsPerItem,
                              DecodeSplit split = {});
+
+// The bytes of the plan's partial softmax states (its scratch): a slot of dv + 2 floats each.
+inline uint64_t attention_scratch_bytes(const AttentionPlan& plan, int64_t value_dim) {
+  return plan.slots * static_cast<uint64_t>(value_dim + 2) * 4;
+}
 
 // The most query vectors any (batch, kv head) of the shape has: rows x G.
 int64_t max_vectors_per_kv_head(const AttentionShape& s);

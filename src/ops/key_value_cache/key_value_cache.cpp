@@ -279,7 +279,7 @@ class KeyValueCacheCase final : public OpCase {
                               {"scale_dtype", static_cast<uint32_t>(p_.scale)},
                               {"cache_dtype", static_cast<uint32_t>(p_.cache)}};
     const auto rows = static_cast<uint32_t>(p_.batch * p_.seqlen * p_.num_heads * 2);
-    batch.dispatch("kv_cache_store", dev.bindings(), params, (rows + 63) / 64);
+    batch.dispatch_invocations("kv_cache_store", dev.bindings(), params, rows);
     const auto outputs = static_cast<uint64_t>(p_.batch * total * p_.num_heads * p_.num_repeat * p_.head_dim);
     // An invocation per output word (two f16 or one f32), striding: as many groups as the
     // device allows (65535 on lavapipe).

@@ -401,9 +401,8 @@ class MhcaCase final : public OpCase {
     const auto words = [](int64_t n, int64_t bits) { return (n * bits + 31) / 32 + 1; };
     const int64_t per_row = words(p_.head_dim, dtype_bits(p_.cache)) +
                             (p_.quant_bit ? words(p_.scale_groups(), dtype_bits(p_.scale)) : 0);
-    const auto [sx, sy] =
-        dispatch_grid((static_cast<uint64_t>(p_.total_rows() * p_.num_kv_heads * 2 * per_row) + 63) / 64);
-    batch.dispatch("mhca_store", buffers, store, sx, sy);
+    batch.dispatch_invocations("mhca_store", buffers, store,
+                               static_cast<uint64_t>(p_.total_rows() * p_.num_kv_heads * 2 * per_row));
     // head_dim, the cache's bits, quant_group, whether scores get ALiBi or a mask, whether
     // the per-key loads go through texel views and the page size (0: offset mode) are
     // specialization constants (see the shader).

@@ -113,7 +113,7 @@ class DequantizeGroupCase final : public OpCase {
                               {"formula", static_cast<uint32_t>(formula_)},
                               {"has_shift", has_shift()}};
     const auto n = static_cast<uint32_t>(p_.rows * p_.length);
-    batch.dispatch("dequantize_group", buffers, params, (n + 63) / 64);
+    batch.dispatch_invocations("dequantize_group", buffers, params, n);
     dev.download(io);
     return batch.submit();
   }

@@ -104,7 +104,7 @@ class QuantizeGroupCase final : public OpCase {
         {"fp8_divisor", static_cast<float>(divisor_)},
         {"fp8_scale_floor", static_cast<float>(p_.fp8 ? fp8_scale_floor(*p_.fp8) : 0.0)}};
     const auto invocations = static_cast<uint32_t>(p_.rows * p_.groups());
-    batch.dispatch("quantize_group", dev.bindings(), params, (invocations + 63) / 64);
+    batch.dispatch_invocations("quantize_group", dev.bindings(), params, invocations);
     dev.download(io);
     return batch.submit();
   }

@@ -246,7 +246,7 @@ class OmniCase final : public CacheCopyCase {
                               {"batches", p_.batches()},
                               {"row_words", p_.head_size * dtype_bits(p_.dtype) / 32}};
     const auto n = static_cast<uint32_t>(p_.num_tokens() * p_.num_head);
-    batch.dispatch("reshape_and_cache_omni", buffers, params, (n + 63) / 64);
+    batch.dispatch_invocations("reshape_and_cache_omni", buffers, params, n);
     t.download(io);
     return batch.submit();
   }

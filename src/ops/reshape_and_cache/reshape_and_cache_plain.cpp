@@ -180,7 +180,7 @@ class PlainCase final : public CacheCopyCase {
                               {"num_heads", p_.num_heads},
                               {"row_words", p_.head_size * dtype_bits(p_.dtype) / 32}};
     const auto n = static_cast<uint32_t>(p_.num_tokens * p_.num_heads);
-    batch.dispatch("reshape_and_cache", t.bindings(), params, (n + 63) / 64);
+    batch.dispatch_invocations("reshape_and_cache", t.bindings(), params, n);
     t.download(io);
     return batch.submit();
   }
