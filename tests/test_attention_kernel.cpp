@@ -337,7 +337,9 @@ TEST_CASE("plan_attention: decode splits of decode_split keys (the cpu kernel's 
   CHECK_THROWS_AS(plan_attention(shape, 8, {.min_keys = 40}), std::logic_error);  // not whole tiles
 }
 
-TEST_CASE("plan_attention: a prefill splits its keys only while the device wants items, at most one per 2048 keys") {
+TEST_CASE(
+    "plan_attention: a prefill splits its keys only while the device wants items, at most one per 2048 "
+    "keys") {
   // 2 rows of 4 q heads on 1 kv head over 10000 keys: one item per split.
   AttentionShape shape{.num_heads = 4, .num_kv_heads = 1, .q_rows = {2}, .kv_len = {10000}};
   shape.out_vector = [](int64_t, int64_t r, int64_t h) { return r * 4 + h; };
@@ -350,7 +352,8 @@ TEST_CASE("plan_attention: a prefill splits its keys only while the device wants
   CHECK(most.batch_plan[2] == 2000);
 }
 
-TEST_CASE("plan_attention: a 32k Llama-3-8B prefill and a 16k DeepSeek-V3 MLA prefill fit every GPU's scratch") {
+TEST_CASE(
+    "plan_attention: a 32k Llama-3-8B prefill and a 16k DeepSeek-V3 MLA prefill fit every GPU's scratch") {
   // The smallest maxStorageBufferRange among desktop GPUs: 1 GiB (Intel ANV); NVIDIA and RADV
   // allow 4 GiB - 1. Splitting every 2048 keys had needed 8.7 GB and 4.3 GB.
   const uint64_t gib = uint64_t{1} << 30;

@@ -160,7 +160,8 @@ TEST_CASE("grid_layout: rows within the device's x limit that cover every group,
   // 2^32 invocations of 64 (the most a 32-bit index reaches) fit the minimum grid.
   const auto [x, y] = grid_layout((uint64_t{1} << 32) / 64, vulkan_minimum);
   CHECK(uint64_t{x} * y * 64 >= (uint64_t{1} << 32));
-  CHECK(grid_layout(uint64_t{1} << 26, {uint32_t{0x7fffffff}, 65535, 65535}) == G{1u << 26, 1});  // NVIDIA: one row
+  CHECK(grid_layout(uint64_t{1} << 26, {uint32_t{0x7fffffff}, 65535, 65535}) ==
+        G{1u << 26, 1});  // NVIDIA: one row
   CHECK(grid_layout(50, {7, 8, 1}) == G{7, 8});
   CHECK_THROWS_AS(grid_layout(57, {7, 8, 1}), std::logic_error);
 }
@@ -437,7 +438,8 @@ TEST_CASE(
     }
     CHECK_MESSAGE(modes.count({4461, 32}), name << " does not include shaders/float_controls.glsl");
     CHECK_MESSAGE(modes.count({4462, 32}), name << " declares no RoundingModeRTE 32");
-    if (name.ends_with("_f16")) CHECK_MESSAGE(modes.count({4462, 16}), name << " declares no RoundingModeRTE 16");
+    if (name.ends_with("_f16"))
+      CHECK_MESSAGE(modes.count({4462, 16}), name << " declares no RoundingModeRTE 16");
   }
 }
 

@@ -142,10 +142,11 @@ int main(int argc, char** argv) {
     }
   }
   if (argc == 0) {
-    std::fprintf(stderr,
-                 "usage: RADV_FORCE_FAMILY=vega10|gfx1100 attention_isa_stats [--gate] [--subgroup-size 8|16|32|64]\n"
-                 "  --subgroup-size: compile only the decode kernel, at that required size (RDNA runs wave32\n"
-                 "  and wave64; decode_subgroup_size picks one per device)\n");
+    std::fprintf(
+        stderr,
+        "usage: RADV_FORCE_FAMILY=vega10|gfx1100 attention_isa_stats [--gate] [--subgroup-size 8|16|32|64]\n"
+        "  --subgroup-size: compile only the decode kernel, at that required size (RDNA runs wave32\n"
+        "  and wave64; decode_subgroup_size picks one per device)\n");
     return 2;
   }
   vk::raii::Context context;

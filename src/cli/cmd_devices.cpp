@@ -59,8 +59,8 @@ void add_devices_command(CLI::App& app, int& exit_code) {
                               std::to_string(d.max_subgroup_size) + " lanes, full subgroups)"
                     : d.subgroup_size_broken.empty() ? std::string("no")
                                                      : "promised but not kept: " + d.subgroup_size_broken)
-                << ", inf/NaN preserved in f32 " << yes(d.inf_nan_preserve_f32) << ", f32 rounds to nearest even "
-                << yes(d.rte_f32) << "\n"
+                << ", inf/NaN preserved in f32 " << yes(d.inf_nan_preserve_f32)
+                << ", f32 rounds to nearest even " << yes(d.rte_f32) << "\n"
                 << "      compute units " << d.compute_units << " (" << d.compute_units_source
                 << "), shader clock " << yes(d.shader_clock) << ", calibrated timestamps "
                 << yes(d.calibrated_timestamps) << "\n"

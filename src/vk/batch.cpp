@@ -404,7 +404,8 @@ std::pair<uint32_t, uint32_t> grid_layout(uint64_t groups, const std::array<uint
   const uint64_t width = std::min<uint64_t>(groups, most[0]);
   const uint64_t rows = width ? (groups + width - 1) / width : 1;
   if (rows > most[1] || (width == 0 && groups > 0))
-    throw std::logic_error(std::to_string(groups) + " workgroups exceed a grid of maxComputeWorkGroupCount (" +
+    throw std::logic_error(std::to_string(groups) +
+                           " workgroups exceed a grid of maxComputeWorkGroupCount (" +
                            std::to_string(most[0]) + " x " + std::to_string(most[1]) + ")");
   return {static_cast<uint32_t>(width), static_cast<uint32_t>(rows)};
 }
@@ -415,8 +416,8 @@ void Batch::dispatch_groups(const Kernel& kernel, const KernelBuffers& buffers, 
   dispatch(kernel, buffers, params, x, y);
 }
 
-void Batch::dispatch_invocations(const Kernel& kernel, const KernelBuffers& buffers, const KernelParams& params,
-                                 uint64_t invocations) {
+void Batch::dispatch_invocations(const Kernel& kernel, const KernelBuffers& buffers,
+                                 const KernelParams& params, uint64_t invocations) {
   if (invocations > (uint64_t{1} << 32))
     throw std::logic_error(kernel.shader + ": " + std::to_string(invocations) +
                            " invocations are past its 32-bit index");

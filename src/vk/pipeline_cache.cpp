@@ -40,7 +40,8 @@ RuntimeOptions RuntimeOptions::from_env() {
       used = 0;
     }
     if (used != n.size() || n[0] == '-' || v < 1 || v > 0xffffffffUL)
-      throw std::runtime_error("KVBENCH_MAX_WORKGROUPS=" + n + ": expected a whole number from 1 to 4294967295");
+      throw std::runtime_error("KVBENCH_MAX_WORKGROUPS=" + n +
+                               ": expected a whole number from 1 to 4294967295");
     o.max_workgroups = static_cast<uint32_t>(v);
   }
   return o;

@@ -187,7 +187,8 @@ Runtime::Runtime(std::optional<int> index, RuntimeOptions options) {
   // probe at the size the kernels require (the decode kernel's 4 subgroups, the lanes
   // kernel's 64 invocations) decides, so that no kernel runs on a broken promise.
   const uint32_t sg = info_.subgroup_size, count = sg ? std::max<uint32_t>(4, 64 / sg) : 0;
-  if (info_.subgroup_size_control && info_.inf_nan_preserve_f32 && info_.rte_f32 && info_.can_require_subgroups(sg, count) &&
+  if (info_.subgroup_size_control && info_.inf_nan_preserve_f32 && info_.rte_f32 &&
+      info_.can_require_subgroups(sg, count) &&
       sg * count <= std::min(info_.max_workgroup_invocations, info_.max_workgroup_size_x)) {
     info_.subgroup_size_broken = probe_required_subgroups(sg, count);
     if (!info_.subgroup_size_broken.empty()) info_.subgroup_size_control = false;

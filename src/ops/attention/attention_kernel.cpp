@@ -119,7 +119,8 @@ uint32_t decode_vectors(const DeviceInfo& dev, const AttentionHeads& heads, int6
     return decode_splits_heads(static_cast<uint32_t>(n), heads.value_dim) ? (n + 3) / 4 * 4 : n;
   };
   int64_t nv = shaped(std::clamp<int64_t>(most, 1, kDecodeMaxVectors));
-  while (decode_shared_bytes(heads.key_dim, heads.value_dim, static_cast<uint32_t>(nv), decode_subgroup_size(dev)) >
+  const uint32_t sg = decode_subgroup_size(dev);
+  while (decode_shared_bytes(heads.key_dim, heads.value_dim, static_cast<uint32_t>(nv), sg) >
          dev.shared_memory_bytes) {
     const int64_t fewer = shaped(nv > 8 ? 8 : nv / 2);
     if (fewer >= nv) return 0;
@@ -314,7 +315,8 @@ void run_planned(Batch& batch, const AttentionPlan& plan, AttentionKernel kernel
       set_decode_constants(launch.kernel.constants, sg, plan.vectors_per_item, launch.heads.value_dim);
       launch.kernel.subgroup_size = sg;  // NSG full subgroups of SG lanes (decode_device_refusal)
     }
-    batch.dispatch_groups(launch.kernel, launch.buffers, launch.params, plan.num_items);  // a workgroup per item
+    batch.dispatch_groups(launch.kernel, launch.buffers, launch.params,
+                          plan.num_items);  // a workgroup per item
   } else {
     // A lane per query vector: 4 lanes per item for plans of 4-vector items, else 8.
     const uint32_t lanes = plan.vectors_per_item <= 4 && four_lanes_fit(launch.heads) ? 4 : kVectorsPerItem;
@@ -339,21 +341,21 @@ void run_planned(Batch& batch, const AttentionPlan& plan, AttentionKernel kernel
                             {{"TEXELS", batch.runtime().texels_cover(partials->size()) ? 1u : 0u},
                              {"PER_WORD", static_cast<uint32_t>(32 / dtype_bits(launch.out_dtype))}});
   batch.dispatch_groups(merge_kernel,
-                 {{"partials", partials},
-                  {"merge", merge},
-                  {"out", launch.out},
-                  {"lse", launch.lse},
-                  {"quantScale2", pq.scale},
-                  {"quantOffset2", pq.offset}},
-                 {{"elements", elements},
-                  {"head_dim", launch.head_dim},
-                  {"out_dtype", static_cast<uint32_t>(launch.out_dtype)},
-                  {"empty_zeros", launch.empty == EmptyRow::zeros},
-                  {"has_lse", launch.lse != nullptr},
-                  {"pq_per_channel", pq.per_channel},
-                  {"pq_offset", pq.offset != nullptr},
-                  {"pq_dtype", static_cast<uint32_t>(pq.dtype)}},
-                 lanes ? (words + 63) / 64 : plan.merge.size() / 4);
+                        {{"partials", partials},
+                         {"merge", merge},
+                         {"out", launch.out},
+                         {"lse", launch.lse},
+                         {"quantScale2", pq.scale},
+                         {"quantOffset2", pq.offset}},
+                        {{"elements", elements},
+                         {"head_dim", launch.head_dim},
+                         {"out_dtype", static_cast<uint32_t>(launch.out_dtype)},
+                         {"empty_zeros", launch.empty == EmptyRow::zeros},
+                         {"has_lse", launch.lse != nullptr},
+                         {"pq_per_channel", pq.per_channel},
+                         {"pq_offset", pq.offset != nullptr},
+                         {"pq_dtype", static_cast<uint32_t>(pq.dtype)}},
+                        lanes ? (words + 63) / 64 : plan.merge.size() / 4);
 }
 
 }  // namespace

@@ -44,7 +44,8 @@ std::vector<int64_t> split_lengths(const AttentionShape& s, int64_t per_item, co
   int64_t items = 0;  // prefill items
   for (size_t b = 0; b < s.q_rows.size(); ++b)
     if (s.q_rows[b] != 1)
-      items += s.num_kv_heads * ceil_div(s.q_rows[b] * G, per_item) * prefill_splits(s.kv_len[b], prefill_wanted);
+      items +=
+          s.num_kv_heads * ceil_div(s.q_rows[b] * G, per_item) * prefill_splits(s.kv_len[b], prefill_wanted);
   const int64_t wanted =
       decode_groups > 0 ? std::max<int64_t>(1, ceil_div(rule.target_items - items, decode_groups)) : 1;
   std::vector<int64_t> chunks;

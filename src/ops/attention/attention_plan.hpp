@@ -66,8 +66,8 @@ struct DecodeSplit {
 // head (the q heads of a GQA group, then consecutive rows). Decode-like batches split their
 // KV length as `split` says; others not at all, unless the plan would have fewer than
 // split.target_items items (then into as few splits as reach it, at most one per
-// kPrefillMinSplit keys), so that a prefill's partial states are one per output vector. Items are ordered split-major:
-// neighbouring items read the same keys of neighbouring kv heads.
+// kPrefillMinSplit keys), so that a prefill's partial states are one per output vector. Items are ordered
+// split-major: neighbouring items read the same keys of neighbouring kv heads.
 AttentionPlan plan_attention(const AttentionShape& s, uint32_t vectors_per_item = kVectorsPerItem,
                              DecodeSplit split = {});
 
