@@ -15,6 +15,7 @@ void main() {
   const uint e0 = word * PER_WORD;
   const uint vec = e0 / D, d0 = e0 % D;
   const uint first = merge[4u * vec], nsplit = merge[4u * vec + 1u];
+  if (first == OTHER_WAVE) return;  // another wave's vector (plan_waves)
   float M = uintBitsToFloat(0xff800000u);
   for (uint s = 0u; s < nsplit; ++s) M = max(M, slot_ml((first + s) * (D + 2u)).x);
   float L = 0.0;

@@ -18,8 +18,10 @@
 #endif
 layout(local_size_x = MERGE_WORKGROUP) in;
 layout(std430, binding = 0) readonly buffer Partials { float partials[]; };
-// Per vector: first slot, splits, lse index, head.
+// Per vector: first slot, splits, lse index, head. A first slot of OTHER_WAVE marks a vector
+// that another wave of the plan computes (src/ops/attention/attention_plan.hpp kOtherWave).
 layout(std430, binding = 1) readonly buffer Merge { uint merge[]; };
+const uint OTHER_WAVE = 0xffffffffu;
 layout(std430, binding = 2) writeonly buffer Out { uint out_[]; };
 layout(std430, binding = 3) writeonly buffer Lse { float lse[]; };
 layout(std430, binding = 4) readonly buffer QuantScale2 { uint quantScale2[]; };

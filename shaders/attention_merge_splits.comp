@@ -42,6 +42,7 @@ void main() {
   const uint vec = grid_workgroup();
   if (vec * D >= pc.elements) return;  // the surplus of the grid's last row: the whole workgroup
   const uint first = merge[4u * vec], nsplit = merge[4u * vec + 1u];
+  if (first == OTHER_WAVE) return;  // another wave's vector (plan_waves): the whole workgroup
   float M = uintBitsToFloat(0xff800000u);
   for (uint s = t; s < nsplit; s += 256u) M = max(M, slot_ml((first + s) * (D + 2u)).x);
   M = workgroup_reduce(M, true);

@@ -499,3 +499,55 @@ TEST_CASE("decode_subgroup_size: the register budget picks 16 on Intel's 8-32, t
   CHECK(constants["SG"] == 16);
   CHECK(constants["local_size_x"] == 64);
 }
+
+TEST_CASE("plan_waves: whole rows per wave within the slots, every item and vector in exactly one wave") {
+  // A decode (one row, 3 splits of 1024) and two prefills of 5 and 7 rows; 6 q heads on 2 kv
+  // heads (G 3), items of 4 vectors, so that an item can hold parts of two rows.
+  AttentionShape shape{.num_heads = 6, .num_kv_heads = 2, .q_rows = {1, 5, 7}, .kv_len = {2500, 40, 3000}};
+  shape.out_vector = [](int64_t b, int64_t r, int64_t h) {
+    return (b == 0 ? 0 : b == 1 ? 1 : 6) * 6 + r * 6 + h;
+  };
+  const AttentionPlan plan = plan_attention(shape, 4, {.max_keys = kDecodeSplitLanes});
+  REQUIRE(plan.slots == 18 + 30 + 42);
+  CHECK(plan_waves(plan, shape, plan.slots).size() == 1);  // it fits: the plan itself
+  const int64_t G = 3, H = 6;
+  for (uint64_t most : {24u, 30u, 42u, 60u}) {  // 24: the largest unit, rows 0-3 of a prefill
+    CAPTURE(most);
+    const auto waves = plan_waves(plan, shape, most);
+    REQUIRE(waves.size() > 1);
+    std::map<uint64_t, int> slot_writes;  // global slot -> times written, over the waves
+    uint32_t items = 0;
+    std::vector<int> vector_waves(plan.merge.size() / 4, 0);
+    uint64_t base = 0;  // the wave's first global slot
+    for (const auto& w : waves) {
+      CHECK(w.slots <= most);
+      items += w.num_items;
+      for (uint32_t i = 0; i < w.num_items; ++i) {
+        const uint32_t* it = &w.items[5 * size_t{i}];
+        const uint32_t b = it[0], nsplit = w.batch_plan[3 * b + 1];
+        for (uint32_t v = it[2]; v < it[2] + it[3]; ++v) {
+          // shaders/attention_core.glsl partial_first, in 32-bit arithmetic as the shaders do it
+          const uint32_t slot =
+              w.batch_plan[3 * b] + static_cast<uint32_t>(((v / G) * H + it[1] * G + v % G) * nsplit + it[4]);
+          CHECK(slot < w.slots);
+          ++slot_writes[base + slot];
+        }
+      }
+      for (size_t v = 0; v < vector_waves.size(); ++v)
+        if (w.merge[4 * v] != kOtherWave) {
+          ++vector_waves[v];
+          CHECK(w.merge[4 * v] + w.merge[4 * v + 1] <= w.slots);
+          CHECK(base + w.merge[4 * v] == plan.merge[4 * v]);
+        }
+      base += w.slots;
+    }
+    CHECK(base == plan.slots);
+    CHECK(items == plan.num_items);
+    CHECK(slot_writes.size() == plan.slots);
+    CHECK(std::all_of(slot_writes.begin(), slot_writes.end(), [](const auto& e) { return e.second == 1; }));
+    CHECK(std::all_of(vector_waves.begin(), vector_waves.end(), [](int n) { return n == 1; }));
+  }
+  // Rows that no item boundary lets apart: 4-vector items over rows of 3 vectors tie rows
+  // 0-3 of a prefill (vectors 0-11, 3 items), 24 slots; 23 cannot hold them.
+  CHECK(plan_waves(plan, shape, 23).empty());
+}

@@ -265,8 +265,10 @@ std::string attention_module(const std::string& lanes_module, AttentionKernel ke
 
 namespace {
 
-// run_attention with the kernel chosen (once) for the plan's shape.
-void run_planned(Batch& batch, const AttentionPlan& plan, AttentionKernel kernel, AttentionLaunch launch);
+// run_attention with the kernel chosen (once) for the plan's shape; with the shape, in
+// waves where the plan's scratch exceeds the device's (plan_waves).
+void run_planned(Batch& batch, const AttentionPlan& whole, const AttentionShape* shape,
+                 AttentionKernel kernel, AttentionLaunch launch);
 
 }  // namespace
 
@@ -278,84 +280,104 @@ void run_attention(Batch& batch, const AttentionShape& shape, AttentionLaunch la
       .max_keys = kernel == AttentionKernel::lanes ? kDecodeSplitLanes : kDecodeSplitTiles,
       .target_items = 2 * static_cast<int64_t>(dev.compute_units)};
   const AttentionPlan plan = plan_attention(shape, vectors_per_item(kernel, dev, launch.heads, shape), split);
-  run_planned(batch, plan, kernel, std::move(launch));
+  run_planned(batch, plan, &shape, kernel, std::move(launch));
 }
 
 void run_attention(Batch& batch, const AttentionPlan& plan, AttentionLaunch launch) {
   const AttentionKernel kernel =
       choose_attention_kernel(batch.runtime().info(), launch.heads, plan.single_row);
-  run_planned(batch, plan, kernel, std::move(launch));
+  run_planned(batch, plan, nullptr, kernel, std::move(launch));
 }
 
 namespace {
 
-void run_planned(Batch& batch, const AttentionPlan& plan, AttentionKernel kernel, AttentionLaunch launch) {
-  Buffer* batch_plan = batch.buffer_with(plan.batch_plan);
-  Buffer* items = batch.buffer_with(plan.items);
-  Buffer* merge = batch.buffer_with(plan.merge);
+// The most scratch bytes a plan may use at once: maxStorageBufferRange, or less under
+// KVBENCH_MAX_SCRATCH=N (a test's knob, so that small cases run in several waves).
+uint64_t scratch_limit(const DeviceInfo& dev) {
+  uint64_t most = dev.max_storage_buffer_range;
+  if (const char* v = std::getenv("KVBENCH_MAX_SCRATCH"); v && *v) {
+    const std::string s = v;
+    if (s.find_first_not_of("0123456789") != std::string::npos || s.size() > 18)
+      throw std::runtime_error("KVBENCH_MAX_SCRATCH must be a whole number of bytes, not '" + s + "'");
+    most = std::min<uint64_t>(most, std::stoull(s));
+  }
+  return most;
+}
+
+void run_planned(Batch& batch, const AttentionPlan& whole, const AttentionShape* shape,
+                 AttentionKernel kernel, AttentionLaunch launch) {
   const DeviceInfo& dev = batch.runtime().info();
-  const uint64_t scratch = attention_scratch_bytes(plan, launch.head_dim);
-  if (scratch > dev.max_storage_buffer_range)
-    throw SkipCase("the attention kernel's scratch (" + std::to_string(plan.slots) +
-                   " partial softmax states of " + std::to_string(launch.head_dim) + " + 2 floats) is " +
-                   std::to_string(scratch) + " bytes, over maxStorageBufferRange (" +
-                   std::to_string(dev.max_storage_buffer_range) + ") of " + dev.name);
-  Buffer* partials = batch.scratch(static_cast<size_t>(scratch));
-  // NaN in every partial state first: a slot the plan leaves unwritten makes its output
-  // vectors NaN, on lavapipe (whose fresh memory reads as zeros) as on a GPU (stale memory).
-  batch.fill(*partials, kPartialsPoison);
-  launch.buffers["batch_plan"] = batch_plan;
-  launch.buffers["items"] = items;
-  launch.buffers["partials"] = partials;
-  launch.params.emplace("num_items", plan.num_items);
+  const uint64_t slot_bytes = static_cast<uint64_t>(launch.head_dim + 2) * 4, limit = scratch_limit(dev);
+  // Waves whose partial states each fit the limit (plan_waves), over one scratch buffer.
+  const std::vector<AttentionPlan> waves =
+      shape ? plan_waves(whole, *shape, limit / slot_bytes)
+            : (whole.slots * slot_bytes <= limit ? std::vector<AttentionPlan>{whole}
+                                                 : std::vector<AttentionPlan>{});
+  if (waves.empty())
+    throw SkipCase("the attention kernel's scratch (" + std::to_string(whole.slots) +
+                   " partial softmax states of " + std::to_string(launch.head_dim) + " + 2 floats, " +
+                   std::to_string(attention_scratch_bytes(whole, launch.head_dim)) +
+                   " bytes) cannot be cut into waves of whole query rows within " + std::to_string(limit) +
+                   " bytes (maxStorageBufferRange of " + dev.name + ")");
+  uint64_t most_slots = 0;
+  for (const auto& w : waves) most_slots = std::max(most_slots, w.slots);
+  Buffer* partials = batch.scratch(static_cast<size_t>(most_slots * slot_bytes));
   launch.kernel.shader = attention_module(launch.kernel.shader, kernel, launch.decode_f16, dev);
-  if (kernel != AttentionKernel::lanes) {
-    if (kernel == AttentionKernel::decode) {
-      const uint32_t sg = decode_subgroup_size(dev);
-      set_decode_constants(launch.kernel.constants, sg, plan.vectors_per_item, launch.heads.value_dim);
-      launch.kernel.subgroup_size = sg;  // NSG full subgroups of SG lanes (decode_device_refusal)
-    }
-    batch.dispatch_groups(launch.kernel, launch.buffers, launch.params,
-                          plan.num_items);  // a workgroup per item
-  } else {
+  const bool lanes = kernel == AttentionKernel::lanes;
+  uint32_t lanes_per_item = kVectorsPerItem;
+  if (kernel == AttentionKernel::decode) {
+    const uint32_t sg = decode_subgroup_size(dev);
+    set_decode_constants(launch.kernel.constants, sg, whole.vectors_per_item, launch.heads.value_dim);
+    launch.kernel.subgroup_size = sg;  // NSG full subgroups of SG lanes (decode_device_refusal)
+  } else if (lanes) {
     // A lane per query vector: 4 lanes per item for plans of 4-vector items, else 8.
-    const uint32_t lanes = plan.vectors_per_item <= 4 && four_lanes_fit(launch.heads) ? 4 : kVectorsPerItem;
-    launch.kernel.constants["LANES"] = lanes;
-    if (launch.lanes_constants) launch.lanes_constants(launch.kernel.constants, lanes);
+    lanes_per_item = whole.vectors_per_item <= 4 && four_lanes_fit(launch.heads) ? 4 : kVectorsPerItem;
+    launch.kernel.constants["LANES"] = lanes_per_item;
+    if (launch.lanes_constants) launch.lanes_constants(launch.kernel.constants, lanes_per_item);
     // An item's lanes share one subgroup (its first lane at a multiple of LANES) wherever
     // the device can promise full subgroups; without that the driver's choice is taken.
     const uint32_t sg = dev.subgroup_size;
     if (sg && kLanesWorkgroup % sg == 0 && dev.can_require_subgroups(sg, kLanesWorkgroup / sg))
       launch.kernel.subgroup_size = sg;
-    batch.dispatch_groups(launch.kernel, launch.buffers, launch.params,
-                          (uint64_t{plan.num_items} * lanes + kLanesWorkgroup - 1) / kLanesWorkgroup);
   }
-  const uint64_t elements = plan.merge.size() / 4 * static_cast<uint64_t>(launch.head_dim);
+  const uint64_t elements = whole.merge.size() / 4 * static_cast<uint64_t>(launch.head_dim);
   const auto& pq = launch.post_quant;
   // The gpu kernel's merge: a workgroup per output vector, parallel over its splits; the cpu
   // kernel's: an invocation per output word (faster on lavapipe: specs/attention-kernels.md).
   const uint64_t words = elements * dtype_bits(launch.out_dtype) / 32;
-  const bool lanes = kernel == AttentionKernel::lanes;
   // Constants: whether the partials are read through their texel view, and output elements per word.
   const Kernel merge_kernel(lanes ? "attention_merge" : "attention_merge_splits",
                             {{"TEXELS", batch.runtime().texels_cover(partials->size()) ? 1u : 0u},
                              {"PER_WORD", static_cast<uint32_t>(32 / dtype_bits(launch.out_dtype))}});
-  batch.dispatch_groups(merge_kernel,
-                        {{"partials", partials},
-                         {"merge", merge},
-                         {"out", launch.out},
-                         {"lse", launch.lse},
-                         {"quantScale2", pq.scale},
-                         {"quantOffset2", pq.offset}},
-                        {{"elements", elements},
-                         {"head_dim", launch.head_dim},
-                         {"out_dtype", static_cast<uint32_t>(launch.out_dtype)},
-                         {"empty_zeros", launch.empty == EmptyRow::zeros},
-                         {"has_lse", launch.lse != nullptr},
-                         {"pq_per_channel", pq.per_channel},
-                         {"pq_offset", pq.offset != nullptr},
-                         {"pq_dtype", static_cast<uint32_t>(pq.dtype)}},
-                        lanes ? (words + 63) / 64 : plan.merge.size() / 4);
+  const KernelParams merge_params{{"elements", elements},
+                                  {"head_dim", launch.head_dim},
+                                  {"out_dtype", static_cast<uint32_t>(launch.out_dtype)},
+                                  {"empty_zeros", launch.empty == EmptyRow::zeros},
+                                  {"has_lse", launch.lse != nullptr},
+                                  {"pq_per_channel", pq.per_channel},
+                                  {"pq_offset", pq.offset != nullptr},
+                                  {"pq_dtype", static_cast<uint32_t>(pq.dtype)}};
+  launch.buffers["partials"] = partials;
+  for (const AttentionPlan& plan : waves) {
+    // NaN in every partial state first: a slot the plan leaves unwritten makes its output
+    // vectors NaN, on lavapipe (whose fresh memory reads as zeros) as on a GPU (stale memory).
+    batch.fill(*partials, kPartialsPoison);
+    launch.buffers["batch_plan"] = batch.buffer_with(plan.batch_plan);
+    launch.buffers["items"] = batch.buffer_with(plan.items);
+    launch.params.insert_or_assign("num_items", plan.num_items);
+    batch.dispatch_groups(
+        launch.kernel, launch.buffers, launch.params,
+        lanes ? (uint64_t{plan.num_items} * lanes_per_item + kLanesWorkgroup - 1) / kLanesWorkgroup
+              : plan.num_items);  // lanes: a lane per query vector; else a workgroup per item
+    batch.dispatch_groups(merge_kernel,
+                          {{"partials", partials},
+                           {"merge", batch.buffer_with(plan.merge)},
+                           {"out", launch.out},
+                           {"lse", launch.lse},
+                           {"quantScale2", pq.scale},
+                           {"quantOffset2", pq.offset}},
+                          merge_params, lanes ? (words + 63) / 64 : plan.merge.size() / 4);
+  }
 }
 
 }  // namespace

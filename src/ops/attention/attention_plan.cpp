@@ -119,4 +119,70 @@ AttentionPlan plan_attention(const AttentionShape& s, uint32_t vectors_per_item,
   return plan;
 }
 
+std::vector<AttentionPlan> plan_waves(const AttentionPlan& plan, const AttentionShape& s,
+                                      uint64_t max_slots) {
+  if (plan.slots <= max_slots) return {plan};
+  const int64_t G = s.num_heads / s.num_kv_heads, nb = static_cast<int64_t>(s.q_rows.size());
+  // A wave may begin at row r of batch b unless an item's vectors [v0, v0 + nv) hold rows
+  // r - 1 and r (v = row * G + g).
+  std::vector<std::vector<bool>> cut(static_cast<size_t>(nb));
+  for (int64_t b = 0; b < nb; ++b)
+    cut[static_cast<size_t>(b)].assign(static_cast<size_t>(s.q_rows[b]) + 1, true);
+  for (uint32_t i = 0; i < plan.num_items; ++i) {
+    const uint32_t* it = &plan.items[5 * size_t{i}];
+    for (int64_t r = it[2] / G + 1; r <= (int64_t{it[2]} + it[3] - 1) / G; ++r)
+      cut[it[0]][static_cast<size_t>(r)] = false;
+  }
+  // Waves as slot ranges [lo, hi): (batch, row) in slot order, a cut where allowed and needed.
+  std::vector<uint64_t> bounds{0};
+  uint64_t unit_start = 0;  // the first slot of the rows since the last allowed cut
+  for (int64_t b = 0; b < nb; ++b) {
+    const uint64_t base = plan.batch_plan[3 * static_cast<size_t>(b)];
+    const uint64_t per_row =
+        static_cast<uint64_t>(s.num_heads) * plan.batch_plan[3 * static_cast<size_t>(b) + 1];
+    for (int64_t r = 0; r <= s.q_rows[b]; ++r) {
+      const uint64_t slot = base + static_cast<uint64_t>(r) * per_row;
+      if (!cut[static_cast<size_t>(b)][static_cast<size_t>(r)]) continue;
+      if (slot - bounds.back() > max_slots && unit_start > bounds.back()) bounds.push_back(unit_start);
+      if (slot - bounds.back() > max_slots) return {};  // one unit alone is too large
+      unit_start = slot;
+    }
+  }
+  if (bounds.back() < plan.slots) bounds.push_back(plan.slots);
+  const auto wave_of = [&](uint64_t slot) {
+    return static_cast<size_t>(std::upper_bound(bounds.begin(), bounds.end(), slot) - bounds.begin() - 1);
+  };
+  std::vector<AttentionPlan> waves(bounds.size() - 1);
+  for (size_t w = 0; w < waves.size(); ++w) {
+    AttentionPlan& wave = waves[w];
+    wave.vectors_per_item = plan.vectors_per_item;
+    wave.single_row = plan.single_row;
+    wave.slots = bounds[w + 1] - bounds[w];
+    wave.batch_plan = plan.batch_plan;
+    for (size_t b = 0; b < wave.batch_plan.size(); b += 3)
+      wave.batch_plan[b] =
+          static_cast<uint32_t>(wave.batch_plan[b] - bounds[w]);  // modulo 2^32, as the shaders add
+    wave.merge.assign(plan.merge.size(), 0);
+  }
+  for (uint32_t i = 0; i < plan.num_items; ++i) {
+    const uint32_t* it = &plan.items[5 * size_t{i}];
+    const uint64_t slot = plan.batch_plan[3 * size_t{it[0]}] + static_cast<uint64_t>(it[2] / G) *
+                                                                   s.num_heads *
+                                                                   plan.batch_plan[3 * size_t{it[0]} + 1];
+    AttentionPlan& wave = waves[wave_of(slot)];
+    wave.items.insert(wave.items.end(), it, it + 5);
+    ++wave.num_items;
+  }
+  for (size_t v = 0; v + 3 < plan.merge.size(); v += 4) {
+    const size_t w = wave_of(plan.merge[v]);
+    for (size_t o = 0; o < waves.size(); ++o) {
+      std::copy(plan.merge.begin() + static_cast<std::ptrdiff_t>(v),
+                plan.merge.begin() + static_cast<std::ptrdiff_t>(v + 4),
+                waves[o].merge.begin() + static_cast<std::ptrdiff_t>(v));
+      waves[o].merge[v] = o == w ? static_cast<uint32_t>(plan.merge[v] - bounds[w]) : kOtherWave;
+    }
+  }
+  return waves;
+}
+
 }  // namespace kvbench

@@ -76,6 +76,18 @@ inline uint64_t attention_scratch_bytes(const AttentionPlan& plan, int64_t value
   return plan.slots * static_cast<uint64_t>(value_dim + 2) * 4;
 }
 
+// A merge entry's first slot that marks a vector another wave computes: the merges skip it.
+constexpr uint32_t kOtherWave = 0xffffffffu;
+
+// The plan cut into waves whose partial states each fit `max_slots` slots, so that scratch
+// is sized by what is live, not by the whole plan: each wave is a plan of its own over one
+// scratch buffer (its slots numbered from 0: batch_plan's slot bases shifted, modulo 2^32,
+// by the wave's first slot), with the items whose rows it holds and a merge table in which
+// every other vector is kOtherWave. Waves hold whole query rows (a batch's rows are
+// consecutive slots) and never cut an item's vectors. One wave, the plan itself, when it
+// fits; empty when one unit of rows (the fewest an item boundary allows) does not.
+std::vector<AttentionPlan> plan_waves(const AttentionPlan& plan, const AttentionShape& s, uint64_t max_slots);
+
 // The most query vectors any (batch, kv head) of the shape has: rows x G.
 int64_t max_vectors_per_kv_head(const AttentionShape& s);
 
