@@ -81,11 +81,26 @@ layout(std430, binding = 28) readonly buffer BatchPlan { uint batch_plan[]; };
 layout(std430, binding = 29) readonly buffer Items { uint items[]; };
 layout(std430, binding = 30) writeonly buffer Partials { float partials[]; };
 
-// The first float of query vector v's partial state (m, l, DV accumulators) for this split:
+// The slot of query vector v's partial state (m, l, DV accumulators) for this split:
 // slot base + (row * H + head) * splits + split, with row v / G and head hk * G + v % G.
-uint partial_first(uint slot_base, uint v, uint hk, uint G, uint H, uint nsplit, uint split) {
-  return (slot_base + ((v / G) * H + hk * G + v % G) * nsplit + split) * (DV + 2u);
+uint partial_slot(uint slot_base, uint v, uint hk, uint G, uint H, uint nsplit, uint split) {
+  return slot_base + ((v / G) * H + hk * G + v % G) * nsplit + split;
 }
+// Its first float.
+uint partial_first(uint slot_base, uint v, uint hk, uint G, uint H, uint nsplit, uint split) {
+  return partial_slot(slot_base, v, hk, G, H, nsplit, split) * (DV + 2u);
+}
+
+// Direct output, where the host turns it on (every vector of the plan has one split, so its
+// state is final): the lanes and tiles kernels finish their vectors themselves
+// (attention_finish.glsl) and write neither partial states nor leave work to a merge.
+// Words 0-7: on, out_dtype, empty_zeros, has_lse, pq_per_channel, pq_offset, pq_dtype, 0;
+// then per slot (partial_slot) its output vector and lse index.
+#include "attention_finish.glsl"
+layout(std430, binding = 23) readonly buffer Direct { uint direct[]; };
+bool direct_output() { return direct[0] != 0u; }
+Finish direct_finish() { return Finish(DV, direct[1], direct[2], direct[3], direct[4], direct[5], direct[6]); }
+uvec2 direct_vector(uint slot) { return uvec2(direct[8u + 2u * slot], direct[9u + 2u * slot]); }
 
 // The hooks.
 Batch batch_info(uint b);

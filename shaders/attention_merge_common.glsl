@@ -1,16 +1,12 @@
 // What the two merges of the shared attention kernel (attention_core.glsl) share: for each
 // output vector, O = sum_s exp(m_s - M) acc_s / sum_s exp(m_s - M) l_s over its splits,
-// written in the output's dtype; a vector with no visible key is NaN (empty_zeros 0,
-// torch's softmax) or zeros (1); its log-sum-exp M + log(L) (+inf for an empty vector) goes
-// to lse when the plan gives the vector an lse index and has_lse is set. An i8 output is
-// post-quantized in f32: sat_int8(roundEven(O * scale + offset)), scale and offset per
-// tensor or per (head, channel) (FIA's quantScale2/quantOffset2).
+// finished as attention_finish.glsl says (dtype, empty rows, log-sum-exp, post-quant).
 // attention_merge.comp: an invocation per output word (the cpu kernel's, faster on
 // lavapipe); attention_merge_splits.comp: a workgroup per vector (the gpu kernel's).
 #ifndef KVBENCH_ATTENTION_MERGE_COMMON_GLSL
 #define KVBENCH_ATTENTION_MERGE_COMMON_GLSL
 #include "grid.glsl"
-#include "quant.glsl"
+#include "attention_finish.glsl"
 #include "texels.glsl"
 
 #ifndef MERGE_WORKGROUP
@@ -22,10 +18,6 @@ layout(std430, binding = 0) readonly buffer Partials { float partials[]; };
 // that another wave of the plan computes (src/ops/attention/attention_plan.hpp kOtherWave).
 layout(std430, binding = 1) readonly buffer Merge { uint merge[]; };
 const uint OTHER_WAVE = 0xffffffffu;
-layout(std430, binding = 2) writeonly buffer Out { uint out_[]; };
-layout(std430, binding = 3) writeonly buffer Lse { float lse[]; };
-layout(std430, binding = 4) readonly buffer QuantScale2 { uint quantScale2[]; };
-layout(std430, binding = 5) readonly buffer QuantOffset2 { uint quantOffset2[]; };
 // The partial states again, as uvec4 texels: read through this view when TEXELS is set
 // (the host's texels_cover), one gather per (m, l) pair and per output word's
 // accumulators instead of a storage-buffer load per float (shaders/texels.glsl).
@@ -40,14 +32,8 @@ layout(std140, binding = 31) uniform Params {  // kernel parameters, set by name
   uint has_lse, pq_per_channel, pq_offset, pq_dtype;
 } pc;
 
-// Element k of an i8 output vector (head h, channel d) from its f32 value.
-uint post_quant(float x, uint h, uint d) {
-  const uint i = pc.pq_per_channel != 0u ? h * pc.head_dim + d : 0u;
-  const uint bits = dtype_bits(pc.pq_dtype);
-  const float s = decode_float(LOAD_BITS(quantScale2, i, bits), pc.pq_dtype);
-  const float o = pc.pq_offset != 0u ? decode_float(LOAD_BITS(quantOffset2, i, bits), pc.pq_dtype) : 0.0;
-  precise float v = x * s + o;
-  return uint(int(clamp(round_half_even(v), -128.0, 127.0))) & 0xffu;
+Finish merge_finish() {
+  return Finish(pc.head_dim, pc.out_dtype, pc.empty_zeros, pc.has_lse, pc.pq_per_channel, pc.pq_offset, pc.pq_dtype);
 }
 
 // A slot is D + 2 floats (D a multiple of 8): m and l start on an even word, and so do an
@@ -73,25 +59,11 @@ void slot_word(uint base, uint d0, out float x[4]) {
   }
 }
 
-void write_lse(uint vec, float M, float L) {
-  if (pc.has_lse != 0u && merge[4u * vec + 2u] != 0xffffffffu)
-    lse[merge[4u * vec + 2u]] = L == 0.0 ? uintBitsToFloat(0x7f800000u) : M + log(L);
-}
+void write_lse(uint vec, float M, float L) { finish_lse(merge_finish(), merge[4u * vec + 2u], M, L); }
 
 // Output word `word` (channels d0.. of vector vec) from its sums o and the vector's L.
 void write_word(uint word, uint vec, uint d0, float o[4], float L) {
-  const bool zero = L == 0.0 && pc.empty_zeros != 0u;
-  float r[4];
-  for (uint k = 0u; k < 4u; ++k) r[k] = zero ? 0.0 : o[k] / L;
-  if (PER_WORD == 1u) {
-    out_[word] = floatBitsToUint(r[0]);
-  } else if (PER_WORD == 2u) {
-    out_[word] = encode_float(r[0], pc.out_dtype) | (encode_float(r[1], pc.out_dtype) << 16u);
-  } else {
-    uint w = 0u;  // a vector with no visible key is not computed: code 0, never the offset
-    for (uint k = 0u; k < 4u && !zero; ++k) w |= post_quant(r[k], merge[4u * vec + 3u], d0 + k) << (8u * k);
-    out_[word] = w;
-  }
+  finish_word(merge_finish(), PER_WORD, word, merge[4u * vec + 3u], d0, o, L);
 }
 
 #endif

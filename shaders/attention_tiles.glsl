@@ -150,6 +150,25 @@ void main() {
     barrier();
   }
 
+  // Direct output (one split): the accumulators into shared memory (q_s, free now; the host
+  // turns it on only where DV <= D), then each invocation finishes whole output words.
+  if (direct_output()) {
+    const Finish f = direct_finish();
+    const uint per_word = 32u / dtype_bits(f.out_dtype), words = DV / per_word;
+    if (pv < nv)
+      for (uint k = 0u; k < CPV; ++k)
+        if (pc0 + PVL * k < DV) q_s[pv * DV + pc0 + PVL * k] = acc[k];
+    barrier();
+    for (uint i = lid; i < nv * words; i += WG) {
+      const uint vl = i / words, d0 = (i % words) * per_word, v = v0 + vl;
+      const uvec2 dv = direct_vector(partial_slot(slot_base, v, hk, G, H, nsplit, split));
+      float o[4] = float[4](0.0, 0.0, 0.0, 0.0);
+      for (uint k = 0u; k < per_word; ++k) o[k] = q_s[vl * DV + d0 + k];
+      finish_word(f, per_word, (dv.x * DV + d0) / per_word, hk * G + v % G, d0, o, l_s[vl]);
+      if (d0 == 0u) finish_lse(f, dv.y, m_s[vl], l_s[vl]);
+    }
+    return;
+  }
   if (pv >= nv) return;
   const uint first = partial_first(slot_base, v0 + pv, hk, G, H, nsplit, split);
   if (pc0 == 0u) {

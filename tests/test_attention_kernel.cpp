@@ -355,7 +355,9 @@ TEST_CASE(
 TEST_CASE(
     "plan_attention: a 32k Llama-3-8B prefill and a 16k DeepSeek-V3 MLA prefill fit every GPU's scratch") {
   // The smallest maxStorageBufferRange among desktop GPUs: 1 GiB (Intel ANV); NVIDIA and RADV
-  // allow 4 GiB - 1. Splitting every 2048 keys had needed 8.7 GB and 4.3 GB.
+  // allow 4 GiB - 1. Splitting every 2048 keys had needed 8.7 GB and 4.3 GB. These are the
+  // partial states where the merge runs (KVBENCH_DIRECT=0); by default a one-split plan's
+  // kernel finishes its vectors itself and needs none (run_planned).
   const uint64_t gib = uint64_t{1} << 30;
   for (int64_t target : {0, 2 * 16, 2 * 132, 2 * 1024}) {  // compute units: none, a laptop, an H100, more
     CAPTURE(target);

@@ -25,8 +25,8 @@ TEST_CASE("reflect_shader: bindings by their block's first member, Params member
   const ShaderInterface s = reflect_shader(embedded_shaders().at("attention_merge"));
   REQUIRE(s.buffers.size() == 6);
   CHECK(s.buffers.at(0) == std::vector<std::string>{"partials"});
-  CHECK(s.buffers.at(2) == std::vector<std::string>{"out"});  // `out_`: GLSL reserves `out`
-  CHECK(s.buffers.at(3) == std::vector<std::string>{"lse"});
+  CHECK(s.buffers.at(24) == std::vector<std::string>{"out"});  // `out_`: GLSL reserves `out`
+  CHECK(s.buffers.at(25) == std::vector<std::string>{"lse"});  // attention_finish.glsl's bindings
   REQUIRE(s.params_binding);
   CHECK(*s.params_binding == 31);
   REQUIRE(s.params.size() == 8);

@@ -291,6 +291,11 @@ void run_attention(Batch& batch, const AttentionPlan& plan, AttentionLaunch laun
 
 namespace {
 
+// KVBENCH_DIRECT=0 sends every plan through the partial states and the merge, as plans with
+// split vectors go (so that the merge keeps being tested on prefills); unset or 1: direct
+// output where it applies (run_planned).
+bool direct_output_allowed() { return env_choice("KVBENCH_DIRECT", {"", "0", "1"}, "0 or 1") != "0"; }
+
 // The most scratch bytes a plan may use at once: maxStorageBufferRange, or less under
 // KVBENCH_MAX_SCRATCH=N (a test's knob, so that small cases run in several waves).
 uint64_t scratch_limit(const DeviceInfo& dev) {
@@ -307,12 +312,47 @@ uint64_t scratch_limit(const DeviceInfo& dev) {
 void run_planned(Batch& batch, const AttentionPlan& whole, const AttentionShape* shape,
                  AttentionKernel kernel, AttentionLaunch launch) {
   const DeviceInfo& dev = batch.runtime().info();
+  const bool lanes = kernel == AttentionKernel::lanes;
+  // A lane per query vector: 4 lanes per item for plans of 4-vector items, else 8.
+  const uint32_t lanes_per_item =
+      whole.vectors_per_item <= 4 && four_lanes_fit(launch.heads) ? 4 : kVectorsPerItem;
+  const auto& pq = launch.post_quant;
+  const uint32_t per_word = 32 / dtype_bits(launch.out_dtype);
+  // The kernel finishes the vectors itself (attention_core.glsl's direct output) where every
+  // vector has one split: no partial states, no merge. The lanes kernel needs a lane's
+  // channels to be whole output words, the tiles kernel DV <= D (it stages in q's memory).
+  bool direct = kernel != AttentionKernel::decode && direct_output_allowed() &&
+                (lanes ? (launch.heads.value_dim / lanes_per_item) % per_word == 0
+                       : launch.heads.value_dim <= launch.heads.key_dim);
+  for (size_t b = 1; b < whole.batch_plan.size(); b += 3) direct = direct && whole.batch_plan[b] == 1;
+  std::vector<uint32_t> direct_table(8, 0);
+  if (direct) {
+    direct_table = {1,
+                    static_cast<uint32_t>(launch.out_dtype),
+                    launch.empty == EmptyRow::zeros,
+                    launch.lse != nullptr,
+                    pq.per_channel,
+                    pq.offset != nullptr,
+                    static_cast<uint32_t>(pq.dtype),
+                    0};
+    direct_table.resize(8 + 2 * whole.slots);
+    for (size_t o = 0; o < whole.merge.size() / 4; ++o) {  // slot -> output vector, lse index
+      direct_table[8 + 2 * size_t{whole.merge[4 * o]}] = static_cast<uint32_t>(o);
+      direct_table[9 + 2 * size_t{whole.merge[4 * o]}] = whole.merge[4 * o + 2];
+    }
+  }
+  launch.buffers["direct"] = batch.buffer_with(direct_table);
+  launch.buffers["out"] = launch.out;
+  launch.buffers["lse"] = launch.lse;
+  launch.buffers["quantScale2"] = pq.scale;
+  launch.buffers["quantOffset2"] = pq.offset;
   const uint64_t slot_bytes = static_cast<uint64_t>(launch.head_dim + 2) * 4, limit = scratch_limit(dev);
   // Waves whose partial states each fit the limit (plan_waves), over one scratch buffer.
   const std::vector<AttentionPlan> waves =
-      shape ? plan_waves(whole, *shape, limit / slot_bytes)
-            : (whole.slots * slot_bytes <= limit ? std::vector<AttentionPlan>{whole}
-                                                 : std::vector<AttentionPlan>{});
+      direct  ? std::vector<AttentionPlan>{whole}
+      : shape ? plan_waves(whole, *shape, limit / slot_bytes)
+              : (whole.slots * slot_bytes <= limit ? std::vector<AttentionPlan>{whole}
+                                                   : std::vector<AttentionPlan>{});
   if (waves.empty())
     throw SkipCase("the attention kernel's scratch (" + std::to_string(whole.slots) +
                    " partial softmax states of " + std::to_string(launch.head_dim) + " + 2 floats, " +
@@ -321,17 +361,13 @@ void run_planned(Batch& batch, const AttentionPlan& whole, const AttentionShape*
                    " bytes (maxStorageBufferRange of " + dev.name + ")");
   uint64_t most_slots = 0;
   for (const auto& w : waves) most_slots = std::max(most_slots, w.slots);
-  Buffer* partials = batch.scratch(static_cast<size_t>(most_slots * slot_bytes));
+  Buffer* partials = direct ? nullptr : batch.scratch(static_cast<size_t>(most_slots * slot_bytes));
   launch.kernel.shader = attention_module(launch.kernel.shader, kernel, launch.decode_f16, dev);
-  const bool lanes = kernel == AttentionKernel::lanes;
-  uint32_t lanes_per_item = kVectorsPerItem;
   if (kernel == AttentionKernel::decode) {
     const uint32_t sg = decode_subgroup_size(dev);
     set_decode_constants(launch.kernel.constants, sg, whole.vectors_per_item, launch.heads.value_dim);
     launch.kernel.subgroup_size = sg;  // NSG full subgroups of SG lanes (decode_device_refusal)
   } else if (lanes) {
-    // A lane per query vector: 4 lanes per item for plans of 4-vector items, else 8.
-    lanes_per_item = whole.vectors_per_item <= 4 && four_lanes_fit(launch.heads) ? 4 : kVectorsPerItem;
     launch.kernel.constants["LANES"] = lanes_per_item;
     if (launch.lanes_constants) launch.lanes_constants(launch.kernel.constants, lanes_per_item);
     // An item's lanes share one subgroup (its first lane at a multiple of LANES) wherever
@@ -341,14 +377,13 @@ void run_planned(Batch& batch, const AttentionPlan& whole, const AttentionShape*
       launch.kernel.subgroup_size = sg;
   }
   const uint64_t elements = whole.merge.size() / 4 * static_cast<uint64_t>(launch.head_dim);
-  const auto& pq = launch.post_quant;
   // The gpu kernel's merge: a workgroup per output vector, parallel over its splits; the cpu
   // kernel's: an invocation per output word (faster on lavapipe: specs/attention-kernels.md).
   const uint64_t words = elements * dtype_bits(launch.out_dtype) / 32;
   // Constants: whether the partials are read through their texel view, and output elements per word.
   const Kernel merge_kernel(lanes ? "attention_merge" : "attention_merge_splits",
-                            {{"TEXELS", batch.runtime().texels_cover(partials->size()) ? 1u : 0u},
-                             {"PER_WORD", static_cast<uint32_t>(32 / dtype_bits(launch.out_dtype))}});
+                            {{"TEXELS", partials && batch.runtime().texels_cover(partials->size()) ? 1u : 0u},
+                             {"PER_WORD", per_word}});
   const KernelParams merge_params{{"elements", elements},
                                   {"head_dim", launch.head_dim},
                                   {"out_dtype", static_cast<uint32_t>(launch.out_dtype)},
@@ -361,7 +396,7 @@ void run_planned(Batch& batch, const AttentionPlan& whole, const AttentionShape*
   for (const AttentionPlan& plan : waves) {
     // NaN in every partial state first: a slot the plan leaves unwritten makes its output
     // vectors NaN, on lavapipe (whose fresh memory reads as zeros) as on a GPU (stale memory).
-    batch.fill(*partials, kPartialsPoison);
+    if (partials) batch.fill(*partials, kPartialsPoison);
     launch.buffers["batch_plan"] = batch.buffer_with(plan.batch_plan);
     launch.buffers["items"] = batch.buffer_with(plan.items);
     launch.params.insert_or_assign("num_items", plan.num_items);
@@ -369,6 +404,7 @@ void run_planned(Batch& batch, const AttentionPlan& whole, const AttentionShape*
         launch.kernel, launch.buffers, launch.params,
         lanes ? (uint64_t{plan.num_items} * lanes_per_item + kLanesWorkgroup - 1) / kLanesWorkgroup
               : plan.num_items);  // lanes: a lane per query vector; else a workgroup per item
+    if (direct) break;            // the kernel wrote the outputs: no merge
     batch.dispatch_groups(merge_kernel,
                           {{"partials", partials},
                            {"merge", batch.buffer_with(plan.merge)},
