@@ -10,7 +10,7 @@
 
 void main() {
   const uint D = pc.head_dim;
-  const uint word = grid_invocation();
+  const uint word = pc.first_vector * D / PER_WORD + grid_invocation();  // a wave's vectors only
   if (word * PER_WORD >= pc.elements) return;
   const uint e0 = word * PER_WORD;
   const uint vec = e0 / D, d0 = e0 % D;

@@ -30,6 +30,7 @@ layout(constant_id = 1) const uint PER_WORD = 1u;
 layout(std140, binding = 31) uniform Params {  // kernel parameters, set by name from C++ (reflected)
   uint elements, head_dim, out_dtype, empty_zeros;
   uint has_lse, pq_per_channel, pq_offset, pq_dtype;
+  uint first_vector;  // the first output vector of the dispatch: a wave's range (plan_waves)
 } pc;
 
 Finish merge_finish() {

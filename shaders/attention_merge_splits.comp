@@ -39,7 +39,7 @@ float workgroup_reduce(float x, bool is_max) {
 void main() {
   const uint D = pc.head_dim;
   const uint t = gl_LocalInvocationID.x;
-  const uint vec = grid_workgroup();
+  const uint vec = pc.first_vector + grid_workgroup();  // a wave's vectors only
   if (vec * D >= pc.elements) return;  // the surplus of the grid's last row: the whole workgroup
   const uint first = merge[4u * vec], nsplit = merge[4u * vec + 1u];
   if (first == OTHER_WAVE) return;  // another wave's vector (plan_waves): the whole workgroup

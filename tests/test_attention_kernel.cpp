@@ -553,3 +553,16 @@ TEST_CASE("plan_waves: whole rows per wave within the slots, every item and vect
   // 0-3 of a prefill (vectors 0-11, 3 items), 24 slots; 23 cannot hold them.
   CHECK(plan_waves(plan, shape, 23).empty());
 }
+
+TEST_CASE(
+    "plan_attention: cap_keys bounds every split, prefill and decode, unless the merge's 512 splits cannot") {
+  AttentionShape shape{.num_heads = 4, .num_kv_heads = 1, .q_rows = {1, 3}, .kv_len = {2500, 1000}};
+  shape.out_vector = [](int64_t b, int64_t r, int64_t h) { return b * 4 + r * 4 + h; };
+  // The decode's 1024-key splits and the prefill's one split, both cut to 320 keys.
+  const AttentionPlan capped = plan_attention(shape, 8, {.max_keys = kDecodeSplitLanes, .cap_keys = 320});
+  CHECK(capped.batch_plan == std::vector<uint32_t>{0, 8, 320, 32, 4, 320});  // ceil(2500/320), ceil(1000/320)
+  CHECK(plan_attention(shape, 8, {.max_keys = kDecodeSplitLanes, .cap_keys = 330}).batch_plan[2] == 320);
+  // A million keys in at most 512 splits need 2048 keys a split: the cap yields, the caller refuses.
+  shape.kv_len = {1 << 20, 1000};
+  CHECK(plan_attention(shape, 8, {.cap_keys = 320}).batch_plan[2] == 2048);
+}

@@ -29,7 +29,7 @@ TEST_CASE("reflect_shader: bindings by their block's first member, Params member
   CHECK(s.buffers.at(25) == std::vector<std::string>{"lse"});  // attention_finish.glsl's bindings
   REQUIRE(s.params_binding);
   CHECK(*s.params_binding == 31);
-  REQUIRE(s.params.size() == 8);
+  REQUIRE(s.params.size() == 9);
   CHECK(s.params[3].name == "empty_zeros");
   CHECK(s.params[3].offset == 12);
   CHECK(s.params[3].type == ShaderInterface::Scalar::u32);

@@ -113,6 +113,7 @@ DeviceInfo describe(const vk::raii::PhysicalDevice& pd, int index) {
                                  vk::PhysicalDeviceDriverProperties>();
   const auto& p = props.get<vk::PhysicalDeviceProperties2>().properties;
   d.name = p.deviceName.data();
+  if (d.name.rfind("llvmpipe", 0) == 0) d.loop_iteration_limit = 65535;
   d.type = type_name(p.deviceType);
   d.vendor_id = p.vendorID;
   d.is_gpu = p.deviceType == vk::PhysicalDeviceType::eDiscreteGpu ||

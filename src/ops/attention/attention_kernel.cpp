@@ -269,6 +269,8 @@ namespace {
 // waves where the plan's scratch exceeds the device's (plan_waves).
 void run_planned(Batch& batch, const AttentionPlan& whole, const AttentionShape* shape,
                  AttentionKernel kernel, AttentionLaunch launch);
+// The most keys a split may hold on `dev` (0: no cap): below at its definition.
+int64_t split_key_cap(const DeviceInfo& dev, AttentionKernel kernel, const AttentionHeads& heads);
 
 }  // namespace
 
@@ -278,8 +280,16 @@ void run_attention(Batch& batch, const AttentionShape& shape, AttentionLaunch la
   // Two items per compute unit at least (DeviceInfo::compute_units).
   const DecodeSplit split{
       .max_keys = kernel == AttentionKernel::lanes ? kDecodeSplitLanes : kDecodeSplitTiles,
-      .target_items = 2 * static_cast<int64_t>(dev.compute_units)};
+      .target_items = 2 * static_cast<int64_t>(dev.compute_units),
+      .cap_keys = split_key_cap(dev, kernel, launch.heads)};
   const AttentionPlan plan = plan_attention(shape, vectors_per_item(kernel, dev, launch.heads, shape), split);
+  for (size_t b = 2; b < plan.batch_plan.size(); b += 3)
+    if (split.cap_keys && plan.batch_plan[b] > split.cap_keys)
+      throw SkipCase(dev.name + " ends a shader's loops after " + std::to_string(dev.loop_iteration_limit) +
+                     " iterations in all, which the attention kernel keeps to with splits of at most " +
+                     std::to_string(split.cap_keys) + " keys; " + std::to_string(shape.kv_len[b / 3]) +
+                     " keys in at most " + std::to_string(kMaxMergeSplits) + " splits need " +
+                     std::to_string(plan.batch_plan[b]));
   run_planned(batch, plan, &shape, kernel, std::move(launch));
 }
 
@@ -290,6 +300,24 @@ void run_attention(Batch& batch, const AttentionPlan& plan, AttentionLaunch laun
 }
 
 namespace {
+
+// The most keys one split may hold on `dev` (0: no cap) so that an invocation of the lanes or
+// tiles kernel stays within the device's loop budget (DeviceInfo::loop_iteration_limit,
+// llvmpipe's 65535). The lanes kernel loops once per key (its inner loops unroll): half the
+// budget, the rest for its other loops. The tiles kernel loops per tile of TK keys over the
+// dot product (D), P.V (TK x ceil(DV / 16)) and a few short loops: an upper bound of
+// D + TK (ceil(DV / 16) + 4) + 16 a tile, within 90 % of the budget. The decode kernel's
+// splits (256 keys, longer only past 131072 keys) stay far below it. Measured on lavapipe
+// before the cap: SDPA at D 264 passed 952 keys in one split and failed 953 (the tiles
+// kernel's 238th tile), the lanes kernel a 70000-key prefill split (specs/attention-kernels.md).
+int64_t split_key_cap(const DeviceInfo& dev, AttentionKernel kernel, const AttentionHeads& heads) {
+  const int64_t budget = dev.loop_iteration_limit;
+  if (budget == 0 || kernel == AttentionKernel::decode) return 0;
+  if (kernel == AttentionKernel::lanes) return budget / 2 / 16 * 16;
+  const int64_t tk = std::max(heads.key_dim, heads.value_dim) <= 256 ? 16 : 4;
+  const int64_t per_tile = heads.key_dim + tk * ((heads.value_dim + 15) / 16 + 4) + 16;
+  return std::max<int64_t>(16, budget * 9 / 10 / per_tile * tk / 16 * 16);
+}
 
 // KVBENCH_DIRECT=0 sends every plan through the partial states and the merge, as plans with
 // split vectors go (so that the merge keeps being tested on prefills); unset or 1: direct
@@ -379,7 +407,6 @@ void run_planned(Batch& batch, const AttentionPlan& whole, const AttentionShape*
   const uint64_t elements = whole.merge.size() / 4 * static_cast<uint64_t>(launch.head_dim);
   // The gpu kernel's merge: a workgroup per output vector, parallel over its splits; the cpu
   // kernel's: an invocation per output word (faster on lavapipe: specs/attention-kernels.md).
-  const uint64_t words = elements * dtype_bits(launch.out_dtype) / 32;
   // Constants: whether the partials are read through their texel view, and output elements per word.
   const Kernel merge_kernel(lanes ? "attention_merge" : "attention_merge_splits",
                             {{"TEXELS", partials && batch.runtime().texels_cover(partials->size()) ? 1u : 0u},
@@ -405,6 +432,14 @@ void run_planned(Batch& batch, const AttentionPlan& whole, const AttentionShape*
         lanes ? (uint64_t{plan.num_items} * lanes_per_item + kLanesWorkgroup - 1) / kLanesWorkgroup
               : plan.num_items);  // lanes: a lane per query vector; else a workgroup per item
     if (direct) break;            // the kernel wrote the outputs: no merge
+    // The wave's output vectors lie in [lo, hi): the merge runs over those only.
+    size_t lo = plan.merge.size() / 4, hi = 0;
+    for (size_t v = 0; v < plan.merge.size() / 4; ++v)
+      if (plan.merge[4 * v] != kOtherWave) lo = std::min(lo, v), hi = v + 1;
+    if (hi <= lo) continue;
+    KernelParams params = merge_params;
+    params.insert_or_assign("first_vector", static_cast<uint32_t>(lo));
+    const uint64_t span = hi - lo;
     batch.dispatch_groups(merge_kernel,
                           {{"partials", partials},
                            {"merge", batch.buffer_with(plan.merge)},
@@ -412,7 +447,7 @@ void run_planned(Batch& batch, const AttentionPlan& whole, const AttentionShape*
                            {"lse", launch.lse},
                            {"quantScale2", pq.scale},
                            {"quantOffset2", pq.offset}},
-                          merge_params, lanes ? (words + 63) / 64 : plan.merge.size() / 4);
+                          params, lanes ? (span * launch.head_dim / per_word + 63) / 64 : span);
   }
 }
 

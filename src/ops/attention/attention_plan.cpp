@@ -59,6 +59,7 @@ std::vector<int64_t> split_lengths(const AttentionShape& s, int64_t per_item, co
       chunk = nsplit <= ceil_div(kv, rule.max_keys) ? rule.max_keys
                                                     : std::max(rule.min_keys, ceil_div(kv, nsplit) / 16 * 16);
     }
+    if (rule.cap_keys >= 16) chunk = std::min(chunk, rule.cap_keys / 16 * 16);
     chunks.push_back(std::max({chunk, int64_t{16}, ceil_div(ceil_div(kv, kMaxMergeSplits), 16) * 16}));
   }
   return chunks;

@@ -60,6 +60,10 @@ struct DecodeSplit {
   int64_t max_keys = kDecodeSplitTiles;
   int64_t min_keys = 64;
   int64_t target_items = 0;
+  // Every split of every batch (prefill too) at most this many keys, 0: no cap. Where the
+  // device ends loops after a budget of iterations (DeviceInfo::loop_iteration_limit). A cap
+  // that the merge's kMaxMergeSplits cannot meet leaves longer splits: the caller refuses them.
+  int64_t cap_keys = 0;
 };
 
 // Items take up to `vectors_per_item` (1 to kDecodeMaxVectors) query vectors that share a kv
