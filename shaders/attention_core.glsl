@@ -92,7 +92,7 @@ uint partial_first(uint slot_base, uint v, uint hk, uint G, uint H, uint nsplit,
 }
 
 // Direct output, where the host turns it on (every vector of the plan has one split, so its
-// state is final): the lanes and tiles kernels finish their vectors themselves
+// state is final): the tiles kernel finishes its vectors itself
 // (attention_finish.glsl) and write neither partial states nor leave work to a merge.
 // Words 0-7: on, out_dtype, empty_zeros, has_lse, pq_per_channel, pq_offset, pq_dtype, 0;
 // then per slot (partial_slot) its output vector and lse index.

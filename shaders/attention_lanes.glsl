@@ -116,26 +116,6 @@ void main() {
     }
   }
 
-  // Direct output (one split): every lane finishes its slice of vector g with g's m and l;
-  // the host turns it on only where a lane's DPLV channels are whole output words.
-  if (direct_output()) {
-    const Finish f = direct_finish();
-    const uint per_word = 32u / dtype_bits(f.out_dtype);
-    for (uint g = 0u; g < LANES; ++g) {
-      const float mg = subgroupShuffle(m, base + g), lg = subgroupShuffle(l, base + g);
-      if (g >= nv) continue;
-      const uint v = v0 + g, h = hk * G + v % G;
-      const uvec2 dv = direct_vector(partial_slot(slot_base, v, hk, G, H, nsplit, split));
-      if (lane == g) finish_lse(f, dv.y, mg, lg);
-      for (uint j = 0u; j < DPLV; j += per_word) {
-        float o[4] = float[4](0.0, 0.0, 0.0, 0.0);
-        for (uint k = 0u; k < per_word; ++k) o[k] = acc[g][j + k];
-        const uint d0 = lane * DPLV + j;
-        finish_word(f, per_word, (dv.x * DV + d0) / per_word, h, d0, o, lg);
-      }
-    }
-    return;
-  }
   // Vector g's partial state: m and l from lane g, the accumulator's slices from every lane.
   for (uint g = 0u; g < LANES; ++g) {
     if (g >= nv) break;

@@ -194,8 +194,8 @@ TEST_CASE(
   }
   TempDir dir("mesa-cache");
   auto run_one = [&](const std::string& kv_length) {
-    // KVBENCH_DIRECT=0: both through the merge, which a one-split plan (the short one's)
-    // would otherwise leave out, so that the two compile the same pipelines.
+    // KVBENCH_DIRECT=0: both through the merge, which a one-split plan of the tiles kernel
+    // would leave out, so that the two compile the same pipelines whichever kernel runs.
     return run_command("MESA_SHADER_CACHE_DIR=" + dir.path.string() + " KVBENCH_DIRECT=0 " + KVBENCH_BINARY +
                        " run " + source_path("tests/data/size_classes/fia_kv_lengths.json") +
                        " --filter 'S2=" + kv_length + "]'");

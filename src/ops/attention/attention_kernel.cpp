@@ -346,12 +346,13 @@ void run_planned(Batch& batch, const AttentionPlan& whole, const AttentionShape*
       whole.vectors_per_item <= 4 && four_lanes_fit(launch.heads) ? 4 : kVectorsPerItem;
   const auto& pq = launch.post_quant;
   const uint32_t per_word = 32 / dtype_bits(launch.out_dtype);
-  // The kernel finishes the vectors itself (attention_core.glsl's direct output) where every
-  // vector has one split: no partial states, no merge. The lanes kernel needs a lane's
-  // channels to be whole output words, the tiles kernel DV <= D (it stages in q's memory).
-  bool direct = kernel != AttentionKernel::decode && direct_output_allowed() &&
-                (lanes ? (launch.heads.value_dim / lanes_per_item) % per_word == 0
-                       : launch.heads.value_dim <= launch.heads.key_dim);
+  // The tiles kernel finishes the vectors itself (attention_tiles.glsl's direct output) where
+  // every vector has one split: no partial states, no merge. It stages the accumulators in
+  // q's shared memory, so DV <= D. Not the lanes kernel (lavapipe's): written there, the
+  // finish compiled to about 7x the pipeline's LLVM time (MHCA's suite from an empty cache
+  // 11 -> 82 s), and a CPU device pays little for the partial states.
+  bool direct = kernel == AttentionKernel::tiles && direct_output_allowed() &&
+                launch.heads.value_dim <= launch.heads.key_dim;
   for (size_t b = 1; b < whole.batch_plan.size(); b += 3) direct = direct && whole.batch_plan[b] == 1;
   std::vector<uint32_t> direct_table(8, 0);
   if (direct) {
