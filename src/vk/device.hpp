@@ -36,14 +36,13 @@ struct DeviceInfo {
   // roundings, Dekker products) need round-to-nearest-even. Without it every case SKIPs.
   bool rte_f32 = false;
   uint32_t subgroup_size = 0;
-  uint32_t vendor_id = 0;
+  uint32_t vendor_id = 0;  // VkPhysicalDeviceProperties::vendorID (0x8086 Intel, 0x10de NVIDIA, 0x1002 AMD)
   // The most loop iterations one shader invocation runs, all its loops together, or 0 for no
   // such limit. llvmpipe (lavapipe) counts every loop iteration of an invocation against one
   // budget of 65535 (Mesa's LP_MAX_TGSI_LOOP_ITERATIONS, "shared between every loop in a
   // shader") and then ends the loops silently: a kernel that needs more computes a wrong
   // result with no error. The attention planner keeps each split within it.
-  uint32_t loop_iteration_limit =
-      0;  // VkPhysicalDeviceProperties::vendorID (0x8086 Intel, 0x10de NVIDIA, 0x1002 AMD)
+  uint32_t loop_iteration_limit = 0;
   bool subgroup_shuffle = false;     // compute-stage subgroup shuffles
   bool subgroup_arithmetic = false;  // compute-stage subgroup reductions (subgroupMax, subgroupAdd)
   // VK_EXT_subgroup_size_control (core in Vulkan 1.3) with subgroupSizeControl and

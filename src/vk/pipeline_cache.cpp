@@ -23,6 +23,20 @@ std::string env_value(const char* name) {
   return v ? v : "";
 }
 
+// The whole number in environment variable `name`, from 1 to `most`; 0 when it is unset or
+// empty. Anything else is an error that names the variable (a test's knob never falls back).
+static uint64_t env_whole_number(const char* name, uint64_t most) {
+  const std::string n = env_value(name);
+  if (n.empty()) return 0;
+  uint64_t v = 0;
+  bool ok = n.size() <= 19 && n.find_first_not_of("0123456789") == std::string::npos;
+  if (ok) v = std::stoull(n);
+  if (!ok || v < 1 || v > most)
+    throw std::runtime_error(std::string(name) + "=" + n + ": expected a whole number from 1 to " +
+                             std::to_string(most));
+  return v;
+}
+
 RuntimeOptions RuntimeOptions::from_env() {
   RuntimeOptions o;
   const std::string staging = env_value("KVBENCH_STAGING");
@@ -31,19 +45,8 @@ RuntimeOptions RuntimeOptions::from_env() {
   o.pipeline_cache = env_value("KVBENCH_PIPELINE_CACHE") != "0";
   o.texels = env_value("KVBENCH_TEXELS") != "0";
   o.validation = env_value("KVBENCH_VALIDATION") == "1";
-  if (const std::string n = env_value("KVBENCH_MAX_WORKGROUPS"); !n.empty()) {
-    size_t used = 0;
-    unsigned long v = 0;
-    try {
-      v = std::stoul(n, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used != n.size() || n[0] == '-' || v < 1 || v > 0xffffffffUL)
-      throw std::runtime_error("KVBENCH_MAX_WORKGROUPS=" + n +
-                               ": expected a whole number from 1 to 4294967295");
-    o.max_workgroups = static_cast<uint32_t>(v);
-  }
+  o.max_workgroups = static_cast<uint32_t>(env_whole_number("KVBENCH_MAX_WORKGROUPS", 0xffffffffULL));
+  o.max_scratch = env_whole_number("KVBENCH_MAX_SCRATCH", uint64_t{1} << 62);
   return o;
 }
 

@@ -164,6 +164,7 @@ Runtime::Runtime(std::optional<int> index, RuntimeOptions options) {
   const vk::MemoryPropertyFlags mapped = M::eHostVisible | M::eHostCoherent, local = M::eDeviceLocal;
   staging_ = options.staging.value_or(info_.default_memory_mode() == "staging");
   texels_ = options.texels;
+  max_scratch_ = options.max_scratch;
   if (options.max_workgroups)
     info_.max_workgroup_count[0] = std::min(info_.max_workgroup_count[0], options.max_workgroups);
   vk::raii::Buffer probe(

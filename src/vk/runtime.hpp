@@ -7,6 +7,7 @@
 // Runtime and Batch are declared here; what a dispatch names (kernel.hpp), Buffer
 // (buffer.hpp), device times (dispatch_timing.hpp) and the options (runtime_options.hpp)
 // have headers of their own.
+#include <algorithm>
 #include <cstdint>
 #include <initializer_list>
 #include <map>
@@ -57,6 +58,12 @@ class Runtime {
   bool texels_cover(size_t bytes) const {
     return texels_ && info_.max_texel_buffer_elements > 0 &&
            (bytes + 15) / 16 <= info_.max_texel_buffer_elements;
+  }
+  // The most bytes of kernel scratch a batch may bind at once: maxStorageBufferRange, or less
+  // under KVBENCH_MAX_SCRATCH (RuntimeOptions::max_scratch).
+  uint64_t scratch_limit() const {
+    return max_scratch_ ? std::min<uint64_t>(max_scratch_, info_.max_storage_buffer_range)
+                        : info_.max_storage_buffer_range;
   }
   // The same for each of `tensors` bound in `buffers` (one bound to null is covered).
   bool texels_cover(const KernelBuffers& buffers, std::initializer_list<const char*> tensors) const;
@@ -152,6 +159,7 @@ class Runtime {
   uint64_t uniform_alignment_ = 256;
   bool staging_ = false;
   bool texels_ = true;
+  uint64_t max_scratch_ = 0;           // RuntimeOptions::max_scratch
   uint32_t device_memory_type_ = 0;    // storage buffers
   uint32_t upload_memory_type_ = 0;    // mapped: zero-copy buffers, uploads, parameters
   uint32_t readback_memory_type_ = 0;  // mapped, cached where the device has it: downloads

@@ -25,6 +25,10 @@ struct RuntimeOptions {
   // rows (Batch::dispatch_groups) as model-scale ones do on a device of Vulkan's minimum,
   // 65535 (lavapipe, Adreno, Mali). 0: off.
   uint32_t max_workgroups = 0;
+  // A test's knob (KVBENCH_MAX_SCRATCH=N bytes, N >= 1): kernels' scratch limited to N (below
+  // maxStorageBufferRange: Runtime::scratch_limit), so that small attention plans run in
+  // waves (src/ops/attention/attention_plan.hpp plan_waves). 0: off.
+  uint64_t max_scratch = 0;
   // The Khronos validation layer, its messages counted (KVBENCH_VALIDATION=1).
   bool validation = false;
   static RuntimeOptions from_env();

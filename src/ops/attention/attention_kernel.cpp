@@ -324,19 +324,6 @@ int64_t split_key_cap(const DeviceInfo& dev, AttentionKernel kernel, const Atten
 // output where it applies (run_planned).
 bool direct_output_allowed() { return env_choice("KVBENCH_DIRECT", {"", "0", "1"}, "0 or 1") != "0"; }
 
-// The most scratch bytes a plan may use at once: maxStorageBufferRange, or less under
-// KVBENCH_MAX_SCRATCH=N (a test's knob, so that small cases run in several waves).
-uint64_t scratch_limit(const DeviceInfo& dev) {
-  uint64_t most = dev.max_storage_buffer_range;
-  if (const char* v = std::getenv("KVBENCH_MAX_SCRATCH"); v && *v) {
-    const std::string s = v;
-    if (s.find_first_not_of("0123456789") != std::string::npos || s.size() > 18)
-      throw std::runtime_error("KVBENCH_MAX_SCRATCH must be a whole number of bytes, not '" + s + "'");
-    most = std::min<uint64_t>(most, std::stoull(s));
-  }
-  return most;
-}
-
 void run_planned(Batch& batch, const AttentionPlan& whole, const AttentionShape* shape,
                  AttentionKernel kernel, AttentionLaunch launch) {
   const DeviceInfo& dev = batch.runtime().info();
@@ -375,7 +362,8 @@ void run_planned(Batch& batch, const AttentionPlan& whole, const AttentionShape*
   launch.buffers["lse"] = launch.lse;
   launch.buffers["quantScale2"] = pq.scale;
   launch.buffers["quantOffset2"] = pq.offset;
-  const uint64_t slot_bytes = static_cast<uint64_t>(launch.head_dim + 2) * 4, limit = scratch_limit(dev);
+  const uint64_t slot_bytes = static_cast<uint64_t>(launch.head_dim + 2) * 4,
+                 limit = batch.runtime().scratch_limit();
   // Waves whose partial states each fit the limit (plan_waves), over one scratch buffer.
   const std::vector<AttentionPlan> waves =
       direct  ? std::vector<AttentionPlan>{whole}

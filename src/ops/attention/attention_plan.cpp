@@ -33,19 +33,18 @@ int64_t prefill_splits(int64_t kv_len, int64_t wanted) {
 // All within kMaxMergeSplits splits, whole 16-key tiles.
 std::vector<int64_t> split_lengths(const AttentionShape& s, int64_t per_item, const DecodeSplit& rule) {
   const int64_t G = s.num_heads / s.num_kv_heads;
-  int64_t prefill_groups = 0, decode_groups = 0;  // items per split
+  std::vector<int64_t> groups;  // items per split of each batch
+  int64_t prefill_groups = 0, decode_groups = 0;
   for (size_t b = 0; b < s.q_rows.size(); ++b) {
-    const int64_t groups = s.num_kv_heads * ceil_div(s.q_rows[b] * G, per_item);
-    (s.q_rows[b] == 1 ? decode_groups : prefill_groups) += groups;
+    groups.push_back(s.num_kv_heads * ceil_div(s.q_rows[b] * G, per_item));
+    (s.q_rows[b] == 1 ? decode_groups : prefill_groups) += groups.back();
   }
   const int64_t prefill_wanted = prefill_groups > 0 && prefill_groups + decode_groups < rule.target_items
                                      ? ceil_div(rule.target_items - decode_groups, prefill_groups)
                                      : 1;
   int64_t items = 0;  // prefill items
   for (size_t b = 0; b < s.q_rows.size(); ++b)
-    if (s.q_rows[b] != 1)
-      items +=
-          s.num_kv_heads * ceil_div(s.q_rows[b] * G, per_item) * prefill_splits(s.kv_len[b], prefill_wanted);
+    if (s.q_rows[b] != 1) items += groups[b] * prefill_splits(s.kv_len[b], prefill_wanted);
   const int64_t wanted =
       decode_groups > 0 ? std::max<int64_t>(1, ceil_div(rule.target_items - items, decode_groups)) : 1;
   std::vector<int64_t> chunks;
@@ -163,7 +162,7 @@ std::vector<AttentionPlan> plan_waves(const AttentionPlan& plan, const Attention
     for (size_t b = 0; b < wave.batch_plan.size(); b += 3)
       wave.batch_plan[b] =
           static_cast<uint32_t>(wave.batch_plan[b] - bounds[w]);  // modulo 2^32, as the shaders add
-    wave.merge.assign(plan.merge.size(), 0);
+    wave.merge = plan.merge;                                      // the first slots are set below
   }
   for (uint32_t i = 0; i < plan.num_items; ++i) {
     const uint32_t* it = &plan.items[5 * size_t{i}];
@@ -176,12 +175,8 @@ std::vector<AttentionPlan> plan_waves(const AttentionPlan& plan, const Attention
   }
   for (size_t v = 0; v + 3 < plan.merge.size(); v += 4) {
     const size_t w = wave_of(plan.merge[v]);
-    for (size_t o = 0; o < waves.size(); ++o) {
-      std::copy(plan.merge.begin() + static_cast<std::ptrdiff_t>(v),
-                plan.merge.begin() + static_cast<std::ptrdiff_t>(v + 4),
-                waves[o].merge.begin() + static_cast<std::ptrdiff_t>(v));
+    for (size_t o = 0; o < waves.size(); ++o)
       waves[o].merge[v] = o == w ? static_cast<uint32_t>(plan.merge[v] - bounds[w]) : kOtherWave;
-    }
   }
   return waves;
 }
