@@ -1,6 +1,7 @@
 #include <memory>
 
 #include "ops/fused_infer_attention/fused_infer_attention.hpp"
+#include "ops/ggml/ggml_ops.hpp"
 #include "ops/key_value_cache/key_value_cache.hpp"
 #include "ops/multi_head_cache_attention/multi_head_cache_attention.hpp"
 #include "ops/operator.hpp"
@@ -22,6 +23,9 @@ const std::vector<std::unique_ptr<Operator>>& registry() {
     v.push_back(make_reshape_and_cache_operator());
     v.push_back(make_sdpa_compressed_kv_operator());
     v.push_back(make_fused_infer_attention_operator());
+    v.push_back(make_ggml_flash_attn_ext_operator());
+    v.push_back(make_ggml_get_rows_operator());
+    v.push_back(make_ggml_set_rows_operator());
     return v;
   }();
   return ops;

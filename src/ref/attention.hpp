@@ -3,6 +3,7 @@
 // FIA): many query rows against the same key/value rows, blocked and multi-threaded.
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <optional>
 #include <span>
 #include <string>
@@ -58,6 +59,13 @@ struct QueryRow {
   // one may give NaN (IEEE 0 * inf: a key of the call the row weighs 0 has a non-finite V).
   float* bound = nullptr;  // the nearest f32 at or above it
   uint8_t* nan_ok = nullptr;
+  // An attention sink (gpt-oss; ggml's flash_attn_ext_add_sinks): one more score in the
+  // softmax's max and sum that has no value row. -inf: none.
+  double sink = -std::numeric_limits<double>::infinity();
+  // For the bound: how far a permitted implementation's query may lie from q, as the 2-norm
+  // of the per-element differences (ggml's CPU kernel converts q to K's vec-dot type: q8_0
+  // blocks, f16, bf16), plus any other difference of q . k per unit of ||k||.
+  double q_delta = 0;
 };
 
 // What the query rows of one attend() call share: they attend over the same K and V.
@@ -69,6 +77,9 @@ struct AttentionBlock {
   // masks, ALiBi, pse (-inf removes a key). Called from several threads at once for
   // different rows: it must only read shared state. Empty: no bias.
   std::function<void(int64_t r, int64_t begin, int64_t end, double* s)> bias;
+  // For the bound, read after bias(r): how far a permitted implementation's bias (softcap,
+  // ALiBi slope times the mask) may move row r's final scores, absolutely. Empty: 0.
+  std::function<double(int64_t r)> bias_delta;
   std::optional<DType> round_p;  // P rounded to this dtype before P @ V (PMX, SDPA)
   // Applied to each unnormalized exp(s - max) (in (0, 1]) before P @ V, whose result is
   // then divided by the sum of the unquantized values (FIA's full int8: P as int8 codes).

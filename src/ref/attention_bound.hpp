@@ -15,11 +15,14 @@ namespace kvbench {
 // underflow into subnormals (f16's spacing 2^-24 there: half of it).
 struct PermittedDeltas {
   double k = 0;      // |k~' - k~| <= k * |k~| per element of K: both dequantizations' roundings
+  double k_abs = 0;  // and an absolute |k~' - k~| per element (a dequantization in f16 of d * q + m)
   double v = 0;      // the same for V
   double v_abs = 0;  // and an absolute |v~' - v~| per element
   double p = 0;      // |p' - p| <= p * p + p_abs per key: the golden's P rounding and a permitted one's
   double p_abs = 0;
   double s = 0;  // the final score's own roundings beyond f32's (scores kept in f16): s * |s|
+  // The unit roundoff q . k is accumulated in (f32 unless an operator permits f16 scores).
+  double dot = 0x1p-24;
   // A running P @ V accumulation rounded to a narrower dtype than f32 (Ascend's fp16
   // prefill): its unit roundoff and the keys of a block between its roundings (0: f32 only).
   double acc = 0;
@@ -35,6 +38,8 @@ double subnormal_half_spacing(DType t);
 // What attend() measures of one query row for its bound.
 struct RowFigures {
   double q_norm = 0;     // ||q||_2
+  double q_delta = 0;    // QueryRow::q_delta
+  double s_delta = 0;    // AttentionBlock::bias_delta of the row
   double score_max = 0;  // max |s_j| over the row's finite final scores
   double spread = 0;  // sum_j p_j |s_j - max s|: the mean distance below the max (exp's error grows with it)
   int64_t keys = 0;   // keys the row sees

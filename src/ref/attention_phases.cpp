@@ -261,7 +261,7 @@ KVB_CLONES void softmax_phase(const Job& job, BlockScores& b) {
     const int64_t len = row.end - row.begin;
     for (int64_t t = 0; t < len; ++t) s[t] = a.divide_by_scale ? s[t] / a.scale : s[t] * a.scale;
     if (a.bias) a.bias(r, row.begin, row.end, s);
-    const double m = row_max(s, len);
+    const double m = std::max(row_max(s, len), row.sink);  // a sink takes part in the max
     if (a.row_max) a.row_max[r] = m;
     if (m == -kInf) {  // nothing to attend to
       empty_row(job, r);
@@ -276,6 +276,8 @@ KVB_CLONES void softmax_phase(const Job& job, BlockScores& b) {
       f.keys = len;
       for (int64_t d = 0; d < a.dk; ++d) f.q_norm += row.q[d] * row.q[d];
       f.q_norm = std::sqrt(f.q_norm);
+      f.q_delta = row.q_delta;
+      f.s_delta = a.bias_delta ? a.bias_delta(r) : 0.0;
       double lo = m;
       for (int64_t t = 0; t < len; ++t) lo = s[t] < lo && s[t] != -kInf ? s[t] : lo;
       f.score_max = std::max(std::fabs(m), std::fabs(lo));
@@ -291,6 +293,9 @@ KVB_CLONES void softmax_phase(const Job& job, BlockScores& b) {
       for (int64_t t = 0; t < len; ++t) sum = round_f16(sum + s[t]);
     else
       for (int64_t t = 0; t < len; ++t) sum += s[t];
+    // A sink's weight joins the sum after the keys (ggml's CPU kernel adds it last).
+    const double sink_weight = row.sink == -kInf ? 0.0 : det_exp(row.sink - m);
+    sum += sink_weight;
     // Per element: quantize_p, the division, round_p (three loops: two of them vectorize).
     if (a.quantize_p)
       for (int64_t t = 0; t < len; ++t) s[t] = a.quantize_p(s[t]);
@@ -298,6 +303,7 @@ KVB_CLONES void softmax_phase(const Job& job, BlockScores& b) {
       double spread = 0;
       const double* x = below.data();
       for (int64_t t = 0; t < len; ++t) spread -= s[t] > 0 ? s[t] * x[t] : 0.0;  // e_j = 0 at s_j = -inf
+      spread += sink_weight * (m - (sink_weight > 0 ? row.sink : m));
       job.figures[r].spread = spread / sum;
     }
     for (int64_t t = 0; t < len; ++t) s[t] /= sum;

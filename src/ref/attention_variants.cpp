@@ -186,6 +186,13 @@ struct VariantRows {
             (st.partial_dtype ? 1.0f : l + f32(st.sum_epsilon));
     }
     ieee_outside(q, o);
+    if (q.sink != -kInf) {  // the sink merged last, as one more split without values
+      const float sink = f32(q.sink), mm = std::max(m, sink);
+      const float kept = l * expo(m, mm), share = kept / (kept + expo(sink, mm));
+      for (float& x : o) x *= share;
+      l = kept + expo(sink, mm);
+      m = mm;
+    }
     for (int64_t d = 0; d < a.dv; ++d) q.out[d] = o[static_cast<size_t>(d)];
     if (lse) lse[r] = f32(m + f32(det_log(l)));
     if (a.row_max) a.row_max[r] = m;
