@@ -94,12 +94,12 @@ uint partial_first(uint slot_base, uint v, uint hk, uint G, uint H, uint nsplit,
 // Direct output, where the host turns it on (every vector of the plan has one split, so its
 // state is final): the tiles kernel finishes its vectors itself
 // (attention_finish.glsl) and write neither partial states nor leave work to a merge.
-// Words 0-7: on, out_dtype, empty_zeros, has_lse, pq_per_channel, pq_offset, pq_dtype, 0;
+// Words 0-7: on, out_dtype, empty_zeros, has_lse, pq_per_channel, pq_offset, pq_dtype, has_sinks;
 // then per slot (partial_slot) its output vector and lse index.
 #include "attention_finish.glsl"
 layout(std430, binding = 23) readonly buffer Direct { uint direct[]; };
 bool direct_output() { return direct[0] != 0u; }
-Finish direct_finish() { return Finish(DV, direct[1], direct[2], direct[3], direct[4], direct[5], direct[6]); }
+Finish direct_finish() { return Finish(DV, direct[1], direct[2], direct[3], direct[4], direct[5], direct[6], direct[7]); }
 uvec2 direct_vector(uint slot) { return uvec2(direct[8u + 2u * slot], direct[9u + 2u * slot]); }
 
 // The hooks.

@@ -15,10 +15,27 @@ layout(std430, binding = 24) writeonly buffer Out { uint out_[]; };
 layout(std430, binding = 25) writeonly buffer Lse { float lse[]; };
 layout(std430, binding = 26) readonly buffer QuantScale2 { uint quantScale2[]; };
 layout(std430, binding = 27) readonly buffer QuantOffset2 { uint quantOffset2[]; };
+// One sink logit per head (ggml's flash_attn_ext_add_sinks): a score in the softmax's max and
+// sum with no value row.
+layout(std430, binding = 22) readonly buffer Sinks { float sinks[]; };
 
 struct Finish {
-  uint head_dim, out_dtype, empty_zeros, has_lse, pq_per_channel, pq_offset, pq_dtype;
+  uint head_dim, out_dtype, empty_zeros, has_lse, pq_per_channel, pq_offset, pq_dtype, has_sinks;
 };
+
+// The sink of head h joins a vector's state (max M, sum L, sums o): the sink's weight added
+// to L, both rescaled to the larger max. A vector with no visible key (M = -inf) stays 0.
+void finish_sink(Finish f, uint h, float M, inout float L, inout float o[4]) {
+  if (f.has_sinks == 0u) return;
+  const float sk = sinks[h];
+  if (sk > M) {
+    const float r = exp(M - sk);
+    for (uint k = 0u; k < 4u; ++k) o[k] *= r;
+    L = L * r + 1.0;
+  } else {
+    L += exp(sk - M);
+  }
+}
 
 // Element k of an i8 output vector (head h, channel d) from its f32 value.
 uint finish_post_quant(Finish f, float x, uint h, uint d) {
@@ -36,8 +53,9 @@ void finish_lse(Finish f, uint index, float M, float L) {
 }
 
 // Output word `word`: channels d0 .. d0 + per_word - 1 (per_word = 32 / the dtype's bits) of
-// a vector of head h, from their sums o and the vector's L.
-void finish_word(Finish f, uint per_word, uint word, uint h, uint d0, float o[4], float L) {
+// a vector of head h, from their sums o and the vector's M and L.
+void finish_word(Finish f, uint per_word, uint word, uint h, uint d0, float o[4], float M, float L) {
+  finish_sink(f, h, M, L, o);
   const bool zero = L == 0.0 && f.empty_zeros != 0u;
   float r[4];
   for (uint k = 0u; k < 4u; ++k) r[k] = zero ? 0.0 : o[k] / L;

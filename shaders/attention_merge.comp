@@ -31,5 +31,5 @@ void main() {
     for (uint k = 0u; k < PER_WORD; ++k) o[k] += w * x[k];
   }
   if (d0 == 0u) write_lse(vec, M, L);
-  write_word(word, vec, d0, o, L);
+  write_word(word, vec, d0, o, M, L);
 }

@@ -31,10 +31,12 @@ layout(std140, binding = 31) uniform Params {  // kernel parameters, set by name
   uint elements, head_dim, out_dtype, empty_zeros;
   uint has_lse, pq_per_channel, pq_offset, pq_dtype;
   uint first_vector;  // the first output vector of the dispatch: a wave's range (plan_waves)
+  uint has_sinks;
 } pc;
 
 Finish merge_finish() {
-  return Finish(pc.head_dim, pc.out_dtype, pc.empty_zeros, pc.has_lse, pc.pq_per_channel, pc.pq_offset, pc.pq_dtype);
+  return Finish(pc.head_dim, pc.out_dtype, pc.empty_zeros, pc.has_lse, pc.pq_per_channel, pc.pq_offset, pc.pq_dtype,
+                pc.has_sinks);
 }
 
 // A slot is D + 2 floats (D a multiple of 8): m and l start on an even word, and so do an
@@ -62,9 +64,9 @@ void slot_word(uint base, uint d0, out float x[4]) {
 
 void write_lse(uint vec, float M, float L) { finish_lse(merge_finish(), merge[4u * vec + 2u], M, L); }
 
-// Output word `word` (channels d0.. of vector vec) from its sums o and the vector's L.
-void write_word(uint word, uint vec, uint d0, float o[4], float L) {
-  finish_word(merge_finish(), PER_WORD, word, merge[4u * vec + 3u], d0, o, L);
+// Output word `word` (channels d0.. of vector vec) from its sums o and the vector's M and L.
+void write_word(uint word, uint vec, uint d0, float o[4], float M, float L) {
+  finish_word(merge_finish(), PER_WORD, word, merge[4u * vec + 3u], d0, o, M, L);
 }
 
 #endif

@@ -73,7 +73,7 @@ void main() {
     if (group == 0u && d0 < D) {
       for (uint g = 0u; g + 1u < GROUPS; ++g)
         for (uint k = 0u; k < PER_WORD; ++k) o[k] += part_s[g][lane][k];
-      write_word((vec * D + d0) / PER_WORD, vec, d0, o, L);
+      write_word((vec * D + d0) / PER_WORD, vec, d0, o, M, L);
     }
     barrier();  // part_s is read before the next pass writes it
   }

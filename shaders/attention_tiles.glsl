@@ -164,7 +164,7 @@ void main() {
       const uvec2 dv = direct_vector(partial_slot(slot_base, v, hk, G, H, nsplit, split));
       float o[4] = float[4](0.0, 0.0, 0.0, 0.0);
       for (uint k = 0u; k < per_word; ++k) o[k] = q_s[vl * DV + d0 + k];
-      finish_word(f, per_word, (dv.x * DV + d0) / per_word, hk * G + v % G, d0, o, l_s[vl]);
+      finish_word(f, per_word, (dv.x * DV + d0) / per_word, hk * G + v % G, d0, o, m_s[vl], l_s[vl]);
       if (d0 == 0u) finish_lse(f, dv.y, m_s[vl], l_s[vl]);
     }
     return;

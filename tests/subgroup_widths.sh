@@ -35,7 +35,8 @@ if ! grep -q "subgroup size $lanes (" <<<"$devices"; then
   exit 1
 fi
 status=0
-for op in aclnn.FusedInferAttentionScoreV3 pmx.dynamic_batching.MultiHeadCacheAttention dnnl.SDPACompressedKV; do
+for op in aclnn.FusedInferAttentionScoreV3 pmx.dynamic_batching.MultiHeadCacheAttention dnnl.SDPACompressedKV \
+  ggml.FLASH_ATTN_EXT; do
   start=$SECONDS
   if ! out=$("$kvbench" run "$src/cases/$op" 2>&1); then
     echo "$out" | grep -vE '^ +[0-9]+ PASS ' | tail -60

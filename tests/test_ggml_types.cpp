@@ -59,10 +59,10 @@ TEST_CASE("ggml q5_1 and q4_1: min and (max - min) / 31 or / 15, the fifth bit i
   uint8_t b[24];
   ggml_quantize_row(GgmlType::q5_1, x.data(), b, 32);
   const uint32_t qh = b[4] | b[5] << 8 | b[6] << 16 | static_cast<uint32_t>(b[7]) << 24;
-  CHECK((qh & 0x7) == 0x6);          // element 0 (code 0) has no fifth bit; 1 (31) and 2 (17) do
-  CHECK((b[8] & 0x0f) == 0);         // code 0
-  CHECK((b[9] & 0x0f) == 15);        // 31 & 15
-  CHECK((b[10] & 0x0f) == 1);        // 17 & 15
+  CHECK((qh & 0x7) == 0x6);    // element 0 (code 0) has no fifth bit; 1 (31) and 2 (17) do
+  CHECK((b[8] & 0x0f) == 0);   // code 0
+  CHECK((b[9] & 0x0f) == 15);  // 31 & 15
+  CHECK((b[10] & 0x0f) == 1);  // 17 & 15
   double y[32];
   ggml_dequantize_row(GgmlType::q5_1, b, y, 32);
   CHECK(y[0] == -1);
@@ -100,6 +100,7 @@ TEST_CASE("attend: a sink is one more logit without a value row") {
   const double v[2] = {10, 20};
   double out = 0;
   const QueryRow row{.q = q, .begin = 0, .end = 2, .out = &out, .sink = std::log(3.0)};
-  attend(AttentionBlock{.dk = 1, .dv = 1, .scale = 1}, std::span(&row, 1), RowsView{k, 1}, RowsView{v, 1}, nullptr);
+  attend(AttentionBlock{.dk = 1, .dv = 1, .scale = 1}, std::span(&row, 1), RowsView{k, 1}, RowsView{v, 1},
+         nullptr);
   CHECK(out == doctest::Approx(50.0 / 6).epsilon(1e-14));
 }

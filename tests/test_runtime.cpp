@@ -23,13 +23,14 @@ using namespace kvbench;
 
 TEST_CASE("reflect_shader: bindings by their block's first member, Params members with offsets") {
   const ShaderInterface s = reflect_shader(embedded_shaders().at("attention_merge"));
-  REQUIRE(s.buffers.size() == 6);
+  REQUIRE(s.buffers.size() == 7);
   CHECK(s.buffers.at(0) == std::vector<std::string>{"partials"});
   CHECK(s.buffers.at(24) == std::vector<std::string>{"out"});  // `out_`: GLSL reserves `out`
   CHECK(s.buffers.at(25) == std::vector<std::string>{"lse"});  // attention_finish.glsl's bindings
+  CHECK(s.buffers.at(22) == std::vector<std::string>{"sinks"});
   REQUIRE(s.params_binding);
   CHECK(*s.params_binding == 31);
-  REQUIRE(s.params.size() == 9);
+  REQUIRE(s.params.size() == 10);
   CHECK(s.params[3].name == "empty_zeros");
   CHECK(s.params[3].offset == 12);
   CHECK(s.params[3].type == ShaderInterface::Scalar::u32);

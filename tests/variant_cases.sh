@@ -17,6 +17,10 @@ kvbench=$1 src=$2 work=$3 config=$4 mode=${5:-run}
 list="$src/tests/data/variants/$config.txt"
 attention=("$src/cases/aclnn.FusedInferAttentionScoreV3" "$src/cases/pmx.dynamic_batching.MultiHeadCacheAttention"
            "$src/cases/dnnl.SDPACompressedKV")
+# ggml.FLASH_ATTN_EXT's variants (a pipeline per K and V type and head size) in the decode
+# lists only (label full): at 4 and 16 lanes its every case runs in full.attention_*_lanes
+# (tests/subgroup_widths.sh), and its 21 cases there took some 50 s of the README's command.
+[[ $config == decode_* ]] && attention+=("$src/cases/ggml.FLASH_ATTN_EXT")
 mkdir -p "$work"
 case $config in
   4_lanes | 16_lanes | decode_4_lanes | decode_8_lanes | decode_16_lanes)

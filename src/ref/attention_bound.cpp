@@ -29,8 +29,8 @@ double score_delta(const PermittedDeltas& delta, double scale_factor, int64_t dk
   // per element moves it by at most k_abs ||q||_1 <= k_abs sqrt(dk) ||q||.
   const double moved = scale_factor * (row.q_delta * k_norm_max +
                                        delta.k_abs * std::sqrt(static_cast<double>(dk)) * row.q_norm);
-  return dot * (delta.k + static_cast<double>(dk + 2) * std::max(delta.dot, kU32)) + moved * (1 + 0x1p-20) + row.s_delta +
-         (3 * kU32 + delta.s) * row.score_max;
+  return dot * (delta.k + static_cast<double>(dk + 2) * std::max(delta.dot, kU32)) + moved * (1 + 0x1p-20) +
+         row.s_delta + (3 * kU32 + delta.s) * row.score_max;
 }
 
 // exp's relative error on a key at distance x below the max: Vulkan's exp is within

@@ -32,7 +32,9 @@ constexpr std::array<GgmlTypeInfo, 9> kTypes{{
 constexpr std::array<int8_t, 16> kIq4nl{-127, -104, -83, -65, -49, -35, -22, -10,
                                         1,    13,   25,  38,  53,  69,  89,  113};
 
-float f16_value(const uint8_t* p) { return static_cast<float>(f16_bits_to_double(static_cast<uint16_t>(p[0] | p[1] << 8))); }
+float f16_value(const uint8_t* p) {
+  return static_cast<float>(f16_bits_to_double(static_cast<uint16_t>(p[0] | p[1] << 8)));
+}
 void put_f16(uint8_t* p, float x) {
   const uint16_t b = ggml_f16_bits(x);
   p[0] = static_cast<uint8_t>(b & 0xff);
@@ -73,7 +75,10 @@ int best_index_iq4nl(float x) {
   int ml = 0, mu = 15;
   while (mu - ml > 1) {
     const int mav = (ml + mu) / 2;
-    if (x < kIq4nl[mav]) mu = mav; else ml = mav;
+    if (x < kIq4nl[mav])
+      mu = mav;
+    else
+      ml = mav;
   }
   return x - kIq4nl[mu - 1] < kIq4nl[mu] - x ? mu - 1 : mu;
 }
@@ -88,7 +93,8 @@ void quantize_block(GgmlType t, const float* x, uint8_t* y, uint8_t* iq4_codes) 
       for (int j = 0; j < 32; ++j) amax = std::max(amax, std::fabs(x[j]));
       const float d = amax / 127, id = d != 0.0f ? 1.0f / d : 0.0f;
       put_f16(y, d);
-      for (int j = 0; j < 32; ++j) y[2 + j] = static_cast<uint8_t>(static_cast<int8_t>(std::round(x[j] * id)));
+      for (int j = 0; j < 32; ++j)
+        y[2 + j] = static_cast<uint8_t>(static_cast<int8_t>(std::round(x[j] * id)));
       return;
     }
     case GgmlType::q4_0:
@@ -114,7 +120,8 @@ void quantize_block(GgmlType t, const float* x, uint8_t* y, uint8_t* iq4_codes) 
       put_f16(y + 2, min);
       for (int j = 0; j < 32; ++j) {
         const float v = (x[j] - min) * id + 0.5f;
-        codes[j] = five ? static_cast<uint8_t>(v) : static_cast<uint8_t>(std::min<int>(15, static_cast<int8_t>(v)));
+        codes[j] =
+            five ? static_cast<uint8_t>(v) : static_cast<uint8_t>(std::min<int>(15, static_cast<int8_t>(v)));
       }
       if (five) pack_high_bits(codes, y + 4);
       pack_nibbles(codes, y + (five ? 8 : 4));
@@ -168,6 +175,11 @@ int64_t ggml_row_width(GgmlType t, int64_t cols) {
   return i.block == 1 ? cols : cols / i.block * i.block_bytes;
 }
 
+int64_t ggml_row_bytes(GgmlType t, int64_t cols) {
+  const GgmlTypeInfo& i = ggml_type_info(t);
+  return cols / i.block * i.block_bytes;
+}
+
 uint16_t ggml_f16_bits(float x) { return f16_bits_from_double(static_cast<double>(x)); }
 
 uint16_t ggml_bf16_bits(float x) {
@@ -179,7 +191,8 @@ uint16_t ggml_bf16_bits(float x) {
 void ggml_quantize_row(GgmlType t, const float* x, uint8_t* out, int64_t cols) {
   const GgmlTypeInfo& info = ggml_type_info(t);
   uint8_t iq4_codes[32] = {};  // ggml's L: carried from block to block within the row
-  for (int64_t b = 0; b < cols / info.block; ++b) quantize_block(t, x + b * 32, out + b * info.block_bytes, iq4_codes);
+  for (int64_t b = 0; b < cols / info.block; ++b)
+    quantize_block(t, x + b * 32, out + b * info.block_bytes, iq4_codes);
 }
 
 void ggml_dequantize_row(GgmlType t, const uint8_t* in, double* y, int64_t cols) {
@@ -200,7 +213,9 @@ void ggml_dequantize_row(GgmlType t, const uint8_t* in, double* y, int64_t cols)
         case GgmlType::q5_1:
           v = static_cast<float>(nibble(p + 8, j) | high_bit(p + 4, j) << 4) * d + f16_value(p + 2);
           break;
-        case GgmlType::iq4_nl: v = d * static_cast<float>(kIq4nl[static_cast<size_t>(nibble(p + 2, j))]); break;
+        case GgmlType::iq4_nl:
+          v = d * static_cast<float>(kIq4nl[static_cast<size_t>(nibble(p + 2, j))]);
+          break;
         default: throw std::logic_error("ggml_dequantize_row: not a block type");
       }
       o[j] = v;
@@ -214,8 +229,10 @@ double ggml_block_magnitude(GgmlType t, const uint8_t* block) {
     case GgmlType::q8_0: return 128 * d;
     case GgmlType::q4_0: return 8 * d;
     case GgmlType::q5_0: return 16 * d;
-    case GgmlType::q4_1: return 15 * d + std::fabs(f16_bits_to_double(static_cast<uint16_t>(block[2] | block[3] << 8)));
-    case GgmlType::q5_1: return 31 * d + std::fabs(f16_bits_to_double(static_cast<uint16_t>(block[2] | block[3] << 8)));
+    case GgmlType::q4_1:
+      return 15 * d + std::fabs(f16_bits_to_double(static_cast<uint16_t>(block[2] | block[3] << 8)));
+    case GgmlType::q5_1:
+      return 31 * d + std::fabs(f16_bits_to_double(static_cast<uint16_t>(block[2] | block[3] << 8)));
     case GgmlType::iq4_nl: return 127 * d;
     default: return 0;
   }

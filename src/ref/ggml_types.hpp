@@ -18,10 +18,10 @@ enum class GgmlType { f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl };
 
 struct GgmlTypeInfo {
   GgmlType type;
-  const char* name;      // ggml's name, as case files write it
-  int64_t block;         // elements per block (1 for f32, f16, bf16)
-  int64_t block_bytes;   // bytes per block
-  DType dtype;           // the kvbench dtype a tensor of the type is stored as (u8: bytes of blocks)
+  const char* name;     // ggml's name, as case files write it
+  int64_t block;        // elements per block (1 for f32, f16, bf16)
+  int64_t block_bytes;  // bytes per block
+  DType dtype;          // the kvbench dtype a tensor of the type is stored as (u8: bytes of blocks)
 };
 
 const GgmlTypeInfo& ggml_type_info(GgmlType t);
@@ -32,6 +32,8 @@ inline bool ggml_is_quantized(GgmlType t) { return ggml_type_info(t).block > 1; 
 // A row of `cols` elements: its size in the tensor's last dimension (elements, or bytes of
 // blocks). cols must be a multiple of the block.
 int64_t ggml_row_width(GgmlType t, int64_t cols);
+// The bytes of such a row.
+int64_t ggml_row_bytes(GgmlType t, int64_t cols);
 
 // ggml's f32 -> f16 (round to nearest even; GGML_FP32_TO_FP16) and f32 -> bf16 (nearest
 // even, a NaN made quiet; ggml_compute_fp32_to_bf16), as bits.

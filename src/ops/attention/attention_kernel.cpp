@@ -350,7 +350,7 @@ void run_planned(Batch& batch, const AttentionPlan& whole, const AttentionShape*
                     pq.per_channel,
                     pq.offset != nullptr,
                     static_cast<uint32_t>(pq.dtype),
-                    0};
+                    launch.sinks != nullptr};
     direct_table.resize(8 + 2 * whole.slots);
     for (size_t o = 0; o < whole.merge.size() / 4; ++o) {  // slot -> output vector, lse index
       direct_table[8 + 2 * size_t{whole.merge[4 * o]}] = static_cast<uint32_t>(o);
@@ -362,6 +362,7 @@ void run_planned(Batch& batch, const AttentionPlan& whole, const AttentionShape*
   launch.buffers["lse"] = launch.lse;
   launch.buffers["quantScale2"] = pq.scale;
   launch.buffers["quantOffset2"] = pq.offset;
+  launch.buffers["sinks"] = launch.sinks;
   const uint64_t slot_bytes = static_cast<uint64_t>(launch.head_dim + 2) * 4,
                  limit = batch.runtime().scratch_limit();
   // Waves whose partial states each fit the limit (plan_waves), over one scratch buffer.
@@ -407,7 +408,8 @@ void run_planned(Batch& batch, const AttentionPlan& whole, const AttentionShape*
                                   {"has_lse", launch.lse != nullptr},
                                   {"pq_per_channel", pq.per_channel},
                                   {"pq_offset", pq.offset != nullptr},
-                                  {"pq_dtype", static_cast<uint32_t>(pq.dtype)}};
+                                  {"pq_dtype", static_cast<uint32_t>(pq.dtype)},
+                                  {"has_sinks", launch.sinks != nullptr}};
   launch.buffers["partials"] = partials;
   for (const AttentionPlan& plan : waves) {
     // NaN in every partial state first: a slot the plan leaves unwritten makes its output
@@ -435,7 +437,8 @@ void run_planned(Batch& batch, const AttentionPlan& whole, const AttentionShape*
                            {"out", launch.out},
                            {"lse", launch.lse},
                            {"quantScale2", pq.scale},
-                           {"quantOffset2", pq.offset}},
+                           {"quantOffset2", pq.offset},
+                           {"sinks", launch.sinks}},
                           params, lanes ? (span * launch.head_dim / per_word + 63) / 64 : span);
   }
 }

@@ -108,10 +108,11 @@ void check_attention_device(const DeviceInfo& dev, const AttentionHeads& heads);
 
 struct AttentionLaunch {
   Kernel kernel;  // the operator's attention shader (lanes name), D (of Q and K) as specialization constant 0
-  KernelBuffers buffers;  // the operator's bindings; the plan's are added
-  KernelParams params;    // the operator's parameters; num_items is added
-  Buffer* out = nullptr;  // the output tensor: [vectors in the plan's order, head_dim]
-  Buffer* lse = nullptr;  // the log-sum-exp of each vector at the plan's lse index (optional)
+  KernelBuffers buffers;    // the operator's bindings; the plan's are added
+  KernelParams params;      // the operator's parameters; num_items is added
+  Buffer* out = nullptr;    // the output tensor: [vectors in the plan's order, head_dim]
+  Buffer* lse = nullptr;    // the log-sum-exp of each vector at the plan's lse index (optional)
+  Buffer* sinks = nullptr;  // one sink logit per head, f32 (optional; ggml's attention sinks)
   // An i8 output is post-quantized with these (shaders/attention_merge_common.glsl).
   struct PostQuant {
     Buffer* scale = nullptr;

@@ -2,13 +2,16 @@
 
 #include <vector>
 
-#include "core/error.hpp"
 #include "core/rng.hpp"
 
 namespace kvbench {
 
 Param ggml_type_param(const std::string& name, const std::string& doc, nlohmann::json fallback) {
-  Param p{.section = "attributes", .name = name, .type = ParamType::string, .fallback = std::move(fallback), .doc = doc};
+  Param p{.section = "attributes",
+          .name = name,
+          .type = ParamType::string,
+          .fallback = std::move(fallback),
+          .doc = doc};
   for (const std::string& t : ggml_type_names()) p.allowed.emplace_back(t);
   return p;
 }
@@ -22,8 +25,8 @@ GgmlType ggml_type_arg(const Args& a, const std::string& key) {
 void require_whole_blocks(const Args& a, GgmlType t, int64_t cols, const std::string& cols_key) {
   const GgmlTypeInfo& i = ggml_type_info(t);
   if (cols % i.block != 0)
-    a.fail(cols_key, cols_key + " " + std::to_string(cols) + " is not a multiple of " + i.name + "'s block of " +
-                         std::to_string(i.block) + " elements");
+    a.fail(cols_key, cols_key + " " + std::to_string(cols) + " is not a multiple of " + i.name +
+                         "'s block of " + std::to_string(i.block) + " elements");
 }
 
 Shape ggml_shape(GgmlType t, Shape s) {
@@ -62,11 +65,6 @@ void ggml_row_values(const Tensor& t, GgmlType type, int64_t cols, int64_t row, 
   }
   const int64_t width = ggml_row_width(type, cols);
   ggml_dequantize_row(type, t.bytes().data() + row * width, out, cols);
-}
-
-void no_kvbench_kernel(const std::string& op) {
-  throw SkipCase("kvbench has no Vulkan kernel for " + op +
-                 " yet: run its cases through a backend (--backend; examples/ggml runs llama.cpp's)");
 }
 
 }  // namespace kvbench

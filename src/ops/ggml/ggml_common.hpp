@@ -29,9 +29,4 @@ void fill_ggml_rows(const Args& a, Tensor& t, GgmlType type, int64_t cols, std::
 
 // Row `row` of such a tensor as ggml reads it into f32 (exact in double).
 void ggml_row_values(const Tensor& t, GgmlType type, int64_t cols, int64_t row, double* out);
-
-// No kvbench Vulkan kernel runs these operators yet: their cases run through a backend
-// (`--backend`, examples/ggml) and SKIP on kvbench's own device path.
-[[noreturn]] void no_kvbench_kernel(const std::string& op);
-
 }  // namespace kvbench

@@ -12,9 +12,11 @@
 #include "core/float_format.hpp"
 #include "core/rng.hpp"
 #include "ops/attention/attention_golden.hpp"
+#include "ops/attention/attention_kernel.hpp"
 #include "ops/fault.hpp"
 #include "ops/ggml/ggml_common.hpp"
 #include "ops/ggml/ggml_ops.hpp"
+#include "ops/vulkan_io.hpp"
 #include "ref/attention.hpp"
 #include "ref/attention_bound.hpp"
 
@@ -37,7 +39,8 @@ struct FaParams {
 // n = 2^floor(log2 n_head) heads, then 2^(-max_bias / 2 (2 (h - n) + 1) / n).
 double alibi_slope(const FaParams& p, int64_t h) {
   if (p.max_bias <= 0) return 1;
-  const auto n = static_cast<int64_t>(1) << static_cast<int>(std::floor(std::log2(static_cast<double>(p.n_head))));
+  const auto n = static_cast<int64_t>(1)
+                 << static_cast<int>(std::floor(std::log2(static_cast<double>(p.n_head))));
   if (h < n) return std::exp2(-p.max_bias * static_cast<double>(h + 1) / static_cast<double>(n));
   return std::exp2(-p.max_bias / 2 * static_cast<double>(2 * (h - n) + 1) / static_cast<double>(n));
 }
@@ -47,9 +50,10 @@ class FlashAttnExtCase final : public OpCase {
   FlashAttnExtCase(Args a, FaParams p) : OpCase(std::move(a)), p_(std::move(p)) {}
 
   std::string describe() const override {
-    std::string s = "q=" + shape_string({p_.batch, p_.n_head, p_.n_batch, p_.dk}) + " kv=" +
-                    shape_string({p_.batch, p_.n_head_kv, p_.n_kv}) + " k=" + ggml_type_info(p_.tk).name +
-                    " v=" + ggml_type_info(p_.tv).name + " dv=" + std::to_string(p_.dv) + " mask=" + p_.mask;
+    std::string s = "q=" + shape_string({p_.batch, p_.n_head, p_.n_batch, p_.dk}) +
+                    " kv=" + shape_string({p_.batch, p_.n_head_kv, p_.n_kv}) +
+                    " k=" + ggml_type_info(p_.tk).name + " v=" + ggml_type_info(p_.tv).name +
+                    " dv=" + std::to_string(p_.dv) + " mask=" + p_.mask;
     if (p_.max_bias > 0) s += " max_bias=" + bound_text(p_.max_bias);
     if (p_.softcap > 0) s += " softcap=" + bound_text(p_.softcap);
     if (p_.sinks) s += " sinks";
@@ -101,7 +105,52 @@ class FlashAttnExtCase final : public OpCase {
     return expected_list(std::move(e));
   }
 
-  double run_vulkan(Runtime&, TensorSet&) const override { no_kvbench_kernel("ggml.FLASH_ATTN_EXT"); }
+  void check_device(const DeviceInfo& dev) const override {
+    check_attention_device(dev, {.key_dim = p_.dk, .value_dim = p_.dv});
+  }
+
+  // The shared attention kernel (shaders/ggml_attention.comp): K and V read in their ggml
+  // types, ALiBi's slopes per head from the host (f32 of the exact slope), sinks in the finish.
+  double run_vulkan(Runtime& rt, TensorSet& io) const override {
+    AttentionShape shape{.num_heads = p_.n_head,
+                         .num_kv_heads = p_.n_head_kv,
+                         .q_rows = std::vector<int64_t>(static_cast<size_t>(p_.batch), p_.n_batch),
+                         .kv_len = std::vector<int64_t>(static_cast<size_t>(p_.batch), p_.n_kv)};
+    shape.out_vector = [&](int64_t b, int64_t r, int64_t h) { return (b * p_.n_batch + r) * p_.n_head + h; };
+    Batch batch(rt);
+    DeviceTensors t(batch, io, args().signature());
+    std::vector<float> slopes(static_cast<size_t>(p_.n_head));
+    for (int64_t h = 0; h < p_.n_head; ++h)
+      slopes[static_cast<size_t>(h)] = static_cast<float>(alibi_slope(p_, h));
+    KernelBuffers buffers = t.bindings();
+    buffers["slopes"] = batch.buffer_with(slopes);
+    const KernelParams params{{"num_heads", p_.n_head},
+                              {"num_kv_heads", p_.n_head_kv},
+                              {"n_batch", p_.n_batch},
+                              {"n_kv", p_.n_kv},
+                              {"k_row_bytes", ggml_row_bytes(p_.tk, p_.dk)},
+                              {"v_row_bytes", ggml_row_bytes(p_.tv, p_.dv)},
+                              {"has_mask", p_.has_mask()},
+                              {"mask_heads", p_.mask_heads},
+                              {"mask_batch", p_.mask_batch},
+                              {"scale", p_.scale},
+                              {"softcap", p_.softcap}};
+    run_attention(batch, shape,
+                  {.kernel = Kernel("ggml_attention", {{"D", static_cast<uint32_t>(p_.dk)},
+                                                       {"GGML_DV", static_cast<uint32_t>(p_.dv)},
+                                                       {"K_TYPE", static_cast<uint32_t>(p_.tk)},
+                                                       {"V_TYPE", static_cast<uint32_t>(p_.tv)}}),
+                   .buffers = buffers,
+                   .params = params,
+                   .out = t.at("out"),
+                   .sinks = p_.sinks ? t.at("sinks") : nullptr,
+                   .out_dtype = DType::f32,
+                   .head_dim = p_.dv,
+                   .empty = EmptyRow::zeros,
+                   .heads = {.key_dim = p_.dk, .value_dim = p_.dv}});
+    t.download(io);
+    return batch.submit();
+  }
 
  private:
   // The largest magnitude a block of a quantized side reaches (its f16 dequantization's
@@ -157,7 +206,8 @@ class FlashAttnExtCase final : public OpCase {
     return std::sqrt(total) * (1 + 0x1p-20);
   }
 
-  std::vector<double> attention(const TensorSet& in, std::vector<float>* bound, std::vector<uint8_t>* nan_ok) const {
+  std::vector<double> attention(const TensorSet& in, std::vector<float>* bound,
+                                std::vector<uint8_t>* nan_ok) const {
     const Tensor& q = in.at("q");
     const Tensor& k = in.at("k");
     const Tensor& v = in.at("v");
@@ -188,14 +238,15 @@ class FlashAttnExtCase final : public OpCase {
             q.get_range(q.offset({b, h, i, 0}), static_cast<size_t>(p_.dk), qr);
             if (variant_is("cpu_query_vec_dot")) to_vec_dot_type(qr);
             const auto at = static_cast<size_t>(((b * p_.n_batch + i) * p_.n_head + h) * p_.dv);
-            rows.push_back({.q = qr,
-                            .begin = 0,
-                            .end = p_.n_kv,
-                            .out = &out[at],
-                            .bound = bound->data() + at,
-                            .nan_ok = nan_ok->data() + at,
-                            .sink = sinks && !fault_is("sinks_ignored") ? sinks->get(static_cast<size_t>(h)) : -kInf,
-                            .q_delta = query_delta(qr)});
+            rows.push_back(
+                {.q = qr,
+                 .begin = 0,
+                 .end = p_.n_kv,
+                 .out = &out[at],
+                 .bound = bound->data() + at,
+                 .nan_ok = nan_ok->data() + at,
+                 .sink = sinks && !fault_is("sinks_ignored") ? sinks->get(static_cast<size_t>(h)) : -kInf,
+                 .q_delta = query_delta(qr)});
           }
         a.bias = [&, b, hk](int64_t r, int64_t begin, int64_t end, double* s) {
           const int64_t h = hk * G + r / p_.n_batch, i = r % p_.n_batch;
@@ -207,7 +258,8 @@ class FlashAttnExtCase final : public OpCase {
               s[c] = p_.softcap * std::tanh(s[c] / p_.softcap);
             }
           if (mask) {
-            const int64_t plane = fault_is("mask_heads_divided") ? h / (p_.n_head / p_.mask_heads) : h % p_.mask_heads;
+            const int64_t plane =
+                fault_is("mask_heads_divided") ? h / (p_.n_head / p_.mask_heads) : h % p_.mask_heads;
             const size_t row0 = mask->offset({b % p_.mask_batch, plane, i, 0});
             const double slope = alibi_slope(p_, fault_is("alibi_slope_next_head") ? (h + 1) % p_.n_head : h);
             for (int64_t c = begin; c < end; ++c) {
@@ -237,14 +289,16 @@ class FlashAttnExtCase final : public OpCase {
   // K or V rows kv0 + t as ggml dequantizes them. V with fault v_read_with_dk_stride: row t
   // taken from element t * dk of its head's values (float types, dk != dv).
   RowSource side_rows(const Tensor& t, GgmlType type, int64_t cols, int64_t kv0, bool is_v = false) const {
-    const bool drift = is_v && fault_is("v_read_with_dk_stride") && !ggml_is_quantized(type) && p_.dk != p_.dv;
+    const bool drift =
+        is_v && fault_is("v_read_with_dk_stride") && !ggml_is_quantized(type) && p_.dk != p_.dv;
     return [&t, type, cols, kv0, drift, this](int64_t row, double* dst, int64_t step) {
       thread_local std::vector<double> buf;
       buf.resize(static_cast<size_t>(cols));
       if (drift) {
         const int64_t head0 = kv0 * cols, at = head0 + row * p_.dk;
         const int64_t end = std::min<int64_t>(at + cols, head0 + p_.n_kv * cols);
-        for (int64_t c = 0; c < cols; ++c) buf[static_cast<size_t>(c)] = at + c < end ? t.get(static_cast<size_t>(at + c)) : 0.0;
+        for (int64_t c = 0; c < cols; ++c)
+          buf[static_cast<size_t>(c)] = at + c < end ? t.get(static_cast<size_t>(at + c)) : 0.0;
       } else {
         ggml_row_values(t, type, cols, kv0 + row, buf.data());
       }
@@ -263,7 +317,8 @@ class FlashAttnExtCase final : public OpCase {
     } else if (p_.tk == GgmlType::f16) {
       for (int64_t d = 0; d < p_.dk; ++d) q[d] = round_f16(q[d]);
     } else if (p_.tk == GgmlType::bf16) {
-      for (int64_t d = 0; d < p_.dk; ++d) q[d] = bf16_bits_to_double(ggml_bf16_bits(x[static_cast<size_t>(d)]));
+      for (int64_t d = 0; d < p_.dk; ++d)
+        q[d] = bf16_bits_to_double(ggml_bf16_bits(x[static_cast<size_t>(d)]));
     }
   }
 
@@ -272,8 +327,9 @@ class FlashAttnExtCase final : public OpCase {
     if (auto shared = attention_steps(variant(), DType::f16)) return shared;
     if (variant_is("cpu_query_vec_dot")) return PrecisionSteps{.p = PrecisionSteps::P::unrounded};
     if (variant_is("cpu_v_f16_accumulate"))
-      return p_.prec_f32 ? PrecisionSteps{.p = PrecisionSteps::P::unrounded}
-                         : PrecisionSteps{.p = PrecisionSteps::P::unrounded, .acc_dtype = DType::f16, .acc_block = 1};
+      return p_.prec_f32
+                 ? PrecisionSteps{.p = PrecisionSteps::P::unrounded}
+                 : PrecisionSteps{.p = PrecisionSteps::P::unrounded, .acc_dtype = DType::f16, .acc_block = 1};
     throw std::logic_error("ggml.FLASH_ATTN_EXT has no variant " + variant());
   }
 
@@ -285,12 +341,17 @@ class FlashAttnExtOperator final : public Operator {
   const Signature& signature() const override {
     static const Signature sig{
         .id = "ggml.FLASH_ATTN_EXT",
-        .doc = "llama.cpp's attention over its KV cache (ggml_flash_attn_ext): K and V in any ggml KV type, "
-               "mask with ALiBi, softcap, sinks, GQA, Dk != Dv (specs/ggml.md)",
+        .doc =
+            "llama.cpp's attention over its KV cache (ggml_flash_attn_ext): K and V in any ggml KV type, "
+            "mask with ALiBi, softcap, sinks, GQA, Dk != Dv (specs/ggml.md)",
         .params =
             {
                 ggml_type_param("type_k", "K's ggml type", "f16"),
-                ggml_type_param("type_v", "V's ggml type", "f16"),
+                [] {
+                  Param p = ggml_type_param("type_v", "V's ggml type");
+                  p.derived = "type_k";
+                  return p;
+                }(),
                 {.section = "attributes",
                  .name = "scale",
                  .type = ParamType::number,
@@ -328,16 +389,31 @@ class FlashAttnExtOperator final : public Operator {
                 {.section = "shapes", .name = "batch", .fallback = 1, .min = 1, .doc = "ne3 of q, k, v"},
                 {.section = "shapes", .name = "n_batch", .min = 1, .doc = "query rows (tokens)"},
                 {.section = "shapes", .name = "n_head", .min = 1, .doc = "query heads"},
-                {.section = "shapes", .name = "n_head_kv", .derived = "n_head", .min = 1, .doc = "kv heads, divides n_head"},
+                {.section = "shapes",
+                 .name = "n_head_kv",
+                 .derived = "n_head",
+                 .min = 1,
+                 .doc = "kv heads, divides n_head"},
                 {.section = "shapes", .name = "n_kv", .min = 1, .doc = "keys"},
                 {.section = "shapes", .name = "head_size_k", .min = 1, .doc = "Dk"},
                 {.section = "shapes", .name = "head_size_v", .derived = "head_size_k", .min = 1, .doc = "Dv"},
-                {.section = "shapes", .name = "mask_heads", .fallback = 1, .min = 1, .doc = "mask ne2, divides n_head"},
-                {.section = "shapes", .name = "mask_batch", .fallback = 1, .min = 1, .doc = "mask ne3, divides batch"},
+                {.section = "shapes",
+                 .name = "mask_heads",
+                 .fallback = 1,
+                 .min = 1,
+                 .doc = "mask ne2, divides n_head"},
+                {.section = "shapes",
+                 .name = "mask_batch",
+                 .fallback = 1,
+                 .min = 1,
+                 .doc = "mask ne3, divides batch"},
             },
         .tensors =
             {
-                {.name = "q", .shape = "[batch, n_head, n_batch, head_size_k]", .dtype_rule = "f32", .range = {{-1, 1}}},
+                {.name = "q",
+                 .shape = "[batch, n_head, n_batch, head_size_k]",
+                 .dtype_rule = "f32",
+                 .range = {{-1, 1}}},
                 {.name = "k",
                  .shape = "[batch, n_head_kv, n_kv, head_size_k] (block types: [.., row bytes], u8)",
                  .dtype_rule = "= type_k",
@@ -350,7 +426,11 @@ class FlashAttnExtOperator final : public Operator {
                  .shape = "[mask_batch, mask_heads, n_batch, n_kv]",
                  .dtype_rule = "f16",
                  .present = "mask != none"},
-                {.name = "sinks", .shape = "[n_head]", .dtype_rule = "f32", .range = {{-2, 2}}, .present = "sinks"},
+                {.name = "sinks",
+                 .shape = "[n_head]",
+                 .dtype_rule = "f32",
+                 .range = {{-2, 2}},
+                 .present = "sinks"},
                 {.name = "out",
                  .role = Role::output,
                  .shape = "[batch, n_batch, n_head, head_size_v] (ggml's permuted result)",
@@ -372,8 +452,7 @@ class FlashAttnExtOperator final : public Operator {
             {"cpu_query_vec_dot",
              "q converted to K's vec-dot type before q.k (q8_0 blocks for quantized K, f16, bf16)",
              "ggml/src/ggml-cpu/ops.cpp ggml_compute_forward_flash_attn_ext_f16_one_chunk (q_to_vec_dot)"},
-            {"cpu_v_f16_accumulate",
-             "under GGML_PREC_DEFAULT the running P.V rounded to f16 after every key",
+            {"cpu_v_f16_accumulate", "under GGML_PREC_DEFAULT the running P.V rounded to f16 after every key",
              "ggml/src/ggml-cpu/ops.cpp (VKQ16, ggml_vec_mad_f16) for f16 V"},
         }),
     };
@@ -382,7 +461,7 @@ class FlashAttnExtOperator final : public Operator {
 
   std::unique_ptr<OpCase> instantiate(Args a) const override {
     FaParams p{.tk = ggml_type_arg(a, "type_k"),
-               .tv = ggml_type_arg(a, "type_v"),
+               .tv = ggml_type_arg(a, a.written("type_v") ? "type_v" : "type_k"),
                .scale = 0,
                .max_bias = a.number("max_bias"),
                .softcap = a.number("logit_softcap"),
@@ -398,6 +477,7 @@ class FlashAttnExtOperator final : public Operator {
                .dv = a.written("head_size_v") ? a.integer("head_size_v") : a.integer("head_size_k"),
                .mask_heads = a.integer("mask_heads"),
                .mask_batch = a.integer("mask_batch")};
+    if (!a.written("type_v")) a.resolve("type_v", a.string("type_k"));
     if (!a.written("n_head_kv")) a.resolve("n_head_kv", p.n_head_kv);
     if (!a.written("head_size_v")) a.resolve("head_size_v", p.dv);
     p.scale = a.written("scale") ? a.number("scale") : 1 / std::sqrt(static_cast<double>(p.dk));
@@ -405,7 +485,8 @@ class FlashAttnExtOperator final : public Operator {
     require_whole_blocks(a, p.tk, p.dk, "head_size_k");
     require_whole_blocks(a, p.tv, p.dv, "head_size_v");
     if (p.n_head % p.n_head_kv) a.fail("n_head_kv", "n_head_kv must divide n_head (ggml broadcasts K and V)");
-    if (p.n_head % p.mask_heads) a.fail("mask_heads", "mask_heads must divide n_head (ggml: n_head % ne32 == 0)");
+    if (p.n_head % p.mask_heads)
+      a.fail("mask_heads", "mask_heads must divide n_head (ggml: n_head % ne32 == 0)");
     if (p.batch % p.mask_batch) a.fail("mask_batch", "mask_batch must divide batch (ggml: ne3 % ne33 == 0)");
     if (p.max_bias > 0 && !p.has_mask()) a.fail("max_bias", "ALiBi scales the mask: max_bias needs a mask");
     return std::make_unique<FlashAttnExtCase>(std::move(a), p);
@@ -414,6 +495,8 @@ class FlashAttnExtOperator final : public Operator {
 
 }  // namespace
 
-std::unique_ptr<Operator> make_ggml_flash_attn_ext_operator() { return std::make_unique<FlashAttnExtOperator>(); }
+std::unique_ptr<Operator> make_ggml_flash_attn_ext_operator() {
+  return std::make_unique<FlashAttnExtOperator>();
+}
 
 }  // namespace kvbench

@@ -5,6 +5,8 @@
 #include "core/rng.hpp"
 #include "ops/ggml/ggml_common.hpp"
 #include "ops/ggml/ggml_ops.hpp"
+#include "ops/vulkan_io.hpp"
+#include "vk/runtime.hpp"
 
 namespace kvbench {
 namespace {
@@ -24,9 +26,10 @@ class GetRowsCase final : public OpCase {
   }
 
   std::vector<TensorSpec> tensor_specs() const override {
-    return {{"src", ggml_type_info(s_.type).dtype, ggml_shape(s_.type, {s_.batch, s_.mats, s_.rows, s_.cols})},
-            {"indices", DType::i32, {s_.batch, s_.mats, s_.n_idx}},
-            {"out", DType::f32, {s_.batch, s_.mats, s_.n_idx, s_.cols}}};
+    return {
+        {"src", ggml_type_info(s_.type).dtype, ggml_shape(s_.type, {s_.batch, s_.mats, s_.rows, s_.cols})},
+        {"indices", DType::i32, {s_.batch, s_.mats, s_.n_idx}},
+        {"out", DType::f32, {s_.batch, s_.mats, s_.n_idx, s_.cols}}};
   }
 
   void fill(Tensor& t) const override {
@@ -53,7 +56,21 @@ class GetRowsCase final : public OpCase {
     return expected_list(Expected::rounded(in.at("out"), std::move(out)));
   }
 
-  double run_vulkan(Runtime&, TensorSet&) const override { no_kvbench_kernel("ggml.GET_ROWS"); }
+  double run_vulkan(Runtime& rt, TensorSet& io) const override {
+    Batch batch(rt);
+    DeviceTensors t(batch, io, args().signature());
+    const auto elements = static_cast<uint64_t>(s_.batch * s_.mats * s_.n_idx * s_.cols);
+    const KernelParams params{{"elements", elements},
+                              {"rows", s_.rows},
+                              {"cols", s_.cols},
+                              {"n_idx", s_.n_idx},
+                              {"row_bytes", ggml_row_bytes(s_.type, s_.cols)}};
+    batch.dispatch_invocations(
+        Kernel("ggml_get_rows", {{"TYPE", static_cast<uint32_t>(s_.type)}}),
+        {{"src", t.at("src")}, {"indices", t.at("indices")}, {"out_rows", t.at("out")}}, params, elements);
+    t.download(io);
+    return batch.submit();
+  }
 
  private:
   // The f16 scale of the block holding element c of row `row` (q4_0: its first two bytes).
@@ -69,8 +86,9 @@ class GetRowsOperator final : public Operator {
   const Signature& signature() const override {
     static const Signature sig{
         .id = "ggml.GET_ROWS",
-        .doc = "rows of src (any ggml KV type) gathered by index and dequantized to f32: llama.cpp's read "
-               "of a quantized KV cache (specs/ggml.md)",
+        .doc =
+            "rows of src (any ggml KV type) gathered by index and dequantized to f32: llama.cpp's read "
+            "of a quantized KV cache (specs/ggml.md)",
         .params =
             {
                 ggml_type_param("type", "src's ggml type"),
@@ -87,8 +105,14 @@ class GetRowsOperator final : public Operator {
                  .dtype_rule = "= type",
                  .range = {{-1, 1}},
                  .doc = "values drawn in f32 and stored as ggml stores them (quantize_row_*_ref)"},
-                {.name = "indices", .shape = "[batch, mats, n_idx]", .dtype_rule = "i32", .doc = "rows of src"},
-                {.name = "out", .role = Role::output, .shape = "[batch, mats, n_idx, cols]", .dtype_rule = "f32"},
+                {.name = "indices",
+                 .shape = "[batch, mats, n_idx]",
+                 .dtype_rule = "i32",
+                 .doc = "rows of src"},
+                {.name = "out",
+                 .role = Role::output,
+                 .shape = "[batch, mats, n_idx, cols]",
+                 .dtype_rule = "f32"},
             },
         .from_files = {"src", "indices"},
         .sizes = {"batch", "mats", "n_idx", "rows", "cols"},

@@ -8,6 +8,8 @@
 #include "core/rng.hpp"
 #include "ops/ggml/ggml_common.hpp"
 #include "ops/ggml/ggml_ops.hpp"
+#include "ops/vulkan_io.hpp"
+#include "vk/runtime.hpp"
 
 namespace kvbench {
 namespace {
@@ -29,9 +31,10 @@ class SetRowsCase final : public OpCase {
   }
 
   std::vector<TensorSpec> tensor_specs() const override {
-    return {{"src", DType::f32, {s_.batch, s_.mats, s_.n_idx, s_.cols}},
-            {"indices", s_.index, {s_.idx_batch, s_.idx_mats, s_.n_idx}},
-            {"dst", ggml_type_info(s_.type).dtype, ggml_shape(s_.type, {s_.batch, s_.mats, s_.rows, s_.cols})}};
+    return {
+        {"src", DType::f32, {s_.batch, s_.mats, s_.n_idx, s_.cols}},
+        {"indices", s_.index, {s_.idx_batch, s_.idx_mats, s_.n_idx}},
+        {"dst", ggml_type_info(s_.type).dtype, ggml_shape(s_.type, {s_.batch, s_.mats, s_.rows, s_.cols})}};
   }
 
   void fill(Tensor& t) const override {
@@ -45,7 +48,8 @@ class SetRowsCase final : public OpCase {
     for (int64_t g = 0; g < s_.idx_batch * s_.idx_mats; ++g) {
       std::iota(perm.begin(), perm.end(), 0);
       for (int64_t i = 0; i < s_.n_idx; ++i) {  // a partial Fisher-Yates shuffle
-        const auto j = static_cast<size_t>(rng.integer(static_cast<uint64_t>(g * s_.rows + i), i, s_.rows - 1));
+        const auto j =
+            static_cast<size_t>(rng.integer(static_cast<uint64_t>(g * s_.rows + i), i, s_.rows - 1));
         std::swap(perm[static_cast<size_t>(i)], perm[j]);
         values.push_back(perm[static_cast<size_t>(i)]);
       }
@@ -81,7 +85,21 @@ class SetRowsCase final : public OpCase {
     return expected_list(std::move(e));
   }
 
-  double run_vulkan(Runtime&, TensorSet&) const override { no_kvbench_kernel("ggml.SET_ROWS"); }
+  double run_vulkan(Runtime& rt, TensorSet& io) const override {
+    Batch batch(rt);
+    DeviceTensors t(batch, io, args().signature());
+    const auto written = static_cast<uint64_t>(s_.batch * s_.mats * s_.n_idx);
+    const KernelParams params{{"written", written},        {"mats", s_.mats},
+                              {"rows", s_.rows},           {"cols", s_.cols},
+                              {"n_idx", s_.n_idx},         {"idx_mats", s_.idx_mats},
+                              {"idx_batch", s_.idx_batch}, {"row_bytes", ggml_row_bytes(s_.type, s_.cols)}};
+    batch.dispatch_invocations(
+        Kernel("ggml_set_rows",
+               {{"TYPE", static_cast<uint32_t>(s_.type)}, {"INDEX_I64", s_.index == DType::i64}}),
+        {{"src", t.at("src")}, {"indices", t.at("indices")}, {"dst", t.at("dst")}}, params, written);
+    t.download(io);
+    return batch.submit();
+  }
 
  private:
   int64_t index_at(const Tensor& idx, int64_t b, int64_t m, int64_t i) const {
@@ -97,7 +115,7 @@ class SetRowsCase final : public OpCase {
     if (!ggml_is_quantized(s_.type)) {
       for (size_t c = 0; c < x.size(); ++c) {
         exact[c] = static_cast<double>(x[c]);
-        row[c] = s_.type == GgmlType::bf16 ? bf16_bits_to_double(ggml_bf16_bits(x[c]))
+        row[c] = s_.type == GgmlType::bf16  ? bf16_bits_to_double(ggml_bf16_bits(x[c]))
                  : s_.type == GgmlType::f16 ? round_f16(exact[c])
                                             : exact[c];
       }
@@ -134,8 +152,9 @@ class SetRowsOperator final : public Operator {
   const Signature& signature() const override {
     static const Signature sig{
         .id = "ggml.SET_ROWS",
-        .doc = "f32 rows stored at indexed rows of dst in any ggml KV type, the rest of dst kept: llama.cpp's "
-               "write of K or V into a quantized KV cache (specs/ggml.md)",
+        .doc =
+            "f32 rows stored at indexed rows of dst in any ggml KV type, the rest of dst kept: llama.cpp's "
+            "write of K or V into a quantized KV cache (specs/ggml.md)",
         .params =
             {
                 ggml_type_param("type", "dst's ggml type"),
@@ -149,7 +168,10 @@ class SetRowsOperator final : public Operator {
                 {.section = "shapes", .name = "mats", .fallback = 1, .min = 1, .doc = "ne2 of src and dst"},
                 {.section = "shapes", .name = "rows", .min = 1, .doc = "dst rows (ne1)"},
                 {.section = "shapes", .name = "cols", .min = 1, .doc = "elements per row (ne0)"},
-                {.section = "shapes", .name = "n_idx", .min = 1, .doc = "rows written per matrix (src ne1), <= rows"},
+                {.section = "shapes",
+                 .name = "n_idx",
+                 .min = 1,
+                 .doc = "rows written per matrix (src ne1), <= rows"},
                 {.section = "shapes",
                  .name = "idx_mats",
                  .fallback = 1,
@@ -163,7 +185,10 @@ class SetRowsOperator final : public Operator {
             },
         .tensors =
             {
-                {.name = "src", .shape = "[batch, mats, n_idx, cols]", .dtype_rule = "f32", .range = {{-1, 1}}},
+                {.name = "src",
+                 .shape = "[batch, mats, n_idx, cols]",
+                 .dtype_rule = "f32",
+                 .range = {{-1, 1}}},
                 {.name = "indices",
                  .shape = "[idx_batch, idx_mats, n_idx]",
                  .dtype_rule = "= index_type",
@@ -203,7 +228,8 @@ class SetRowsOperator final : public Operator {
     require_whole_blocks(a, s.type, s.cols, "cols");
     if (s.n_idx > s.rows) a.fail("n_idx", "n_idx rows written must be at most rows (distinct rows)");
     if (s.mats % s.idx_mats) a.fail("idx_mats", "idx_mats must divide mats (ggml broadcasts the indices)");
-    if (s.batch % s.idx_batch) a.fail("idx_batch", "idx_batch must divide batch (ggml broadcasts the indices)");
+    if (s.batch % s.idx_batch)
+      a.fail("idx_batch", "idx_batch must divide batch (ggml broadcasts the indices)");
     return std::make_unique<SetRowsCase>(std::move(a), s);
   }
 };
