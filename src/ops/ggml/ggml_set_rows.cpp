@@ -18,6 +18,7 @@ struct SetRowsShape {
   GgmlType type;
   DType index;
   int64_t batch, mats, rows, cols, n_idx, idx_mats, idx_batch;
+  bool ties;  // src_values "ties"
 };
 
 class SetRowsCase final : public OpCase {
@@ -39,6 +40,17 @@ class SetRowsCase final : public OpCase {
 
   void fill(Tensor& t) const override {
     if (t.name() == "dst") return fill_ggml_rows(args(), t, s_.type, s_.cols, args().range("dst"));
+    if (t.name() == "src" && s_.ties) {
+      // Blocks whose codes all lie on ties: element 0 = 127 s (the block's amax, so d = s
+      // exactly, s a power of two), the others (k + 1/2) s for random k in [-126, 125].
+      const CounterRng rng(args().seed(), t.name());
+      fill_with(t, [&](size_t i) {
+        const double sblock = std::ldexp(1.0, static_cast<int>(rng.integer(2 * (i / 32 * 32), -8, 2)));
+        if (i % 32 == 0) return 127 * sblock;
+        return (static_cast<double>(rng.integer(2 * i + 1, -126, 125)) + 0.5) * sblock;
+      });
+      return;
+    }
     if (t.name() == "src") return OpCase::fill(t);
     // Each (batch, matrix) of the indices: n_idx distinct rows in a shuffled order (two
     // writes to one row would race in every parallel implementation; ggml leaves it open).
@@ -80,6 +92,7 @@ class SetRowsCase final : public OpCase {
           store_row(x, codes, row, exact);
           const auto at = static_cast<size_t>(((b * s_.mats + m) * s_.rows + target) * width);
           e.write_row(at, row.size(), row.data(), exact.data());
+          if (s_.type == GgmlType::q8_0) q8_0_tie_alternates(x, codes, e, at);
         }
     e.finish();
     return expected_list(std::move(e));
@@ -129,6 +142,27 @@ class SetRowsCase final : public OpCase {
     for (size_t c = 0; c < codes.size(); ++c) row[c] = exact[c] = codes[c];
   }
 
+  // specs/ggml.md "Decision: ties": a q8_0 code whose x * id lies within 4 ulp of a half
+  // (roundf rounds it away from zero; x86's quantize_row_q8_0 rounds x * (127 / amax) to
+  // even, ggml-vulkan's GLSL round() as the device chooses) may be the other neighbour.
+  static void q8_0_tie_alternates(const std::vector<float>& x, const std::vector<uint8_t>& codes, Expected& e,
+                                  size_t at) {
+    for (size_t b = 0; b < x.size() / 32; ++b) {
+      float amax = 0;
+      for (size_t j = 0; j < 32; ++j) amax = std::max(amax, std::fabs(x[b * 32 + j]));
+      const float d = amax / 127, id = d != 0.0f ? 1.0f / d : 0.0f;  // quantize_row_q8_0_ref's
+      for (size_t j = 0; j < 32; ++j) {
+        const float v = x[b * 32 + j] * id;
+        const float lo = std::floor(v);
+        if (std::fabs(v - (lo + 0.5f)) > 4 * std::fabs(std::nextafter(v, INFINITY) - v)) continue;
+        const auto code = static_cast<int8_t>(codes[b * 34 + 2 + j]);
+        const int other = code == static_cast<int>(lo) ? static_cast<int>(lo) + 1 : static_cast<int>(lo);
+        if (other < -128 || other > 127) continue;
+        e.set_alternate(at + b * 34 + 2 + j, static_cast<uint8_t>(static_cast<int8_t>(other)));
+      }
+    }
+  }
+
   // The fault: q8_0 codes round(x / f16(d)) instead of round(x * (1 / d)) with d in f32.
   void quantize_q8_0_with_f16_scale(const std::vector<float>& x, std::vector<uint8_t>& out) const {
     for (int64_t b = 0; b < s_.cols / 32; ++b) {
@@ -164,6 +198,12 @@ class SetRowsOperator final : public Operator {
                  .fallback = "i64",
                  .allowed = {"i64", "i32"},
                  .doc = "the indices' type (llama.cpp's cache writes use i64)"},
+                {.section = "attributes",
+                 .name = "src_values",
+                 .type = ParamType::string,
+                 .fallback = "uniform",
+                 .allowed = {"uniform", "ties"},
+                 .doc = "uniform over src's range, or blocks whose q8_0 codes all lie on ties (x * id = k + 1/2)"},
                 {.section = "shapes", .name = "batch", .fallback = 1, .min = 1, .doc = "ne3 of src and dst"},
                 {.section = "shapes", .name = "mats", .fallback = 1, .min = 1, .doc = "ne2 of src and dst"},
                 {.section = "shapes", .name = "rows", .min = 1, .doc = "dst rows (ne1)"},
@@ -224,7 +264,9 @@ class SetRowsOperator final : public Operator {
                    .cols = a.integer("cols"),
                    .n_idx = a.integer("n_idx"),
                    .idx_mats = a.integer("idx_mats"),
-                   .idx_batch = a.integer("idx_batch")};
+                   .idx_batch = a.integer("idx_batch"),
+                   .ties = a.string("src_values") == "ties"};
+    if (s.ties && s.cols % 32) a.fail("src_values", "ties come in blocks of 32: cols must be a multiple of 32");
     require_whole_blocks(a, s.type, s.cols, "cols");
     if (s.n_idx > s.rows) a.fail("n_idx", "n_idx rows written must be at most rows (distinct rows)");
     if (s.mats % s.idx_mats) a.fail("idx_mats", "idx_mats must divide mats (ggml broadcasts the indices)");
