@@ -237,6 +237,8 @@ class FlashAttnExtCase final : public OpCase {
             double* qr = &qrows[rows.size() * static_cast<size_t>(p_.dk)];
             q.get_range(q.offset({b, h, i, 0}), static_cast<size_t>(p_.dk), qr);
             if (variant_is("cpu_query_vec_dot")) to_vec_dot_type(qr);
+            if (variant_is("vulkan_fp16"))  // Q * scale in f16 (the scale applied to q, not the dot)
+              for (int64_t d = 0; d < p_.dk; ++d) qr[d] = round_f16(qr[d] * p_.scale) / p_.scale;
             const auto at = static_cast<size_t>(((b * p_.n_batch + i) * p_.n_head + h) * p_.dv);
             rows.push_back(
                 {.q = qr,
@@ -301,6 +303,8 @@ class FlashAttnExtCase final : public OpCase {
           buf[static_cast<size_t>(c)] = at + c < end ? t.get(static_cast<size_t>(at + c)) : 0.0;
       } else {
         ggml_row_values(t, type, cols, kv0 + row, buf.data());
+        if (variant_is("vulkan_fp16"))  // K and V dequantized into f16
+          for (double& x : buf) x = round_f16(x);
       }
       for (int64_t c = 0; c < cols; ++c) dst[c * step] = buf[static_cast<size_t>(c)];
     };
@@ -326,6 +330,13 @@ class FlashAttnExtCase final : public OpCase {
     if (variant().empty()) return std::nullopt;
     if (auto shared = attention_steps(variant(), DType::f16)) return shared;
     if (variant_is("cpu_query_vec_dot")) return PrecisionSteps{.p = PrecisionSteps::P::unrounded};
+    if (variant_is("vulkan_fp16")) {
+      // P rounded to f16 unnormalized; at the default precision the scores too, and the
+      // running P.V rounded to f16 after every key (ggml-vulkan's f16 ACC_TYPE and Of).
+      PrecisionSteps st{.p = PrecisionSteps::P::unnormalized, .p_dtype = DType::f16};
+      if (!p_.prec_f32) st.score_dtype = DType::f16, st.acc_dtype = DType::f16, st.acc_block = 1;
+      return st;
+    }
     if (variant_is("cpu_v_f16_accumulate"))
       return p_.prec_f32
                  ? PrecisionSteps{.p = PrecisionSteps::P::unrounded}
@@ -452,6 +463,13 @@ class FlashAttnExtOperator final : public Operator {
             {"cpu_query_vec_dot",
              "q converted to K's vec-dot type before q.k (q8_0 blocks for quantized K, f16, bf16)",
              "ggml/src/ggml-cpu/ops.cpp ggml_compute_forward_flash_attn_ext_f16_one_chunk (q_to_vec_dot)"},
+            {"vulkan_fp16",
+             "Q * scale, K, V and P in f16; under GGML_PREC_DEFAULT the scores and the running P.V in f16 "
+             "too",
+             "ggml/src/ggml-vulkan/vulkan-shaders/flash_attn.comp on a device with fp16 (FLOAT_TYPE, "
+             "ACC_TYPE); "
+             "only as far as GGML_PREC_F32 permits: its f16 Of under F32 is the defect of "
+             "specs/ggml-findings.md"},
             {"cpu_v_f16_accumulate", "under GGML_PREC_DEFAULT the running P.V rounded to f16 after every key",
              "ggml/src/ggml-cpu/ops.cpp (VKQ16, ggml_vec_mad_f16) for f16 V"},
         }),

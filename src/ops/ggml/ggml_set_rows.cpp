@@ -203,7 +203,8 @@ class SetRowsOperator final : public Operator {
                  .type = ParamType::string,
                  .fallback = "uniform",
                  .allowed = {"uniform", "ties"},
-                 .doc = "uniform over src's range, or blocks whose q8_0 codes all lie on ties (x * id = k + 1/2)"},
+                 .doc = "uniform over src's range, or blocks whose q8_0 codes all lie on ties (x * id = k + "
+                        "1/2)"},
                 {.section = "shapes", .name = "batch", .fallback = 1, .min = 1, .doc = "ne3 of src and dst"},
                 {.section = "shapes", .name = "mats", .fallback = 1, .min = 1, .doc = "ne2 of src and dst"},
                 {.section = "shapes", .name = "rows", .min = 1, .doc = "dst rows (ne1)"},
@@ -266,7 +267,8 @@ class SetRowsOperator final : public Operator {
                    .idx_mats = a.integer("idx_mats"),
                    .idx_batch = a.integer("idx_batch"),
                    .ties = a.string("src_values") == "ties"};
-    if (s.ties && s.cols % 32) a.fail("src_values", "ties come in blocks of 32: cols must be a multiple of 32");
+    if (s.ties && s.cols % 32)
+      a.fail("src_values", "ties come in blocks of 32: cols must be a multiple of 32");
     require_whole_blocks(a, s.type, s.cols, "cols");
     if (s.n_idx > s.rows) a.fail("n_idx", "n_idx rows written must be at most rows (distinct rows)");
     if (s.mats % s.idx_mats) a.fail("idx_mats", "idx_mats must divide mats (ggml broadcasts the indices)");
