@@ -2,13 +2,16 @@
 // (examples/ggml/README.md, specs/golden-format.md "Another backend in the loop").
 //
 //   kvbench-ggml --device cpu|vulkan|NAME GOLDEN_DIR ACTUAL_DIR
-//   kvbench-ggml --self-test --device cpu|vulkan|NAME
+//   kvbench-ggml --device cpu|vulkan|NAME --repeat N [--warmup W] [--vk-timestamps] GOLDEN_DIR
+//   kvbench-ggml --self-test --device cpu|vulkan|NAME  (self_test.cpp)
 //
 // For each case in GOLDEN_DIR it builds the ggml graph of the case's operator
 // (ggml.FLASH_ATTN_EXT, ggml.GET_ROWS, ggml.SET_ROWS), computes it on the device and writes
 // ACTUAL_DIR/<stem>.safetensors with every output of the golden. Exit 0: all written; 77: a
 // case it does not implement (unknown operator or type, or the device's supports_op says
-// no; one line says why, and the other cases are still written); 1: an error.
+// no; one line says why, and the other cases are still written); 1: an error. With --repeat
+// it writes nothing: it computes each case's graph W + N times and prints one JSON line of
+// timings per case on stdout (time_case).
 #include <ggml-alloc.h>
 #include <ggml-backend.h>
 #include <ggml.h>
@@ -16,13 +19,13 @@
 #include <vulkan/vulkan.h>
 
 #include <algorithm>
-#include <array>
-#include <chrono>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <iostream>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -33,22 +36,14 @@
 
 #include "golden/safetensors.hpp"  // in-tree: kvbench's own safetensors writer
 #include "kvbench/golden.hpp"
+#include "kvbench_ggml.hpp"
 
 #ifndef KVBENCH_GGML_LIB_DIR
 #error "KVBENCH_GGML_LIB_DIR (the folder of libggml-*.so) must be defined"
 #endif
 
+namespace kvbench_ggml {
 namespace {
-
-struct Skip : std::runtime_error {  // exit 77: not implemented here
-  using std::runtime_error::runtime_error;
-};
-
-using Ne = std::array<int64_t, 4>;
-using Clock = std::chrono::steady_clock;
-double ms_since(Clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-}
 
 // ---- libraries and device ----------------------------------------------------------------
 
@@ -88,12 +83,6 @@ void show_cpu_vulkan_device_if_alone() {
   vkDestroyInstance(instance, nullptr);
   if (!other && first_cpu) setenv("GGML_VK_VISIBLE_DEVICES", std::to_string(*first_cpu).c_str(), 1);
 }
-
-struct Device {
-  ggml_backend_dev_t dev = nullptr;
-  ggml_backend_t backend = nullptr;
-  std::string label;  // "Vulkan0 (llvmpipe (LLVM 15.0.6, 256 bits))"
-};
 
 std::string device_list() {
   std::string s;
@@ -174,29 +163,6 @@ std::string dtype_of(ggml_type t) {
     default: return "u8";
   }
 }
-
-struct Graph {
-  std::unique_ptr<ggml_context, decltype(&ggml_free)> ctx{nullptr, ggml_free};
-  std::vector<std::pair<ggml_tensor*, std::span<const uint8_t>>> inputs;
-  ggml_tensor* node = nullptr;    // the operator's node (asked of supports_op)
-  ggml_tensor* result = nullptr;  // what is read back: the node, or SET_ROWS's destination
-  std::string what;               // for messages: the op and its types
-
-  Graph() {
-    ggml_init_params p{ggml_tensor_overhead() * 16 + ggml_graph_overhead(), nullptr, /*no_alloc=*/true};
-    ctx.reset(ggml_init(p));
-    if (!ctx) throw std::runtime_error("ggml_init failed");
-  }
-  ggml_tensor* tensor(ggml_type type, Ne ne, const char* name) {
-    if (ne[0] % ggml_blck_size(type) != 0)
-      throw std::runtime_error(std::string(name) + ": " + std::to_string(ne[0]) +
-                               " columns are not whole blocks of " + ggml_type_name(type) + " (" +
-                               std::to_string(ggml_blck_size(type)) + ")");
-    ggml_tensor* t = ggml_new_tensor(ctx.get(), type, 4, ne.data());
-    ggml_set_name(t, name);
-    return t;
-  }
-};
 
 // `a` must hold `t`'s data exactly: its dtype, and its shape (kvbench's order, ggml's ne
 // reversed; block types' rows in bytes) up to leading 1s.
@@ -285,13 +251,9 @@ void set_rows(Graph& g, const kvbench::Golden& c, const kvbench::Array& dst_befo
   g.what = std::string("SET_ROWS ") + ggml_type_name(t) + " index " + it;
 }
 
-// Allocates the graph's tensors on the device, uploads the inputs and computes. Returns the
-// compute time in ms.
-struct Buffer {
-  ggml_backend_buffer_t b = nullptr;
-  ~Buffer() { ggml_backend_buffer_free(b); }
-};
-double compute(const Device& d, Graph& g, Buffer& buf) {
+}  // namespace
+
+ggml_cgraph* prepare(const Device& d, Graph& g, Buffer& buf) {
   if (!ggml_backend_dev_supports_op(d.dev, g.node))
     throw Skip(d.label + " does not support " + g.what + " (ggml_backend_dev_supports_op)");
   buf.b = ggml_backend_alloc_ctx_tensors(g.ctx.get(), d.backend);
@@ -299,6 +261,10 @@ double compute(const Device& d, Graph& g, Buffer& buf) {
   for (const auto& [t, bytes] : g.inputs) ggml_backend_tensor_set(t, bytes.data(), 0, bytes.size());
   ggml_cgraph* gf = ggml_new_graph(g.ctx.get());
   ggml_build_forward_expand(gf, g.node);
+  return gf;
+}
+
+double compute_graph(const Device& d, const Graph& g, ggml_cgraph* gf) {
   const auto t0 = Clock::now();
   const ggml_status st = ggml_backend_graph_compute(d.backend, gf);
   const double ms = ms_since(t0);
@@ -308,33 +274,54 @@ double compute(const Device& d, Graph& g, Buffer& buf) {
   return ms;
 }
 
+double compute(const Device& d, Graph& g, Buffer& buf) { return compute_graph(d, g, prepare(d, g, buf)); }
+
+namespace {
+
 // ---- one case ------------------------------------------------------------------------------
+
+// A golden case and its graph: the golden (whose inputs the graph borrows) and the array the
+// result is read into (SET_ROWS: dst before the operator, which is also an input).
+struct CaseGraph {
+  const kvbench::Golden c;
+  const std::string out_name;
+  Graph g;
+  kvbench::Array out;
+
+  explicit CaseGraph(const std::string& manifest)
+      : c(kvbench::Golden::load(manifest)), out_name(c.op() == "ggml.SET_ROWS" ? "dst" : "out") {}
+  CaseGraph(const CaseGraph&) = delete;
+  CaseGraph& operator=(const CaseGraph&) = delete;
+
+  void build() {  // Skip: an operator or type not mapped here
+    if (c.op() == "ggml.FLASH_ATTN_EXT") {
+      flash_attn_ext(g, c);
+    } else if (c.op() == "ggml.GET_ROWS") {
+      get_rows(g, c);
+    } else if (c.op() == "ggml.SET_ROWS") {
+      out = c.output("dst");  // the contents before the operator: rows not indexed keep them
+      set_rows(g, c, out);
+    } else {
+      throw Skip("operator " + c.op() + " is not implemented by kvbench-ggml");
+    }
+    const auto outputs = c.outputs();
+    if (outputs != std::vector<std::string>{out_name})
+      throw std::runtime_error(c.op() + " case " + c.name() + ": expected the one output '" + out_name + "'");
+    if (c.op() != "ggml.SET_ROWS") out = c.output(out_name);
+    expect_layout(out, g.result);
+  }
+};
 
 void run_case(const Device& d, const std::string& manifest, const std::filesystem::path& actual_dir) {
   const auto t0 = Clock::now();
-  const kvbench::Golden c = kvbench::Golden::load(manifest);
-  const std::string out_name = c.op() == "ggml.SET_ROWS" ? "dst" : "out";
-  Graph g;
-  kvbench::Array out;
-  if (c.op() == "ggml.FLASH_ATTN_EXT") {
-    flash_attn_ext(g, c);
-  } else if (c.op() == "ggml.GET_ROWS") {
-    get_rows(g, c);
-  } else if (c.op() == "ggml.SET_ROWS") {
-    out = c.output("dst");  // the contents before the operator: rows not indexed keep them
-    set_rows(g, c, out);
-  } else {
-    throw Skip("operator " + c.op() + " is not implemented by kvbench-ggml");
-  }
-  const auto outputs = c.outputs();
-  if (outputs != std::vector<std::string>{out_name})
-    throw std::runtime_error(c.op() + " case " + c.name() + ": expected the one output '" + out_name + "'");
-  if (c.op() != "ggml.SET_ROWS") out = c.output(out_name);
-  expect_layout(out, g.result);
+  CaseGraph cg(manifest);
+  cg.build();
+  const kvbench::Golden& c = cg.c;
+  kvbench::Array& out = cg.out;
 
   Buffer buf;
-  const double compute_ms = compute(d, g, buf);
-  ggml_backend_tensor_get(g.result, out.bytes().data(), 0, out.bytes().size());
+  const double compute_ms = compute(d, cg.g, buf);
+  ggml_backend_tensor_get(cg.g.result, out.bytes().data(), 0, out.bytes().size());
 
   kvbench::SafetensorsFile file;
   file.metadata["kvbench_case"] = c.name();
@@ -343,153 +330,153 @@ void run_case(const Device& d, const std::string& manifest, const std::filesyste
   st.dtype = kvbench::safetensors_dtype(*kvbench::parse_dtype(out.dtype()));
   st.shape = out.shape();
   st.borrowed = std::as_const(out).bytes();
-  file.tensors.emplace(out_name, std::move(st));
+  file.tensors.emplace(cg.out_name, std::move(st));
   const auto stem = std::filesystem::path(manifest).stem().string();
   kvbench::write_safetensors((actual_dir / (stem + ".safetensors")).string(), file);
   std::fprintf(stderr, "kvbench-ggml: %s %s %s: compute %.2f ms, case %.1f ms\n", d.label.c_str(),
                c.op().c_str(), c.name().c_str(), compute_ms, ms_since(t0));
 }
 
-// ---- self-test: one flash attention and a set_rows/get_rows round trip, against loops -------
+// ---- timing: one graph, uploaded once, computed W + N times ----------------------------------
 
-uint32_t g_rng = 12345;
-float uniform() {  // [-1, 1)
-  g_rng = g_rng * 1664525u + 1013904223u;
-  return static_cast<float>(g_rng >> 8) / static_cast<float>(1u << 23) - 1.0f;
-}
-std::span<const uint8_t> bytes_of(const auto& v) {
-  return {reinterpret_cast<const uint8_t*>(v.data()), v.size() * sizeof(v[0])};
-}
-
-bool self_test_flash_attn(const Device& d) {
-  const int64_t D = 64, nb = 3, H = 4, Hkv = 2, nkv = 37, B = 2;
-  const float scale = 0.125f;
-  std::vector<float> q(D * nb * H * B), sinks(H);
-  std::vector<ggml_fp16_t> k(D * nkv * Hkv * B), v(k.size()), mask(nkv * nb);
-  for (auto& x : q) x = uniform();
-  for (auto& x : k) x = ggml_fp32_to_fp16(uniform());
-  for (auto& x : v) x = ggml_fp32_to_fp16(uniform());
-  for (auto& x : sinks) x = uniform();
-  for (int64_t i = 0; i < nb; ++i)  // causal over the last nb keys
-    for (int64_t j = 0; j < nkv; ++j)
-      mask[i * nkv + j] = ggml_fp32_to_fp16(j <= nkv - nb + i ? 0.0f : -INFINITY);
-  Graph g;
-  ggml_tensor* tq = g.tensor(GGML_TYPE_F32, {D, nb, H, B}, "q");
-  ggml_tensor* tk = g.tensor(GGML_TYPE_F16, {D, nkv, Hkv, B}, "k");
-  ggml_tensor* tv = g.tensor(GGML_TYPE_F16, {D, nkv, Hkv, B}, "v");
-  ggml_tensor* tm = g.tensor(GGML_TYPE_F16, {nkv, nb, 1, 1}, "mask");
-  ggml_tensor* ts = g.tensor(GGML_TYPE_F32, {H, 1, 1, 1}, "sinks");
-  g.inputs = {
-      {tq, bytes_of(q)}, {tk, bytes_of(k)}, {tv, bytes_of(v)}, {tm, bytes_of(mask)}, {ts, bytes_of(sinks)}};
-  g.node = g.result = ggml_flash_attn_ext(g.ctx.get(), tq, tk, tv, tm, scale, 0.0f, 0.0f);
-  ggml_flash_attn_ext_add_sinks(g.node, ts);
-  ggml_prec_set_acc(g.node, GGML_PREC_F32);
-  g.what = "FLASH_ATTN_EXT f16 mask sinks";
-  Buffer buf;
-  const double ms = compute(d, g, buf);
-  std::vector<float> out(D * H * nb * B);
-  ggml_backend_tensor_get(g.result, out.data(), 0, out.size() * sizeof(float));
-  double worst = 0;
-  for (int64_t b = 0; b < B; ++b)
-    for (int64_t h = 0; h < H; ++h)
-      for (int64_t i = 0; i < nb; ++i) {
-        const int64_t hk = h / (H / Hkv);
-        std::vector<double> s(nkv);
-        double m = sinks[h], den = 0;
-        for (int64_t j = 0; j < nkv; ++j) {
-          double dot = 0;
-          for (int64_t x = 0; x < D; ++x)
-            dot +=
-                q[((b * H + h) * nb + i) * D + x] * ggml_fp16_to_fp32(k[((b * Hkv + hk) * nkv + j) * D + x]);
-          s[j] = scale * dot + ggml_fp16_to_fp32(mask[i * nkv + j]);
-          m = std::max(m, s[j]);
-        }
-        for (int64_t j = 0; j < nkv; ++j) den += s[j] = std::exp(s[j] - m);
-        den += std::exp(sinks[h] - m);
-        for (int64_t x = 0; x < D; ++x) {
-          double o = 0;
-          for (int64_t j = 0; j < nkv; ++j)
-            o += s[j] * ggml_fp16_to_fp32(v[((b * Hkv + hk) * nkv + j) * D + x]);
-          worst = std::max(worst, std::abs(o / den - out[((b * nb + i) * H + h) * D + x]));
-        }
-      }
-  const bool ok = worst <= 5e-3;  // Q is rounded to f16 for the products on some paths
-  std::fprintf(stderr, "kvbench-ggml: self-test %s %s: compute %.2f ms, max |error| %.3g: %s\n",
-               d.label.c_str(), g.what.c_str(), ms, worst, ok ? "ok" : "FAILED");
-  return ok;
-}
-
-// q8_0, as ggml's reference quantizer: 32 values, an f16 scale d = amax / 127, codes round(x / d).
-struct BlockQ8 {
-  ggml_fp16_t d;
-  int8_t qs[32];
+struct Timing {
+  int repeat = 0;              // --repeat N: timed computes (0: not the timing mode)
+  int warmup = 2;              // --warmup W: untimed computes first (the first compiles pipelines)
+  bool vk_timestamps = false;  // --vk-timestamps: ggml-vulkan's own timestamp queries as well
 };
-BlockQ8 quantize_q8(const float* x) {
-  float amax = 0;
-  for (int i = 0; i < 32; ++i) amax = std::max(amax, std::abs(x[i]));
-  const float dd = amax / 127, id = dd ? 1 / dd : 0;
-  BlockQ8 b{ggml_fp32_to_fp16(dd), {}};
-  for (int i = 0; i < 32; ++i) b.qs[i] = static_cast<int8_t>(std::round(x[i] * id));
-  return b;
+
+// --vk-timestamps sets GGML_VK_PERF_LOGGER before the Vulkan backend loads: ggml-vulkan then
+// writes a timestamp before the graph's first node and after each node, and after each
+// compute prints the differences to std::cerr ("Vulkan Timings:", "NAME: n x t us = T us",
+// "Total time: T us."). While the computes run, file descriptor 2 goes to a temporary file.
+class StderrCapture {
+ public:
+  StderrCapture() : file_(std::tmpfile()) {
+    std::fflush(stderr);
+    saved_ = file_ ? dup(2) : -1;
+    if (saved_ < 0 || dup2(fileno(file_), 2) < 0) throw std::runtime_error("cannot redirect stderr");
+  }
+  ~StderrCapture() {
+    if (saved_ >= 0) std::fputs(release().c_str(), stderr);  // an exception: pass it all on
+    if (file_) std::fclose(file_);
+  }
+  std::string release() {  // stderr restored; what was written to it meanwhile
+    std::cerr.flush();
+    std::fflush(stderr);
+    dup2(saved_, 2);
+    close(saved_);
+    saved_ = -1;
+    std::string text(4096, '\0');
+    std::rewind(file_);
+    size_t n = 0;
+    while ((n += std::fread(text.data() + n, 1, text.size() - n, file_)) == text.size()) text.resize(2 * n);
+    text.resize(n);
+    return text;
+  }
+
+ private:
+  std::FILE* file_;
+  int saved_ = -1;
+};
+
+// The "Total time" of each block the perf logger printed, in ms; other lines go to stderr.
+std::vector<double> perf_logger_totals(const std::string& text) {
+  std::vector<double> ms;
+  std::string other;
+  bool in_block = false;
+  for (size_t at = 0, end; at < text.size(); at = end + 1) {
+    end = std::min(text.find('\n', at), text.size());
+    const std::string line = text.substr(at, end - at);
+    if (line == "Vulkan Timings:") {
+      in_block = true;
+    } else if (line.rfind("Total time: ", 0) == 0) {
+      ms.push_back(std::strtod(line.c_str() + 12, nullptr) / 1000);
+      in_block = false;
+    } else if (!in_block && line != "----------------") {
+      other += line + "\n";
+    }
+  }
+  std::fputs(other.c_str(), stderr);
+  return ms;
 }
 
-bool self_test_rows(const Device& d) {
-  const int64_t cols = 64, rows = 8, mats = 2, n_idx = 3;
-  std::vector<float> init(cols * rows * mats), src(cols * n_idx * mats);
-  for (auto& x : init) x = uniform();
-  for (auto& x : src) x = 4 * uniform();
-  std::vector<BlockQ8> dst(init.size() / 32);
-  for (size_t i = 0; i < dst.size(); ++i) dst[i] = quantize_q8(&init[i * 32]);
-  const std::vector<int64_t> set_idx = {5, 1, 6, 0, 7, 3};  // [mats][n_idx]
-  std::vector<int32_t> all_rows(rows * mats);
-  for (int64_t i = 0; i < rows * mats; ++i) all_rows[i] = static_cast<int32_t>(i % rows);
-  Graph g;
-  ggml_tensor* tdst = g.tensor(GGML_TYPE_Q8_0, {cols, rows, mats, 1}, "dst");
-  ggml_tensor* tsrc = g.tensor(GGML_TYPE_F32, {cols, n_idx, mats, 1}, "src");
-  ggml_tensor* tsi = g.tensor(GGML_TYPE_I64, {n_idx, mats, 1, 1}, "set_idx");
-  ggml_tensor* tgi = g.tensor(GGML_TYPE_I32, {rows, mats, 1, 1}, "get_idx");
-  g.inputs = {
-      {tdst, bytes_of(dst)}, {tsrc, bytes_of(src)}, {tsi, bytes_of(set_idx)}, {tgi, bytes_of(all_rows)}};
-  ggml_tensor* set = ggml_set_rows(g.ctx.get(), tdst, tsrc, tsi);
-  g.node = set;
-  g.what = "SET_ROWS q8_0 index i64";
-  if (!ggml_backend_dev_supports_op(d.dev, set)) throw Skip(d.label + " does not support " + g.what);
-  g.node = g.result = ggml_get_rows(g.ctx.get(), set, tgi);
-  g.what = "SET_ROWS q8_0 + GET_ROWS q8_0";
-  Buffer buf;
-  const double ms = compute(d, g, buf);
-  std::vector<float> out(cols * rows * mats);
-  std::vector<BlockQ8> after(dst.size());
-  ggml_backend_tensor_get(g.result, out.data(), 0, out.size() * sizeof(float));
-  ggml_backend_tensor_get(tdst, after.data(), 0, after.size() * sizeof(BlockQ8));
-  double worst_set = 0, worst_kept = 0;
-  bool kept_bytes = true;
-  for (int64_t m = 0; m < mats; ++m)
-    for (int64_t r = 0; r < rows; ++r) {
-      const auto at = std::find(set_idx.begin() + m * n_idx, set_idx.begin() + (m + 1) * n_idx, r);
-      const bool written = at != set_idx.begin() + (m + 1) * n_idx;
-      for (int64_t c = 0; c < cols; ++c) {
-        const int64_t flat = (m * rows + r) * cols + c;
-        const BlockQ8& blk = after[flat / 32];
-        const float got = out[flat], scale = ggml_fp16_to_fp32(blk.d);
-        if (written) {  // the f32 row it was set from, within half a step of its block
-          const float want = src[(m * n_idx + (at - set_idx.begin() - m * n_idx)) * cols + c];
-          worst_set = std::max(worst_set, double(std::abs(got - want) / scale));
-        } else {  // the initial row, exactly as decoded, its bytes unchanged
-          worst_kept = std::max(worst_kept, double(std::abs(got - scale * dst[flat / 32].qs[flat % 32])));
-          kept_bytes = kept_bytes && std::memcmp(&blk, &dst[flat / 32], sizeof blk) == 0;
-        }
-      }
+double median(std::vector<double> v) {  // the mean of the middle two for an even count
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+std::string json_string(const std::string& s) {
+  std::string j = "\"";
+  for (const unsigned char ch : s) {
+    if (ch == '"' || ch == '\\') {
+      j += {'\\', static_cast<char>(ch)};
+    } else if (ch < 0x20) {
+      char esc[8];
+      std::snprintf(esc, sizeof esc, "\\u%04x", ch);
+      j += esc;
+    } else {
+      j += static_cast<char>(ch);
     }
-  // half a step, plus the code times the f16 rounding of the step: 127 * 2^-11 steps
-  const bool ok = worst_set <= 0.5 + 127.0 / 2048 + 1e-3 && worst_kept == 0 && kept_bytes;
-  std::fprintf(
-      stderr,
-      "kvbench-ggml: self-test %s %s: compute %.2f ms, written rows max |error| %.3g steps, kept rows max "
-      "|error| %.3g, kept bytes %s: %s\n",
-      d.label.c_str(), g.what.c_str(), ms, worst_set, worst_kept, kept_bytes ? "equal" : "CHANGED",
-      ok ? "ok" : "FAILED");
-  return ok;
+  }
+  return j + '"';
+}
+
+std::string json_ms(double ms) {
+  char num[32];
+  std::snprintf(num, sizeof num, "%.6f", ms);
+  return num;
+}
+std::string json_ms(const std::vector<double>& v) {
+  std::string j = "[";
+  for (size_t i = 0; i < v.size(); ++i) j += (i ? ", " : "") + json_ms(v[i]);
+  return j + "]";
+}
+
+// One JSON line on stdout: {"case", "op", "device", "warmup_ms", "compute_ms", "median_ms"}
+// (ggml_backend_graph_compute's wall time), with --vk-timestamps also "vk_timestamp_ms" and
+// "vk_timestamp_median_ms"; a case it cannot run: {"case", "op", "device", "skip"}.
+bool time_case(const Device& d, const std::string& manifest, const Timing& t) {
+  CaseGraph cg(manifest);
+  std::string line = "{\"case\": " + json_string(cg.c.name()) + ", \"op\": " + json_string(cg.c.op()) +
+                     ", \"device\": " + json_string(d.label);
+  Buffer buf;
+  ggml_cgraph* gf = nullptr;
+  try {
+    cg.build();
+    gf = prepare(d, cg.g, buf);
+  } catch (const Skip& e) {
+    std::printf("%s, \"skip\": %s}\n", line.c_str(), json_string(e.what()).c_str());
+    std::fflush(stdout);
+    std::fprintf(stderr, "kvbench-ggml: not implemented: %s: %s\n", cg.c.name().c_str(), e.what());
+    return false;
+  }
+  std::optional<StderrCapture> capture;
+  if (t.vk_timestamps) capture.emplace();
+  std::vector<double> wall;
+  for (int i = 0; i < t.warmup + t.repeat; ++i) wall.push_back(compute_graph(d, cg.g, gf));
+  const std::vector<double> warm(wall.begin(), wall.begin() + t.warmup),
+      timed(wall.begin() + t.warmup, wall.end());
+  line += ", \"warmup_ms\": " + json_ms(warm) + ", \"compute_ms\": " + json_ms(timed) +
+          ", \"median_ms\": " + json_ms(median(timed));
+  std::string vk;
+  if (capture) {
+    std::vector<double> stamps = perf_logger_totals(capture->release());
+    if (stamps.size() != wall.size())
+      throw std::runtime_error("GGML_VK_PERF_LOGGER printed " + std::to_string(stamps.size()) +
+                               " totals for " + std::to_string(wall.size()) +
+                               " computes (--vk-timestamps needs a Vulkan device)");
+    stamps.erase(stamps.begin(), stamps.begin() + t.warmup);
+    line += ", \"vk_timestamp_ms\": " + json_ms(stamps) +
+            ", \"vk_timestamp_median_ms\": " + json_ms(median(stamps));
+    vk = ", timestamps " + json_ms(median(stamps)) + " ms";
+  }
+  std::printf("%s}\n", line.c_str());
+  std::fflush(stdout);
+  std::fprintf(stderr, "kvbench-ggml: %s %s %s: median compute %.3f ms of %d%s (warm-up %s ms)\n",
+               d.label.c_str(), cg.c.op().c_str(), cg.c.name().c_str(), median(timed), t.repeat, vk.c_str(),
+               json_ms(warm).c_str());
+  return true;
 }
 
 [[noreturn]] void on_ggml_abort(const char* message) {
@@ -501,18 +488,36 @@ bool self_test_rows(const Device& d) {
 int usage() {
   std::fputs(
       "usage: kvbench-ggml --device cpu|vulkan|NAME GOLDEN_DIR ACTUAL_DIR\n"
+      "       kvbench-ggml --device cpu|vulkan|NAME --repeat N [--warmup W] [--vk-timestamps] GOLDEN_DIR\n"
       "       kvbench-ggml --self-test --device cpu|vulkan|NAME\n"
       "  runs ggml.FLASH_ATTN_EXT, ggml.GET_ROWS and ggml.SET_ROWS goldens on llama.cpp's released ggml\n"
-      "  (" KVBENCH_GGML_LIB_DIR "); exit 77 where a case is not implemented (kvbench: SKIP)\n",
+      "  (" KVBENCH_GGML_LIB_DIR
+      "); exit 77 where a case is not implemented (kvbench: SKIP)\n"
+      "  --repeat N: per case, the graph is built and its inputs uploaded once, then\n"
+      "  ggml_backend_graph_compute runs W (default 2, untimed: the first compiles ggml's pipelines)\n"
+      "  + N times; one JSON line per case on stdout: case, op, device, warmup_ms, compute_ms (N wall\n"
+      "  times of the call, which returns when the device is done), median_ms. --vk-timestamps (Vulkan):\n"
+      "  also vk_timestamp_ms and vk_timestamp_median_ms, ggml-vulkan's own timestamp queries around the\n"
+      "  graph (GGML_VK_PERF_LOGGER)\n",
       stderr);
   return 2;
 }
 
+std::optional<int> count_arg(const std::string& s, int least) {
+  int n = 0;
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), n);
+  if (ec != std::errc() || end != s.data() + s.size() || n < least || n > 1000000) return std::nullopt;
+  return n;
+}
+
 }  // namespace
+}  // namespace kvbench_ggml
 
 int main(int argc, char** argv) {
+  using namespace kvbench_ggml;
   std::string device;
-  bool self_test = false;
+  bool self_test = false, timing_flags = false;
+  Timing timing;
   std::vector<std::string> dirs;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -522,6 +527,13 @@ int main(int argc, char** argv) {
       device = a.substr(9);
     } else if (a == "--self-test") {
       self_test = true;
+    } else if ((a == "--repeat" || a == "--warmup") && i + 1 < argc) {
+      const auto n = count_arg(argv[++i], a == "--repeat" ? 1 : 0);
+      if (!n) return usage();
+      (a == "--repeat" ? timing.repeat : timing.warmup) = *n;
+      timing_flags = true;
+    } else if (a == "--vk-timestamps") {
+      timing.vk_timestamps = timing_flags = true;
     } else if (a == "-h" || a == "--help") {
       usage();
       return 0;
@@ -531,9 +543,15 @@ int main(int argc, char** argv) {
       dirs.push_back(a);
     }
   }
-  if (device.empty() || dirs.size() != (self_test ? 0u : 2u)) return usage();
+  const bool timed = timing.repeat > 0;
+  if (device.empty() || (timing_flags && (!timed || self_test)) ||
+      dirs.size() != (self_test ? 0u
+                      : timed   ? 1u
+                                : 2u))
+    return usage();
   if (const char* v = std::getenv("KVBENCH_GGML_VERBOSE"); v && *v && std::strcmp(v, "0") != 0)
     g_log_level = GGML_LOG_LEVEL_DEBUG;
+  if (timing.vk_timestamps) setenv("GGML_VK_PERF_LOGGER", "1", 1);  // read when the backend loads
   ggml_log_set(log_to_stderr, nullptr);
   ggml_set_abort_callback(on_ggml_abort);
   try {
@@ -543,21 +561,18 @@ int main(int argc, char** argv) {
                  ggml_commit(), d.label.c_str(), ms_since(t0), loaded_libraries().c_str());
     int rc = 0;
     if (self_test) {
-      for (auto test : {self_test_flash_attn, self_test_rows}) {
-        try {
-          if (!test(d)) rc = 1;
-        } catch (const Skip& e) {
-          std::fprintf(stderr, "kvbench-ggml: self-test: %s\n", e.what());
-          rc = 1;
-        }
-      }
+      rc = kvbench_ggml::self_test(d);
     } else {
-      std::filesystem::create_directories(dirs[1]);
+      if (!timed) std::filesystem::create_directories(dirs[1]);
       const auto manifests = kvbench::golden_manifests(dirs[0]);
       if (manifests.empty()) throw std::runtime_error("no golden cases in " + dirs[0]);
       for (const auto& m : manifests) {
         try {
-          run_case(d, m, dirs[1]);
+          if (timed) {
+            if (!time_case(d, m, timing)) rc = 77;
+          } else {
+            run_case(d, m, dirs[1]);
+          }
         } catch (const Skip& e) {
           std::fprintf(stderr, "kvbench-ggml: not implemented: %s: %s\n",
                        std::filesystem::path(m).stem().c_str(), e.what());
