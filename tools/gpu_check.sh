@@ -134,5 +134,19 @@ if command -v python3 >/dev/null; then
   done
   ((${#runs[@]})) && python3 tools/bench_compare.py "${runs[@]}" | tee "$out/summary.txt"
 fi
+# llama.cpp's ggml-vulkan beside kvbench's kernel on the same GPU and bytes
+# (tools/ggml_side_by_side.py; specs/ggml-findings.md "Side by side"), where build/kvbench-ggml
+# was carried with the ggml libraries its RUNPATH names (cmake -DKVBENCH_GGML_DIR=<a folder
+# inside the tree> before building, and carry that folder) and its self-test passes there.
+if ((budget - SECONDS > 60)) && [[ -x build/kvbench-ggml ]] && command -v python3 >/dev/null &&
+  timeout 60 build/kvbench-ggml --self-test --device vulkan >"$out/ggml_self_test.txt" 2>&1; then
+  step ggml_side_by_side 0 python3 tools/ggml_side_by_side.py cases/models/ggml_llama3_8b.json \
+    --filter 'n_batch=1,n_kv=(4096|32768),type_k=q[48]_0' --rounds 3 --repeat 5 \
+    --kvbench "$kvbench" --kvbench-ggml build/kvbench-ggml --json "$out/ggml_side_by_side.json" \
+    >"$out/ggml_side_by_side.txt" 2>&1
+  cat "$out/ggml_side_by_side.txt"
+else
+  log "no ggml side by side: under a minute left, or build/kvbench-ggml absent or its self-test failed"
+fi
 log "done in $SECONDS s, status $status"
 exit $status
