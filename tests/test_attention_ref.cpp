@@ -117,6 +117,7 @@ void blocked(const Problem& p, AttentionBlock a, bool use_bias, std::vector<doub
   if (use_bias)
     a.bias = [&](int64_t r, int64_t b, int64_t e, double* x) {
       for (int64_t t = b; t < e; ++t) x[t - b] += p.bias[r * s.keys + t];
+      return 0.0;
     };
   attend(a, rows, {p.k.data(), s.dk}, {p.v.data(), s.dv}, lse.data());
 }
@@ -204,6 +205,7 @@ TEST_CASE("attend: a key of weight 0 adds nothing to P @ V, even an infinite or 
     AttentionBlock a{.dk = dk, .dv = dv, .fault = fault};
     a.bias = [&](int64_t r, int64_t, int64_t, double* s) {
       if (r == 0) s[2] = -inf;
+      return 0.0;
     };
     attend(a, rows, {k.data(), dk}, {v.data(), dv}, nullptr);
     for (int64_t c = 0; c < dv; ++c) {

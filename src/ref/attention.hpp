@@ -15,9 +15,10 @@
 
 namespace kvbench {
 
-// ALiBi slopes for n heads (BLOOM's rule, PMX ALiBiSlope): with c = 2^floor(log2 n),
-// slope_k = 2^(-8k/c) for k = 1..c, then 2^(-4k/c) for odd k = 1, 3, ..., 2(n-c)-1.
-std::vector<double> alibi_slopes(int64_t n);
+// ALiBi slopes for n heads (BLOOM's rule, PMX ALiBiSlope; ggml's with its max_bias, 8 in
+// BLOOM): with c = 2^floor(log2 n), slope_k = 2^(-max_bias k/c) for k = 1..c, then
+// 2^(-max_bias/2 k/c) for odd k = 1, 3, ..., 2(n-c)-1.
+std::vector<double> alibi_slopes(int64_t n, double max_bias = 8);
 
 // Rows of a K or V matrix held as doubles: row t starts at data + t * stride.
 struct RowsView {
@@ -76,10 +77,9 @@ struct AttentionBlock {
   // Applied in place to row r's scaled scores s[0, end - begin) of keys [begin, end):
   // masks, ALiBi, pse (-inf removes a key). Called from several threads at once for
   // different rows: it must only read shared state. Empty: no bias.
-  std::function<void(int64_t r, int64_t begin, int64_t end, double* s)> bias;
-  // For the bound, read after bias(r): how far a permitted implementation's bias (softcap,
-  // ALiBi slope times the mask) may move row r's final scores, absolutely. Empty: 0.
-  std::function<double(int64_t r)> bias_delta;
+  // Returns how far a permitted implementation's bias (softcap, ALiBi slope times the mask)
+  // may move the row's final scores, absolutely, beyond PermittedDeltas::s (for the bound).
+  std::function<double(int64_t r, int64_t begin, int64_t end, double* s)> bias;
   std::optional<DType> round_p;  // P rounded to this dtype before P @ V (PMX, SDPA)
   // Applied to each unnormalized exp(s - max) (in (0, 1]) before P @ V, whose result is
   // then divided by the sum of the unquantized values (FIA's full int8: P as int8 codes).

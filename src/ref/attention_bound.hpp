@@ -39,7 +39,7 @@ double subnormal_half_spacing(DType t);
 struct RowFigures {
   double q_norm = 0;     // ||q||_2
   double q_delta = 0;    // QueryRow::q_delta
-  double s_delta = 0;    // AttentionBlock::bias_delta of the row
+  double s_delta = 0;    // what AttentionBlock::bias returned for the row
   double score_max = 0;  // max |s_j| over the row's finite final scores
   double spread = 0;  // sum_j p_j |s_j - max s|: the mean distance below the max (exp's error grows with it)
   int64_t keys = 0;   // keys the row sees

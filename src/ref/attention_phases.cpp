@@ -260,7 +260,7 @@ KVB_CLONES void softmax_phase(const Job& job, BlockScores& b) {
     double* s = b.S.get() + (r - b.r0) * b.W + (row.begin - b.origin);
     const int64_t len = row.end - row.begin;
     for (int64_t t = 0; t < len; ++t) s[t] = a.divide_by_scale ? s[t] / a.scale : s[t] * a.scale;
-    if (a.bias) a.bias(r, row.begin, row.end, s);
+    const double bias_moved = a.bias ? a.bias(r, row.begin, row.end, s) : 0.0;
     const double m = std::max(row_max(s, len), row.sink);  // a sink takes part in the max
     if (a.row_max) a.row_max[r] = m;
     if (m == -kInf) {  // nothing to attend to
@@ -277,7 +277,7 @@ KVB_CLONES void softmax_phase(const Job& job, BlockScores& b) {
       for (int64_t d = 0; d < a.dk; ++d) f.q_norm += row.q[d] * row.q[d];
       f.q_norm = std::sqrt(f.q_norm);
       f.q_delta = row.q_delta;
-      f.s_delta = a.bias_delta ? a.bias_delta(r) : 0.0;
+      f.s_delta = bias_moved;
       double lo = m;
       for (int64_t t = 0; t < len; ++t) lo = s[t] < lo && s[t] != -kInf ? s[t] : lo;
       f.score_max = std::max(std::fabs(m), std::fabs(lo));
@@ -303,7 +303,7 @@ KVB_CLONES void softmax_phase(const Job& job, BlockScores& b) {
       double spread = 0;
       const double* x = below.data();
       for (int64_t t = 0; t < len; ++t) spread -= s[t] > 0 ? s[t] * x[t] : 0.0;  // e_j = 0 at s_j = -inf
-      spread += sink_weight * (m - (sink_weight > 0 ? row.sink : m));
+      if (sink_weight > 0) spread += sink_weight * (m - row.sink);
       job.figures[r].spread = spread / sum;
     }
     for (int64_t t = 0; t < len; ++t) s[t] /= sum;

@@ -16,14 +16,14 @@ AttentionFault attention_fault(const std::string& name) {
   return AttentionFault::none;
 }
 
-std::vector<double> alibi_slopes(int64_t n) {
+std::vector<double> alibi_slopes(int64_t n, double max_bias) {
   int64_t c = 1;
   while (c * 2 <= n) c *= 2;
   std::vector<double> s;
   for (int64_t k = 1; k <= c; ++k)
-    s.push_back(std::exp2(-8.0 * static_cast<double>(k) / static_cast<double>(c)));
+    s.push_back(std::exp2(-max_bias * static_cast<double>(k) / static_cast<double>(c)));
   for (int64_t k = 1; static_cast<int64_t>(s.size()) < n; k += 2)
-    s.push_back(std::exp2(-4.0 * static_cast<double>(k) / static_cast<double>(c)));
+    s.push_back(std::exp2(-(max_bias / 2) * static_cast<double>(k) / static_cast<double>(c)));
   return s;
 }
 

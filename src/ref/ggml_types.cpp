@@ -89,9 +89,7 @@ void quantize_block(GgmlType t, const float* x, uint8_t* y, uint8_t* iq4_codes) 
   float amax, max, min;
   switch (t) {
     case GgmlType::q8_0: {
-      amax = 0.0f;
-      for (int j = 0; j < 32; ++j) amax = std::max(amax, std::fabs(x[j]));
-      const float d = amax / 127, id = d != 0.0f ? 1.0f / d : 0.0f;
+      const float d = ggml_q8_0_scale(x), id = d != 0.0f ? 1.0f / d : 0.0f;
       put_f16(y, d);
       for (int j = 0; j < 32; ++j)
         y[2 + j] = static_cast<uint8_t>(static_cast<int8_t>(std::round(x[j] * id)));
@@ -186,6 +184,12 @@ uint16_t ggml_bf16_bits(float x) {
   const auto u = std::bit_cast<uint32_t>(x);
   if ((u & 0x7fffffff) > 0x7f800000) return static_cast<uint16_t>((u >> 16) | 64);  // NaN: made quiet
   return static_cast<uint16_t>((u + (0x7fff + ((u >> 16) & 1))) >> 16);
+}
+
+float ggml_q8_0_scale(const float* block) {
+  float amax = 0.0f;
+  for (int j = 0; j < 32; ++j) amax = std::max(amax, std::fabs(block[j]));
+  return amax / 127;
 }
 
 void ggml_quantize_row(GgmlType t, const float* x, uint8_t* out, int64_t cols) {

@@ -40,6 +40,10 @@ int64_t ggml_row_bytes(GgmlType t, int64_t cols);
 uint16_t ggml_f16_bits(float x);
 uint16_t ggml_bf16_bits(float x);
 
+// quantize_row_q8_0_ref's scale of a block of 32 values: d = amax / 127 in f32 (stored as
+// its f16 rounding; the codes are round(x * (1 / d)) with this f32 d).
+float ggml_q8_0_scale(const float* block);
+
 // quantize_row_<type>_ref of one row of `cols` f32 values into its blocks (block types only).
 void ggml_quantize_row(GgmlType t, const float* x, uint8_t* out, int64_t cols);
 // dequantize_row_<type> of one row of blocks: each value as ggml's f32 result.

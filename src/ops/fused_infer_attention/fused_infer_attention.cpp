@@ -432,6 +432,7 @@ class FiaCase final : public OpCase {
                 s[j - begin] +=
                     pse->get(static_cast<size_t>(ps.at(b, p_.q_start[b] + i, h, p_.kv_start[b] + j)));
             }
+            return 0.0;  // the bias's roundings are PermittedDeltas::s
           };
         std::vector<double> row_lse(rows.size()), row_lse_bound(rows.size());
         if (bounds) {

@@ -35,19 +35,17 @@ struct FaParams {
   bool has_mask() const { return mask != "none"; }
 };
 
-// ggml's ALiBi slope of head h (ops.cpp), in double: 2^(-max_bias (h + 1) / n) for the first
-// n = 2^floor(log2 n_head) heads, then 2^(-max_bias / 2 (2 (h - n) + 1) / n).
-double alibi_slope(const FaParams& p, int64_t h) {
-  if (p.max_bias <= 0) return 1;
-  const auto n = static_cast<int64_t>(1)
-                 << static_cast<int>(std::floor(std::log2(static_cast<double>(p.n_head))));
-  if (h < n) return std::exp2(-p.max_bias * static_cast<double>(h + 1) / static_cast<double>(n));
-  return std::exp2(-p.max_bias / 2 * static_cast<double>(2 * (h - n) + 1) / static_cast<double>(n));
+// ggml's ALiBi slope of each head (ops.cpp: m0^(h+1), then m1^(2(h-n)+1)), in double: the
+// shared rule with its max_bias; 1 for every head without ALiBi.
+std::vector<double> ggml_alibi_slopes(const FaParams& p) {
+  return p.max_bias > 0 ? alibi_slopes(p.n_head, p.max_bias)
+                        : std::vector<double>(static_cast<size_t>(p.n_head), 1.0);
 }
 
 class FlashAttnExtCase final : public OpCase {
  public:
-  FlashAttnExtCase(Args a, FaParams p) : OpCase(std::move(a)), p_(std::move(p)) {}
+  FlashAttnExtCase(Args a, FaParams p)
+      : OpCase(std::move(a)), p_(std::move(p)), slopes_(ggml_alibi_slopes(p_)) {}
 
   std::string describe() const override {
     std::string s = "q=" + shape_string({p_.batch, p_.n_head, p_.n_batch, p_.dk}) +
@@ -119,9 +117,7 @@ class FlashAttnExtCase final : public OpCase {
     shape.out_vector = [&](int64_t b, int64_t r, int64_t h) { return (b * p_.n_batch + r) * p_.n_head + h; };
     Batch batch(rt);
     DeviceTensors t(batch, io, args().signature());
-    std::vector<float> slopes(static_cast<size_t>(p_.n_head));
-    for (int64_t h = 0; h < p_.n_head; ++h)
-      slopes[static_cast<size_t>(h)] = static_cast<float>(alibi_slope(p_, h));
+    const std::vector<float> slopes(slopes_.begin(), slopes_.end());  // f32 of the exact slopes
     KernelBuffers buffers = t.bindings();
     buffers["slopes"] = batch.buffer_with(slopes);
     const KernelParams params{{"num_heads", p_.n_head},
@@ -227,7 +223,6 @@ class FlashAttnExtCase final : public OpCase {
     const std::optional<PrecisionSteps> steps = variant_steps();
     if (steps) a.steps = &*steps;
     std::vector<double> qrows(static_cast<size_t>(G * p_.n_batch * p_.dk));
-    std::vector<double> bias_delta(static_cast<size_t>(G * p_.n_batch));
     for (int64_t b = 0; b < p_.batch; ++b)
       for (int64_t hk = 0; hk < p_.n_head_kv; ++hk) {
         std::vector<QueryRow> rows;
@@ -263,7 +258,8 @@ class FlashAttnExtCase final : public OpCase {
             const int64_t plane =
                 fault_is("mask_heads_divided") ? h / (p_.n_head / p_.mask_heads) : h % p_.mask_heads;
             const size_t row0 = mask->offset({b % p_.mask_batch, plane, i, 0});
-            const double slope = alibi_slope(p_, fault_is("alibi_slope_next_head") ? (h + 1) % p_.n_head : h);
+            const double slope =
+                slopes_[static_cast<size_t>(fault_is("alibi_slope_next_head") ? (h + 1) % p_.n_head : h)];
             for (int64_t c = begin; c < end; ++c) {
               const double m = mask->get(row0 + static_cast<size_t>(c));
               if (m == -kInf) {
@@ -278,10 +274,9 @@ class FlashAttnExtCase final : public OpCase {
             for (int64_t c = 0; c < end - begin; ++c) s[c] = p_.softcap * std::tanh(s[c] / p_.softcap);
           // The slope in f32 (powf) and its product with the mask: a few ulp of |slope * m|;
           // tanh's error in f32 (its exp form) grows with its argument up to saturation.
-          bias_delta[static_cast<size_t>(r)] =
-              8 * kU32 * bmax + (p_.softcap > 0 ? p_.softcap * kU32 * (16 + 8 * std::min(xmax, 10.0)) : 0.0);
+          return 8 * kU32 * bmax +
+                 (p_.softcap > 0 ? p_.softcap * kU32 * (16 + 8 * std::min(xmax, 10.0)) : 0.0);
         };
-        a.bias_delta = [&](int64_t r) { return bias_delta[static_cast<size_t>(r)]; };
         const int64_t kv0 = (b * p_.n_head_kv + hk) * p_.n_kv;
         attend(a, rows, side_rows(k, p_.tk, p_.dk, kv0), side_rows(v, p_.tv, p_.dv, kv0, true), nullptr);
       }
@@ -345,6 +340,7 @@ class FlashAttnExtCase final : public OpCase {
   }
 
   FaParams p_;
+  std::vector<double> slopes_;  // ALiBi's per head
 };
 
 class FlashAttnExtOperator final : public Operator {

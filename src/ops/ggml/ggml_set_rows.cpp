@@ -148,9 +148,7 @@ class SetRowsCase final : public OpCase {
   static void q8_0_tie_alternates(const std::vector<float>& x, const std::vector<uint8_t>& codes, Expected& e,
                                   size_t at) {
     for (size_t b = 0; b < x.size() / 32; ++b) {
-      float amax = 0;
-      for (size_t j = 0; j < 32; ++j) amax = std::max(amax, std::fabs(x[b * 32 + j]));
-      const float d = amax / 127, id = d != 0.0f ? 1.0f / d : 0.0f;  // quantize_row_q8_0_ref's
+      const float d = ggml_q8_0_scale(&x[b * 32]), id = d != 0.0f ? 1.0f / d : 0.0f;
       for (size_t j = 0; j < 32; ++j) {
         const float v = x[b * 32 + j] * id;
         const float lo = std::floor(v);
@@ -166,9 +164,7 @@ class SetRowsCase final : public OpCase {
   // The fault: q8_0 codes round(x / f16(d)) instead of round(x * (1 / d)) with d in f32.
   void quantize_q8_0_with_f16_scale(const std::vector<float>& x, std::vector<uint8_t>& out) const {
     for (int64_t b = 0; b < s_.cols / 32; ++b) {
-      float amax = 0;
-      for (int j = 0; j < 32; ++j) amax = std::max(amax, std::fabs(x[static_cast<size_t>(b * 32 + j)]));
-      const uint16_t d16 = ggml_f16_bits(amax / 127);
+      const uint16_t d16 = ggml_f16_bits(ggml_q8_0_scale(&x[static_cast<size_t>(b * 32)]));
       const auto d = static_cast<float>(f16_bits_to_double(d16));
       uint8_t* p = out.data() + b * 34;
       p[0] = static_cast<uint8_t>(d16 & 0xff), p[1] = static_cast<uint8_t>(d16 >> 8);

@@ -283,6 +283,7 @@ class MhcaCase final : public OpCase {
               }
               s[t - begin] += add;
             }
+            return 0.0;  // the bias's roundings are PermittedDeltas::s
           };
         attend(a, rows, kv_rows(0, hk), kv_rows(1, hk), nullptr);
         if (fault_is("pv_reads_past_sequence") && p_.cache_mode == 1)

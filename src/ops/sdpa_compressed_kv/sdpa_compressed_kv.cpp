@@ -322,6 +322,7 @@ class SdpaCase final : public OpCase {
             const int64_t m0 =
                 n * p_.mask_stride(0) + (head_broadcast ? 0 : h * p_.mask_stride(1)) + r * p_.mask_stride(2);
             for (int64_t c = begin; c < end; ++c) s[c - begin] += mask->get(static_cast<size_t>(m0 + c));
+            return 0.0;  // the mask's roundings are PermittedDeltas::s
           };
         const int64_t kvb = (n * p_.H_kv + hk) * p_.S_kv;
         attend(a, rows, kv_rows(K, 0, kvb, unquantized), kv_rows(V, 1, kvb, unquantized), nullptr);
