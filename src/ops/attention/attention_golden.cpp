@@ -1,6 +1,7 @@
 #include "ops/attention/attention_golden.hpp"
 
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 
 #include "ops/fault.hpp"
@@ -73,6 +74,17 @@ std::optional<PrecisionSteps> attention_steps(const std::string& variant, DType 
   if (variant == "exp2_prescale") return PrecisionSteps{.p = P::unrounded, .exp2 = true};
   if (variant == "ieee_zero_weight") return PrecisionSteps{.ieee_zero_weight = true};
   return std::nullopt;
+}
+
+void past_sequence_nan(const std::vector<QueryRow>& rows, const RowSource& values, int64_t dv, int64_t end,
+                       int64_t page_end) {
+  std::vector<double> v(static_cast<size_t>(dv));
+  for (int64_t t = end; t < page_end; ++t) {
+    values(t, v.data(), 1);
+    for (int64_t d = 0; d < dv; ++d)
+      if (!std::isfinite(v[static_cast<size_t>(d)]))
+        for (const QueryRow& r : rows) r.out[d] = std::numeric_limits<double>::quiet_NaN();
+  }
 }
 
 }  // namespace kvbench

@@ -7,6 +7,7 @@
 
 #include "check/expected.hpp"
 #include "core/dtype.hpp"
+#include "ref/attention.hpp"
 #include "ref/attention_variants.hpp"
 
 namespace kvbench {
@@ -24,5 +25,12 @@ void set_attention_bound(Expected& e, DType dtype, std::vector<float> bound,
 // `p_dtype`: the dtype an implementation that rounds the unnormalized exp(s - max) rounds it to
 // (the operator's P dtype: its query's).
 std::optional<PrecisionSteps> attention_steps(const std::string& variant, DType p_dtype);
+
+// The fault pv_reads_past_sequence (MHCA, FIA): a kernel that runs P @ V over a sequence's
+// last page (block) whole reads value rows [end, page_end) past the sequence, which the
+// suite poisons, with weight 0; where one element is not finite, 0 * NaN makes that channel
+// NaN in every row given (a weight-0 key inside the sequence may give NaN: not there).
+void past_sequence_nan(const std::vector<QueryRow>& rows, const RowSource& values, int64_t dv, int64_t end,
+                       int64_t page_end);
 
 }  // namespace kvbench

@@ -287,7 +287,8 @@ class MhcaCase final : public OpCase {
           };
         attend(a, rows, kv_rows(0, hk), kv_rows(1, hk), nullptr);
         if (fault_is("pv_reads_past_sequence") && p_.cache_mode == 1)
-          past_sequence_nan(rows, kv_rows(1, hk), kvlen);
+          past_sequence_nan(rows, kv_rows(1, hk), D, kvlen,
+                            (kvlen + p_.page_size - 1) / p_.page_size * p_.page_size);
       }
     }
     Expected output = Expected::rounded(in.at("attn_output"), std::move(out));
@@ -295,20 +296,6 @@ class MhcaCase final : public OpCase {
     std::vector<Expected> result = expected_list(std::move(output), cache);
     if (quant) result.push_back(std::move(scale));
     return result;
-  }
-
-  // The fault pv_reads_past_sequence: a kernel that runs P @ V over a batch's last page
-  // whole reads its rows past the sequence (poison) with weight 0; where one is not finite
-  // every row of the batch gets 0 * NaN = NaN in that channel.
-  void past_sequence_nan(const std::vector<QueryRow>& rows, const RowSource& values, int64_t kvlen) const {
-    const int64_t D = p_.head_dim, page_end = (kvlen + p_.page_size - 1) / p_.page_size * p_.page_size;
-    std::vector<double> v(static_cast<size_t>(D));
-    for (int64_t t = kvlen; t < page_end; ++t) {
-      values(t, v.data(), 1);
-      for (int64_t d = 0; d < D; ++d)
-        if (!std::isfinite(v[static_cast<size_t>(d)]))
-          for (const QueryRow& r : rows) r.out[d] = kNaN;
-    }
   }
 
   // The precision steps of the case's variant (none for the golden).
