@@ -74,11 +74,49 @@ void merge_maxima(std::vector<double>& into, const std::vector<double>& from) {
   for (size_t c = 0; c < from.size(); ++c) into[c] = std::max(into[c], from[c]);
 }
 
+// The faults that change what a row sees, not how it is computed (AttentionFault's tile and
+// lane faults): the golden's attend() over rows rewritten as the faulty kernel sees them.
+bool row_fault(AttentionFault f) {
+  return f == AttentionFault::tile_padding_counted || f == AttentionFault::key_past_full_tile_dropped ||
+         f == AttentionFault::head_dim_tail_stale;
+}
+
+void attend_row_fault(const AttentionBlock& a, std::span<const QueryRow> rows, const RowSource& k,
+                      const RowSource& v, double* lse) {
+  AttentionBlock golden = a;
+  golden.fault = AttentionFault::none;
+  std::vector<QueryRow> faulty(rows.begin(), rows.end());
+  const int64_t pad = (a.dk + 31) / 32 * 32;
+  const bool stale = a.fault == AttentionFault::head_dim_tail_stale && a.dk > 32 && a.dk != pad;
+  std::vector<double> q(stale ? faulty.size() * static_cast<size_t>(a.dk) : 0);
+  for (size_t r = 0; r < faulty.size(); ++r) {
+    QueryRow& row = faulty[r];
+    const int64_t n = row.end - row.begin;
+    if (a.fault == AttentionFault::tile_padding_counted && n % kFaultTile != 0) {
+      // kFaultTile - n % kFaultTile keys of score 0 and value 0: one sink of log(count).
+      const double lanes = std::log(static_cast<double>(kFaultTile - n % kFaultTile));
+      const double hi = std::max(row.sink, lanes), lo = std::min(row.sink, lanes);
+      row.sink = hi + std::log1p(std::exp(lo - hi));
+    }
+    if (a.fault == AttentionFault::key_past_full_tile_dropped && n > kFaultTile && n % kFaultTile == 1)
+      --row.end;
+    if (stale) {
+      // Linear in q: re-adding q[e] k[e] for e in [dk - 32, pad - 32) is q[e] counted twice.
+      double* qr = &q[r * static_cast<size_t>(a.dk)];
+      std::copy(row.q, row.q + a.dk, qr);
+      for (int64_t e = a.dk - 32; e < pad - 32; ++e) qr[e] *= 2;
+      row.q = qr;
+    }
+  }
+  attend(golden, faulty, k, v, lse);
+}
+
 }  // namespace
 
 void attend(const AttentionBlock& a, std::span<const QueryRow> rows, const RowSource& k, const RowSource& v,
             double* lse) {
   if (a.steps) return attend_variant(a, rows, k, v, lse);
+  if (row_fault(a.fault)) return attend_row_fault(a, rows, k, v, lse);
   int64_t k0 = std::numeric_limits<int64_t>::max(), k1 = std::numeric_limits<int64_t>::min();
   double work = 0;
   for (const QueryRow& r : rows)

@@ -45,7 +45,15 @@ enum class AttentionFault {
   no_max_subtraction,  // p = f32(exp(s)), no max subtracted: inf past s = 88.72, then NaN
   sum_f16,             // the softmax sum accumulated in f16
   pv_f16,              // each partial sum of P.V rounded to f16
+  // Tile faults on a row's keys [begin, end), in tiles of kFaultTile keys from begin:
+  tile_padding_counted,        // the last tile's padding lanes (K = 0, V = 0) in the max and sum
+  key_past_full_tile_dropped,  // a row of k * tile + 1 keys (k >= 1) loses its last key
+  // q . k in chunks of 32 lanes: when dk % 32 != 0 (dk > 32) the last chunk's idle lanes
+  // keep the previous chunk's products, adding q[d - 32] k[d - 32] for d in [dk, round_up).
+  head_dim_tail_stale,
 };
+// The tile of the tile faults: the key tile most GPU attention kernels use.
+inline constexpr int64_t kFaultTile = 64;
 // The attention fault of a fault name (none for any other name).
 AttentionFault attention_fault(const std::string& name);
 

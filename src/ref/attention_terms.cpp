@@ -13,6 +13,9 @@ AttentionFault attention_fault(const std::string& name) {
   if (name == "softmax_no_max_subtraction") return AttentionFault::no_max_subtraction;
   if (name == "softmax_sum_f16") return AttentionFault::sum_f16;
   if (name == "pv_accumulate_f16") return AttentionFault::pv_f16;
+  if (name == "tile_padding_counted") return AttentionFault::tile_padding_counted;
+  if (name == "key_past_full_tile_dropped") return AttentionFault::key_past_full_tile_dropped;
+  if (name == "head_dim_tail_stale") return AttentionFault::head_dim_tail_stale;
   return AttentionFault::none;
 }
 

@@ -209,7 +209,23 @@ const Signature& mhca_signature() {
            "P.V over a paged batch's last page whole: its rows past the sequence (poison) times weight 0, so "
            "0 * NaN makes the batch's rows NaN (a key of weight 0 inside the sequence may give NaN: not "
            "there)",
-           "the zero-weight rule's other side (specs/golden-format.md)"},
+           "the zero-weight rule's other side (specs/golden-format.md); flash-attention#1745, vllm#936, "
+           "pegainfer#291 (reads past the sequence, hidden by zeroed memory)"},
+          {"gqa_group_past_8_reuses_query",
+           "GQA in tiles of 8 query heads: member j >= 8 of a kv head's group computed with member j % 8's "
+           "query (right only up to a group of 8)",
+           "issue 62 (GQA mappings that hold only up to a group of 8; llama.cpp#28124 seen only at GQA 16)"},
+          {"page_offset_capped_128",
+           "paged cache with page_size > 128: the row within a page taken as (t % page_size) % 128",
+           "flashinfer#4347 (wrong results for page sizes above 128)"},
+          {"last_page_len_mod",
+           "the last page's length computed as kvlen % page_size, 0 when the sequence fills its last page, "
+           "so that page is dropped (at page size 1: every sequence loses its last key)",
+           "vllm#31282 (last_page_len set wrong at block size 1)"},
+          {"kernel_block_size_doubled",
+           "the kernel told twice the cache's page size: key t read from table entry t / (2 page_size), row t "
+           "% (2 page_size), running on past the page into the next physical rows",
+           "vllm#27547 (the cache manager's block size passed as the kernel's)"},
       }),
       .variants = with_attention_variants({
           {"pmx_cuda_decode", "P in f32, never rounded, the sum + 1e-6 divided out at the end (__fdividef)",

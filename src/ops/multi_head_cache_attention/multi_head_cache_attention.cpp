@@ -3,6 +3,7 @@
 // over its batch's dequantized K/V. Formulas and decisions: specs/multi_head_cache_attention.md.
 #include "ops/multi_head_cache_attention/multi_head_cache_attention.hpp"
 
+#include <array>
 #include <cmath>
 #include <limits>
 
@@ -111,7 +112,8 @@ class MhcaCase final : public OpCase {
       OpCase::fill(t);
   }
 
-  // The cache: referenced rows of layer layer_idx hold valid random contents; every
+  // The cache: referenced rows of layer layer_idx hold valid random contents (float caches:
+  // uniform over current_key's or current_value's range, as the tokens being stored); every
   // other row, layer, page and gap is poison (NaN values, or NaN scales for int caches),
   // so a kernel that reads one produces NaN.
   void fill_cache(Tensor& cache) const {
@@ -122,12 +124,15 @@ class MhcaCase final : public OpCase {
       return p_.quant_bit ? static_cast<double>(crng.integer(i, -qmax, qmax)) : kNaN;
     });
     if (p_.quant_bit) return;
+    const std::array<std::pair<double, double>, 2> range{args().range("current_key"),
+                                                         args().range("current_value")};
     for (int64_t T = 0; T < p_.max_t; ++T)
       if (referenced[T])
         for (int64_t c = 0; c < 2; ++c)
           for (int64_t h = 0; h < p_.num_kv_heads; ++h) {
             const size_t row = p_.row_offset(T, c, h, D);
-            for (int64_t d = 0; d < D; ++d) cache.set(row + d, crng.uniform(row + d, -1, 1));
+            const auto [lo, hi] = range[static_cast<size_t>(c)];
+            for (int64_t d = 0; d < D; ++d) cache.set(row + d, crng.uniform(row + d, lo, hi));
           }
   }
 
@@ -197,6 +202,8 @@ class MhcaCase final : public OpCase {
     const bool head_mod = fault_is("gqa_head_mod");
     const auto head = [&](int64_t hk, int64_t j) { return head_mod ? j * Hk + hk : hk * G + j; };
     const bool stuck = fault_is("page_index_stuck") && p_.cache_mode != 0;
+    // gqa_group_past_8_reuses_query: member j >= 8 of a group computed with member j % 8's query.
+    const int64_t query_members = fault_is("gqa_group_past_8_reuses_query") ? 8 : G;
     const bool first_group = fault_is("key_scale_first_group");
     cache.finish();
     scale.finish();
@@ -222,7 +229,11 @@ class MhcaCase final : public OpCase {
           thread_local std::vector<double> row, s;
           row.resize(static_cast<size_t>(D));
           s.resize(static_cast<size_t>(ng));
-          const int64_t T = stuck ? p_.cache_row(b, t % p_.page_size) : p_.cache_row(b, t);
+          const int64_t T = stuck ? p_.cache_row(b, t % p_.page_size) : faulty_cache_row(b, t);
+          if (T < 0 || T >= p_.max_t) {  // a faulty kernel's read past the cache: garbage
+            for (int64_t d = 0; d < D; ++d) dst[d * step] = kNaN;
+            return;
+          }
           cache.value().get_range(p_.row_offset(T, c, hk, D), row.size(), row.data());
           if (quant) scale.value().get_range(p_.row_offset(T, c, hk, ng), s.size(), s.data());
           for (int64_t d = 0; d < D; ++d)
@@ -243,6 +254,7 @@ class MhcaCase final : public OpCase {
                                  .threads = args().threads()};
       const int64_t diagonal = fault_is("causal_diagonal_excluded") ? 0 : 1;
       const int64_t causal_offset = fault_is("causal_top_left") ? 0 : offset;
+      const int64_t seen = keys_seen(kvlen);
       for (int64_t hk = 0; hk < Hk; ++hk) {
         // Rows (i, h) of the kv head's G query heads, position-major: a group of rows
         // shares its causal key range. Causal rows see keys [0, i + offset].
@@ -252,11 +264,11 @@ class MhcaCase final : public OpCase {
           for (int64_t j = 0; j < G; ++j) {
             const int64_t n = p_.seqstarts[b] + i, h = head(hk, j);
             double* qr = &q[rows.size() * D];
-            query.get_range(query.offset({n, h, 0}), static_cast<size_t>(D), qr);
+            query.get_range(query.offset({n, head(hk, j % query_members), 0}), static_cast<size_t>(D), qr);
             const auto at = static_cast<size_t>((n * H + h) * D);
             rows.push_back({.q = qr,
                             .begin = 0,
-                            .end = causal ? std::min(kvlen, i + causal_offset + diagonal) : kvlen,
+                            .end = std::min(seen, causal ? std::min(kvlen, i + causal_offset + diagonal) : kvlen),
                             .out = &out[at],
                             .bound = &bound[at],
                             .nan_ok = &nan_ok[at]});
@@ -296,6 +308,27 @@ class MhcaCase final : public OpCase {
     std::vector<Expected> result = expected_list(std::move(output), cache);
     if (quant) result.push_back(std::move(scale));
     return result;
+  }
+
+  // Cache row of key t of batch b as the kernel reads it: cache_row, or with a paging fault
+  // page_offset_capped_128 (the row in a page taken modulo 128) or kernel_block_size_doubled
+  // (pages of twice page_size walked over the same table: a row may land past its page).
+  int64_t faulty_cache_row(int64_t b, int64_t t) const {
+    if (p_.cache_mode == 0) return p_.cache_row(b, t);
+    if (fault_is("page_offset_capped_128"))
+      return p_.cachestarts[b * p_.max_pages + t / p_.page_size] + t % p_.page_size % 128;
+    if (fault_is("kernel_block_size_doubled")) {
+      const int64_t page = p_.cachestarts[b * p_.max_pages + t / (2 * p_.page_size)];
+      return page < 0 ? -1 : page + t % (2 * p_.page_size);
+    }
+    return p_.cache_row(b, t);
+  }
+  // The keys a row of a batch with kvlen keys can see: all, or with last_page_len_mod on a
+  // paged cache the last page's length taken as kvlen % page_size (0 for a full page).
+  int64_t keys_seen(int64_t kvlen) const {
+    if (p_.cache_mode == 1 && fault_is("last_page_len_mod") && kvlen % p_.page_size == 0)
+      return kvlen - p_.page_size;
+    return kvlen;
   }
 
   // The precision steps of the case's variant (none for the golden).
