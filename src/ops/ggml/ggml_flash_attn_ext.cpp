@@ -222,6 +222,11 @@ class FlashAttnExtCase final : public OpCase {
     a.permitted = permitted(in);
     const std::optional<PrecisionSteps> steps = variant_steps();
     if (steps) a.steps = &*steps;
+    // prec_f32_honoured_only_at_gqa16: GGML_PREC_F32 away from a group of 16 computed as the
+    // CPU's default precision does (the running P.V in f16).
+    const PrecisionSteps default_precision{.p = PrecisionSteps::P::unrounded, .acc_dtype = DType::f16, .acc_block = 1};
+    if (fault_is("prec_f32_honoured_only_at_gqa16") && p_.prec_f32 && G != 16) a.steps = &default_precision;
+    const int64_t query_members = fault_is("gqa_group_past_8_reuses_query") ? 8 : G;
     std::vector<double> qrows(static_cast<size_t>(G * p_.n_batch * p_.dk));
     for (int64_t b = 0; b < p_.batch; ++b)
       for (int64_t hk = 0; hk < p_.n_head_kv; ++hk) {
@@ -230,7 +235,7 @@ class FlashAttnExtCase final : public OpCase {
           for (int64_t i = 0; i < p_.n_batch; ++i) {
             const int64_t h = hk * G + j;
             double* qr = &qrows[rows.size() * static_cast<size_t>(p_.dk)];
-            q.get_range(q.offset({b, h, i, 0}), static_cast<size_t>(p_.dk), qr);
+            q.get_range(q.offset({b, hk * G + j % query_members, i, 0}), static_cast<size_t>(p_.dk), qr);
             if (variant_is("cpu_query_vec_dot")) to_vec_dot_type(qr);
             if (variant_is("vulkan_fp16"))  // Q * scale in f16 (the scale applied to q, not the dot)
               for (int64_t d = 0; d < p_.dk; ++d) qr[d] = round_f16(qr[d] * p_.scale) / p_.scale;
@@ -454,6 +459,14 @@ class FlashAttnExtOperator final : public Operator {
              "issue 60's fault list (the mask's broadcast over heads)"},
             {"v_read_with_dk_stride", "V rows read with Dk's stride when Dk != Dv",
              "ik_llama.cpp#2031 (the V pointer drifting at 576/512)"},
+            {"gqa_group_past_8_reuses_query",
+             "GQA in tiles of 8 query heads: member j >= 8 of a kv head's group computed with member j % 8's "
+             "query (right only up to a group of 8)",
+             "issue 62 (GQA mappings that hold only up to a group of 8)"},
+            {"prec_f32_honoured_only_at_gqa16",
+             "GGML_PREC_F32 honoured only at a GQA group of 16; any other group runs the default precision's "
+             "f16 running P.V",
+             "llama.cpp#28124 (prec=F32 ignored, seen only at GQA 16)"},
         }),
         .variants = with_attention_variants({
             {"cpu_query_vec_dot",

@@ -190,12 +190,14 @@ class SdpaCase final : public OpCase {
     const auto r = args().range(name);
     const CounterRng rng(args().seed(), name + "_unquantized");
     const bool zp_after_scale = fault_is("zero_point_after_scale");
+    const bool groups_reversed = c == 0 && fault_is("key_scale_groups_reversed");
+    const bool scale_dropped = c == 1 && p_.S_q == 1 && fault_is("value_scale_dropped_in_decode");
     // K~'s dtype: its scales' (the definition), f32 (variant kv_f32) or the fpmath dtype
     // with the scale rounded to it first (kv_fpmath, onednn_gpu_micro).
     const std::optional<DType> fp = variant_fpmath();
     const DType dq = variant_is("kv_f32") ? DType::f32 : fp ? *fp : (c == 0 ? p_.k : p_.v).scale;
-    return [this, &side, c, first_row, unquantized, r, rng, zp_after_scale, dq, fp](int64_t t, double* dst,
-                                                                                    int64_t step) {
+    return [this, &side, c, first_row, unquantized, r, rng, zp_after_scale, groups_reversed, scale_dropped, dq,
+            fp](int64_t t, double* dst, int64_t step) {
       const int64_t row = first_row + t;
       for (int64_t d = 0; d < p_.D; ++d) {
         if (unquantized) {  // originals(c), element by element
@@ -210,13 +212,17 @@ class SdpaCase final : public OpCase {
         }
         const size_t gi = group_index(c, row, d);
         const double zp = side.zp.empty() ? 0.0 : side.zp[gi];
+        // The faults: the group's scale from the mirrored group, or none.
+        const double scale = scale_dropped     ? 1.0
+                             : groups_reversed ? side.scale[group_index(c, row, p_.D - 1 - d)]
+                                               : side.scale[gi];
         if (fp) {
-          dst[d * step] = round_to(*fp, (q - zp) * round_to(*fp, side.scale[gi]));
+          dst[d * step] = round_to(*fp, (q - zp) * round_to(*fp, scale));
           continue;
         }
         // DynamicDequantize's output dtype is its scales' (oneDNN's op schema; spec "Formulas").
-        dst[d * step] = zp_after_scale ? round_to(dq, round_f32(round_f32(q * side.scale[gi]) - zp))
-                                       : dequant_zero_point(q, zp, side.scale[gi], dq);
+        dst[d * step] = zp_after_scale ? round_to(dq, round_f32(round_f32(q * scale) - zp))
+                                       : dequant_zero_point(q, zp, scale, dq);
       }
     };
   }
@@ -296,6 +302,7 @@ class SdpaCase final : public OpCase {
     if (steps) a.steps = &*steps;
     const bool head_mod = fault_is("gqa_head_mod"), swapped = fault_is("causal_alignment_swapped");
     const bool head_broadcast = fault_is("mask_head_broadcast");
+    const bool past_8 = fault_is("gqa_group_past_8_reuses_query");
     const int64_t diagonal = fault_is("causal_diagonal_excluded") ? 0 : 1;
     for (int64_t n = 0; n < p_.N; ++n)
       for (int64_t hk = 0; hk < p_.H_kv; ++hk) {
@@ -305,8 +312,10 @@ class SdpaCase final : public OpCase {
         for (int64_t r = 0; r < p_.S_q; ++r)
           for (int64_t j = 0; j < Gq; ++j) {
             const int64_t h = head_mod ? j * p_.H_kv + hk : hk * Gq + j;
+            // gqa_group_past_8_reuses_query: member j >= 8 computed with member j % 8's query.
+            const int64_t hq = past_8 ? hk * Gq + j % 8 : h;
             double* qr = &q[rows.size() * p_.D];
-            for (int64_t d = 0; d < p_.D; ++d) qr[d] = query.get(query.offset({n, h, r, d}));
+            for (int64_t d = 0; d < p_.D; ++d) qr[d] = query.get(query.offset({n, hq, r, d}));
             const int64_t limit = (p_.causal == 1) != swapped ? r : r + p_.S_kv - p_.S_q;
             const auto at = static_cast<size_t>(((n * p_.H + h) * p_.S_q + r) * p_.D);
             rows.push_back({.q = qr,

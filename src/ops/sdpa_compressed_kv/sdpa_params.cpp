@@ -167,6 +167,18 @@ const Signature& sdpa_signature() {
           {"causal_diagonal_excluded", "a causal row sees keys up to its limit, exclusive", ""},
           {"gqa_head_mod", "query head h reads kv head h % H_kv instead of h / (H / H_kv)", ""},
           {"scale_multiplied", "scale_op divide ignored: scores multiplied by scale", ""},
+          {"gqa_group_past_8_reuses_query",
+           "GQA in tiles of 8 query heads: member j >= 8 of a kv head's group computed with member j % 8's "
+           "query (right only up to a group of 8)",
+           "issue 62 (GQA mappings that hold only up to a group of 8; llama.cpp#28124 seen only at GQA 16)"},
+          {"key_scale_groups_reversed",
+           "K's group scales read in mirrored order along D (element d takes the scale of element D - 1 - d's "
+           "group)",
+           "vllm#50085 (NVFP4 V scales stored swizzled, read as linear)"},
+          {"value_scale_dropped_in_decode",
+           "V's scale taken as 1 on the decode path (S_q 1): V~ = q - zp; prefill applies it",
+           "flashinfer#4979 (a path that ignores the scales another applies), sglang#20705 (scales silently "
+           "1.0), flashinfer#1023"},
           {"mask_head_broadcast",
            "a per-head mask [N, H, S_q, S_kv] read as [N, 1, S_q, S_kv] (head 0's mask for every head)", ""},
           {"masked_row_nan",
