@@ -87,6 +87,10 @@ const Signature& omni_signature() {
                "every head of a batch stored from the batch's first slot, slot_mapping[b * num_head], "
                "later heads overwriting earlier ones",
                ""},
+              {"padding_slot_written_to_slot_0",
+               "a skipped head (slot -1) stored from slot 0 (the null block), over rows real tokens may hold",
+               "vllm#38719 / #39444 (a dummy run wrote garbage into null block 0), transformers#46765 (padding "
+               "tokens write NaN into slots real tokens read)"},
           },
   };
   return sig;
@@ -218,7 +222,8 @@ class OmniCase final : public CacheCopyCase {
     for (int64_t b = 0; b < p_.batches(); ++b) {
       for (int64_t h = 0; h < p_.num_head; ++h) {
         const int64_t i = b * p_.num_head + h;
-        const int64_t slot = p_.slot_mapping[fault_is("slot_per_batch") ? b * p_.num_head : i];
+        int64_t slot = p_.slot_mapping[fault_is("slot_per_batch") ? b * p_.num_head : i];
+        if (slot < 0 && fault_is("padding_slot_written_to_slot_0")) slot = 0;
         if (slot < 0) continue;
         const int64_t off = p_.offset_index[i], w = p_.wins[i] + (fault_is("window_end_inclusive") ? 1 : 0);
         const bool drop = p_.compressed(i) && !fault_is("window_ignored");
