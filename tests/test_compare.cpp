@@ -61,6 +61,29 @@ TEST_CASE("compare: an unwritten float element is still poisoned and fails") {
   CHECK(m.nonfinite_mismatches == 1);
 }
 
+TEST_CASE("compare: an unwritten element fails where NaN is permitted, a computed NaN passes") {
+  // issue 63: sdpa_masked_nonfinite_v_causal permits NaN where a V row of weight 0 is not
+  // finite; a kernel that left those elements unwritten passed on the NaN poison.
+  for (DType dt : {DType::f16, DType::bf16, DType::f32}) {
+    CAPTURE(dtype_name(dt));
+    Expected e = Expected::output(filled(dt, {0.5, -1.0, 2.0}), {0.5, -1.0, 2.0}, {0.5, -1.0, 2.0});
+    e.permit_nan(0);
+    e.permit_nan(2);
+    Tensor t("out", dt, {3}, Role::output);
+    poison_output(e, t);
+    CHECK(std::isnan(t.get(0)));
+    t.set(1, -1.0);
+    t.set(2, kNaN);  // computed: a quiet NaN
+    const Metrics m = compare_output(e, t, t);
+    CHECK(m.violations == 1);
+    CHECK(m.unwritten == 1);
+    CHECK(m.worst_index == 0);
+    CHECK(m.boundary == 1);
+    t.set(0, kNaN);
+    CHECK(compare_output(e, t, t).passed());
+  }
+}
+
 TEST_CASE("compare: a NaN golden is poisoned with a finite value, so it fails unwritten") {
   const Expected e = golden({kNaN, 1.0});
   Tensor t("out", DType::f32, {2}, Role::output);

@@ -63,6 +63,7 @@ Metrics compare_output(const Expected& e, const Tensor& actual, const Tensor& be
   const auto nan_permitted = e.nan_permitted();
   size_t next_written = 0, next_alternate = 0, next_nan = 0;
   m.per_element_bound = e.has_bound() && !e.tolerance_override;
+  const uint64_t unwritten_bits = unwritten_nan_bits(actual.dtype());
   std::vector<double> actual_chunk(kCompareChunk), golden_chunk(kCompareChunk);
   for (size_t begin = 0; begin < actual.numel(); begin += kCompareChunk) {
     const size_t count = std::min(kCompareChunk, actual.numel() - begin);
@@ -83,7 +84,9 @@ Metrics compare_output(const Expected& e, const Tensor& actual, const Tensor& be
       // alternate (counted in `boundary`).
       bool nan_ok = false;
       if (next_nan < nan_permitted.size() && nan_permitted[next_nan] == i) {
-        nan_ok = true;
+        // Not the poison: a permitted NaN is computed (quiet), never left unwritten.
+        nan_ok = !(unwritten_bits && std::isnan(a) && actual.bits(i) == unwritten_bits);
+        if (!nan_ok) ++m.unwritten;
         ++next_nan;
       }
       const double allowed = touched ? e.allowed(i, g) : 0;
@@ -137,13 +140,28 @@ Metrics compare_output(const Expected& e, const Tensor& actual, const Tensor& be
   return m;
 }
 
+uint64_t unwritten_nan_bits(DType dtype) {
+  switch (dtype) {
+    case DType::f16: return 0x7D5A;  // quiet bits clear, payload nonzero: signalling
+    case DType::bf16: return 0x7FA5;
+    case DType::f32: return 0x7FA5A5A5;
+    default: return 0;
+  }
+}
+
 void poison_output(const Expected& e, Tensor& t) {
   const DType dt = t.dtype();
   const int bits = dtype_bits(dt);
+  const uint64_t unwritten = unwritten_nan_bits(dt);
   const auto poison = [&](size_t i) {
     const double g = e.value().get(i);
     if (dtype_is_float(dt)) {
-      t.set(i, std::isnan(g) ? 1234.5 : std::nan(""));
+      if (std::isnan(g))
+        t.set(i, 1234.5);
+      else if (unwritten)
+        t.set_bits(i, unwritten);
+      else
+        t.set(i, std::nan(""));
     } else {
       const uint64_t golden_bits = static_cast<uint64_t>(static_cast<int64_t>(g));
       t.set_bits(i, golden_bits ^ (uint64_t{1} << (bits - 1)));

@@ -15,6 +15,7 @@ struct Metrics {
   size_t violations = 0;  // elements outside tolerance (NaN/Inf mismatches and scribbles included)
   size_t nonfinite_mismatches = 0;
   size_t untouched_changed = 0;  // in-place elements the operator must not touch whose bits changed
+  size_t unwritten = 0;  // elements still holding poison_output's signalling NaN (never written)
   size_t boundary = 0;  // elements accepted only through an alternate: a rounding boundary's other value, or
                         // a permitted NaN
   double max_abs = 0;   // over finite pairs
@@ -40,10 +41,16 @@ struct Metrics {
 // `before` is the tensor as it was before the dispatch (used for in-place tensors).
 Metrics compare_output(const Expected& expected, const Tensor& actual, const Tensor& before);
 
-// Overwrites every element the operator must write with a value that cannot pass:
-// NaN for floats (a finite value where the golden itself is NaN), and for integers the
-// golden with its top bit flipped (never the golden nor its +-1 alternate).
+// Overwrites every element the operator must write with a value that cannot pass: for
+// floats a NaN (a finite value where the golden itself is NaN), and for integers the golden
+// with its top bit flipped (never the golden nor its +-1 alternate). Where the dtype has NaN
+// payloads (f16, bf16, f32) the NaN is unwritten_nan_bits: a signalling NaN with a payload
+// that no arithmetic yields (IEEE 754 6.2: operations deliver quiet NaNs), so an element left
+// unwritten fails even where a permitted implementation may give NaN (nan_permitted).
 void poison_output(const Expected& expected, Tensor& tensor);
+
+// The poison's bits in `dtype`, or 0 for a dtype without NaN payloads (FP8: one NaN).
+uint64_t unwritten_nan_bits(DType dtype);
 
 // The multi-index of a flat index, as "[i,j,k]".
 std::string index_string(const Shape& shape, int64_t flat);

@@ -38,6 +38,8 @@ std::string violations_line(const OutputResult& o) {
       std::to_string(m.nonfinite_mismatches) + " NaN/Inf mismatches";
   if (m.untouched_changed)
     line += "; " + std::to_string(m.untouched_changed) + " elements outside the written region changed";
+  if (m.unwritten)
+    line += "; " + std::to_string(m.unwritten) + " never written (still the poison, where NaN is permitted)";
   return line;
 }
 

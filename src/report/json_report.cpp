@@ -94,6 +94,7 @@ nlohmann::json case_result_json(const CaseResult& r) {
                        {"violations", m.violations},
                        {"boundary", m.boundary},
                        {"untouched_changed", m.untouched_changed},
+                       {"unwritten", m.unwritten},
                        {"nonfinite_mismatches", m.nonfinite_mismatches}};
     put_number(out, "max_abs", m.max_abs);
     put_number(out, "max_rel", m.max_rel);
