@@ -123,3 +123,24 @@ TEST_CASE(
   CHECK(poisoned.get(3) == 4);
   CHECK(std::fabs(poisoned.get(2) - 30) > 1);
 }
+
+TEST_CASE("Expected: a golden whose every element accepts anything is named vacuous (issue 63)") {
+  // An SDPA case with a V scale of inf: every element's bound infinite or NaN permitted.
+  Tensor t("output", DType::f32, {3}, Role::output);
+  const std::vector<double> v = {0.5, -1.0, 2.0};
+  t.set_range(0, v.size(), v.data());
+  Expected e = Expected::output(t, v, v);
+  e.set_bound({INFINITY, 0.25f, INFINITY});
+  e.permit_nan(1);
+  e.finish();
+  const auto why = accepts_any_output(e);
+  REQUIRE(why.has_value());
+  CHECK(why->find("output: the golden accepts any output (2 of 3 elements") == 0);
+  // One element that can fail makes it a test.
+  Expected f = Expected::output(t, v, v);
+  f.set_bound({INFINITY, 0.25f, INFINITY});
+  f.finish();
+  CHECK_FALSE(accepts_any_output(f).has_value());
+  // A golden without bounds (atol/rtol) is never vacuous here.
+  CHECK_FALSE(accepts_any_output(Expected::output(t, v, v)).has_value());
+}

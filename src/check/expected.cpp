@@ -201,4 +201,20 @@ void Expected::release_records() {
 
 void Expected::release_exact() { std::vector<double>().swap(exact_); }
 
+std::optional<std::string> accepts_any_output(const Expected& e) {
+  if (!e.has_bound() || e.tolerance_override || e.value().numel() == 0) return std::nullopt;
+  const std::vector<float>& bound = e.bound();
+  const std::vector<double>& exact = e.exact();
+  size_t infinite = 0;
+  for (size_t i = 0; i < bound.size(); ++i) {
+    const double g = exact.empty() ? e.value().get(i) : exact[i];
+    if (!std::isfinite(g) || (std::isfinite(bound[i]) && !e.is_nan_permitted(i))) return std::nullopt;
+    infinite += std::isinf(bound[i]) ? 1 : 0;
+  }
+  return e.tensor + ": the golden accepts any output (" + std::to_string(infinite) + " of " +
+         std::to_string(bound.size()) + " elements with an infinite bound, the others NaN-permitted): the " +
+         "inputs overflow the definition (a scale or value of inf or near the dtype's maximum), so no " +
+         "output could fail";
+}
+
 }  // namespace kvbench

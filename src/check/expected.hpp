@@ -144,6 +144,12 @@ class Expected {
   bool finished_ = true;
 };
 
+// Why a golden with per-element bounds accepts any output, or nullopt: a nonempty output none
+// of whose elements can fail (each has a finite golden with an infinite bound, or a NaN
+// permission). Such a case is not a test (inputs that overflow the definition: a scale of
+// inf); the reference refuses it (OpCase::golden).
+std::optional<std::string> accepts_any_output(const Expected& e);
+
 // The goldens of a reference, moved into a vector (a braced list would copy them whole:
 // the elements of an initializer_list are const).
 template <typename... E>
