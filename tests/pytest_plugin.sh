@@ -5,7 +5,8 @@
 # element, a KV row left unwritten) exactly those cases fail, the report naming the case, the
 # worst element and a repro line, from the cached goldens; --lf reruns only them, -k selects
 # one case by its golden's stem, -x stops at the first failure. A changed case or kvbench
-# version writes its goldens anew, and two runs sharing the cache both pass.
+# version writes its goldens anew, and two runs sharing the cache both pass. A cache path that
+# is a file or cannot be written is one line naming it; a truncated cached manifest is repaired.
 # Usage: pytest_plugin.sh KVBENCH SOURCE_DIR WORK_DIR
 set -uo pipefail
 kvbench=$1 src=$2 work=$3
@@ -107,6 +108,39 @@ else
     "$leftover temporary folders"
   fail=1
 fi
+# A cache that cannot be used: one line naming the path (exit 4, pytest's usage error), never
+# INTERNALERROR; a truncated cached manifest is repaired (removed and written anew, said so);
+# cached data corrupted after it was written fails that test with one line naming the file.
+unmarked_cases=(unmarked --kvbench-cases cases)
+touch cache_is_a_file
+run cache_file 4 "${unmarked_cases[@]}" --kvbench-cache "$work/cache_is_a_file" &&
+  has cache_file "ERROR: kvbench: cannot use the cache folder $work/cache_is_a_file: it is a file, not a folder"
+# A folder that cannot be written (read-only sysfs: a chmod does not stop root).
+run cache_readonly 4 "${unmarked_cases[@]}" --kvbench-cache /sys/kernel &&
+  has cache_readonly "ERROR: kvbench: cannot write $m golden(s) into the cache folder /sys/kernel:"
+run cache_uncreatable 4 "${unmarked_cases[@]}" --kvbench-cache /sys/kernel/kvbench-cache &&
+  has cache_uncreatable "ERROR: kvbench: cannot use the cache folder /sys/kernel/kvbench-cache:"
+if [ "$(id -u)" != 0 ]; then
+  mkdir -p readonly_cache && chmod 555 readonly_cache
+  run cache_chmod 4 "${unmarked_cases[@]}" --kvbench-cache "$work/readonly_cache" &&
+    has cache_chmod "ERROR: kvbench: cannot write $m golden(s) into the cache folder $work/readonly_cache:"
+  chmod 755 readonly_cache
+fi
+for log in cache_file cache_readonly cache_uncreatable; do
+  grep -q INTERNALERROR "$log.log" && { echo "FAIL: $log: INTERNALERROR"; fail=1; }
+done
+victim=$(find cache -name '*.json' | sort | head -1)
+head -c 100 "$victim" > truncated.json && cat truncated.json > "$victim"
+run cache_truncated 0 "${ppl[@]}" &&
+  has cache_truncated "kvbench: repaired the cache: removed a corrupt golden and wrote it anew: $work/$victim: invalid JSON" \
+    "1 goldens written, $((m - 1)) reused" "$m passed"
+data=$(find cache -name '*.safetensors' | sort | head -1)
+size=$(stat -c %s "$data")
+printf '\377' | dd of="$data" bs=1 seek=$((size - 1)) conv=notrunc 2> /dev/null
+run cache_data_corrupt 1 "${ppl[@]}" &&
+  has cache_data_corrupt "kvbench: the cached golden of" "does not match its checksum" "1 error" &&
+  ! grep -q INTERNALERROR cache_data_corrupt.log &&
+  echo "ok: an unusable cache folder named in one line; a truncated cached manifest repaired; corrupt cached data named"
 # The goldens (420 MiB): kept for a look after a failure only.
 [ "$fail" = 0 ] && rm -rf "$work/pytest_cache/d/kvbench" "$work/cache"
 exit $fail

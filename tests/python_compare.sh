@@ -4,7 +4,8 @@
 # (must pass), and per case one planted error, by turns: one element perturbed beyond its
 # allowance, two NaNs (a tie: the first is the worst), an untouched in-place element changed
 # (its sign flipped: -0 is not +0), a run of elements left unwritten (an in-place tensor's
-# initial values, a plain output's zeros), and every element moved within its allowance (to
+# initial values, a plain output's zeros, the poison's signalling NaN where NaN is permitted),
+# and every element moved within its allowance (to
 # its alternate, a permitted NaN, half its allowance; rounding may push it out: the plant of
 # the few goldens that permit a NaN). Per output, every metric of `check --json` (verdict,
 # counts, max_abs, max_rel, rel_l2, scale, max_over_tolerance, the worst element's index,
@@ -24,7 +25,7 @@ PYTHONPATH="$src/python" "$python" - "$kvbench" "$work" <<'PY'
 import collections, json, math, os, subprocess, sys, time
 import numpy as np
 import kvbench
-from kvbench.compare import compare, failure_lines
+from kvbench.compare import compare, failure_lines, _UNWRITTEN as UNWRITTEN
 
 program, work = sys.argv[1:3]
 KINDS = ("perturb", "nan", "untouched", "unwritten", "within")
@@ -78,6 +79,9 @@ def plant(g, kind, rng):
         elif kind == "unwritten":
             i = np.flatnonzero(on)[rng.integers(on.sum()):][:5]
             a[i] = g.inputs[name].reshape(-1)[i] if name in g.touched else 0
+            if nan_ok.any() and g.dtypes[name] in UNWRITTEN:  # still kvbench's poison where NaN is permitted
+                j = np.flatnonzero(nan_ok)[:5]
+                a.view("u%d" % a.dtype.itemsize)[j] = UNWRITTEN[g.dtypes[name]]
         else:  # within
             if name in g.alternates:
                 alt = g.alternates[name].reshape(-1)
@@ -153,8 +157,8 @@ for folder in ("clean", "planted"):
         failed[kinds[name]] += not py_pass
         for m, o in zip(results, c["outputs"]):
             w = o.get("worst", {})
-            counts = ("elements", "violations", "boundary", "untouched_changed", "nonfinite_mismatches",
-                      "per_element_bound")
+            counts = ("elements", "violations", "boundary", "untouched_changed", "unwritten",
+                      "nonfinite_mismatches", "per_element_bound")
             pairs = [(f, getattr(m, f), o[f]) for f in counts]
             pairs += [(f, getattr(m, f), number(o, f)) for f in ("max_abs", "max_rel", "rel_l2", "scale",
                                                                 "max_over_tolerance")]

@@ -12,7 +12,7 @@ See specs/python-package.md.
 """
 from .backend import NOT_IMPLEMENTED, NotImplementedCase, attributes_of, backend, run_case
 from .compare import Metrics, assert_matches, compare, compare_output, failure_lines, poison
-from .golden import (READABLE_FORMATS, Golden, GoldenCase, cases, from_array, load_case, load_golden,
+from .golden import (READABLE_FORMATS, Golden, GoldenCase, GoldenError, cases, from_array, load_case, load_golden,
                      read_safetensors, save_actual, to_array, verify_checksums, write_safetensors)
 
 __version__ = "0.1.0"
@@ -27,5 +27,5 @@ def parametrize(path, filter=None):
 
 __all__ = ["NOT_IMPLEMENTED", "NotImplementedCase", "attributes_of", "backend", "run_case", "Metrics",
            "assert_matches", "compare", "compare_output", "failure_lines", "parametrize", "poison",
-           "READABLE_FORMATS", "Golden", "GoldenCase", "cases", "from_array", "load_case", "load_golden",
+           "READABLE_FORMATS", "Golden", "GoldenCase", "GoldenError", "cases", "from_array", "load_case", "load_golden",
            "read_safetensors", "save_actual", "to_array", "verify_checksums", "write_safetensors"]

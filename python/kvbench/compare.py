@@ -24,7 +24,7 @@ class Metrics:
     def __init__(self, tensor, shape):
         self.tensor, self.shape = tensor, tuple(shape)
         self.elements = self.violations = self.nonfinite_mismatches = 0
-        self.untouched_changed = self.boundary = 0
+        self.untouched_changed = self.boundary = self.unwritten = 0
         self.max_abs = self.max_rel = self.scale = self.rel_l2 = self.max_over_tolerance = 0.0
         self.worst_index = -1
         self.worst_actual = self.worst_golden = self.worst_allowed = 0.0
@@ -43,6 +43,11 @@ class Metrics:
 def stored(array, dtype, shape):
     """`array` as kvbench reads it back from save_actual's file (bf16 as float32, s4 as int8)."""
     return to_array(from_array(array, dtype), dtype, shape)
+
+
+# compare.cpp unwritten_nan_bits: the poison's signalling NaN (no arithmetic yields it), as
+# stored() holds each dtype (bf16 widened to f32 by its top half).
+_UNWRITTEN = {"f16": 0x7D5A, "bf16": 0x7FA50000, "f32": 0x7FA5A5A5}
 
 
 def _bits(a):
@@ -113,6 +118,10 @@ def compare_output(golden, name, actual):
     on = touched[s]
     alt = golden.alternates[name].reshape(-1)[s] if name in golden.alternates else np.full(s.size, np.nan)
     nan_ok = golden.nan_permitted[name].reshape(-1)[s] if name in golden.nan_permitted else np.zeros(s.size, bool)
+    # A permitted NaN is computed (quiet), never the poison left unwritten.
+    unwritten = nan_ok & (_bits(got[s]) == _UNWRITTEN[dtype]) if dtype in _UNWRITTEN else np.zeros(s.size, bool)
+    nan_ok = nan_ok & ~unwritten
+    m.unwritten = int(np.count_nonzero(unwritten))
     # A bound in the golden decides (a case file's tolerance that replaces it leaves none there).
     m.per_element_bound = name in golden.bounds
 
@@ -161,14 +170,17 @@ def compare_output(golden, name, actual):
 
 def poison(golden):
     """Overwrites, in golden.inputs, every element an in-place output must write with a value
-    that cannot pass, as kvbench does before each dispatch (compare.cpp poison_output): NaN
-    (1234.5 where the golden is NaN), an integer code with its top bit flipped. A kernel that
-    leaves such an element unwritten then fails, though the initial value may equal the golden."""
+    that cannot pass, as kvbench does before each dispatch (compare.cpp poison_output): the
+    signalling NaN of _UNWRITTEN (1234.5 where the golden is NaN), an integer code with its top
+    bit flipped. A kernel that leaves such an element unwritten then fails, though the initial
+    value may equal the golden."""
     for name, touched in golden.touched.items():
         a, mask = golden.inputs[name], touched.astype(bool)
         g = golden.expected[name][mask]
         if a.dtype.kind == "f":
-            a[mask] = np.where(np.isnan(g), 1234.5, np.nan)
+            nan = np.array(_UNWRITTEN[golden.dtypes[name]], "u%d" % a.dtype.itemsize).view(a.dtype) \
+                if golden.dtypes[name] in _UNWRITTEN else np.nan
+            a[mask] = np.where(np.isnan(g), 1234.5, nan)
         else:
             top = 1 << ((4 if golden.dtypes[name] in ("s4", "u4") else 8 * a.dtype.itemsize) - 1)
             a[mask] = g ^ a.dtype.type(-top if a.dtype.kind == "i" else top)
@@ -209,6 +221,8 @@ def violations_line(m):
         m.nonfinite_mismatches)
     if m.untouched_changed:
         line += "; %d elements outside the written region changed" % m.untouched_changed
+    if m.unwritten:
+        line += "; %d never written (still the poison, where NaN is permitted)" % m.unwritten
     return line
 
 

@@ -29,178 +29,240 @@ values (inputs only: save_actual writes outputs). save_actual converts back.
 See specs/golden-format.md and specs/python-package.md.
 """
 import json
+import math
 import os
-import struct
+import re
+import stat
 
 import numpy as np
 
-_NUMPY = {"F64": np.float64, "F32": np.float32, "F16": np.float16, "I64": np.int64,
-          "I32": np.int32, "I16": np.int16, "I8": np.int8, "U8": np.uint8, "BOOL": np.bool_}
-
-
-def read_safetensors(path, names=None):
-    """{name: (safetensors dtype, shape, raw bytes)} and the metadata dict; with `names`, the
-    bytes of those tensors only (the others map to None)."""
-    with open(path, "rb") as f:
-        (n,) = struct.unpack("<Q", f.read(8))
-        header = json.loads(f.read(n))
-        meta = header.pop("__metadata__", {})
-        base = 8 + n
-        out = {}
-        for name, info in sorted(header.items(), key=lambda item: item[1]["data_offsets"][0]):
-            begin, end = info["data_offsets"]
-            raw = None
-            if names is None or name in names:
-                f.seek(base + begin)
-                raw = f.read(end - begin)
-                if len(raw) != end - begin:
-                    raise ValueError("%s: tensor %r runs past the end of the file" % (path, name))
-            out[name] = (info["dtype"], tuple(info["shape"]), raw)
-    return out, meta
-
-
-def write_safetensors(path, tensors, metadata=None):
-    """tensors: {name: (safetensors dtype, shape, raw bytes)}; written in name order."""
-    header, offset, blobs = {}, 0, []
-    for name in sorted(tensors):
-        dtype, shape, raw = tensors[name]
-        header[name] = {"dtype": dtype, "shape": list(shape), "data_offsets": [offset, offset + len(raw)]}
-        offset += len(raw)
-        blobs.append(raw)
-    if metadata:
-        header["__metadata__"] = metadata
-    text = json.dumps(header, separators=(",", ":")).encode()
-    text += b" " * ((8 - len(text) % 8) % 8)
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(text)))
-        f.write(text)
-        for b in blobs:
-            f.write(b)
-
-
-def _unpack4(raw, count, signed):
-    b = np.frombuffer(raw, dtype=np.uint8)
-    nib = np.empty(b.size * 2, dtype=np.uint8)
-    nib[0::2] = b & 0x0F
-    nib[1::2] = b >> 4
-    nib = nib[:count]
-    if signed:
-        return (nib.astype(np.int16) - ((nib & 8).astype(np.int16) << 1)).astype(np.int8)
-    return nib
-
-
-def _pack4(values):
-    v = (np.asarray(values).astype(np.int16).reshape(-1) & 0x0F).astype(np.uint8)
-    if v.size % 2:
-        v = np.append(v, np.uint8(0))
-    return (v[0::2] | (v[1::2] << 4)).tobytes()
-
-
-# 4-bit floats (sign << 3 | magnitude code, bias 1) and the E8M0 power of two, as float32.
-_FP4 = {"f4e2m1": np.array([0, 0.5, 1, 1.5, 2, 3, 4, 6], np.float32),
-        "f4e1m2": np.array([0, 0.25, 0.5, 0.75, 1, 1.25, 1.5, 1.75], np.float32)}
-
-
-def _fp8_values(dtype):
-    """The 256 values of an OCP FP8 format (OFP8 rev 1.0 table 1) as float32, by code."""
-    mbits, bias = (3, 7) if dtype == "f8e4m3fn" else (2, 15)
-    code = np.arange(256)
-    e, m = (code & 0x7F) >> mbits, code & ((1 << mbits) - 1)
-    mag = np.where(e == 0, np.ldexp(m.astype(np.float64), 1 - bias - mbits),
-                   np.ldexp((m + (1 << mbits)).astype(np.float64), e - bias - mbits))
-    if dtype == "f8e4m3fn":
-        mag = np.where((code & 0x7F) == 0x7F, np.nan, mag)
-    else:
-        mag = np.where(e == 31, np.where(m == 0, np.inf, np.nan), mag)
-    return np.where(code & 0x80, -mag, mag).astype(np.float32)
-
-
-_FP8 = {"f8e4m3fn": ("F8_E4M3", _fp8_values("f8e4m3fn")), "f8e5m2": ("F8_E5M2", _fp8_values("f8e5m2"))}
-
-
-def fp8_codes(values, dtype, saturate=False):
-    """The FP8 codes (uint8) of float values: rounded to nearest, ties to the even code; past
-    the largest value NaN (f8e4m3fn) or infinity (f8e5m2), or with `saturate` the largest."""
-    table = _FP8[dtype][1].astype(np.float64)
-    finite = np.arange(128)[np.isfinite(table[:128])]  # non-negative codes, ascending values
-    v = np.asarray(values, np.float64).reshape(-1)
-    a = np.abs(v)
-    upper = np.clip(np.searchsorted(table[finite], a), 1, len(finite) - 1)
-    lo, hi = finite[upper - 1], finite[upper]
-    d_lo, d_hi = a - table[lo], table[hi] - a
-    code = np.where((d_lo < d_hi) | ((d_lo == d_hi) & (lo % 2 == 0)), lo, hi)
-    largest = finite[-1]
-    # Past the largest: a value halfway to the next binade step or more overflows (the
-    # step above the largest is the largest's own spacing).
-    step = table[largest] - table[largest - 1]
-    over = a >= table[largest] + step / 2 if dtype == "f8e5m2" else a > table[largest] + step / 2
-    code = np.where(over, largest if saturate else (0x7C if dtype == "f8e5m2" else 0x7F), code)
-    code = np.where(np.isnan(v), 0x7F if dtype == "f8e4m3fn" else 0x7E, code)
-    return (code | np.where(np.signbit(v), 0x80, 0)).astype(np.uint8)
-
-
-def to_array(stored, dtype, shape):
-    """The numpy array of a stored tensor with kvbench dtype `dtype` and logical `shape`
-    (f4e2m1/f4e1m2/f8e8m0: their values as float32)."""
-    st_dtype, st_shape, raw = stored
-    count = int(np.prod(shape, dtype=np.int64)) if shape else 1
-    if dtype in ("s4", "u4"):
-        return _unpack4(raw, count, dtype == "s4").reshape(shape)
-    if dtype in _FP4:
-        code = _unpack4(raw, count, False)
-        return np.where(code & 8, -_FP4[dtype][code & 7], _FP4[dtype][code & 7]).astype(np.float32).reshape(shape)
-    if dtype in _FP8:
-        return _FP8[dtype][1][np.frombuffer(raw, dtype=np.uint8)].reshape(shape)
-    if dtype == "f8e8m0":
-        b = np.frombuffer(raw, dtype=np.uint8).astype(np.int32)
-        value = np.ldexp(np.float32(1), np.where(b == 255, 0, b - 127)).astype(np.float32)
-        return np.where(b == 255, np.float32(np.nan), value).reshape(shape)
-    if st_dtype == "BF16":
-        bits = np.frombuffer(raw, dtype=np.uint16).astype(np.uint32) << 16
-        return bits.view(np.float32).reshape(shape)
-    # A bytearray, not the bytes object: frombuffer over bytes gives a read-only array.
-    return np.frombuffer(bytearray(raw), dtype=_NUMPY[st_dtype]).reshape(shape)
-
-
-def from_array(array, dtype):
-    """(safetensors dtype, stored shape, raw bytes) of `array` stored as kvbench dtype `dtype`."""
-    a = np.asarray(array)
-    if dtype in ("s4", "u4"):
-        raw = _pack4(a)
-        return "U8", (len(raw),), raw
-    if dtype in _FP8:
-        return _FP8[dtype][0], a.shape, fp8_codes(a, dtype).tobytes()
-    if dtype == "bf16":
-        f = np.ascontiguousarray(a, dtype=np.float32).view(np.uint32)
-        # Round to nearest even; NaN stays NaN.
-        rounded = ((f + 0x7FFF + ((f >> 16) & 1)) >> 16).astype(np.uint16)
-        rounded = np.where(np.isnan(a.astype(np.float32)), (f >> 16).astype(np.uint16) | 0x40, rounded)
-        return "BF16", a.shape, rounded.astype(np.uint16).tobytes()
-    names = {"f32": ("F32", np.float32), "f16": ("F16", np.float16), "i8": ("I8", np.int8), "u8": ("U8", np.uint8),
-             "i32": ("I32", np.int32), "i64": ("I64", np.int64), "bool": ("BOOL", np.bool_)}
-    st, npt = names[dtype]
-    return st, a.shape, np.ascontiguousarray(a, dtype=npt).tobytes()
-
+from .storage import *  # noqa: F401,F403  (re-exported: kvbench.golden is the public module)
+from .storage import (MAX_GOLDEN_ELEMENTS, GoldenError, _is_int, _kind, _shape_text, from_array,
+                      read_manifest_json, read_safetensors, to_array, write_safetensors)
 
 READABLE_FORMATS = (1, 2, 3, 4)
+CHECKSUM_ALGORITHM = "XXH3-128"
+# kvbench dtype -> safetensors dtype as stored (src/golden/safetensors.cpp safetensors_dtype).
+_STORED = {"f32": "F32", "f16": "F16", "bf16": "BF16", "i8": "I8", "u8": "U8", "s4": "U8", "u4": "U8",
+           "i32": "I32", "i64": "I64", "bool": "BOOL", "f4e2m1": "U8", "f4e1m2": "U8", "f8e8m0": "U8",
+           "f8e4m3fn": "F8_E4M3", "f8e5m2": "F8_E5M2"}
+_FOUR_BIT = ("s4", "u4", "f4e2m1", "f4e1m2")
+_HEX32 = re.compile(r"[0-9a-f]{32}\Z")
+
+
+def _numel(shape):
+    n = 1
+    for d in shape:
+        n *= d
+    return n
+
+
+def stored_shape(dtype, shape):
+    """The shape a tensor of kvbench dtype `dtype` and logical `shape` is stored with."""
+    return ((_numel(shape) + 1) // 2,) if dtype in _FOUR_BIT else tuple(shape)
+
+
+def _pointer_token(key):
+    return key.replace("~", "~0").replace("/", "~1")
+
+
+def check_manifest(doc, path):
+    """The checks of kvbench's C++ reader (src/golden/manifest.cpp parse_manifest) on a
+    manifest's JSON `doc`: GoldenError "PATH: /json/pointer: reason" on the first problem.
+    Returns the golden format (1 when there is no "format" field)."""
+    def fail(pointer, reason):
+        raise GoldenError("%s: %s%s" % (path, pointer + ": " if pointer else "", reason))
+
+    def require(obj, at, key):
+        if key not in obj:
+            fail(at + "/" + _pointer_token(key), "required field is missing")
+        return obj[key]
+
+    def text(obj, at, key, optional=False, tensor=False):
+        if optional and key not in obj:
+            return ""
+        v = require(obj, at, key)
+        if not isinstance(v, str):
+            fail(at + "/" + key, "must be a string, not %s" % _json_type(v))
+        if tensor and not v:  # "" would read as absent: a "bound": "" would drop the bound
+            fail(at + "/" + key, "must name a tensor, not be empty (leave the field out for none)")
+        return v
+
+    def number(obj, at, key):
+        v = require(obj, at, key)
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0:
+            fail(at + "/" + key, "must be a finite number >= 0, not %s" % json.dumps(v))
+        return v
+
+    if not isinstance(doc, dict):
+        fail("", "a manifest must be a JSON object")
+    fmt = 1
+    if "format" in doc:
+        f = doc["format"]
+        if not _is_int(f) or f not in READABLE_FORMATS:
+            fail("/format", "golden format %s is not one this reader knows %r: write the golden again with "
+                            "this kvbench, or use the kvbench that wrote it" % (json.dumps(f), READABLE_FORMATS))
+        fmt = f
+    text(doc, "", "case")
+    text(doc, "", "op")
+    if "source" in doc:
+        text(doc, "", "source")
+    data = text(doc, "", "safetensors")
+    if data in ("", ".", "..") or "/" in data:
+        fail("/safetensors", "must be a file name beside the manifest, not '%s'" % data)
+    if fmt < 3 and "checksums" in doc:
+        fail("/format", "the manifest records checksums, which only golden format 3 and later have, but its "
+                        "format is %s: refused rather than read unverified"
+                        % (json.dumps(doc["format"]) if "format" in doc else "missing (format 1)"))
+    if fmt >= 3:
+        sums = require(doc, "", "checksums")
+        if not isinstance(sums, dict):
+            fail("/checksums", "must be an object")
+        if text(sums, "/checksums", "algorithm") != CHECKSUM_ALGORITHM:
+            fail("/checksums/algorithm", 'must be "%s", not %s' % (CHECKSUM_ALGORITHM, json.dumps(sums["algorithm"])))
+        by_name = require(sums, "/checksums", "tensors")
+        if not isinstance(by_name, dict) or not by_name:
+            fail("/checksums/tensors", "must be a non-empty object")
+        for key in sorted(by_name):
+            v = by_name[key]
+            if not isinstance(v, str) or not _HEX32.match(v):
+                fail("/checksums/tensors/" + _pointer_token(key), "must be 32 lowercase hex digits, not %s" % json.dumps(v))
+    tensors = require(doc, "", "tensors")
+    if not isinstance(tensors, list):
+        fail("/tensors", "must be an array")
+    for i, t in enumerate(tensors):
+        at = "/tensors/%d" % i
+        if not isinstance(t, dict):
+            fail(at, "must be an object")
+        name = text(t, at, "name")
+        dtype = text(t, at, "dtype")
+        if dtype not in _STORED:
+            fail(at + "/dtype", "unknown dtype '%s' of tensor '%s'" % (dtype, name))
+        shape = require(t, at, "shape")
+        if not isinstance(shape, list):
+            fail(at + "/shape", "must be an array of sizes")
+        numel = 1
+        for d in shape:
+            if not _is_int(d) or d < 0 or d >= 2**63:
+                fail(at + "/shape", "must be an array of sizes, not %s" % json.dumps(shape, separators=(",", ":")))
+            if d != 0 and numel > MAX_GOLDEN_ELEMENTS // d:
+                fail(at + "/shape", "more than 2^48 elements: %s" % json.dumps(shape, separators=(",", ":")))
+            numel *= d
+        role = text(t, at, "role")
+        if role not in ("input", "output", "inplace"):
+            fail(at + "/role", "tensor '%s' has role '%s' (one of input, output, inplace)" % (name, role))
+    outputs = require(doc, "", "outputs")
+    if not isinstance(outputs, list) or not outputs:
+        fail("/outputs", "must be a non-empty array")
+    for i, o in enumerate(outputs):
+        at = "/outputs/%d" % i
+        if not isinstance(o, dict):
+            fail(at, "must be an object")
+        name = text(o, at, "name")
+        for key in ("expected", "expected_f64"):
+            text(o, at, key)
+        for key in ("alternate", "touched", "alternate_index"):
+            text(o, at, key, optional=True, tensor=True)
+        if fmt >= 4:
+            text(o, at, "bound", optional=True, tensor=True)
+            text(o, at, "nan_permitted", optional=True, tensor=True)
+        else:
+            for key in ("bound", "nan_permitted"):
+                if key in o:
+                    fail(at + "/" + key, "%s is a golden format 4 field, but the format is %d" % (key, fmt))
+        if fmt >= 2 and bool(o.get("alternate")) != bool(o.get("alternate_index")):
+            fail(at, "output '%s' must name both alternate and alternate_index, or neither" % name)
+        tol = require(o, at, "tolerance")
+        if not isinstance(tol, dict):
+            fail(at + "/tolerance", "must be an object")
+        number(tol, at + "/tolerance", "atol")
+        number(tol, at + "/tolerance", "rtol")
+        text(tol, at + "/tolerance", "reason", optional=True)
+        found = [k for k, t in enumerate(tensors) if t["name"] == name]
+        if len(found) > 1:
+            fail("/tensors/%d" % found[1], "tensor '%s' is listed twice" % name)
+        if not found:
+            fail(at + "/name", "output '%s' has no entry in tensors" % name)
+        if tensors[found[0]]["role"] == "input":
+            fail("/tensors/%d/role" % found[0], "tensor '%s' is listed in outputs, so its role must be output or "
+                                                "inplace, not 'input'" % name)
+        if tensors[found[0]]["role"] == "inplace" and not o.get("touched"):
+            fail(at, "in-place output '%s' has no touched tensor" % name)
+    return fmt
+
+
+def _json_type(v):
+    return {dict: "object", list: "array", str: "string", bool: "boolean", type(None): "null"}.get(
+        type(v), "number")
 
 
 def verify_checksums(manifest, data_path, stored):
-    """Format 3: every tensor of the data file against the manifest's XXH3-128 checksums."""
+    """Format 3 and later: every tensor of the data file against the manifest's XXH3-128
+    checksums (the manifest checked by check_manifest first)."""
     import xxhash  # Debian's python3-xxhash (tools/setup.sh)
-    sums = manifest["checksums"]
-    if sums.get("algorithm") != "XXH3-128":
-        raise ValueError("%s: unknown checksum algorithm %r" % (data_path, sums.get("algorithm")))
+    sums = manifest.get("checksums")
+    if not isinstance(sums, dict) or not isinstance(sums.get("tensors"), dict):
+        raise GoldenError("%s: the manifest has no checksums object" % data_path)
+    if sums.get("algorithm") != CHECKSUM_ALGORITHM:
+        raise GoldenError("%s: unknown checksum algorithm %r" % (data_path, sums.get("algorithm")))
     recorded = sums["tensors"]
-    for name in sorted(set(recorded) | set(stored)):
+    for name in sorted(recorded):
         if name not in stored:
-            raise ValueError("%s: tensor %r listed in the manifest's checksums is missing from the file" % (data_path, name))
+            raise GoldenError("%s: tensor '%s' listed in the manifest's checksums is missing from the file" % (data_path, name))
+    for name in sorted(stored):
         if name not in recorded:
-            raise ValueError("%s: tensor %r has no checksum in the manifest" % (data_path, name))
+            raise GoldenError("%s: tensor '%s' has no checksum in the manifest" % (data_path, name))
         if stored[name][2] is None:  # not read (a backend reads its inputs only)
             continue
         if xxhash.xxh3_128(stored[name][2]).hexdigest() != recorded[name]:
-            raise ValueError("%s: tensor %r does not match its checksum: the golden data is corrupt" % (data_path, name))
+            raise GoldenError("%s: tensor '%s' does not match its checksum: the golden data is corrupt" % (data_path, name))
+
+
+class _Data:
+    """The tensors of a golden's data file, each fetched with the checks of kvbench's C++
+    reader (src/golden/expected_arrays.cpp): present, of the dtype and shape expected."""
+
+    def __init__(self, path, stored):
+        self.path, self.stored = path, stored
+
+    def entry(self, key):
+        if key not in self.stored:
+            raise GoldenError("%s has no tensor '%s'" % (self.path, key))
+        return self.stored[key]
+
+    def checked(self, key, dtypes, shape, note=""):
+        dtype, st_shape, raw = self.entry(key)
+        if dtype not in dtypes:
+            raise GoldenError("%s: tensor '%s' has dtype %s, expected %s%s" % (self.path, key, dtype, dtypes[0], note))
+        if tuple(st_shape) != tuple(shape):
+            raise GoldenError("%s: tensor '%s' has shape %s, expected %s" % (self.path, key, _shape_text(st_shape),
+                                                                              _shape_text(shape)))
+        return self.stored[key]
+
+    def tensor(self, key, t):
+        """A manifest tensor `t` stored under `key`, as its numpy array."""
+        note = " (%s packed two per byte)" % t["dtype"] if t["dtype"] in _FOUR_BIT else ""
+        stored = self.checked(key, (_STORED[t["dtype"]],), stored_shape(t["dtype"], t["shape"]), note)
+        return to_array(stored, t["dtype"], t["shape"])
+
+    def doubles(self, key, shape, fmt):
+        """Side arrays: F64; from format 2 also F32, F16 or BF16 (widened, bit for bit)."""
+        dtypes = ("F64", "F32", "F16", "BF16") if fmt >= 2 else ("F64",)
+        stored = self.checked(key, dtypes, shape, " (or F32, F16, BF16)" if fmt >= 2 else "")
+        return _doubles(stored)
+
+    def indices(self, key, n):
+        """A one-dimensional I64 tensor of strictly ascending flat indices within [0, n)."""
+        dtype, shape, raw = self.entry(key)
+        if len(shape) != 1:
+            raise GoldenError("%s: tensor '%s' must be one-dimensional" % (self.path, key))
+        index = to_array(self.checked(key, ("I64",), shape), "i64", shape)
+        bad = np.flatnonzero((index < 0) | (index >= n) | np.r_[False, index[1:] <= index[:-1]])
+        if bad.size:
+            k = int(bad[0])
+            raise GoldenError("%s: tensor '%s' holds %d at %d: indices must ascend within [0, %d)"
+                              % (self.path, key, int(index[k]), k, n))
+        return index
 
 
 def _doubles(stored):
@@ -229,70 +291,96 @@ class Golden:
 
     With expected=False only the inputs are read (and verified): what a backend needs, and
     it cannot read what it is judged by.
+
+    A golden that kvbench's C++ reader refuses is refused here too, with a GoldenError (a
+    ValueError) naming the file and the field or tensor (specs/golden-format.md "What a
+    reader refuses").
     """
 
     def __init__(self, manifest_path, expected=True):
-        with open(manifest_path) as f:
-            self.manifest = json.load(f)
         self.path = manifest_path
-        self.format = self.manifest.get("format", 1)
-        if self.format not in READABLE_FORMATS:
-            raise ValueError("%s: golden format %r is not one this reader knows %r" % (manifest_path, self.format, READABLE_FORMATS))
+        self.manifest = read_manifest_json(manifest_path)
+        self.format = check_manifest(self.manifest, manifest_path)
         self.stem = os.path.splitext(os.path.basename(manifest_path))[0]
         folder = os.path.dirname(manifest_path)
         data_path = os.path.join(folder, self.manifest["safetensors"])
-        self.tensors = {t["name"]: t for t in self.manifest["tensors"]}
+        self.tensors = {}
+        for t in self.manifest["tensors"]:
+            self.tensors.setdefault(t["name"], t)
         self.dtypes = {name: t["dtype"] for name, t in self.tensors.items()}
         wanted = None if expected else {t["name"] for t in self.manifest["tensors"] if t["role"] != "output"}
         stored, _ = read_safetensors(data_path, wanted)
         if self.format >= 3:
             verify_checksums(self.manifest, data_path, stored)
+        data = _Data(data_path, stored)
         self.inputs, self.expected, self.expected_f64, self.alternates, self.touched, self.tolerances = {}, {}, {}, {}, {}, {}
         self.bounds, self.nan_permitted = {}, {}
-        self.lists = {}
+        lists = {}
         for t in self.manifest["tensors"]:
-            if t["role"] != "output":
-                self.inputs[t["name"]] = to_array(stored[t["name"]], t["dtype"], t["shape"])
-            if "list" in t:
-                self.lists.setdefault(t["list"]["of"], {})[t["list"]["index"]] = t["name"]
-        self.lists = {of: [self.inputs[named[i]] for i in sorted(named)] for of, named in self.lists.items()
+            if t["role"] != "output" and t["name"] not in self.inputs:
+                self.inputs[t["name"]] = data.tensor(t["name"], t)
+            group = t.get("list")  # not read by kvbench check: used when well formed, else ignored
+            if isinstance(group, dict) and isinstance(group.get("of"), str) and _is_int(group.get("index")):
+                lists.setdefault(group["of"], {})[group["index"]] = t["name"]
+        self.lists = {of: [self.inputs[named[i]] for i in sorted(named)] for of, named in lists.items()
                       if all(n in self.inputs for n in named.values())}
         for o in self.manifest["outputs"]:
             self.tolerances[o["name"]] = o["tolerance"]
             if expected:
-                self._read_output(o, stored)
+                self._read_output(o, data)
 
-    def _read_output(self, o, stored):
+    def _read_output(self, o, data):
+        # The order of kvbench check (src/golden/golden_check.cpp, expected_arrays.cpp load_expected).
         name, t = o["name"], self.tensors[o["name"]]
-        shape, count = t["shape"], int(np.prod(t["shape"], dtype=np.int64))
-        self.expected[name] = to_array(stored[o["expected"]], t["dtype"], shape)
-        if "touched" in o:
+        shape, count = tuple(t["shape"]), _numel(t["shape"])
+        self.expected[name] = data.tensor(o["expected"], t)
+        touched = o.get("touched") or ""  # "" is no tensor, as in kvbench check
+        if touched:
             if self.format >= 2:  # one bit per element, little-endian within a byte
-                bits = np.frombuffer(stored[o["touched"]][2], dtype=np.uint8)
+                bits = to_array(data.checked(touched, ("U8",), ((count + 7) // 8,), " (one bit per element)"), "u8",
+                                ((count + 7) // 8,))
+                if count % 8 and bits[-1] >> (count % 8):
+                    raise GoldenError("%s: tensor '%s' has bits set past its %d elements" % (data.path, touched, count))
                 self.touched[name] = np.unpackbits(bits, bitorder="little")[:count].reshape(shape).copy()
             else:
-                self.touched[name] = to_array(stored[o["touched"]], "u8", shape)
-        f64 = _doubles(stored[o["expected_f64"]])
-        if self.format >= 2 and "touched" in o:  # the touched elements only; the rest keep their value
+                mask = to_array(data.checked(touched, ("U8",), shape), "u8", shape)
+                bad = np.flatnonzero(mask.reshape(-1) > 1)
+                if bad.size:
+                    raise GoldenError("%s: tensor '%s' holds %d at %s (must be 0 or 1)" % (
+                        data.path, touched, int(mask.reshape(-1)[bad[0]]),
+                        _shape_text(np.unravel_index(int(bad[0]), shape))))
+                self.touched[name] = mask
+        if self.format >= 2 and touched:  # the touched elements only; the rest keep their value
+            on = self.touched[name].astype(bool)
+            f64 = data.doubles(o["expected_f64"], (int(on.sum()),), 2)
+            if name not in self.inputs:
+                raise GoldenError("%s has no tensor '%s'" % (data.path, name))
             dense = self.inputs[name].astype(np.float64)
-            dense[self.touched[name].astype(bool)] = f64
+            dense[on] = f64
             f64 = dense
+        else:
+            f64 = data.doubles(o["expected_f64"], shape, self.format)
         self.expected_f64[name] = f64.reshape(shape)
-        if "alternate" in o:
-            values = _doubles(stored[o["alternate"]])
+        if o.get("alternate"):
             if self.format >= 2:  # values at ascending flat indices
-                index = to_array(stored[o["alternate_index"]], "i64", stored[o["alternate_index"]][1])
+                index = data.indices(o["alternate_index"], count)
+                values = data.doubles(o["alternate"], (index.size,), 2)
                 dense = np.full(count, np.nan)
                 dense[index] = values
                 values = dense
+            else:
+                values = data.doubles(o["alternate"], shape, 1)
             self.alternates[name] = values.reshape(shape)
-        if "bound" in o:  # format 4
-            bound = to_array(stored[o["bound"]], "f32", shape)
-            if not np.all(bound >= 0):
-                raise ValueError("%s: tensor %r holds a negative or NaN bound" % (self.path, o["bound"]))
+        if o.get("bound"):  # format 4
+            bound = to_array(data.checked(o["bound"], ("F32",), shape), "f32", shape)
+            bad = np.flatnonzero(~(bound.reshape(-1) >= 0))
+            if bad.size:
+                raise GoldenError("%s: tensor '%s' holds %r at %s (a bound is a non-negative number)" % (
+                    data.path, o["bound"], float(bound.reshape(-1)[bad[0]]),
+                    _shape_text(np.unravel_index(int(bad[0]), shape))))
             self.bounds[name] = bound
-        if "nan_permitted" in o:
-            index = to_array(stored[o["nan_permitted"]], "i64", stored[o["nan_permitted"]][1])
+        if o.get("nan_permitted"):
+            index = data.indices(o["nan_permitted"], count)
             flags = np.zeros(count, dtype=bool)
             flags[index] = True
             self.nan_permitted[name] = flags.reshape(shape)
@@ -331,19 +419,61 @@ def load_case(manifest_path):
     return Golden(manifest_path)
 
 
-def cases(folder):
-    """Every golden case manifest in a folder, sorted."""
-    out = []
-    for name in sorted(os.listdir(folder)):
-        if name.endswith(".json"):
-            with open(os.path.join(folder, name)) as f:
-                try:
-                    m = json.load(f)
-                except ValueError:
+def _looks_like_manifest(doc):
+    return isinstance(doc, dict) and ("case_hash" in doc or "outputs" in doc)
+
+
+def scan(folder):
+    """(manifests, problems) of a golden folder as `kvbench check` scans it (src/golden/
+    golden_folder.cpp): every *.json under it (recursively, links to folders not followed) is a
+    manifest unless it is valid JSON that does not claim to be one and has no <stem>.safetensors
+    beside it; an entry named *.json or *.safetensors that is not a regular file, and a manifest
+    that does not pass check_manifest, is a problem: "PATH: reason"."""
+    manifests, problems, found = [], [], []
+    if not os.path.isdir(folder):
+        return [], ["%s: not a folder" % folder]
+
+    def walk_error(e):
+        problems.append("%s: cannot list the golden folder completely: %s" % (folder, e))
+
+    for root, dirs, files in os.walk(folder, onerror=walk_error):
+        for name in files + [d for d in dirs if os.path.islink(os.path.join(root, d))]:
+            path = os.path.join(root, name)
+            if not name.endswith((".json", ".safetensors")):
+                continue
+            try:
+                mode = os.stat(path).st_mode
+            except OSError as e:
+                problems.append("%s: cannot read the file: %s" % (path, e.strerror))
+                continue
+            if stat.S_ISDIR(mode):
+                continue
+            if not stat.S_ISREG(mode):
+                problems.append("%s: not a regular file (%s)" % (path, _kind(mode)))
+            elif name.endswith(".json"):
+                found.append(path)
+    for path in sorted(found, key=lambda p: p.split(os.sep)):
+        try:
+            doc = read_manifest_json(path)
+            if not _looks_like_manifest(doc):
+                if not os.path.exists(path[:-5] + ".safetensors"):
                     continue
-            if isinstance(m, dict) and "case_hash" in m:
-                out.append(os.path.join(folder, name))
-    return out
+                raise GoldenError("%s: not a kvbench golden manifest (no case_hash or outputs)" % path)
+            check_manifest(doc, path)
+            manifests.append(path)
+        except GoldenError as e:
+            problems.append(str(e))
+    return manifests, problems
+
+
+def cases(folder):
+    """Every golden case manifest under a folder, sorted. A manifest that kvbench check would
+    report as invalid (corrupt, truncated, not a regular file) is not skipped: GoldenError
+    names it (the first; `scan` gives them all)."""
+    manifests, problems = scan(folder)
+    if problems:
+        raise GoldenError(problems[0] + ("" if len(problems) == 1 else " (and %d more problems)" % (len(problems) - 1)))
+    return manifests
 
 
 def save_actual(path, outputs, case):

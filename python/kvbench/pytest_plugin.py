@@ -16,6 +16,7 @@ is final (-k, --lf), the goldens that are not in the cache yet are written by on
 golden --cases-from` per path, and each is moved into CACHE/<case_hash>-<kvbench version>/: a
 changed case or another kvbench version has another folder; a folder, once there, is whole.
 """
+import errno
 import os
 import re
 import shutil
@@ -25,7 +26,7 @@ import tempfile
 import pytest
 
 from .compare import poison
-from .golden import load_golden
+from .golden import GoldenError, check_manifest, load_golden, read_manifest_json
 
 _GOLDENS = pytest.StashKey()
 
@@ -70,6 +71,7 @@ class Goldens:
         self.config = config
         self.lists = {}
         self.errors = {}  # case name -> why its golden was not written
+        self.repaired = []  # why cached goldens were removed and written anew
         self._binary = self._cache = self.version = None  # version: set with the binary
 
     def option(self, name, env):
@@ -94,9 +96,22 @@ class Goldens:
             if not cache and getattr(self.config, "cache", None) is None:
                 raise pytest.UsageError("kvbench: no cache folder: give --kvbench-cache or set KVBENCH_CACHE "
                                         "(pytest's cache provider is disabled)")
-            self._cache = os.path.abspath(cache) if cache else str(self.config.cache.mkdir("kvbench"))
-            os.makedirs(self._cache, exist_ok=True)
+            # Only the path at collection: the folder is made when a golden must be written
+            # (prepare_cache), so a read-only cache that holds every golden is enough.
+            base = getattr(self.config.cache, "_cachedir", None) if not cache else None
+            self._cache = (os.path.abspath(cache) if cache else os.path.join(str(base), "d", "kvbench") if base
+                           else str(self.config.cache.mkdir("kvbench")))
         return self._cache
+
+    def prepare_cache(self):
+        """The cache folder, made if need be; a one-line usage error naming it when it cannot be."""
+        try:
+            if os.path.exists(self.cache) and not os.path.isdir(self.cache):
+                raise NotADirectoryError(errno.ENOTDIR, "it is a file, not a folder")
+            os.makedirs(self.cache, exist_ok=True)
+        except OSError as e:
+            raise pytest.UsageError("kvbench: cannot use the cache folder %s: %s" % (self.cache, e.strerror or e)) from None
+        return self.cache
 
     def run(self, argv):
         try:
@@ -118,16 +133,39 @@ class Goldens:
                                for name, h, file in rows]
         return self.lists[key]
 
+    def repair(self, c):
+        """Whether the cached golden of `c` is unusable (a truncated or corrupt manifest): then
+        its two files are removed so that it is written anew, and the reason kept in
+        self.repaired. (The data is verified against its checksums when the test loads it.)"""
+        try:
+            check_manifest(read_manifest_json(c.manifest), c.manifest)
+            return False
+        except GoldenError as e:
+            reason = str(e)
+        try:
+            for path in (c.manifest, c.manifest[:-5] + ".safetensors"):
+                if os.path.lexists(path):
+                    os.remove(path)
+        except OSError as e:
+            raise pytest.UsageError("kvbench: the cached golden %s is corrupt (%s) and cannot be removed: %s"
+                                    % (c.manifest, reason, e.strerror or e)) from None
+        self.repaired.append(reason)
+        return True
+
     def write(self, cases):
         """Writes the goldens of the cases that are not in the cache: (written, reused)."""
         missing = {}
         for c in cases:
-            if not c.cached():
+            if not c.cached() or self.repair(c):
                 missing.setdefault(c.path, {})[c.name] = c
         for path, named in missing.items():
             # A folder of this run's own beside the cache: the renames below stay on one file
             # system, and two runs that share the cache never see each other's half-written files.
-            tmp = tempfile.mkdtemp(prefix=".writing-", dir=self.cache)
+            try:
+                tmp = tempfile.mkdtemp(prefix=".writing-", dir=self.prepare_cache())
+            except OSError as e:
+                raise pytest.UsageError("kvbench: cannot write %d golden(s) into the cache folder %s: %s"
+                                        % (len(named), self.cache, e.strerror or e)) from None
             try:
                 with open(os.path.join(tmp, "cases.txt"), "w") as f:
                     f.write("".join(name + "\n" for name in named))
@@ -137,10 +175,14 @@ class Goldens:
                 for c in named.values():
                     stem = os.path.join(out, case_file_stem(c.name))
                     if os.path.isfile(stem + ".json"):
-                        os.makedirs(c.folder, exist_ok=True)
-                        # The data first: the manifest's presence says the golden is whole.
-                        os.replace(stem + ".safetensors", c.manifest[:-5] + ".safetensors")
-                        os.replace(stem + ".json", c.manifest)
+                        try:
+                            os.makedirs(c.folder, exist_ok=True)
+                            # The data first: the manifest's presence says the golden is whole.
+                            os.replace(stem + ".safetensors", c.manifest[:-5] + ".safetensors")
+                            os.replace(stem + ".json", c.manifest)
+                        except OSError as e:
+                            raise pytest.UsageError("kvbench: cannot put the golden of %s into the cache folder "
+                                                    "%s: %s" % (c.name, c.folder, e.strerror or e)) from None
                     else:
                         self.errors[c.name] = "`kvbench golden` exited %d:\n%s" % (r.returncode, r.stderr.strip())
             finally:
@@ -203,6 +245,8 @@ def pytest_collection_finish(session):
     written, reused = goldens.write(list(cases.values()))
     reporter = session.config.pluginmanager.get_plugin("terminalreporter")
     if reporter:
+        for reason in goldens.repaired:
+            reporter.write_line("kvbench: repaired the cache: removed a corrupt golden and wrote it anew: %s" % reason)
         reporter.write_line("kvbench: %d goldens written, %d reused from %s (%s %s)"
                             % (written, reused, goldens.cache, goldens.binary, goldens.version))
 
@@ -219,6 +263,10 @@ def golden(request):
     if not case.cached():
         pytest.fail("kvbench: no golden for %s: %s" % (case.name, goldens.errors.get(case.name, "not written")),
                     pytrace=False)
-    g = load_golden(case.manifest)
+    try:
+        g = load_golden(case.manifest)
+    except GoldenError as e:  # corrupt after it was written (its checksums): one line, no traceback
+        pytest.fail("kvbench: the cached golden of %s cannot be used: %s (remove %s to write it anew)"
+                    % (case.name, e, case.folder), pytrace=False)
     g.kvbench_binary, g.case_file = goldens.binary, case.file  # for the repro line
     return poison(g)

@@ -30,6 +30,15 @@ std::string optional_text(const json& obj, const std::string& at, const std::str
   return obj.contains(key) ? text(obj, at, key) : "";
 }
 
+// An optional field that names a tensor: absent, or a name ("" would read as absent and
+// silently change how the output is judged: a "bound": "" drops the bound).
+std::string optional_tensor(const json& obj, const std::string& at, const std::string& key) {
+  std::string name = optional_text(obj, at, key);
+  if (obj.contains(key) && name.empty())
+    throw ManifestError(at + "/" + key, "must name a tensor, not be empty (leave the field out for none)");
+  return name;
+}
+
 double tolerance_value(const json& obj, const std::string& at, const std::string& key) {
   const json& v = require(obj, at, key);
   if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < 0)
@@ -103,6 +112,16 @@ GoldenManifest parse_manifest(const json& doc, const std::string& path) {
     throw ManifestError("/safetensors", "must be a file name beside the manifest, not '" + file + "'");
   m.safetensors = (std::filesystem::path(path).parent_path() / file).string();
 
+  // Checksums are verified whatever the format field says: a manifest that records them
+  // but claims format 1 (no "format") or 2 would otherwise be read unverified, so a
+  // tampered or rewritten format-3/4 golden could turn verification off by dropping one
+  // field. Refused rather than guessed (specs/golden-format.md "What a reader refuses").
+  if (m.format < 3 && doc.contains("checksums"))
+    throw ManifestError("/format", "the manifest records checksums, which only golden format 3 and later have, "
+                                   "but its format is " +
+                                       (doc.contains("format") ? doc["format"].dump()
+                                                               : std::string("missing (format 1)")) +
+                                       ": refused rather than read unverified");
   if (m.format >= 3) {  // every tensor's checksum, checked against the data by verify_golden_data
     const json& sums = require(doc, "", "checksums");
     if (!sums.is_object()) throw ManifestError("/checksums", "must be an object");
@@ -150,12 +169,19 @@ GoldenManifest parse_manifest(const json& doc, const std::string& path) {
     o.name = text(out, at, "name");
     o.expected = text(out, at, "expected");
     o.expected_f64 = text(out, at, "expected_f64");
-    o.alternate = optional_text(out, at, "alternate");
-    o.touched = optional_text(out, at, "touched");
-    o.alternate_index = optional_text(out, at, "alternate_index");
+    o.alternate = optional_tensor(out, at, "alternate");
+    o.touched = optional_tensor(out, at, "touched");
+    o.alternate_index = optional_tensor(out, at, "alternate_index");
     if (m.format >= 4) {
-      o.bound = optional_text(out, at, "bound");
-      o.nan_permitted = optional_text(out, at, "nan_permitted");
+      o.bound = optional_tensor(out, at, "bound");
+      o.nan_permitted = optional_tensor(out, at, "nan_permitted");
+    } else {
+      // Older formats have neither: refused, not ignored (a reader that honoured them would
+      // judge the case differently from one that did not).
+      for (const char* key : {"bound", "nan_permitted"})
+        if (out.contains(key))
+          throw ManifestError(at + "/" + key, std::string(key) + " is a golden format 4 field, but the format is " +
+                                                   std::to_string(m.format));
     }
     if (m.format >= 2 && o.alternate.empty() != o.alternate_index.empty())
       throw ManifestError(at,

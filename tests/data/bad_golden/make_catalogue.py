@@ -126,6 +126,25 @@ manifest_problem("manifest_safetensors_outside_folder", "/safetensors: must be a
 manifest_problem("manifest_inplace_without_touched", "/outputs/2: in-place output 'cache' has no touched tensor",
                  lambda m: m["outputs"][2].pop("touched"))
 
+# Checksums are verified whatever the format field says (or the combination refused): a
+# manifest that records them but has no "format" (format 1) or format 2 must not turn
+# verification off. The checksums here are wrong for every tensor: read as format 1 the
+# case would pass unverified.
+_ZERO_SUMS = {"algorithm": "XXH3-128", "tensors": {n: "0" * 32 for n in tensors_of(GOLDEN_ST)[0]}}
+manifest_problem("manifest_checksums_without_format", "/format: the manifest records checksums, which only golden "
+                 "format 3 and later have, but its format is missing (format 1)",
+                 lambda m: m.update(checksums=_ZERO_SUMS))
+manifest_problem("manifest_checksums_format_2", "/format: the manifest records checksums, which only golden "
+                 "format 3 and later have, but its format is 2",
+                 lambda m: m.update(checksums=_ZERO_SUMS, format=2))
+# bound and nan_permitted belong to format 4: refused in older formats, not ignored.
+manifest_problem("manifest_bound_in_format_1", "/outputs/0/bound: bound is a golden format 4 field, but the format is 1",
+                 lambda m: m["outputs"][0].update(bound="expected.key"))
+
+# An empty tensor name would read as no tensor ("bound": "" would drop the bound silently).
+manifest_problem("manifest_alternate_empty", "/outputs/0/alternate: must name a tensor, not be empty",
+                 lambda m: m["outputs"][0].update(alternate="", alternate_index=""))
+
 
 @problem("manifest_truncated", 2, "manifest_truncated/golden/tiny.json: invalid JSON")
 def _():
