@@ -54,4 +54,27 @@ double fia_deq_scale2(const Args& a) {
   return fia_truncate_19_bits(fia_code_scale(a, "value") / fia_quant_scale1(a));
 }
 
+double fia_full_quant_bound(double quant_scale1, int64_t dv, std::span<const QueryRow> rows,
+                            const RowSource& values, int64_t keys, const std::vector<double>& row_max,
+                            const std::vector<double>& row_lse) {
+  const auto n = static_cast<size_t>(dv);
+  std::vector<double> prefix((static_cast<size_t>(keys) + 1) * n, 0.0);  // [j][c]: sum of |v_c| over keys < j
+  for (int64_t j = 0; j < keys; ++j) {
+    const double* before = &prefix[static_cast<size_t>(j) * n];
+    double* next = &prefix[(static_cast<size_t>(j) + 1) * n];
+    values(j, next, 1);
+    for (size_t c = 0; c < n; ++c) next[c] = before[c] + std::fabs(next[c]);
+  }
+  double atol = 0;
+  for (size_t r = 0; r < rows.size(); ++r) {
+    double sum = 0;
+    for (size_t c = 0; c < n; ++c)
+      sum = std::max(sum, prefix[static_cast<size_t>(rows[r].end) * n + c] -
+                              prefix[static_cast<size_t>(rows[r].begin) * n + c]);
+    const bool one_key = rows[r].end - rows[r].begin == 1;
+    atol = std::max(atol, fia_full_quant_row_bound(quant_scale1, row_max[r], row_lse[r], sum, one_key));
+  }
+  return atol;
+}
+
 }  // namespace kvbench

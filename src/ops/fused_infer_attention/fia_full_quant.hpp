@@ -4,11 +4,13 @@
 // (spec "Full int8").
 #include <algorithm>
 #include <cmath>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "core/tensor.hpp"
 #include "ops/args.hpp"
+#include "ref/attention.hpp"
 
 namespace kvbench {
 
@@ -52,5 +54,12 @@ inline double fia_full_quant_row_bound(double quant_scale1, double row_max, doub
                k = (one_key ? 0 : 1) + quant_scale1 * std::ldexp(std::fabs(row_max) + 3, -10);
   return k * v_sum / l;
 }
+
+// The INT8 -> FLOAT16 atol of one kv head's rows: the largest over the rows and channels c
+// of the row bound above with v_sum the row's sum over its keys of |v_c| (per channel sums
+// from prefix sums over the keys [0, keys) of `values`).
+double fia_full_quant_bound(double quant_scale1, int64_t dv, std::span<const QueryRow> rows,
+                            const RowSource& values, int64_t keys, const std::vector<double>& row_max,
+                            const std::vector<double>& row_lse);
 
 }  // namespace kvbench

@@ -59,6 +59,43 @@ FiaSide fia_side(const FiaParams& p, int side) {
   return s;
 }
 
+std::function<double(size_t)> fia_mask_values(const FiaParams& p, uint64_t seed) {
+  if (p.compressed_mask()) return [](size_t i) { return i % 2048 > i / 2048 ? 1.0 : 0.0; };
+  // Rows and columns are the padded tensors' positions (left padding moves a batch's first
+  // row and key).
+  const int64_t cols = p.mask_row_stride(), rows = p.ifa() ? 1 : p.S1;
+  const bool per_batch = p.mask_batch_stride() != 0, band0 = p.sparse == 0 && !p.ifa() && !p.left_padded();
+  int64_t end_min = p.S1;  // where the last masked_rows rows end
+  for (int64_t b = 0; b < p.B; ++b) end_min = std::min(end_min, p.q_start[b] + p.s1b[b]);
+  return [&p, rng = CounterRng(seed, "attenMask"), cols, rows, per_batch, band0, end_min](size_t k) {
+    const int64_t j = static_cast<int64_t>(k) % cols, i = static_cast<int64_t>(k) / cols % rows;
+    const int64_t bm = static_cast<int64_t>(k) / (cols * rows);
+    const int64_t end = per_batch ? p.q_start[bm] + p.s1b[bm] : end_min;
+    bool anchor = band0 && j == std::max<int64_t>(0, i - std::min<int64_t>(p.pre, i));
+    for (int64_t b = 0; b < p.B && !band0; ++b) anchor |= (!per_batch || b == bm) && j == p.kv_start[b];
+    bool masked = rng.integer(k, 0, 3) == 0 && !anchor;
+    if (band0 && (j - i < -p.pre || j - i > p.next)) masked = true;
+    if (p.masked_rows && i >= end - p.masked_rows && i < end) masked = true;
+    return masked ? 1.0 : 0.0;
+  };
+}
+
+void fia_poison_cache(const FiaParams& p, uint64_t seed, Tensor& t, int64_t dim) {
+  std::vector<uint8_t> used(static_cast<size_t>(p.num_blocks * p.block_size), 0);
+  const std::vector<int64_t> table = fia_block_table(p, seed);
+  for (int64_t b = 0; b < p.B; ++b)
+    for (int64_t tok = 0; tok < p.s2b[b]; ++tok)
+      used[table[b * p.max_blocks + tok / p.block_size] * p.block_size + tok % p.block_size] = 1;
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  for (int64_t row = 0; row < p.num_blocks * p.block_size; ++row) {
+    if (used[row]) continue;
+    const int64_t blk = row / p.block_size, r = row % p.block_size;
+    for (int64_t hk = 0; hk < p.Nkv; ++hk)
+      for (int64_t d = 0; d < dim; ++d)
+        t.set(static_cast<size_t>(fia_cache_index(p, blk, r, hk, d, dim)), nan);
+  }
+}
+
 int64_t fia_total_keys(const FiaParams& p) {
   int64_t n = 0;
   for (int64_t b = 0; b < p.B; ++b) n += p.s2b[b];
@@ -69,7 +106,26 @@ FiaOriginals::FiaOriginals(const FiaParams& p, const Args& a, int side)
     : rng_(a.seed(), fia_side(p, side).data + "_unquantized"),
       lo_(a.range(fia_side(p, side).data).first),
       hi_(a.range(fia_side(p, side).data).second),
-      dtype_(p.q) {}
+      dtype_(p.q) {
+  // spread^e, e = -1 + 2k / (dim - 1) for k a seeded permutation of the channels: every two
+  // channels' scales at least spread^(2 / (dim - 1)) apart, so any permutation of them moves
+  // some channel's scale by that ratio or more (spec "antiquant_scale_spread").
+  const int64_t dim = fia_side(p, side).dim;
+  if (p.quant.spread == 1 || !p.quant.per_channel(side) || dim < 2) return;
+  const CounterRng rng(a.seed(), fia_side(p, side).data + "_channel_spread");
+  factors_.resize(static_cast<size_t>(p.Nkv * dim));
+  std::vector<int64_t> k(static_cast<size_t>(dim));
+  for (int64_t hk = 0; hk < p.Nkv; ++hk) {
+    std::iota(k.begin(), k.end(), 0);
+    for (size_t i = k.size(); i > 1; --i)
+      std::swap(k[i - 1], k[static_cast<size_t>(rng.integer(hk * dim + static_cast<int64_t>(i), 0,
+                                                            static_cast<int64_t>(i) - 1))]);
+    for (int64_t d = 0; d < dim; ++d)
+      factors_[static_cast<size_t>(hk * dim + d)] =
+          std::pow(p.quant.spread, -1.0 + 2.0 * static_cast<double>(k[static_cast<size_t>(d)]) /
+                                              static_cast<double>(dim - 1));
+  }
+}
 
 namespace {
 
@@ -210,7 +266,12 @@ TensorSet fia_quantized(const FiaParams& p, const Args& a, int side, Tensor& dat
       off[g] = 0;
     }
   }
-  scale.set_range(0, groups, sc.data());
+  // antiquant_scale_spread: the codes stay those of the draws, the stored scale is f times
+  // theirs, so the channel dequantizes to f times its draw.
+  const std::vector<double>& f = x.channel_factors();
+  std::vector<double> stored(sc);
+  for (size_t g = 0; g < groups && !f.empty(); ++g) stored[g] = round_to(sdt, sc[g] * f[g]);
+  scale.set_range(0, groups, stored.data());
   if (p.quant.offset) offset.set_range(0, groups, off.data());
   // 2. The codes: every token row written by one task (rows of an even dim fill whole
   // bytes of packed int4, so tasks never share a byte).

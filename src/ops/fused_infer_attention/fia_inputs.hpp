@@ -3,6 +3,7 @@
 // values drawn in the tensor's range (spec "Inputs").
 #include <algorithm>
 #include <array>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -49,6 +50,14 @@ void fia_for_each_row(const FiaParams& p, const std::vector<int64_t>& table, int
     }
 }
 
+// The generated attenMask's element k, 1 = masked: 1 outside the band (mode 0), else 1 with
+// probability 1/4 except at each row's first visible column; masked_rows rows all 1; the
+// compressed mask triu(ones(2048, 2048), 1) (spec "Inputs"). Reads p while called.
+std::function<double(size_t)> fia_mask_values(const FiaParams& p, uint64_t seed);
+// NaN in every page-attention cache row (K: dim D, V: Dv) no batch reads: the spare block
+// and block tails (spec Decisions, "Page attention poisons what must not be read").
+void fia_poison_cache(const FiaParams& p, uint64_t seed, Tensor& t, int64_t dim);
+
 // The unquantized K or V (side) of an antiquant case, element by element: the query
 // dtype's rounding of a uniform draw keyed by the element of K/V. Made on demand, never
 // stored whole: the quantizer and quant_err's attention each draw what they need.
@@ -62,6 +71,10 @@ class FiaOriginals {
   uint64_t bits(int64_t element) const { return rng_.bits53(static_cast<uint64_t>(element)); }
   double value_of(uint64_t bits) const { return round_to(dtype_, CounterRng::uniform_of(bits, lo_, hi_)); }
   // Elements [first, first + n) into out (the dtype dispatched once, not per element).
+  // With antiquant_scale_spread on a per-channel side: the factor f of scale group g = hk *
+  // dim + d by which the quantized channel stands for f times its draw (its stored scale
+  // f times the codes' scale; fia_quantized), else empty.
+  const std::vector<double>& channel_factors() const { return factors_; }
   void fill(int64_t first, int64_t n, double* out) const {
     switch (dtype_) {
       case DType::f16: return fill_rounded(first, n, out, [](double v) { return round_f16(v); });
@@ -78,6 +91,7 @@ class FiaOriginals {
   CounterRng rng_;
   double lo_, hi_;
   DType dtype_;
+  std::vector<double> factors_;
 };
 
 // One side quantized from its originals per scale group: symmetric scale = max|x| / qmax,

@@ -52,6 +52,11 @@ struct FiaAntiquant {
   // antiquantMode 0 (per-channel, or per-tensor) or 1 (per-token), instead of the separate
   // key/value parameters.
   bool combined = false;
+  // antiquant_scale_spread: the per-channel sides' channels drawn at magnitudes spread
+  // apart (FiaOriginals::channel_factors); 1 = all channels alike.
+  double spread = 1;
+  // Whether K (side 0) or V (1) has one scale per channel (mode 0, not per-tensor).
+  bool per_channel(int side) const { return (side == 0 ? key_mode : value_mode) == 0 && !per_tensor; }
 };
 
 // Post-quant int8 output: attentionOut = sat_int8(round(attn * quantScale2 + quantOffset2)).

@@ -29,8 +29,9 @@ void parse_fia_antiquant(Args& c, FiaParams& p) {
   if (p.q == DType::i8) {  // full int8: K/V are int8 codes under deqScale1/deqScale2, not antiquant
     c.dtype("key", DType::i8, {DType::i8});
     c.require_same_dtype("value", DType::i8, "key");
-    for (const char* k : {"keyAntiquantMode", "valueAntiquantMode", "antiquant_per_tensor",
-                          "antiquant_offset", "antiquantMode", "antiquant_combined"})
+    for (const char* k :
+         {"keyAntiquantMode", "valueAntiquantMode", "antiquant_per_tensor", "antiquant_offset",
+          "antiquantMode", "antiquant_combined", "antiquant_scale_spread"})
       if (c.written(k))
         c.fail(k,
                std::string(k) + " is KV antiquant's (a float query); with an INT8 query K/V are full int8");
@@ -49,8 +50,9 @@ void parse_fia_antiquant(Args& c, FiaParams& p) {
   a.on = kv != p.q;
   a.codes = kv;
   if (!a.on) {
-    for (const char* k : {"keyAntiquantMode", "valueAntiquantMode", "antiquant_per_tensor",
-                          "antiquant_offset", "antiquantMode", "antiquant_combined"})
+    for (const char* k :
+         {"keyAntiquantMode", "valueAntiquantMode", "antiquant_per_tensor", "antiquant_offset",
+          "antiquantMode", "antiquant_combined", "antiquant_scale_spread"})
       if (c.written(k))
         c.fail(k, std::string(k) +
                       " needs int8/int4/FP4/FP8 key and value (dtypes key, value: i8, s4, f4e2m1, f4e1m2, "
@@ -121,6 +123,11 @@ void parse_fia_antiquant(Args& c, FiaParams& p) {
     c.fail("keyAntiquantMode", "modes 4 and 5 keep their scales in page-attention blocks: set blockSize");
   if (a.per_tensor && a.key_mode != 0)
     c.fail("antiquant_per_tensor", "per-tensor is mode 0 with a [1] scale");
+  a.spread = c.number("antiquant_scale_spread");
+  if (a.spread != 1 && !a.per_channel(0) && !a.per_channel(1))
+    c.fail("antiquant_scale_spread",
+           "antiquant_scale_spread spreads per-channel scales: it needs keyAntiquantMode 0 (or the combined "
+           "antiquantMode 0) without antiquant_per_tensor");
   if (kv == DType::s4) {
     const bool int4_mode = a.key_mode == 0 || a.key_mode == 1 || a.key_mode == 3;
     if (!int4_mode)

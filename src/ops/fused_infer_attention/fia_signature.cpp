@@ -142,6 +142,15 @@ const Signature& fia_signature() {
                .fallback = false,
                .doc = "keyAntiquantOffset/valueAntiquantOffset given (asymmetric)"},
               {.section = "attributes",
+               .name = "antiquant_scale_spread",
+               .type = ParamType::number,
+               .fallback = 1.0,
+               .min = 1,
+               .max = 16,
+               .doc = "per-channel antiquant: channel c of K (V) drawn at f_c times its range, the f_c a "
+                      "shuffled geometric run from 1/spread to spread per side and kv head, so the scales "
+                      "differ per channel; 1 = all channels alike"},
+              {.section = "attributes",
                .name = "postquant_per_channel",
                .type = ParamType::boolean,
                .fallback = false,
@@ -437,6 +446,39 @@ const Signature& fia_signature() {
            "FP8 K/V codes decoded as an IEEE-style E4M3 (exponent 1111: infinity or NaN, where E4M3FN "
            "has 256 to 448)",
            ""},
+          // Issue 62: the bugs the field ships (../shared/research/peers-turn6.md section 2).
+          {"gqa_group_past_8_reuses_query",
+           "a pack-GQA tile of 8 query heads: group member j >= 8 of a kv head's group computed with "
+           "member j % 8's query (right only up to a group of 8)",
+           "GQA mappings that hold only up to a group of 8 (issue 62)"},
+          {"antiquant_scale_channels_reversed",
+           "per-channel antiquant scales (and offsets) read in reversed channel order: channel d takes "
+           "scale D - 1 - d",
+           "vllm#50085 (NVFP4 V scales swizzled but read linearly)"},
+          {"inner_precise_ignored",
+           "innerPrecise bit 0 = 0 (high precision) on an fp16 prompt run as the high-performance path: "
+           "scores, P and the running P @ V in fp16",
+           "issue 62; llama.cpp#28124 (prec=F32 ignored)"},
+          {"value_scale_dropped_in_decode",
+           "V's antiquant scale taken as 1 on the incremental path (Q_S = 1) only; prefill is right",
+           "flashinfer#4979 (ragged path ignores FP8 scales), sglang#20705 (scales silently 1.0), "
+           "flashinfer#1023"},
+          {"block_offset_capped_128",
+           "paged K/V with blockSize > 128: the row within a block taken as (t % blockSize) % 128",
+           "flashinfer#4347 (wrong for page sizes above 128)"},
+          {"last_block_len_mod",
+           "paged K/V: the last block's length taken as keys % blockSize (0 when the sequence fills "
+           "it), so a sequence that fills its last block loses that block",
+           "vllm#31282 (last_page_len set wrong at block size 1)"},
+          {"block_size_doubled",
+           "paged K/V read with twice the blockSize: key t from block-table entry t / (2 blockSize) at "
+           "row t % (2 blockSize), rows past a block running on into the memory after it (NaN past the "
+           "cache)",
+           "vllm#27547 (the cache manager's block size passed as the kernel's)"},
+          {"pv_reads_past_sequence",
+           "P.V over a paged sequence's last block whole: its rows past the sequence (NaN-poisoned) "
+           "times weight 0, so 0 * NaN makes that channel NaN in every row of the batch and kv head",
+           "flash-attention#1745, vllm#936, pegainfer#291 (decode read one page past the sequence)"},
       }),
       .variants = with_attention_variants({
           {"ascend_p_cast",

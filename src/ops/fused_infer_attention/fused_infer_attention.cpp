@@ -18,6 +18,7 @@
 #include "core/rng.hpp"
 #include "ops/attention/attention_golden.hpp"
 #include "ops/attention/attention_kernel.hpp"
+#include "ops/fused_infer_attention/fia_faults.hpp"
 #include "ops/fused_infer_attention/fia_full_quant.hpp"
 #include "ops/fused_infer_attention/fia_post_quant.hpp"
 #include "ops/fused_infer_attention/fia_inputs.hpp"
@@ -125,7 +126,7 @@ class FiaCase final : public OpCase {
     if (name == "actualSharedPrefixLen") return fill_values(t, {p_.prefix_len});
     if (name == "kvPaddingSize") return fill_values(t, {args().integer("kvPaddingSize")});
     if (name == "blockTable") return fill_values(t, fia_block_table(p_, args().seed()));
-    if (name == "attenMask") return fill_mask(t);
+    if (name == "attenMask") return fill_with(t, fia_mask_values(p_, args().seed()));
     if (p_.full.on && (name == "query" || name == "key" || name == "value")) return fia_fill_codes(args(), t);
     if (name == "keyRopeAntiquantScale")
       return t.set(0, std::numeric_limits<double>::quiet_NaN());  // reserved: must not be applied
@@ -159,51 +160,8 @@ class FiaCase final : public OpCase {
     if (p_.post.ties && name == "value")  // equal rows of multiples of 1/8: x * 4 (+ 0.5) lands on ties
       for (size_t i = 0; i < t.numel(); ++i)
         t.set(i, static_cast<double>(static_cast<int64_t>(i % static_cast<size_t>(p_.Dv)) % 17 - 8) / 8);
-    if (p_.paged() && (name == "key" || name == "value")) poison_cache(t, name == "key" ? p_.D : p_.Dv);
-  }
-
-  // NaN in every cache row no batch reads: the spare block and block tails.
-  void poison_cache(Tensor& t, int64_t dim) const {
-    std::vector<uint8_t> used(static_cast<size_t>(p_.num_blocks * p_.block_size), 0);
-    const std::vector<int64_t> table = fia_block_table(p_, args().seed());
-    for (int64_t b = 0; b < p_.B; ++b)
-      for (int64_t tok = 0; tok < p_.s2b[b]; ++tok)
-        used[table[b * p_.max_blocks + tok / p_.block_size] * p_.block_size + tok % p_.block_size] = 1;
-    const double nan = std::numeric_limits<double>::quiet_NaN();
-    for (int64_t row = 0; row < p_.num_blocks * p_.block_size; ++row) {
-      if (used[row]) continue;
-      const int64_t blk = row / p_.block_size, r = row % p_.block_size;
-      for (int64_t hk = 0; hk < p_.Nkv; ++hk)
-        for (int64_t d = 0; d < dim; ++d)
-          t.set(static_cast<size_t>(fia_cache_index(p_, blk, r, hk, d, dim)), nan);
-    }
-  }
-
-  // 1 outside the band (mode 0), else 1 with probability 1/4 except at each row's first
-  // visible column; masked_rows rows all 1 (spec "Inputs"). Rows and columns are the
-  // padded tensors' positions (left padding moves a batch's first row and key).
-  void fill_mask(Tensor& m) const {
-    if (p_.compressed_mask()) {
-      fill_with(m, [](size_t i) { return i % 2048 > i / 2048 ? 1.0 : 0.0; });
-      return;
-    }
-    const CounterRng rng(args().seed(), "attenMask");
-    const int64_t cols = p_.mask_row_stride(), rows = p_.ifa() ? 1 : p_.S1;
-    const bool per_batch = p_.mask_batch_stride() != 0,
-               band0 = p_.sparse == 0 && !p_.ifa() && !p_.left_padded();
-    int64_t end_min = p_.S1;  // where the last masked_rows rows end
-    for (int64_t b = 0; b < p_.B; ++b) end_min = std::min(end_min, p_.q_start[b] + p_.s1b[b]);
-    fill_with(m, [&](size_t k) {
-      const int64_t j = static_cast<int64_t>(k) % cols, i = static_cast<int64_t>(k) / cols % rows;
-      const int64_t bm = static_cast<int64_t>(k) / (cols * rows);
-      const int64_t end = per_batch ? p_.q_start[bm] + p_.s1b[bm] : end_min;
-      bool anchor = band0 && j == std::max<int64_t>(0, i - std::min<int64_t>(p_.pre, i));
-      for (int64_t b = 0; b < p_.B && !band0; ++b) anchor |= (!per_batch || b == bm) && j == p_.kv_start[b];
-      bool masked = rng.integer(k, 0, 3) == 0 && !anchor;
-      if (band0 && (j - i < -p_.pre || j - i > p_.next)) masked = true;
-      if (p_.masked_rows && i >= end - p_.masked_rows && i < end) masked = true;
-      return masked ? 1.0 : 0.0;
-    });
+    if (p_.paged() && (name == "key" || name == "value"))
+      fia_poison_cache(p_, args().seed(), t, name == "key" ? p_.D : p_.Dv);
   }
 
   bool masked(const Tensor* mask, int64_t b, int64_t i, int64_t j) const {
@@ -245,7 +203,12 @@ class FiaCase final : public OpCase {
     // Full int8: K rows are the codes (deqScale1 joins the score scale), V rows the codes
     // times deqScale2, in double.
     const double factor = p_.full.on && side == 1 ? in.at("deqScale2").get(0) : 1.0;
-    const bool stuck = fault_is("page_index_stuck") && p_.paged();
+    // The page-attention faults' reads (fia_faults.hpp): page_index_stuck also takes its
+    // per-token scales at the position it reads.
+    const FiaPagedRead read = p_.paged() ? fia_paged_read(fault()) : FiaPagedRead::right;
+    const bool stuck = read == FiaPagedRead::index_stuck;
+    const bool reversed = fault_is("antiquant_scale_channels_reversed") && p_.quant.per_channel(side);
+    const bool unit_scale = fault_is("value_scale_dropped_in_decode") && side == 1 && p_.ifa();
     const bool no_left_pad = fault_is("kv_left_padding_ignored") && !p_.paged() && !p_.nz;
     const bool swap_nibbles = fault_is("int4_nibble_swap") && dtype_bits(data.dtype()) == 4;
     const bool fp8_infinities = fault_is("fp8_e4m3_with_infinities") && data.dtype() == DType::f8e4m3fn;
@@ -254,25 +217,41 @@ class FiaCase final : public OpCase {
     const bool fp8 = p_.quant.fp8();
     return [=, this, &data, &table, &prefix, &scale, &offset](int64_t t, double* dst, int64_t step) {
       const int64_t Lp = p_.prefix_len, dim = s.dim;
+      // Paged: the slot read (a faulty one may run past the cache: NaN there).
+      const FiaSlot slot = p_.paged() ? fia_key_slot(p_, table, b, t - Lp, read) : FiaSlot{};
+      const auto at = [&](int64_t d, int64_t n) {
+        return p_.paged() ? fia_cache_index(p_, slot.blk, slot.r, hk, d, n)
+                          : fia_kv_index(p_, table, b, t, hk, d, n);
+      };
+      if (p_.paged() && static_cast<size_t>(at(dim - 1, dim)) >= data.numel()) {
+        for (int64_t d = 0; d < dim + (rope ? p_.rope : 0); ++d)
+          dst[d * step] = std::numeric_limits<double>::quiet_NaN();
+        return;
+      }
       for (int64_t d = 0; rope && d < p_.rope; ++d)
-        dst[(dim + d) * step] = rope->get(static_cast<size_t>(fia_kv_index(p_, table, b, t, hk, d, p_.rope)));
+        dst[(dim + d) * step] = rope->get(static_cast<size_t>(at(d, p_.rope)));
       if (t < Lp) {
         for (int64_t d = 0; d < dim; ++d)
           dst[d * step] = prefix[static_cast<size_t>(side)][ps.at(0, t, hk, d)];
         return;
       }
       const int64_t tt = stuck ? (t - Lp) % p_.block_size : t - Lp;
-      const int64_t e = fia_kv_index(p_, table, b, tt - (no_left_pad ? p_.kv_start[b] : 0), hk, 0, dim);
+      const int64_t e = p_.paged()
+                            ? at(0, dim)
+                            : fia_kv_index(p_, table, b, tt - (no_left_pad ? p_.kv_start[b] : 0), hk, 0, dim);
       thread_local std::vector<double> row;
       row.resize(static_cast<size_t>(dim));
       if (originals) {  // drawn in bulk (the dtype dispatched once a row)
         originals->fill(e, dim, row.data());
-        for (int64_t d = 0; d < dim; ++d) dst[d * step] = row[static_cast<size_t>(d)];
+        const std::vector<double>& f = originals->channel_factors();  // antiquant_scale_spread
+        for (int64_t d = 0; d < dim; ++d)
+          dst[d * step] =
+              row[static_cast<size_t>(d)] * (f.empty() ? 1.0 : f[static_cast<size_t>(hk * dim + d)]);
         return;
       }
       if (p_.nz) {  // the row's 16-channel pieces lie blockSize * 16 elements apart
         for (int64_t d = 0; d < dim; d += 16)
-          data.get_range(static_cast<size_t>(fia_kv_index(p_, table, b, tt, hk, d, dim)), 16, row.data() + d);
+          data.get_range(static_cast<size_t>(at(d, dim)), 16, row.data() + d);
       } else {
         data.get_range(static_cast<size_t>(e), static_cast<size_t>(dim), row.data());
       }
@@ -285,29 +264,32 @@ class FiaCase final : public OpCase {
         for (int64_t d = 0; d < dim; ++d) dst[d * step] = row[static_cast<size_t>(d)] * factor;
         return;
       }
-      const int64_t blk = p_.paged() ? table[b * p_.max_blocks + tt / p_.block_size] : 0,
-                    r = p_.paged() ? tt % p_.block_size : 0;
-      const int64_t g0 = s.base + p_.antiquant_index(s.mode, dim, b, p_.kv_start[b] + tt, hk, 0, blk, r);
+      const int64_t g0 =
+          s.base + p_.antiquant_index(s.mode, dim, b, p_.kv_start[b] + tt, hk, 0, slot.blk, slot.r);
       for (int64_t d = 0; d < dim; ++d) {
-        const auto g = static_cast<size_t>(s.group(g0, d));
-        const double off = offset.empty() ? 0.0 : offset[g] * offset_sign;
+        const auto g = static_cast<size_t>(s.group(g0, reversed ? dim - 1 - d : d));
+        if (g >= scale.size()) {  // a faulty slot's scale past the tensor (block_size_doubled)
+          dst[d * step] = std::numeric_limits<double>::quiet_NaN();
+          continue;
+        }
+        const double off = offset.empty() ? 0.0 : offset[g] * offset_sign, sc = unit_scale ? 1.0 : scale[g];
         // The variant ascend_antiquant_fp16: in(in(code + offset) * scale) in an f16 input
         // dtype, f32 arithmetic rounded to bf16 in a bf16 one (AscendAntiQuant); FP8 codes
         // in(code * in(scale)), the product in the input dtype (the Ascend 950's
         // vf_antiquant_w8.h, specs/fused_infer_attention_quant.md).
         dst[d * step] =
-            antiquant_in_input && fp8 ? round_to(p_.q, row[static_cast<size_t>(d)] * round_to(p_.q, scale[g]))
+            antiquant_in_input && fp8 ? round_to(p_.q, row[static_cast<size_t>(d)] * round_to(p_.q, sc))
             : antiquant_in_input
-                ? (p_.q == DType::f16 ? round_f16(round_f16(row[static_cast<size_t>(d)] + off) * scale[g])
-                                      : dequant_offset(row[static_cast<size_t>(d)], off, scale[g], p_.q))
-                : dequant_offset(row[static_cast<size_t>(d)], off, scale[g], DType::f32);
+                ? (p_.q == DType::f16 ? round_f16(round_f16(row[static_cast<size_t>(d)] + off) * sc)
+                                      : dequant_offset(row[static_cast<size_t>(d)], off, sc, p_.q))
+                : dequant_offset(row[static_cast<size_t>(d)], off, sc, DType::f32);
       }
     };
   }
 
   // attentionOut (in double, before any output rounding), the log-sum-exp of every row at
   // its softmaxLse index (+inf: no visible key or not computed), over the K/V values, and for
-  // full int8 the attentionOut atol (full_quant_bound). With `originals`, over the
+  // full int8 the attentionOut atol (fia_full_quant_bound). With `originals`, over the
   // unquantized K/V instead (quant_err).
   struct Attention {
     std::vector<double> out, lse;
@@ -323,16 +305,26 @@ class FiaCase final : public OpCase {
   // own P quantization), nor ascend_pfa_fp16_hp outside an fp16 prompt with innerPrecise bit 0.
   std::optional<PrecisionSteps> steps() const {
     using P = PrecisionSteps::P;
+    // The fault inner_precise_ignored: the high-performance path where innerPrecise asks for
+    // high precision (bit 0 = 0) on an fp16 prompt.
+    if (fault_is("inner_precise_ignored") && p_.q == DType::f16 && !p_.ifa() && !(p_.inner_precise & 1) &&
+        !p_.full.on)
+      return fp16_high_performance_steps();
     if (variant().empty() || p_.full.on) return std::nullopt;
     if (auto shared = attention_steps(variant(), p_.q)) return shared;
     if (variant_is("ascend_p_cast") || variant_is("ascend_antiquant_fp16"))
       return PrecisionSteps{.p = P::unnormalized, .p_dtype = p_.q};
     if (variant_is("ascend_pfa_fp16_hp")) {
       if (!pfa_fp16_high_performance()) return std::nullopt;
-      return PrecisionSteps{
-          .p = P::unnormalized, .p_dtype = DType::f16, .score_dtype = DType::f16, .acc_dtype = DType::f16};
+      return fp16_high_performance_steps();
     }
     throw std::logic_error("aclnn.FusedInferAttentionScoreV3 has no variant " + variant());
+  }
+  static PrecisionSteps fp16_high_performance_steps() {
+    return {.p = PrecisionSteps::P::unnormalized,
+            .p_dtype = DType::f16,
+            .score_dtype = DType::f16,
+            .acc_dtype = DType::f16};
   }
   // innerPrecise bit 0 (high performance, the default) on an fp16 prompt: Ascend's prompt
   // kernel keeps scores, P and the running P @ V in fp16.
@@ -367,7 +359,7 @@ class FiaCase final : public OpCase {
     const Tensor* q_rope = p_.rope ? &in.at("queryRope") : nullptr;
     const int64_t DK = p_.D + p_.rope;  // MLA: the rope channels extend the contraction
     const Antiquant scales = antiquant(in);
-    const bool head_mod = fault_is("gqa_head_mod");
+    const bool head_mod = fault_is("gqa_head_mod"), group_of_8 = fault_is("gqa_group_past_8_reuses_query");
     const auto head = [&](int64_t hk, int64_t j) { return head_mod ? j * p_.Nkv + hk : hk * G + j; };
     const int64_t late = fault_is("band_start_late") ? 1 : 0,
                   diagonal = fault_is("band_end_exclusive") ? 0 : 1;
@@ -383,19 +375,22 @@ class FiaCase final : public OpCase {
       const int64_t S1b = p_.s1b[b];
       const Band band = p_.band[b];
       for (int64_t hk = 0; hk < p_.Nkv; ++hk) {
-        const int64_t S2b = p_.keys(b);
+        const int64_t S2b =
+            fault_is("last_block_len_mod") && p_.paged() ? fia_keys_last_block_mod(p_, b) : p_.keys(b);
         // Rows (i, h) of the kv head's G query heads, position-major. Row i sees the keys
         // j of its band, band.lo <= j - i <= band.hi; the mask and pse act in the bias.
         std::vector<double> qv(static_cast<size_t>(S1b * G * DK));
         std::vector<QueryRow> rows;
         for (int64_t i = 0; i < S1b; ++i)
           for (int64_t j = 0; j < G; ++j) {
-            const int64_t h = head(hk, j);
+            // hq: the head whose query the row takes (a pack-GQA tile of 8 heads reuses
+            // member j % 8's past the 8th under the fault).
+            const int64_t h = head(hk, j), hq = group_of_8 && j >= 8 ? head(hk, j % 8) : h;
             double* q = &qv[rows.size() * DK];
             for (int64_t d = 0; d < p_.D; ++d)
-              q[d] = query.get(static_cast<size_t>(qs.at(b, p_.query_row(b, i), h, d)));
+              q[d] = query.get(static_cast<size_t>(qs.at(b, p_.query_row(b, i), hq, d)));
             for (int64_t d = 0; d < p_.rope; ++d)
-              q[p_.D + d] = q_rope->get(static_cast<size_t>(qrs.at(b, p_.query_row(b, i), h, d)));
+              q[p_.D + d] = q_rope->get(static_cast<size_t>(qrs.at(b, p_.query_row(b, i), hq, d)));
             const int64_t begin = std::clamp<int64_t>(i + band.lo + late, 0, S2b);
             const int64_t end = std::clamp<int64_t>(std::min(i + band.hi + diagonal, key_limit), 0, S2b);
             const auto at = static_cast<size_t>(p_.out_vector(b, i, h) * p_.Dv);
@@ -444,8 +439,12 @@ class FiaCase final : public OpCase {
             kv_rows(in, table, 1, b, hk, prefix, scales, originals ? &(*originals)[1] : nullptr);
         attend(a, rows, kv_rows(in, table, 0, b, hk, prefix, scales, originals ? &(*originals)[0] : nullptr),
                values, row_lse.data());
+        if (fault_is("pv_reads_past_sequence") && p_.paged())  // the last block's poisoned tail, weight 0
+          past_sequence_nan(rows, values, p_.Dv, S2b,
+                            (S2b + p_.block_size - 1) / p_.block_size * p_.block_size);
         if (p_.full.on)
-          full_atol = std::max(full_atol, full_quant_bound(in, rows, values, S2b, row_max, row_lse));
+          full_atol = std::max(full_atol, fia_full_quant_bound(in.at("quantScale1").get(0), p_.Dv, rows,
+                                                               values, S2b, row_max, row_lse));
         for (size_t r = 0; r < rows.size(); ++r) {
           const int64_t i = static_cast<int64_t>(r) / G, h = head(hk, static_cast<int64_t>(r) % G);
           if (std::isinf(row_lse[r]) && rows[r].begin < rows[r].end && p_.inner_precise < 2 &&
@@ -465,34 +464,6 @@ class FiaCase final : public OpCase {
             .bound = std::move(bound),
             .lse_bound = std::move(lse_bound),
             .nan_ok = std::move(nan_ok)};
-  }
-
-  // The INT8 -> FLOAT16 tolerance (fia_full_quant_row_bound): the largest over the rows and
-  // channels c of K * sum over the row's keys of |v_c| / l (per channel sums from prefix
-  // sums over the keys).
-  double full_quant_bound(const TensorSet& in, const std::vector<QueryRow>& rows, const RowSource& values,
-                          int64_t keys, const std::vector<double>& row_max,
-                          const std::vector<double>& row_lse) const {
-    const auto dv = static_cast<size_t>(p_.Dv);
-    std::vector<double> prefix((static_cast<size_t>(keys) + 1) * dv,
-                               0.0);  // [j][c]: sum of |v_c| over keys < j
-    for (int64_t j = 0; j < keys; ++j) {
-      const double* before = &prefix[static_cast<size_t>(j) * dv];
-      double* next = &prefix[(static_cast<size_t>(j) + 1) * dv];
-      values(j, next, 1);
-      for (size_t c = 0; c < dv; ++c) next[c] = before[c] + std::fabs(next[c]);
-    }
-    const double qs1 = in.at("quantScale1").get(0);
-    double atol = 0;
-    for (size_t r = 0; r < rows.size(); ++r) {
-      double sum = 0;
-      for (size_t c = 0; c < dv; ++c)
-        sum = std::max(sum, prefix[static_cast<size_t>(rows[r].end) * dv + c] -
-                                prefix[static_cast<size_t>(rows[r].begin) * dv + c]);
-      const bool one_key = rows[r].end - rows[r].begin == 1;
-      atol = std::max(atol, fia_full_quant_row_bound(qs1, row_max[r], row_lse[r], sum, one_key));
-    }
-    return atol;
   }
 
   std::vector<Expected> reference(const TensorSet& in) const override {
