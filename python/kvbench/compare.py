@@ -177,10 +177,13 @@ def poison(golden):
     for name, touched in golden.touched.items():
         a, mask = golden.inputs[name], touched.astype(bool)
         g = golden.expected[name][mask]
-        if a.dtype.kind == "f":
-            nan = np.array(_UNWRITTEN[golden.dtypes[name]], "u%d" % a.dtype.itemsize).view(a.dtype) \
-                if golden.dtypes[name] in _UNWRITTEN else np.nan
-            a[mask] = np.where(np.isnan(g), 1234.5, nan)
+        if a.dtype.kind == "f" and golden.dtypes[name] in _UNWRITTEN:
+            # Set as bits: a float cast would quiet the signalling NaN (and raise "invalid").
+            bits = a.view("u%d" % a.dtype.itemsize)
+            finite = np.array(1234.5, a.dtype).view(bits.dtype)
+            bits[mask] = np.where(np.isnan(g), finite, bits.dtype.type(_UNWRITTEN[golden.dtypes[name]]))
+        elif a.dtype.kind == "f":
+            a[mask] = np.where(np.isnan(g), 1234.5, np.nan)
         else:
             top = 1 << ((4 if golden.dtypes[name] in ("s4", "u4") else 8 * a.dtype.itemsize) - 1)
             a[mask] = g ^ a.dtype.type(-top if a.dtype.kind == "i" else top)
