@@ -119,6 +119,58 @@ PY
 fi
 rm -rf "$work/actual_sparse"
 
+# A 4 GiB sparse expected tensor in the golden, its manifest and header agreeing (output
+# 'key' of shape [2^31] f16): checking it would take far more than the memory budget (half
+# the physical memory, or the address-space limit), so it is refused naming the tensor before
+# anything is allocated, never a bare std::bad_alloc. Run under `ulimit -v 4 GiB` where kvbench
+# starts so (not under the sanitizers' shadow memory), which holds the budget below the ~24 GiB
+# the check needs on any machine; without it, only where half the physical memory is below that.
+base golden_sparse_expected
+"${python:-python3}" - "$work/golden_sparse_expected/golden" <<'PY'
+import json, os, struct, sys
+folder = sys.argv[1]
+manifest, data_file = os.path.join(folder, "tiny.json"), os.path.join(folder, "tiny.safetensors")
+elements = 2**31  # 4 GiB of F16
+m = json.load(open(manifest))
+for t in m["tensors"]:
+    if t["name"] == "key":
+        t["shape"] = t["stored_shape"] = [elements]
+json.dump(m, open(manifest, "w"))
+with open(data_file, "rb") as f:
+    (n,) = struct.unpack("<Q", f.read(8))
+    header = json.loads(f.read(n))
+    data = f.read()
+end = len(data) + (-len(data)) % 8
+header["expected.key"] = {"dtype": "F16", "shape": [elements], "data_offsets": [end, end + 2 * elements]}
+text = json.dumps(header, separators=(",", ":")).encode()
+text += b" " * ((8 - len(text) % 8) % 8)
+with open(data_file, "wb") as f:
+    f.write(struct.pack("<Q", len(text)) + text + data)
+os.truncate(data_file, 8 + len(text) + end + 2 * elements)
+PY
+limit=0
+if (ulimit -v 4194304 && exec "$kvbench" --help > /dev/null 2>&1); then
+  limit=4194304
+fi
+half_memory_kib=$(($(awk '/^MemTotal:/ {print $2}' /proc/meminfo) / 2))
+if [ "$limit" -eq 0 ] && [ "$half_memory_kib" -gt $((24 << 20)) ]; then
+  echo "note: golden_sparse_expected skipped: kvbench does not start under ulimit -v (sanitizers) and half the memory holds the check"
+else
+  set +e
+  (if [ "$limit" -gt 0 ]; then ulimit -v "$limit"; fi && exec timeout 60 "$kvbench" check --golden "$work/golden_sparse_expected/golden" \
+    --actual "$work/golden_sparse_expected/actual") > "$work/golden_sparse_expected.log" 2>&1
+  status=$?
+  set -e
+  if no_crash golden_sparse_expected "$work/golden_sparse_expected.log"; then
+    [ "$status" -eq 1 ] &&
+      grep -qF "golden_sparse_expected/golden/tiny.safetensors: tensor 'expected.key' (f16 [2147483648]): checking output 'key' needs about" "$work/golden_sparse_expected.log" &&
+      grep -qF "over the memory budget of" "$work/golden_sparse_expected.log" &&
+      ! grep -q "bad_alloc" "$work/golden_sparse_expected.log" ||
+      fail "golden_sparse_expected: exit $status, $(tail -3 "$work/golden_sparse_expected.log")"
+  fi
+fi
+rm -rf "$work/golden_sparse_expected"
+
 # A golden folder holding a symlink loop: not followed, the case still checks.
 base symlink_loop
 ln -s . "$work/symlink_loop/golden/loop"
@@ -239,10 +291,31 @@ t["bound.output"] = (d, (s[0] - 1,) + tuple(s[1:]), r[:-(len(r) // s[0])])' 1 "h
   format4_problem nan_permitted_outside 'd, s, r = t["nan_permitted.output"]
 idx = list(struct.unpack("<%dq" % s[0], r)); idx[-1] = 1 << 40
 t["nan_permitted.output"] = (d, s, struct.pack("<%dq" % s[0], *idx))' 1 "indices must ascend within [0,"
+  # A golden that accepts any output (what `kvbench golden` refuses to write): refused when
+  # read. From an SDPA golden whose expected values are all finite (a non-finite one must be
+  # matched exactly, so a golden holding one is not vacuous): every bound +inf; or a finite
+  # bound and a NaN permitted at every element.
+  f4v="$work/format4_finite"
+  run "$f4v.log" golden "$src/cases/dnnl.SDPACompressedKV/field_gqa.json" --filter 'H=12,S_q=1\]' -o "$f4v/golden"
+  [ "$status" -eq 0 ] || fail "format4_finite: golden exit $status"
+  vacuous_problem() {
+    golden_problem "$1" "$f4v/golden" 'assert "bound.output" in t and m["format"] == 4' "$2" \
+      'for name, (d, s, r) in t.items():
+    m["checksums"]["tensors"][name] = xxhash.xxh3_128(r).hexdigest()' "$3" "$4"
+  }
+  vacuous_problem control "pass" 0 "1 passed, 0 failed"
+  vacuous_problem bound_infinite_everywhere 'd, s, r = t["bound.output"]
+t["bound.output"] = (d, s, struct.pack("<f", float("inf")) * (len(r) // 4))' 1 \
+    "tensors 'bound.output': output: the golden accepts any output (768 of 768 elements with an infinite bound"
+  vacuous_problem nan_permitted_everywhere 'd, s, r = t["bound.output"]
+n = len(r) // 4
+t["nan_permitted.output"] = ("I64", (n,), struct.pack("<%dq" % n, *range(n)))
+m["outputs"][0]["nan_permitted"] = "nan_permitted.output"' 1 \
+    "tensors 'bound.output' and 'nan_permitted.output': output: the golden accepts any output (0 of 768 elements"
   echo "ok: golden format 4 problems checked"
 else
   fail "no python3 with numpy for the golden format 2 problems (tools/setup.sh installs python3-numpy)"
 fi
 
-echo "ok: generated problems checked (FIFO, sparse 16 GB, symlink loop, unmakeable folder, failed writes)"
+echo "ok: generated problems checked (FIFO, sparse 16 GB, sparse 4 GiB expected, symlink loop, unmakeable folder, failed writes)"
 [ "$failures" -eq 0 ] || { echo "$failures failures"; exit 1; }

@@ -249,3 +249,18 @@ TEST_CASE("run --compile-threads: the pipelines compiled ahead change no result"
   CHECK(summary(ahead.output) == summary(alone.output));
   CHECK(run_kvbench("run " + cases + " --compile-threads 17").status == 2);
 }
+
+TEST_CASE("coverage --pairs: a count outside 0..100000 is refused with the range, exit 2") {
+  const std::string cases = source_path("tests/data/mixed/valid.json");
+  for (const char* bad : {"-1", "99999999999999999999", "100001", "x"}) {
+    CAPTURE(bad);
+    const auto r = run_kvbench("coverage " + cases + " --pairs " + bad);
+    CHECK(r.status == 2);
+    CHECK(r.output.find("--pairs") != std::string::npos);
+    CHECK(r.output.find("value pairs of two enumerated keys") == std::string::npos);  // no report
+  }
+  const auto ok = run_kvbench("coverage " + cases + " --pairs 100000");
+  CHECK(ok.status == 0);
+  const auto help = run_kvbench("coverage --help");
+  CHECK(help.output.find("0 to 100000") != std::string::npos);
+}

@@ -21,8 +21,13 @@ void add_coverage_command(CLI::App& app, int& exit_code) {
   cmd->add_option("paths", paths, "Case files or folders (searched recursively for *.json)")->required();
   selection.add_to(cmd);
   cmd->add_option("--json", json, "Also write the whole report (every pair) as JSON to this file");
+  // A bound that a terminal listing never needs to pass: "-1" (which would wrap to 2^64 - 1)
+  // and numbers past 64 bits are refused with the range, exit 2.
+  constexpr size_t kMaxPairs = 100000;
   cmd->add_option("--pairs", max_pairs,
-                  "Uncombined value pairs listed per operator on the terminal (default 20)");
+                  "Uncombined value pairs listed per operator on the terminal, 0 to 100000 (default 20; "
+                  "--json holds every pair)")
+      ->check(CLI::Range(size_t{0}, kMaxPairs));
   cmd->add_flag("--faults", faults,
                 "Instead: which cases detect each kernel fault of the operators' catalogues (reference only, "
                 "no device)");

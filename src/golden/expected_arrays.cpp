@@ -1,5 +1,7 @@
 #include "golden/expected_arrays.hpp"
 
+#include <sys/resource.h>
+
 #include <cmath>
 #include <cstring>
 #include <functional>
@@ -8,6 +10,7 @@
 
 #include "check/compare.hpp"
 #include "core/float_format.hpp"
+#include "core/run_options.hpp"
 
 namespace kvbench {
 
@@ -158,6 +161,47 @@ std::map<std::string, StoredTensor> expected_tensors(const Expected& e, nlohmann
   return st;
 }
 
+uint64_t golden_memory_budget() {
+  uint64_t budget = default_memory_budget();
+  rlimit limit{};
+  if (getrlimit(RLIMIT_AS, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY)
+    budget = std::min<uint64_t>(budget, limit.rlim_cur);
+  return budget;
+}
+
+namespace {
+
+std::string budget_text(uint64_t budget) {
+  return "the memory budget of " + std::to_string(budget) +
+         " bytes (half the physical memory, or the address-space limit when lower)";
+}
+
+// A failed allocation while `key` of `path` is read, as an error naming them.
+[[noreturn]] void throw_no_memory(const std::string& path, const std::string& key, uint64_t bytes) {
+  throw std::runtime_error(path + ": tensor '" + key + "': out of memory reading it (" + std::to_string(bytes) +
+                           " bytes stored)");
+}
+
+}  // namespace
+
+void check_output_memory(const SafetensorsReader& golden, const ManifestOutput& o, uint64_t budget) {
+  // In long double: a shape's product is at most 2^48 (the manifest's limit), times a few bytes.
+  const size_t numel = shape_numel(o.shape);
+  const long double n = static_cast<long double>(numel);
+  const long double stored = static_cast<long double>(dtype_storage_bytes(o.dtype, numel));
+  long double need = 2 * stored;  // expected.<out> and the actual output
+  if (o.touched.empty())
+    need += 8 * n;  // expected_f64 as doubles
+  else
+    need += stored + 24 * n;  // the initial contents, the touched indices and written elements
+  if (!o.bound.empty()) need += 4 * n;
+  if (need > static_cast<long double>(budget))
+    throw std::runtime_error(golden.path() + ": tensor '" + o.expected + "' (" + std::string(dtype_name(o.dtype)) + " " +
+                             shape_string(o.shape) + "): checking output '" + o.name + "' needs about " +
+                             std::to_string(static_cast<unsigned long long>(need)) + " bytes of memory, over " +
+                             budget_text(budget) + "; nothing was read");
+}
+
 std::vector<uint8_t> read_checked(const SafetensorsReader& file, const std::string& key,
                                   const std::string& dtype, const Shape& shape, const std::string& note) {
   const TensorEntry* e = file.find(key);
@@ -168,14 +212,27 @@ std::vector<uint8_t> read_checked(const SafetensorsReader& file, const std::stri
   if (e->shape != shape)
     throw std::runtime_error(file.path() + ": tensor '" + key + "' has shape " + shape_string(e->shape) +
                              ", expected " + shape_string(shape));
-  return file.read(*e);
+  const uint64_t bytes = e->end - e->begin, budget = golden_memory_budget();
+  if (bytes > budget)
+    throw std::runtime_error(file.path() + ": tensor '" + key + "' holds " + std::to_string(bytes) +
+                             " bytes, over " + budget_text(budget) + "; nothing was read");
+  try {
+    return file.read(*e);
+  } catch (const std::bad_alloc&) {
+    throw_no_memory(file.path(), key, bytes);
+  }
 }
 
 Tensor load_tensor(const SafetensorsReader& file, const std::string& key, const ManifestTensor& o) {
   const std::string note = dtype_bits(o.dtype) == 4 ? " (" + packing_name(o.dtype) + ")" : "";
   std::vector<uint8_t> bytes =
       read_checked(file, key, safetensors_dtype(o.dtype), stored_shape(o.dtype, o.shape), note);
-  Tensor t(o.name, o.dtype, o.shape, o.role);
+  Tensor t;
+  try {
+    t = Tensor(o.name, o.dtype, o.shape, o.role);
+  } catch (const std::bad_alloc&) {
+    throw_no_memory(file.path(), key, bytes.size());
+  }
   if (bytes.size() != t.bytes().size())  // cannot happen once dtype and shape match; kept as a guard
     throw std::runtime_error(file.path() + ": tensor '" + key + "' holds " + std::to_string(bytes.size()) +
                              " bytes, expected " + std::to_string(t.bytes().size()));
@@ -191,9 +248,14 @@ std::vector<double> load_f64(const SafetensorsReader& file, const std::string& k
   const TensorEntry* e = file.find(key);
   for (DType narrow : {DType::f16, DType::bf16, DType::f32})
     if (format >= 2 && e && e->dtype == safetensors_dtype(narrow)) {
-      Tensor t(key, narrow, shape, Role::output);
-      t.bytes() = read_checked(file, key, e->dtype, shape);
-      return t.values();
+      std::vector<uint8_t> bytes = read_checked(file, key, e->dtype, shape);
+      try {
+        Tensor t(key, narrow, shape, Role::output);
+        t.bytes() = std::move(bytes);
+        return t.values();
+      } catch (const std::bad_alloc&) {
+        throw_no_memory(file.path(), key, e->end - e->begin);
+      }
     }
   const std::vector<uint8_t> bytes =
       read_checked(file, key, "F64", shape, format >= 2 ? " (or F32, F16, BF16)" : "");
@@ -306,6 +368,12 @@ Expected load_expected(const SafetensorsReader& golden, const ManifestOutput& ou
     for (int64_t i : ascending_indices(golden, out.nan_permitted, n)) e.permit_nan(static_cast<size_t>(i));
   e.finish();
   e.tensor = out.name;
+  // A golden no output can fail (an infinite bound or a NaN permitted at every element) is no
+  // test: `kvbench golden` refuses to write one, and a reader refuses to judge by one.
+  if (const auto vacuous = accepts_any_output(e))
+    throw std::runtime_error(golden.path() + ": tensors '" + out.bound + "'" +
+                             (out.nan_permitted.empty() ? "" : " and '" + out.nan_permitted + "'") + ": " +
+                             *vacuous);
   return e;
 }
 

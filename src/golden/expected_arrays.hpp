@@ -23,10 +23,22 @@ std::map<std::string, StoredTensor> expected_tensors(const Expected& e, nlohmann
 Expected load_expected(const SafetensorsReader& golden, const ManifestOutput& o, int format, Tensor value);
 
 // The bytes of `key` in `file` once its header entry has the dtype and shape required:
-// nothing is read (or allocated) for an entry of the wrong size. `note` follows the dtype
-// in the message.
+// nothing is read (or allocated) for an entry of the wrong size, or one larger than
+// golden_memory_budget(); a failed allocation is rethrown naming the file and the tensor.
+// `note` follows the dtype in the message.
 std::vector<uint8_t> read_checked(const SafetensorsReader& file, const std::string& key,
                                   const std::string& dtype, const Shape& shape, const std::string& note = "");
+
+// The host memory a golden reader may take for one tensor or one output (check, verify and
+// the library): --memory-budget's default, half the physical memory, or the address-space
+// limit (ulimit -v) when that is lower. Sizes are held to it before anything is allocated.
+uint64_t golden_memory_budget();
+
+// Refuses (std::runtime_error naming `golden`'s file, the output and its expected tensor)
+// an output whose check would take more than `budget` bytes of memory, from the manifest's
+// shape and dtype alone: its expected and actual values, the doubles of expected_f64 (or an
+// in-place output's initial contents and written elements) and its bound.
+void check_output_memory(const SafetensorsReader& golden, const ManifestOutput& o, uint64_t budget);
 
 // Tensor `key` of `file` as output `o` (its dtype, logical shape and role).
 Tensor load_tensor(const SafetensorsReader& file, const std::string& key, const ManifestTensor& o);

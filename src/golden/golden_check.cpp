@@ -8,7 +8,9 @@ std::vector<OutputResult> compare_with_golden(
     const GoldenManifest& m, const SafetensorsReader& golden,
     const std::function<const Tensor&(const ManifestOutput&)>& actual_of) {
   std::vector<OutputResult> results;
+  const uint64_t budget = golden_memory_budget();
   for (const ManifestOutput& out : m.outputs) {
+    check_output_memory(golden, out, budget);  // before anything of it is allocated
     Tensor expected = load_tensor(golden, out.expected, out);
     const Tensor before = out.role == Role::inplace ? load_tensor(golden, out.name, out) : Tensor();
     const Tensor& got = actual_of(out);
