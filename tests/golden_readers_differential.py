@@ -300,6 +300,8 @@ def corruptions(g, rng):
                 add("bound_%s_at_%d" % (label, k),
                     tensors_edit(lambda t, m, v=value, k=k: set_bound(t, m, np.where(np.arange(count) == k, np.float32(v), bound).astype(np.float32))))
             add("bound_tampered_unsummed", tensors_edit(lambda t, m: set_bound(t, m, bound * 2), resum=False))
+            # Infinite everywhere: vacuous (refused by both) unless some golden is not finite.
+            add("bound_inf_everywhere", tensors_edit(lambda t, m: set_bound(t, m, np.full(count, np.inf, np.float32))))
         if o.get("nan_permitted"):
             p = o["nan_permitted"]
             idx = np.frombuffer(g.t[p][2], np.int64)

@@ -24,7 +24,7 @@ mismatch; format 4 adds each float output's per-element bound, which replaces at
 |golden| where it is given, and the elements where a NaN is permitted); every side array
 comes back dense, float64 (bounds float32), either way. bf16 arrays are returned
 as float32 (exact); s4/u4 as int8/uint8 unpacked from their two-per-byte packing (even flat
-index in the low nibble); f4e2m1/f4e1m2 (packed the same way) and f8e8m0 as their float32
+index in the low nibble); f4e2m1/f4e1m2 (packed the same way), f8e8m0 and hifloat8 as their float32
 values (inputs only: save_actual writes outputs). save_actual converts back.
 See specs/golden-format.md and specs/python-package.md.
 """
@@ -45,7 +45,7 @@ CHECKSUM_ALGORITHM = "XXH3-128"
 # kvbench dtype -> safetensors dtype as stored (src/golden/safetensors.cpp safetensors_dtype).
 _STORED = {"f32": "F32", "f16": "F16", "bf16": "BF16", "i8": "I8", "u8": "U8", "s4": "U8", "u4": "U8",
            "i32": "I32", "i64": "I64", "bool": "BOOL", "f4e2m1": "U8", "f4e1m2": "U8", "f8e8m0": "U8",
-           "f8e4m3fn": "F8_E4M3", "f8e5m2": "F8_E5M2"}
+           "hifloat8": "U8", "f8e4m3fn": "F8_E4M3", "f8e5m2": "F8_E5M2"}
 _FOUR_BIT = ("s4", "u4", "f4e2m1", "f4e1m2")
 _HEX32 = re.compile(r"[0-9a-f]{32}\Z")
 
@@ -384,6 +384,23 @@ class Golden:
             flags = np.zeros(count, dtype=bool)
             flags[index] = True
             self.nan_permitted[name] = flags.reshape(shape)
+        self._refuse_vacuous(name, o, data.path)
+
+    def _refuse_vacuous(self, name, o, path):
+        """expected.cpp accepts_any_output: a golden no output can fail (every element's golden
+        finite, and its bound infinite or a NaN permitted) is no test: refused, as C++ does."""
+        if name not in self.bounds or self.bounds[name].size == 0:
+            return
+        golden = self.expected_f64.get(name, self.expected.get(name))
+        if golden is None or not np.isfinite(np.asarray(golden, np.float64)).all():
+            return
+        nan_ok = self.nan_permitted.get(name, np.zeros(self.bounds[name].shape, bool))
+        infinite = np.isinf(self.bounds[name])
+        if (infinite | nan_ok).all():
+            raise GoldenError("%s: tensors '%s'%s: %s: the golden accepts any output (%d of %d elements with an "
+                              "infinite bound, the others NaN-permitted): no output could fail" % (
+                                  path, o["bound"], " and '%s'" % o["nan_permitted"] if o.get("nan_permitted") else "",
+                                  name, int(infinite.sum()), infinite.size))
 
     @property
     def outputs(self):
