@@ -3,7 +3,9 @@
 #   fuzz_case_file:   every case file of cases/ and tests/data/;
 #   fuzz_safetensors: golden and actual files of a few small cases (written by `kvbench
 #                     golden` and tools/example_backend.py into WORK) and the bad files of
-#                     tests/data/bad_golden/.
+#                     tests/data/bad_golden/;
+#   fuzz_manifest:    the manifests of a few small goldens (one of format 4 with bound and
+#                     nan_permitted) and of tests/data/bad_golden/.
 # Exits non-zero on a finding; the input that caused it is left in WORK/artifacts/.
 # Usage: run_fuzzer.sh FUZZER KVBENCH SOURCE_DIR WORK_DIR SECONDS [libFuzzer flags...]
 set -euo pipefail
@@ -27,6 +29,11 @@ case $name in
     [ -z "$python" ] || "$python" "$src/tools/example_backend.py" "$work/golden" "$work/actual" > /dev/null
     find "$work/golden" "$work/actual" "$src/tests/data/bad_golden" -name '*.safetensors' -type f -size -64k 2> /dev/null |
       while read -r f; do cp "$f" "$seeds/$(echo "$f" | md5sum | cut -c1-12).safetensors"; done ;;
+  fuzz_manifest)
+    "$kvbench" golden "$src/tests/data/bad_golden/tiny_case.json" "$src/cases/dnnl.SDPACompressedKV/field_gqa.json" \
+      "$src/cases/atb.ReshapeAndCache" -o "$work/golden" > /dev/null
+    find "$work/golden" "$src/tests/data/bad_golden" -name '*.json' -type f -size -64k 2> /dev/null |
+      while read -r f; do cp "$f" "$seeds/$(echo "$f" | md5sum | cut -c1-12).json"; done ;;
   *) echo "unknown fuzzer $name"; exit 2 ;;
 esac
 echo "$name: $(ls "$seeds" | wc -l) seeds, $seconds s"
