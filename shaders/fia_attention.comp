@@ -10,6 +10,7 @@
 // size D is specialization constant 0, V's Dv constant 1 (specs/fused_infer_attention_score.md).
 #include "divide.glsl"
 #include "quant.glsl"
+#include "hif8.glsl"
 #include "texels.glsl"
 
 layout(constant_id = 1) const uint FIA_DV = 128u;
@@ -24,13 +25,14 @@ layout(constant_id = 1) const uint FIA_DV = 128u;
 //     32-bit words, read a word at a time; the scale and offset once per slice, or, per
 //     channel (constants 4 for K, 5 for V), as 16-bit pairs; constant 6: offsets given;
 //   4 FP8 E4M3FN antiquant codes, read as path 2 reads int8 ones (four codes a word);
+//   6 HiF8 antiquant codes (hif8.glsl), read as path 4 reads FP8 ones;
 //   5 antiquant codes element by element, in every mode (the general path of codes: FP4,
 //     rope, a shared prefix, NZ, slices not of whole words). Apart from 0, so that a float
 //     pipeline carries no code decode and no scale or offset loads per element (MLA's
 //     pipelines compiled in a third of the time: specs/fused_infer_attention_score.md).
 layout(constant_id = 2) const uint KV_PATH = 0u;
 const bool PLAIN_KV = KV_PATH == 1u;
-const bool CODES_KV = KV_PATH >= 2u && KV_PATH <= 4u;
+const bool CODES_KV = (KV_PATH >= 2u && KV_PATH <= 4u) || KV_PATH == 6u;
 const bool ELEMENT_CODES = KV_PATH == 5u;
 layout(constant_id = 4) const bool K_PER_CHANNEL = false;
 layout(constant_id = 5) const bool V_PER_CHANNEL = false;
@@ -263,7 +265,7 @@ uint kv_offset(uint d) { return pc.nz != 0u ? (d >> 4u) * (pc.block_size << 4u) 
 DEFINE_ROW_LOADER(key_row, key4, key_texels, DPL)
 DEFINE_ROW_LOADER(value_row, value4, value_texels, DPLV)
 
-// N antiquantized elements of a K or V row from code `first` on (KV_PATH 2, 3, 4): whole
+// N antiquantized elements of a K or V row from code `first` on (KV_PATH 2, 3, 4, 6): whole
 // words of codes, by uvec4s where the rows allow it (CODES_UVEC4) and N fills whole ones;
 // scale and offset element `si`, the same for the slice, or per channel (PER_CHANNEL:
 // elements si.., 16-bit, two a word, si even). The caller checks the alignment on the host.
@@ -330,7 +332,9 @@ const bool K_CHANNELS_CACHED = false, V_CHANNELS_CACHED = false;
     for (uint k = 0u; k < N / per_word; ++k) {                                             \
       const uint biased = biased_codes(words[k], bits);                                   \
       for (uint e = 0u; e < per_word; ++e) {                                               \
-        const float code = KV_PATH == 4u ? fp8_code_float(words[k], e) : code_float(biased, e, bits); \
+        const float code = KV_PATH == 4u ? fp8_code_float(words[k], e)                      \
+                         : KV_PATH == 6u ? hif8_to_float((words[k] >> (8u * e)) & 0xffu)   \
+                                         : code_float(biased, e, bits);                    \
         x[k * per_word + e] = antiquant_value(code, of[k * per_word + e], sc[k * per_word + e]); \
       }                                                                                    \
     }                                                                                      \
@@ -355,10 +359,11 @@ float antiquant_value(float code, float offset, float s) { precise float r = (co
 bool kv_fp4() { return pc.kv_dtype == DT_F4E2M1 || pc.kv_dtype == DT_F4E1M2; }
 uint kv_bits() { return kv_fp4() ? 4u : dtype_bits(pc.kv_dtype); }
 
-// A K/V code's value: an integer (int8/int4), an FP8 E4M3FN float, or an FP4 float (sign, exponent, mantissa;
+// A K/V code's value: an integer (int8/int4), an FP8 E4M3FN or HiF8 float, or an FP4 float (sign, exponent, mantissa;
 // bias 1, no inf or NaN: E2M1 0 .. 6, E1M2 0 .. 1.75; core/float_format.hpp fp4_value).
 float code_value(uint raw) {
   if (pc.kv_dtype == DT_F8E4M3FN) return fp8_to_float(raw, DT_F8E4M3FN);
+  if (pc.kv_dtype == DT_HIFLOAT8) return hif8_to_float(raw & 0xffu);
   if (!kv_fp4()) return float(decode_int(raw, pc.kv_dtype));
   const uint mbits = pc.kv_dtype == DT_F4E1M2 ? 2u : 1u;
   const uint e = (raw & 7u) >> mbits, m = raw & ((1u << mbits) - 1u);

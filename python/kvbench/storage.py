@@ -313,6 +313,36 @@ def _fp8_values(dtype):
 _FP8 = {"f8e4m3fn": ("F8_E4M3", _fp8_values("f8e4m3fn")), "f8e5m2": ("F8_E5M2", _fp8_values("f8e5m2"))}
 
 
+def _hif8_values():
+    """The 256 values of HiFloat8 (specs/hifloat8.md) as float32, by code, from the definition:
+    a sign bit and a payload p; p = 0 zero, 0 < p < 8 the denormal 2^(p - 23), 0x6F infinity,
+    0x80 (the code) the only NaN; otherwise p's dot field (0001, 001, 01, 10, 11) sets w = 0..4
+    exponent bits (the exponent's sign, then its magnitude's low w - 1 bits under an implicit
+    leading one) and leaves 3, 3, 3, 2, 1 mantissa bits."""
+    out = np.zeros(256, np.float64)
+    for code in range(256):
+        p = code & 0x7F
+        if p == 0:
+            mag = 0.0
+        elif p < 8:
+            mag = math.ldexp(1.0, p - 23)
+        elif p == 0x6F:
+            mag = math.inf
+        else:
+            lead = p.bit_length() - 1  # 3 .. 6
+            w = (3 + ((p >> 5) & 1)) if lead == 6 else lead - 3
+            mbits = (2 - ((p >> 5) & 1)) if lead == 6 else 3
+            field = (p >> mbits) & ((1 << w) - 1)
+            magnitude = (1 << (w - 1)) | (field & ((1 << (w - 1)) - 1)) if w else 0
+            e = -magnitude if w and field >> (w - 1) else magnitude
+            mag = math.ldexp(1.0 + (p & ((1 << mbits) - 1)) / (1 << mbits), e)
+        out[code] = math.nan if code == 0x80 else (-mag if code & 0x80 else mag)
+    return out.astype(np.float32)
+
+
+_HIF8 = _hif8_values()
+
+
 def fp8_codes(values, dtype, saturate=False):
     """The FP8 codes (uint8) of float values: rounded to nearest, ties to the even code; past
     the largest value NaN (f8e4m3fn) or infinity (f8e5m2), or with `saturate` the largest."""
@@ -336,7 +366,7 @@ def fp8_codes(values, dtype, saturate=False):
 
 def to_array(stored, dtype, shape):
     """The numpy array of a stored tensor with kvbench dtype `dtype` and logical `shape`
-    (f4e2m1/f4e1m2/f8e8m0: their values as float32)."""
+    (f4e2m1/f4e1m2/f8e8m0/hifloat8: their values as float32)."""
     st_dtype, st_shape, raw = stored
     count = int(np.prod(shape, dtype=np.int64)) if shape else 1
     if dtype in ("s4", "u4"):
@@ -346,6 +376,8 @@ def to_array(stored, dtype, shape):
         return np.where(code & 8, -_FP4[dtype][code & 7], _FP4[dtype][code & 7]).astype(np.float32).reshape(shape)
     if dtype in _FP8:
         return _FP8[dtype][1][np.frombuffer(raw, dtype=np.uint8)].reshape(shape)
+    if dtype == "hifloat8":
+        return _HIF8[np.frombuffer(raw, dtype=np.uint8)].reshape(shape)
     if dtype == "f8e8m0":
         b = np.frombuffer(raw, dtype=np.uint8).astype(np.int32)
         value = np.ldexp(np.float32(1), np.where(b == 255, 0, b - 127)).astype(np.float32)

@@ -20,6 +20,8 @@ namespace kvbench {
 // two per byte as s4/u4 are; f8e8m0: an 8-bit power of two 2^(bits - 127), 0xFF NaN (the
 // OCP MX scale). Values in core/float_format.hpp; FIA's per-token-group antiquant.
 // f8e4m3fn, f8e5m2: the OCP FP8 formats (core/float_format.hpp Fp8), one byte each.
+// hifloat8: Huawei's HiFloat8 (core/hifloat8.hpp, specs/hifloat8.md), one byte each; FIA's
+// HIFLOAT8 key/value antiquant.
 enum class DType {
   f32,
   f16,
@@ -35,7 +37,8 @@ enum class DType {
   f4e1m2,
   f8e8m0,
   f8e4m3fn,
-  f8e5m2
+  f8e5m2,
+  hifloat8
 };
 // The two FP8 layouts (values and rounding: core/float_format.hpp fp8_value, fp8_code).
 enum class Fp8 { e4m3fn, e5m2 };

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "core/float_format.hpp"
+#include "core/hifloat8.hpp"
 
 namespace kvbench {
 
@@ -114,6 +115,7 @@ double Tensor::get(size_t i) const {
     case DType::f8e8m0: return e8m0_value(static_cast<unsigned>(b));
     case DType::f8e4m3fn: return fp8_value(Fp8::e4m3fn, static_cast<unsigned>(b));
     case DType::f8e5m2: return fp8_value(Fp8::e5m2, static_cast<unsigned>(b));
+    case DType::hifloat8: return hif8_values()[static_cast<uint8_t>(b)];
   }
   return 0;
 }
@@ -130,6 +132,9 @@ void Tensor::set(size_t i, double v) {
     // saturating writer clamps first (fp8_code with Fp8Overflow::saturate).
     case DType::f8e4m3fn: set_bits(i, fp8_code(Fp8::e4m3fn, v)); return;
     case DType::f8e5m2: set_bits(i, fp8_code(Fp8::e5m2, v)); return;
+    // HiF8 by TA rounding, past the largest value +-Inf (specs/hifloat8.md); a saturating
+    // writer calls hif8_encode with Hif8Overflow::saturate.
+    case DType::hifloat8: set_bits(i, hif8_encode(v)); return;
     default: break;
   }
   // The upper bound is exclusive at max + 1, which is exact in double for every integer
@@ -178,6 +183,11 @@ void Tensor::get_range(size_t begin, size_t n, double* out) const {
     case DType::f8e4m3fn: return e4m3fn_values(p + begin, n, out);
     case DType::f8e5m2: {
       const std::array<double, 256>& value = fp8_values(Fp8::e5m2);
+      for (size_t i = 0; i < n; ++i) out[i] = value[p[begin + i]];
+      return;
+    }
+    case DType::hifloat8: {
+      const std::array<double, 256>& value = hif8_values();
       for (size_t i = 0; i < n; ++i) out[i] = value[p[begin + i]];
       return;
     }

@@ -18,7 +18,8 @@ const char* safetensors_dtype(DType t) {
     case DType::u4:
     case DType::f4e2m1:
     case DType::f4e1m2:
-    case DType::f8e8m0: return "U8";
+    case DType::f8e8m0:
+    case DType::hifloat8: return "U8";
     case DType::i32: return "I32";
     case DType::i64: return "I64";
     case DType::boolean: return "BOOL";
@@ -44,6 +45,8 @@ std::string packing_name(DType t) {
            "x2: two 4-bit floats per byte (sign, exponent, mantissa; bias 1), even flat index in the low "
            "nibble";
   if (t == DType::f8e8m0) return "f8e8m0: one byte per element, the power of two 2^(byte - 127), 0xFF NaN";
+  if (t == DType::hifloat8)
+    return "hifloat8: one byte per element, a HiFloat8 code (specs/hifloat8.md), 0x80 NaN, 0x6F/0xEF +-Inf";
   return "none";
 }
 

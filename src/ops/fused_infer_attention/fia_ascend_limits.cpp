@@ -48,6 +48,10 @@ void check_ascend_antiquant(Args& c, const FiaParams& p) {
   need(!a.fp8(), "key",
        "FLOAT8_E4M3FN key/value are the Ascend 950's (aclnnFusedInferAttentionScoreV5); the Atlas A2 takes "
        "int8/int4");
+  need(
+      !a.hif8(), "key",
+      "HIFLOAT8 key/value are the Ascend 950's (aclnnFusedInferAttentionScoreV3/V5 on Ascend 950); the Atlas "
+      "A2 takes int8/int4");
   need(a.key_mode != 6, "keyAntiquantMode",
        "with Q_S = 1 the Atlas A2 takes keyAntiquantMode 0-5 (the document; per-token-group is not among "
        "them)");

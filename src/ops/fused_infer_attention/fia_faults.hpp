@@ -3,6 +3,7 @@
 // (fia_signature.cpp; specs/fused_infer_attention_score.md "Faults") make a kernel read a
 // key, and how many keys they leave it. The reference plants them (`kvbench coverage
 // --faults`); the golden never takes these paths.
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -31,5 +32,11 @@ FiaSlot fia_key_slot(const FiaParams& p, const std::vector<int64_t>& table, int6
 // The keys batch b attends over when the kernel takes its last block's length as keys %
 // blockSize (last_block_len_mod): a sequence that fills its last block loses that block.
 int64_t fia_keys_last_block_mod(const FiaParams& p, int64_t b);
+
+// The 256 values a faulty kernel reads HiF8 K/V codes as, by code, under the catalogued
+// HiF8 faults: hif8_read_as_e4m3 (the bytes decoded as FP8 E4M3FN) and
+// hif8_exponent_no_implicit_one (|E| taken as the field's low w - 1 bits, without the implicit
+// leading one); nullptr for every other fault.
+const std::array<double, 256>* fia_hif8_fault_values(const std::string& fault);
 
 }  // namespace kvbench

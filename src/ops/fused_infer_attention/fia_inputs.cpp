@@ -3,17 +3,23 @@
 #include "ops/fused_infer_attention/fia_inputs.hpp"
 
 #include <algorithm>
+#include <array>
+#include <bit>
 #include <cmath>
 #include <limits>
 #include <numeric>
 #include <stdexcept>
 
 #include "core/clones.hpp"
+#include "core/hifloat8.hpp"
 #include "core/parallel.hpp"
 #include "core/rng.hpp"
 #include "ref/quant.hpp"
 
 namespace kvbench {
+
+// HiF8 K/V codes are x / scale with scale = max|x| / kFiaHif8Divisor (fia_quantized).
+constexpr double kFiaHif8Divisor = 15.0;
 
 std::vector<int64_t> fia_block_table(const FiaParams& p, uint64_t seed) {
   std::vector<int64_t> ids(static_cast<size_t>(p.num_blocks));
@@ -174,6 +180,73 @@ KVB_CLONES_AVX512 void store_e4m3fn_row(const double* values, int64_t dim, uint8
 
 }  // namespace
 
+// hif8_encode(x, Hif8Overflow::saturate) of each value, from the double's bits: the
+// magnitude rounded half away from zero at its binade's quantum by an integer add and mask
+// (a carry moves it to the next binade, exactly), then the code of the rounded value by
+// table. Bit for bit hif8_encode's (tests/test_fia_hifloat8.cpp); the golden's 32k HiF8
+// decode spends no more on its codes than int8 on its own (spec "HIFLOAT8 KV antiquant").
+namespace {
+
+// The tables of fia_store_hif8_row, by binade: index E + 24 of a binary exponent E (clamped
+// to [0, 40]). add/keep round half away from zero on the magnitude's bits at the binade's
+// quantum (hif8_encode's); payload/shift map a rounded value's binade and mantissa to the code.
+struct Hif8Tables {
+  std::array<uint64_t, 41> add{}, keep{};
+  std::array<uint8_t, 41> payload{}, shift{};
+};
+Hif8Tables make_hif8_tables() {
+  Hif8Tables t;
+  for (int i = 0; i <= 40; ++i) {
+    const int e = i - 24, a = std::abs(e);
+    // Mantissa bits kept: 3 for |E| <= 3, 2 for 4..7, 1 for 8..15; none in the denormal
+    // binades -22..-16 (powers of two). Binades -24 and below, -23 and above 15 are set
+    // apart by fia_store_hif8_row's selects.
+    const int m = e < -15 || e > 15 ? 0 : a <= 3 ? 3 : a <= 7 ? 2 : 1, drop = 52 - m;
+    t.add[static_cast<size_t>(i)] = uint64_t{1} << (drop - 1);
+    t.keep[static_cast<size_t>(i)] = ~((uint64_t{1} << drop) - 1);
+    t.shift[static_cast<size_t>(i)] = static_cast<uint8_t>(drop);
+    unsigned p = 0;
+    if (e >= -22 && e <= -16) {
+      p = static_cast<unsigned>(e + 23);  // the denormal 2^(p - 23)
+    } else if (e >= -15 && e <= 15) {     // the dot field, the exponent's sign, |E|'s low bits
+      const unsigned s = e < 0 ? 1u : 0u, ua = static_cast<unsigned>(a);
+      p = a == 0   ? 0b0001u << 3
+          : a == 1 ? (0b001u << 1 | s) << 3
+          : a <= 3 ? (0b01u << 2 | s << 1 | (ua & 1u)) << 3
+          : a <= 7 ? (0b10u << 3 | s << 2 | (ua & 3u)) << 2
+                   : (0b11u << 4 | s << 3 | (ua & 7u)) << 1;
+    }
+    t.payload[static_cast<size_t>(i)] = static_cast<uint8_t>(p);
+  }
+  return t;
+}
+
+}  // namespace
+
+// hif8_encode(x, Hif8Overflow::saturate) of each value, from the double's bits: the
+// magnitude rounded half away from zero at its binade's quantum by an integer add and mask
+// (a carry moves it to the next binade, exactly), then the code of the rounded value by
+// table. Bit for bit hif8_encode's (tests/test_fia_hifloat8.cpp).
+void fia_store_hif8_row(const double* values, int64_t dim, uint8_t* codes) {
+  static const Hif8Tables t = make_hif8_tables();
+  constexpr uint64_t kAbs = ~(uint64_t{1} << 63), kMant = (uint64_t{1} << 52) - 1;
+  constexpr uint64_t kMax = 0x40E0000000000000ull, kInf = 0x7FF0000000000000ull;  // 32768, inf
+  for (int64_t d = 0; d < dim; ++d) {
+    const uint64_t bits = std::bit_cast<uint64_t>(values[d]), a = bits & kAbs;
+    const int e = static_cast<int>(a >> 52) - 1023;
+    const auto i = static_cast<size_t>(std::clamp(e + 24, 0, 40));
+    const uint64_t r = (a + t.add[i]) & t.keep[i];
+    const auto ri = static_cast<size_t>(std::clamp(static_cast<int>(r >> 52) - 1023 + 24, 0, 40));
+    unsigned code = t.payload[ri] | static_cast<unsigned>((r & kMant) >> t.shift[ri]);
+    code = e == -23 ? 0x01u : code;  // [2^-23, 2^-22) goes to 2^-22
+    code = r > kMax ? 0x6Eu : code;  // saturating: +-32768 (also +-inf)
+    code |= static_cast<unsigned>(bits >> 56) & 0x80u;
+    code = e < -23 ? 0x00u : code;   // +-0, the double subnormals, below 2^-23
+    code = a > kInf ? 0x80u : code;  // NaN
+    codes[d] = static_cast<uint8_t>(code);
+  }
+}
+
 TensorSet fia_quantized(const FiaParams& p, const Args& a, int side, Tensor& data) {
   const FiaSide s = fia_side(p, side);
   const std::vector<int64_t> table = p.paged() ? fia_block_table(p, a.seed()) : std::vector<int64_t>{};
@@ -237,7 +310,10 @@ TensorSet fia_quantized(const FiaParams& p, const Args& a, int side, Tensor& dat
   // FP4 codes (per-token-group) take a power-of-two E8M0 scale, the OCP MX rule (spec); FP8
   // codes max|x| / 448 (the engines' rule, specs/quantize-group.md). Both are float codes:
   // x / scale, rounded to the code when stored (FP8 saturating).
-  const bool fp4 = p.quant.fp4(), fp8 = p.quant.fp8(), float_codes = fp4 || fp8;
+  // HiF8 codes max|x| / 15: 15 = 1.875 * 2^3 is its largest value with three mantissa bits
+  // (HiF8 tapers: |E| <= 3 keeps 3, so the top of the range keeps E4M3's precision; spec).
+  const bool fp4 = p.quant.fp4(), fp8 = p.quant.fp8(), hif8 = p.quant.hif8(),
+             float_codes = fp4 || fp8 || hif8;
   const double qmin = float_codes ? 0.0 : static_cast<double>(dtype_int_min(p.quant.codes)),
                qmax = float_codes ? 0.0 : static_cast<double>(dtype_int_max(p.quant.codes));
   const double nan = std::numeric_limits<double>::quiet_NaN();
@@ -257,6 +333,9 @@ TensorSet fia_quantized(const FiaParams& p, const Args& a, int side, Tensor& dat
       off[g] = 0;
     } else if (fp8) {
       sc[g] = std::max(round_to(sdt, std::max(hi[g], -lo[g]) / fp8_max(Fp8::e4m3fn)), round_to(sdt, 1e-4));
+      off[g] = 0;
+    } else if (hif8) {
+      sc[g] = std::max(round_to(sdt, std::max(hi[g], -lo[g]) / kFiaHif8Divisor), round_to(sdt, 1e-4));
       off[g] = 0;
     } else if (p.quant.offset) {  // x ~ (code + offset) * scale, codes spanning [qmin, qmax]
       sc[g] = std::max(round_to(sdt, (hi[g] - lo[g]) / (qmax - qmin)), round_to(sdt, 1e-4));
@@ -279,6 +358,7 @@ TensorSet fia_quantized(const FiaParams& p, const Args& a, int side, Tensor& dat
   constexpr int64_t kChunk = 1024;  // key tokens per task
   int8_t* const int8 = data.dtype() == DType::i8 ? reinterpret_cast<int8_t*>(data.bytes().data()) : nullptr;
   uint8_t* const fp8_bytes = fp8 ? data.bytes().data() : nullptr;
+  uint8_t* const hif8_bytes = hif8 ? data.bytes().data() : nullptr;
   parallel_for((keys + kChunk - 1) / kChunk, threads, [&](int64_t c) {
     const auto dim = static_cast<size_t>(s.dim);
     std::vector<double> codes(dim), row_scale(dim), row_offset(dim);
@@ -299,6 +379,8 @@ TensorSet fia_quantized(const FiaParams& p, const Args& a, int side, Tensor& dat
               int8[e + d] = static_cast<int8_t>(codes[static_cast<size_t>(d)]);
           } else if (fp8_bytes) {
             store_e4m3fn_row(codes.data(), s.dim, fp8_bytes + e);
+          } else if (hif8_bytes) {
+            fia_store_hif8_row(codes.data(), s.dim, hif8_bytes + e);
           } else {
             data.set_range(static_cast<size_t>(e), static_cast<size_t>(s.dim), codes.data());
           }

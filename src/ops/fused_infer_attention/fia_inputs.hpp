@@ -101,6 +101,9 @@ class FiaOriginals {
 // as the separate parameters (keyAntiquantScale, ...) or, combined,
 // antiquantScale/antiquantOffset holding this side's half only.
 TensorSet fia_quantized(const FiaParams& p, const Args& a, int side, Tensor& data);
+// codes[d] = hif8_encode(values[d], Hif8Overflow::saturate) for d < dim, bit for bit: the
+// store of generated HiF8 K/V codes.
+void fia_store_hif8_row(const double* values, int64_t dim, uint8_t* codes);
 
 // K's and V's scales (and offsets) as fia_quantized made them with their codes, kept until
 // taken while one case's tensors are filled.

@@ -43,9 +43,13 @@ Band fia_band(int sparse, int64_t pre, int64_t next, bool masked, bool ifa, int6
 struct FiaAntiquant {
   bool on = false;
   DType codes = DType::i8;  // i8, s4 (8 per int32 word, LSB first: kvbench's s4 packing), f4e2m1/f4e1m2 (mode
-                            // 6), f8e4m3fn (modes 0, 1, 4: the Ascend 950's FP8 KV)
+                            // 6), f8e4m3fn (modes 0, 1, 4: the Ascend 950's FP8 KV), hifloat8
+                            // (mode 0: the Ascend 950's HIFLOAT8 KV)
   bool fp4() const { return codes == DType::f4e2m1 || codes == DType::f4e1m2; }
   bool fp8() const { return codes == DType::f8e4m3fn; }
+  bool hif8() const { return codes == DType::hifloat8; }
+  // The 8-bit float codes (FP8 E4M3FN, HiF8): decoded exactly, times the scale, no offset.
+  bool float8() const { return fp8() || hif8(); }
   int key_mode = 0, value_mode = 0;
   bool per_tensor = false, offset = false;
   // The legacy combined antiquantScale/antiquantOffset (index 0 key, 1 value) with

@@ -39,7 +39,8 @@ void parse_fia_antiquant(Args& c, FiaParams& p) {
     return;
   }
   const DType kv =
-      c.dtype("key", p.q, {p.q, DType::i8, DType::s4, DType::f4e2m1, DType::f4e1m2, DType::f8e4m3fn});
+      c.dtype("key", p.q,
+              {p.q, DType::i8, DType::s4, DType::f4e2m1, DType::f4e1m2, DType::f8e4m3fn, DType::hifloat8});
   c.require_same_dtype("value", kv, "key");
   a.key_mode = static_cast<int>(c.integer("keyAntiquantMode"));
   if (!c.written("valueAntiquantMode")) c.resolve("valueAntiquantMode", a.key_mode);
@@ -55,8 +56,8 @@ void parse_fia_antiquant(Args& c, FiaParams& p) {
           "antiquantMode", "antiquant_combined", "antiquant_scale_spread"})
       if (c.written(k))
         c.fail(k, std::string(k) +
-                      " needs int8/int4/FP4/FP8 key and value (dtypes key, value: i8, s4, f4e2m1, f4e1m2, "
-                      "f8e4m3fn)");
+                      " needs int8/int4/FP4/FP8/HiF8 key and value (dtypes key, value: i8, s4, f4e2m1, "
+                      "f4e1m2, f8e4m3fn, hifloat8)");
     return;
   }
   // Per-token-group (mode 6): FP4 codes with FLOAT8_E8M0 scales of shape (1, B, N, S, D/32),
@@ -93,6 +94,38 @@ void parse_fia_antiquant(Args& c, FiaParams& p) {
     if (a.combined || a.per_tensor)
       c.fail(a.combined ? "antiquant_combined" : "antiquant_per_tensor",
              "FP8 key/value take the separate per-channel or per-token parameters only");
+  }
+  // HIFLOAT8 K/V: the V3/V5 documents' Ascend 950 antiquant, per-channel only, scales in the
+  // query's dtype, no offset (specs/fused_infer_attention_quant.md "HIFLOAT8 KV antiquant").
+  if (a.hif8()) {
+    if (p.q != DType::f16 && p.q != DType::bf16)
+      c.fail(
+          "query",
+          "HIFLOAT8 key/value take an FP16 or BF16 query (the document: 伪量化 query FLOAT16/BFLOAT16 with "
+          "key/value HIFLOAT8)");
+    if (a.key_mode != 0)
+      c.fail("keyAntiquantMode",
+             "HIFLOAT8 key/value take per-channel scales only, keyAntiquantMode 0 (the document: "
+             "\"per-channel模式，其支持的数据类型为INT8、INT4(INT32)、HIFLOAT8、FLOAT8_E4M3FN\")");
+    if (a.value_mode != 0)
+      c.fail("valueAntiquantMode",
+             "HIFLOAT8 key/value take per-channel scales only, valueAntiquantMode 0 (the document)");
+    if (a.offset)
+      c.fail("antiquant_offset",
+             "HIFLOAT8 key/value take no offset (the document: \"当key/value的数据类型为FLOAT8_E4M3FN、"
+             "HIFLOAT8、FLOAT4_E2M1时，不支持offset\")");
+    if (a.per_tensor)
+      c.fail("antiquant_per_tensor",
+             "HIFLOAT8 key/value take per-channel scales only, not per-tensor (the document)");
+    if (a.combined)
+      c.fail("antiquant_combined",
+             "HIFLOAT8 key/value take the separate keyAntiquantScale/valueAntiquantScale only");
+    if (p.paged() && p.block_size % 32 != 0)
+      c.fail(
+          "blockSize",
+          "HIFLOAT8 key/value with page attention take a blockSize that is a multiple of 32 (the document)");
+    if (p.N > 256)
+      c.fail("numHeads", "HIFLOAT8 key/value antiquant takes N <= 256 (the document: 伪量化 N <= 256)");
   }
   if (p.tnd) c.fail("inputLayout", "KV antiquant with TND layouts is not built");
   if (a.combined) {  // the legacy parameters: one mode for both

@@ -286,16 +286,18 @@ const Signature& fia_signature() {
                .doc = "i8: codes round(x * 127 / R) of values x drawn in the range, R its largest magnitude"},
               {.name = "key",
                .shape = "by inputLayout, or the page-attention cache",
-               .choices = {DType::i8, DType::s4, DType::f4e2m1, DType::f4e1m2, DType::f8e4m3fn},
+               .choices = {DType::i8, DType::s4, DType::f4e2m1, DType::f4e1m2, DType::f8e4m3fn,
+                           DType::hifloat8},
                .dtype_rule =
                    "= query, or i8/s4 codes (KV antiquant), f4e2m1/f4e1m2 (per-token-group), f8e4m3fn "
-                   "(FP8 KV, modes 0, 1, 4)",
+                   "(FP8 KV, modes 0, 1, 4), hifloat8 (HiF8 KV, mode 0, f16/bf16 query)",
                .range = {{-1, 1}},
                .doc = "codes quantized from values drawn in the range",
                .list = true},
               {.name = "value",
                .shape = "as key with Dv",
-               .choices = {DType::i8, DType::s4, DType::f4e2m1, DType::f4e1m2, DType::f8e4m3fn},
+               .choices = {DType::i8, DType::s4, DType::f4e2m1, DType::f4e1m2, DType::f8e4m3fn,
+                           DType::hifloat8},
                .dtype_rule = "= key",
                .range = {{-1, 1}},
                .list = true},
@@ -446,6 +448,13 @@ const Signature& fia_signature() {
            "FP8 K/V codes decoded as an IEEE-style E4M3 (exponent 1111: infinity or NaN, where E4M3FN "
            "has 256 to 448)",
            ""},
+          {"hif8_read_as_e4m3",
+           "HiF8 K/V codes decoded as FP8 E4M3FN (the other 8-bit float the Ascend 950's antiquant reads)",
+           "issue 61"},
+          {"hif8_exponent_no_implicit_one",
+           "HiF8 K/V codes decoded with the exponent's magnitude taken as its field's low w - 1 bits, "
+           "without the implicit leading one (2^(+-(2^(w-1) + x)) read as 2^(+-x))",
+           "issue 61"},
           // Issue 62: the bugs the field ships (../shared/research/peers-turn6.md section 2).
           {"gqa_group_past_8_reuses_query",
            "a pack-GQA tile of 8 query heads: group member j >= 8 of a kv head's group computed with "
@@ -488,10 +497,10 @@ const Signature& fia_signature() {
            "prompt_flash_attention_s1s2_bns1_x910.h (CAST_ROUND), incre_flash_attention"},
           {"ascend_antiquant_fp16",
            "ascend_p_cast with K~ and V~ of int8/int4 antiquant as in(in(code + offset) * "
-           "scale), in the input dtype (bf16: the arithmetic in f32, then bf16); of FP8 codes as "
-           "in(code * in(scale)), the product in the input dtype",
+           "scale), in the input dtype (bf16: the arithmetic in f32, then bf16); of FP8 and HiF8 codes "
+           "as in(code * in(scale)), the product in the input dtype",
            "hicann/ops-transformer@c29bc10 prompt_flash_attention x910 (AscendAntiQuant into the workspace); "
-           "cann/ops-transformer@1604f05 attention/common/op_kernel/arch35/vf/vf_antiquant_w8.h (FP8)"},
+           "cann/ops-transformer@1604f05 attention/common/op_kernel/arch35/vf/vf_antiquant_w8.h (FP8, HiF8)"},
           {"ascend_pfa_fp16_hp",
            "innerPrecise bit 0 on an fp16 prompt: scores and their scaling in fp16, P cast to fp16, the "
            "running P @ V "

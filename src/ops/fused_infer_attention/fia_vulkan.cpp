@@ -71,8 +71,8 @@ bool code_rows_aligned(const FiaParams& p, const Strides& ks, const Strides& vs,
 }
 
 // How the kernel reads K and V (specialization constant 2 of shaders/fia_attention.comp):
-// 1 plain rows (plain_kv), else 0 for float K/V, element by element; 2/3/4 int8/int4/FP8
-// E4M3FN antiquant codes by whole words when every slice starts on a word and holds whole
+// 1 plain rows (plain_kv), else 0 for float K/V, element by element; 2/3/4/6 int8/int4/FP8
+// E4M3FN/HiF8 antiquant codes by whole words when every slice starts on a word and holds whole
 // words (the lanes kernel's D / 8 elements at D 16 or 40 do not: its loader would read
 // none, or too few, of the slice's codes), i.e. each stride holds whole words, with 16-bit
 // per-channel scales at an even element (two a word); else 5, codes element by element.
@@ -88,13 +88,13 @@ uint32_t kv_path(const FiaParams& p, const Strides& ks, const Strides& vs, Slice
     return 5;
   if (c.k_step && (dtype_bits(c.ks_dtype) != 16 || c.ks_base % 2 != 0)) return 5;
   if (c.v_step && (dtype_bits(c.vs_dtype) != 16 || c.vs_base % 2 != 0)) return 5;
-  return c.codes == DType::f8e4m3fn ? 4 : c.codes == DType::i8 ? 2 : 3;
+  return c.codes == DType::f8e4m3fn ? 4 : c.codes == DType::hifloat8 ? 6 : c.codes == DType::i8 ? 2 : 3;
 }
 
 // Whether kv_path's `path` reads codes by whole words (the shader's CODES_KV).
-bool word_codes(uint32_t path) { return path >= 2 && path <= 4; }
+bool word_codes(uint32_t path) { return (path >= 2 && path <= 4) || path == 6; }
 
-// Whether every K/V row of a codes path (`path` = kv_path, 2 to 4) starts on 16 bytes
+// Whether every K/V row of a codes path (`path` = kv_path, 2 to 4 or 6) starts on 16 bytes
 // (specialization constant 7): slices of whole uvec4s are then read 16 bytes a load, which
 // lavapipe pays per load.
 bool codes_rows_in_uvec4s(const FiaParams& p, uint32_t path, const Strides& ks, const Strides& vs) {

@@ -212,9 +212,12 @@ class FiaCase final : public OpCase {
     const bool no_left_pad = fault_is("kv_left_padding_ignored") && !p_.paged() && !p_.nz;
     const bool swap_nibbles = fault_is("int4_nibble_swap") && dtype_bits(data.dtype()) == 4;
     const bool fp8_infinities = fault_is("fp8_e4m3_with_infinities") && data.dtype() == DType::f8e4m3fn;
+    // The HiF8 faults: each code read through a faulty decode (fia_faults.hpp).
+    const std::array<double, 256>* hif8_fault =
+        data.dtype() == DType::hifloat8 ? fia_hif8_fault_values(fault()) : nullptr;
     const double offset_sign = fault_is("antiquant_offset_subtracted") ? -1.0 : 1.0;
     const bool antiquant_in_input = variant_is("ascend_antiquant_fp16") && !p_.full.on && p_.q != DType::f32;
-    const bool fp8 = p_.quant.fp8();
+    const bool fp8 = p_.quant.float8();  // FP8 E4M3FN or HiF8 codes
     return [=, this, &data, &table, &prefix, &scale, &offset](int64_t t, double* dst, int64_t step) {
       const int64_t Lp = p_.prefix_len, dim = s.dim;
       // Paged: the slot read (a faulty one may run past the cache: NaN there).
@@ -260,6 +263,8 @@ class FiaCase final : public OpCase {
           std::swap(row[static_cast<size_t>(d)], row[static_cast<size_t>(d + 1)]);
       for (int64_t d = 0; fp8_infinities && d < dim; ++d)
         row[static_cast<size_t>(d)] = e4m3fn_read_as_ieee(row[static_cast<size_t>(d)]);
+      for (int64_t d = 0; hif8_fault && d < dim; ++d)  // one byte a code, row e.. (no NZ with antiquant)
+        row[static_cast<size_t>(d)] = (*hif8_fault)[data.bytes()[static_cast<size_t>(e + d)]];
       if (scale.empty()) {
         for (int64_t d = 0; d < dim; ++d) dst[d * step] = row[static_cast<size_t>(d)] * factor;
         return;
@@ -274,9 +279,10 @@ class FiaCase final : public OpCase {
         }
         const double off = offset.empty() ? 0.0 : offset[g] * offset_sign, sc = unit_scale ? 1.0 : scale[g];
         // The variant ascend_antiquant_fp16: in(in(code + offset) * scale) in an f16 input
-        // dtype, f32 arithmetic rounded to bf16 in a bf16 one (AscendAntiQuant); FP8 codes
-        // in(code * in(scale)), the product in the input dtype (the Ascend 950's
-        // vf_antiquant_w8.h, specs/fused_infer_attention_quant.md).
+        // dtype, f32 arithmetic rounded to bf16 in a bf16 one (AscendAntiQuant); FP8 and HiF8
+        // codes in(code * in(scale)), the product in the input dtype (the Ascend 950's
+        // vf_antiquant_w8.h, specs/fused_infer_attention_quant.md: the code's value is exact in
+        // f16 and bf16, so its casts there change nothing).
         dst[d * step] =
             antiquant_in_input && fp8 ? round_to(p_.q, row[static_cast<size_t>(d)] * round_to(p_.q, sc))
             : antiquant_in_input
