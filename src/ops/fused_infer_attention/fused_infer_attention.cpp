@@ -454,11 +454,19 @@ class FiaCase final : public OpCase {
         for (size_t r = 0; r < rows.size(); ++r) {
           const int64_t i = static_cast<int64_t>(r) / G, h = head(hk, static_cast<int64_t>(r) % G);
           if (std::isinf(row_lse[r]) && rows[r].begin < rows[r].end && p_.inner_precise < 2 &&
-              fault().empty())
-            // The generator never makes one; an attenMask or pseShift from a file may.
+              fault().empty()) {
+            // The generator never makes one; an attenMask or pseShift from a file may, and so do
+            // keys, a query or scales from files that hold NaN or infinity (no finite score).
+            bool all_masked = mask && p_.mask_applies();
+            for (int64_t j = rows[r].begin; all_masked && j < rows[r].end; ++j)
+              all_masked = masked(mask, b, i, j);
             throw std::runtime_error(
                 "row " + std::to_string(i) + " of batch " + std::to_string(b) +
-                " has every key masked, which the document leaves undefined without innerPrecise 2/3");
+                (all_masked
+                     ? " has every key masked, which the document leaves undefined without innerPrecise 2/3"
+                     : " has no finite score though keys are visible to it: its query, keys, "
+                       "antiquant scales or pseShift hold NaN or infinity (check the input files)"));
+          }
           lse[p_.lse_index(b, i, h)] = row_lse[r];
           if (bounds) lse_bound[p_.lse_index(b, i, h)] = row_lse_bound[r];
         }
