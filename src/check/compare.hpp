@@ -15,7 +15,7 @@ struct Metrics {
   size_t violations = 0;  // elements outside tolerance (NaN/Inf mismatches and scribbles included)
   size_t nonfinite_mismatches = 0;
   size_t untouched_changed = 0;  // in-place elements the operator must not touch whose bits changed
-  size_t unwritten = 0;  // elements still holding poison_output's signalling NaN (never written)
+  size_t unwritten = 0;          // elements still holding poison_output's signalling NaN (never written)
   size_t boundary = 0;  // elements accepted only through an alternate: a rounding boundary's other value, or
                         // a permitted NaN
   double max_abs = 0;   // over finite pairs

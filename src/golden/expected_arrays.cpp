@@ -178,8 +178,8 @@ std::string budget_text(uint64_t budget) {
 
 // A failed allocation while `key` of `path` is read, as an error naming them.
 [[noreturn]] void throw_no_memory(const std::string& path, const std::string& key, uint64_t bytes) {
-  throw std::runtime_error(path + ": tensor '" + key + "': out of memory reading it (" + std::to_string(bytes) +
-                           " bytes stored)");
+  throw std::runtime_error(path + ": tensor '" + key + "': out of memory reading it (" +
+                           std::to_string(bytes) + " bytes stored)");
 }
 
 }  // namespace
@@ -196,10 +196,11 @@ void check_output_memory(const SafetensorsReader& golden, const ManifestOutput& 
     need += stored + 24 * n;  // the initial contents, the touched indices and written elements
   if (!o.bound.empty()) need += 4 * n;
   if (need > static_cast<long double>(budget))
-    throw std::runtime_error(golden.path() + ": tensor '" + o.expected + "' (" + std::string(dtype_name(o.dtype)) + " " +
-                             shape_string(o.shape) + "): checking output '" + o.name + "' needs about " +
-                             std::to_string(static_cast<unsigned long long>(need)) + " bytes of memory, over " +
-                             budget_text(budget) + "; nothing was read");
+    throw std::runtime_error(golden.path() + ": tensor '" + o.expected + "' (" +
+                             std::string(dtype_name(o.dtype)) + " " + shape_string(o.shape) +
+                             "): checking output '" + o.name + "' needs about " +
+                             std::to_string(static_cast<unsigned long long>(need)) +
+                             " bytes of memory, over " + budget_text(budget) + "; nothing was read");
 }
 
 std::vector<uint8_t> read_checked(const SafetensorsReader& file, const std::string& key,

@@ -117,11 +117,12 @@ GoldenManifest parse_manifest(const json& doc, const std::string& path) {
   // tampered or rewritten format-3/4 golden could turn verification off by dropping one
   // field. Refused rather than guessed (specs/golden-format.md "What a reader refuses").
   if (m.format < 3 && doc.contains("checksums"))
-    throw ManifestError("/format", "the manifest records checksums, which only golden format 3 and later have, "
-                                   "but its format is " +
-                                       (doc.contains("format") ? doc["format"].dump()
-                                                               : std::string("missing (format 1)")) +
-                                       ": refused rather than read unverified");
+    throw ManifestError(
+        "/format",
+        "the manifest records checksums, which only golden format 3 and later have, "
+        "but its format is " +
+            (doc.contains("format") ? doc["format"].dump() : std::string("missing (format 1)")) +
+            ": refused rather than read unverified");
   if (m.format >= 3) {  // every tensor's checksum, checked against the data by verify_golden_data
     const json& sums = require(doc, "", "checksums");
     if (!sums.is_object()) throw ManifestError("/checksums", "must be an object");
@@ -180,8 +181,9 @@ GoldenManifest parse_manifest(const json& doc, const std::string& path) {
       // judge the case differently from one that did not).
       for (const char* key : {"bound", "nan_permitted"})
         if (out.contains(key))
-          throw ManifestError(at + "/" + key, std::string(key) + " is a golden format 4 field, but the format is " +
-                                                   std::to_string(m.format));
+          throw ManifestError(at + "/" + key, std::string(key) +
+                                                  " is a golden format 4 field, but the format is " +
+                                                  std::to_string(m.format));
     }
     if (m.format >= 2 && o.alternate.empty() != o.alternate_index.empty())
       throw ManifestError(at,

@@ -27,26 +27,28 @@ struct Variant {
 // The faults of the shared attention reference (ref/attention.hpp AttentionFault), which
 // MHCA, SDPA and FIA each list in their own catalogue.
 inline std::vector<Fault> with_attention_faults(std::vector<Fault> own) {
-  own.insert(own.begin(),
-             {{"softmax_no_max_subtraction",
-               "exp(s) in f32 without subtracting the row max: overflows to inf once a score passes 88.72, "
-               "so the row is NaN",
-               "issue 36 (a planted fault passed every MHCA and SDPA case)"},
-              {"softmax_sum_f16", "the softmax denominator sum(exp(s - max)) accumulated in f16", ""},
-              {"pv_accumulate_f16", "P.V accumulated in f16 (each partial sum rounded to f16)",
-               "issue 36 (failed 2 of 117 MHCA cases, by 1.05x and 1.33x)"},
-              {"tile_padding_counted",
-               "keys in tiles of 64: the last tile's padding lanes (K and V zero-filled) counted in the softmax with "
-               "score 0 when the row's key count is not a multiple of 64",
-               "flashinfer#3716 (padding lanes counted when seq_len is not a multiple of the tile)"},
-              {"key_past_full_tile_dropped",
-               "a row of 64k + 1 keys (k >= 1) loses its last key: the lone key one past the last full 64-key "
-               "tile is never loaded",
-               "vllm#54035 (mismatches from seqlen 97, one past a 96-key tile)"},
-              {"head_dim_tail_stale",
-               "q . k in 32-lane chunks: when the head size is not a multiple of 32, the last chunk's idle lanes "
-               "keep the previous chunk's values, so q[d - 32] k[d - 32] is added again for each idle lane d",
-               "exllamav3#316 (uninitialized reads at head size 72)"}});
+  own.insert(
+      own.begin(),
+      {{"softmax_no_max_subtraction",
+        "exp(s) in f32 without subtracting the row max: overflows to inf once a score passes 88.72, "
+        "so the row is NaN",
+        "issue 36 (a planted fault passed every MHCA and SDPA case)"},
+       {"softmax_sum_f16", "the softmax denominator sum(exp(s - max)) accumulated in f16", ""},
+       {"pv_accumulate_f16", "P.V accumulated in f16 (each partial sum rounded to f16)",
+        "issue 36 (failed 2 of 117 MHCA cases, by 1.05x and 1.33x)"},
+       {"tile_padding_counted",
+        "keys in tiles of 64: the last tile's padding lanes (K and V zero-filled) counted in the softmax "
+        "with "
+        "score 0 when the row's key count is not a multiple of 64",
+        "flashinfer#3716 (padding lanes counted when seq_len is not a multiple of the tile)"},
+       {"key_past_full_tile_dropped",
+        "a row of 64k + 1 keys (k >= 1) loses its last key: the lone key one past the last full 64-key "
+        "tile is never loaded",
+        "vllm#54035 (mismatches from seqlen 97, one past a 96-key tile)"},
+       {"head_dim_tail_stale",
+        "q . k in 32-lane chunks: when the head size is not a multiple of 32, the last chunk's idle lanes "
+        "keep the previous chunk's values, so q[d - 32] k[d - 32] is added again for each idle lane d",
+        "exllamav3#316 (uninitialized reads at head size 72)"}});
   return own;
 }
 

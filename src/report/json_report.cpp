@@ -88,14 +88,10 @@ nlohmann::json case_result_json(const CaseResult& r) {
   j["outputs"] = nlohmann::json::array();
   for (const auto& o : r.outputs) {
     const Metrics& m = o.metrics;
-    nlohmann::json out{{"tensor", m.tensor},
-                       {"shape", o.shape},
-                       {"elements", m.elements},
-                       {"violations", m.violations},
-                       {"boundary", m.boundary},
-                       {"untouched_changed", m.untouched_changed},
-                       {"unwritten", m.unwritten},
-                       {"nonfinite_mismatches", m.nonfinite_mismatches}};
+    nlohmann::json out{{"tensor", m.tensor},       {"shape", o.shape},
+                       {"elements", m.elements},   {"violations", m.violations},
+                       {"boundary", m.boundary},   {"untouched_changed", m.untouched_changed},
+                       {"unwritten", m.unwritten}, {"nonfinite_mismatches", m.nonfinite_mismatches}};
     put_number(out, "max_abs", m.max_abs);
     put_number(out, "max_rel", m.max_rel);
     put_number(out, "rel_l2", m.rel_l2);

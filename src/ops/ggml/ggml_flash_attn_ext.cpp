@@ -224,7 +224,8 @@ class FlashAttnExtCase final : public OpCase {
     if (steps) a.steps = &*steps;
     // prec_f32_honoured_only_at_gqa16: GGML_PREC_F32 away from a group of 16 computed as the
     // CPU's default precision does (the running P.V in f16).
-    const PrecisionSteps default_precision{.p = PrecisionSteps::P::unrounded, .acc_dtype = DType::f16, .acc_block = 1};
+    const PrecisionSteps default_precision{
+        .p = PrecisionSteps::P::unrounded, .acc_dtype = DType::f16, .acc_block = 1};
     if (fault_is("prec_f32_honoured_only_at_gqa16") && p_.prec_f32 && G != 16) a.steps = &default_precision;
     const int64_t query_members = fault_is("gqa_group_past_8_reuses_query") ? 8 : G;
     std::vector<double> qrows(static_cast<size_t>(G * p_.n_batch * p_.dk));

@@ -223,7 +223,8 @@ const Signature& mhca_signature() {
            "so that page is dropped (at page size 1: every sequence loses its last key)",
            "vllm#31282 (last_page_len set wrong at block size 1)"},
           {"kernel_block_size_doubled",
-           "the kernel told twice the cache's page size: key t read from table entry t / (2 page_size), row t "
+           "the kernel told twice the cache's page size: key t read from table entry t / (2 page_size), row "
+           "t "
            "% (2 page_size), running on past the page into the next physical rows",
            "vllm#27547 (the cache manager's block size passed as the kernel's)"},
       }),

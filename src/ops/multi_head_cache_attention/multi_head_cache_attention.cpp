@@ -266,12 +266,13 @@ class MhcaCase final : public OpCase {
             double* qr = &q[rows.size() * D];
             query.get_range(query.offset({n, head(hk, j % query_members), 0}), static_cast<size_t>(D), qr);
             const auto at = static_cast<size_t>((n * H + h) * D);
-            rows.push_back({.q = qr,
-                            .begin = 0,
-                            .end = std::min(seen, causal ? std::min(kvlen, i + causal_offset + diagonal) : kvlen),
-                            .out = &out[at],
-                            .bound = &bound[at],
-                            .nan_ok = &nan_ok[at]});
+            rows.push_back(
+                {.q = qr,
+                 .begin = 0,
+                 .end = std::min(seen, causal ? std::min(kvlen, i + causal_offset + diagonal) : kvlen),
+                 .out = &out[at],
+                 .bound = &bound[at],
+                 .nan_ok = &nan_ok[at]});
           }
         AttentionBlock a = block;
         if (p_.is_alibi || mask)

@@ -89,7 +89,8 @@ const Signature& omni_signature() {
                ""},
               {"padding_slot_written_to_slot_0",
                "a skipped head (slot -1) stored from slot 0 (the null block), over rows real tokens may hold",
-               "vllm#38719 / #39444 (a dummy run wrote garbage into null block 0), transformers#46765 (padding "
+               "vllm#38719 / #39444 (a dummy run wrote garbage into null block 0), transformers#46765 "
+               "(padding "
                "tokens write NaN into slots real tokens read)"},
           },
   };

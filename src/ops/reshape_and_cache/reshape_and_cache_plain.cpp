@@ -60,8 +60,10 @@ const Signature& plain_signature() {
               {"padding_slot_wraps",
                "a padding token (slot -1) stored in the last slot, as a negative index wraps", ""},
               {"padding_slot_written_to_slot_0",
-               "a padding token (slot -1) stored in slot 0 (the null block), where a real token's row may live",
-               "vllm#38719 / #39444 (a dummy run wrote garbage into null block 0), transformers#46765 (padding "
+               "a padding token (slot -1) stored in slot 0 (the null block), where a real token's row may "
+               "live",
+               "vllm#38719 / #39444 (a dummy run wrote garbage into null block 0), transformers#46765 "
+               "(padding "
                "tokens write NaN into slots real tokens read)"},
               {"head_major_cache",
                "the cache addressed as [num_blocks, num_heads, block_size, head_size] (the head-major "

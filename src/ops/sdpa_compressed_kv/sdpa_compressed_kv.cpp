@@ -196,8 +196,8 @@ class SdpaCase final : public OpCase {
     // with the scale rounded to it first (kv_fpmath, onednn_gpu_micro).
     const std::optional<DType> fp = variant_fpmath();
     const DType dq = variant_is("kv_f32") ? DType::f32 : fp ? *fp : (c == 0 ? p_.k : p_.v).scale;
-    return [this, &side, c, first_row, unquantized, r, rng, zp_after_scale, groups_reversed, scale_dropped, dq,
-            fp](int64_t t, double* dst, int64_t step) {
+    return [this, &side, c, first_row, unquantized, r, rng, zp_after_scale, groups_reversed, scale_dropped,
+            dq, fp](int64_t t, double* dst, int64_t step) {
       const int64_t row = first_row + t;
       for (int64_t d = 0; d < p_.D; ++d) {
         if (unquantized) {  // originals(c), element by element

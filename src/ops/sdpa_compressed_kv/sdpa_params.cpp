@@ -172,7 +172,8 @@ const Signature& sdpa_signature() {
            "query (right only up to a group of 8)",
            "issue 62 (GQA mappings that hold only up to a group of 8; llama.cpp#28124 seen only at GQA 16)"},
           {"key_scale_groups_reversed",
-           "K's group scales read in mirrored order along D (element d takes the scale of element D - 1 - d's "
+           "K's group scales read in mirrored order along D (element d takes the scale of element D - 1 - "
+           "d's "
            "group)",
            "vllm#50085 (NVFP4 V scales stored swizzled, read as linear)"},
           {"value_scale_dropped_in_decode",
