@@ -143,7 +143,8 @@ TEST_CASE("hif8: the definition's table covers the 256 codes, with the paper's c
   CHECK(per_binade.begin()->first == -22);
   CHECK(per_binade.rbegin()->first == 15);
   int total = 0;
-  for (const auto& [e, n] : per_binade) {
+  for (const auto& binade : per_binade) {
+    const int e = binade.first, n = binade.second;  // not a structured binding: CAPTURE captures it
     CAPTURE(e);
     const int a = std::abs(e);
     CHECK(n == (e < -15 ? 1 : a <= 3 ? 8 : a <= 7 ? 4 : e == 15 ? 1 : 2));
@@ -153,7 +154,9 @@ TEST_CASE("hif8: the definition's table covers the 256 codes, with the paper's c
 }
 
 TEST_CASE("hif8_decode: every one of the 256 codes as the definition says") {
-  for (const auto& [c, want] : hif_table()) {
+  for (const auto& entry : hif_table()) {
+    const auto c = entry.first;
+    const auto want = entry.second;
     CAPTURE(c);
     CHECK(hif_same(hif8_decode(static_cast<uint8_t>(c)), want));
     CHECK(hif_same(hif8_values()[c], want));
