@@ -32,6 +32,10 @@ import time
 
 import numpy as np
 
+# Safetensors read and packed as the stored catalogue's generator does (one writer of test files).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "bad_golden"))
+from make_catalogue import pack, raw_file, tensors_of as read_st  # noqa: E402  (an absolute path joins as itself)
+
 CASES = [  # (case file, --filter): a format-1-like tiny in-place case, s4/alternates, SDPA bound + nan_permitted
     ("tests/data/bad_golden/tiny_case.json", None),
     ("cases/pmx.KeyValueCache/quantized.json",
@@ -46,31 +50,6 @@ class Timeout(Exception):
 
 def _alarm(signum, frame):
     raise Timeout()
-
-
-def read_st(path):
-    with open(path, "rb") as f:
-        (n,) = struct.unpack("<Q", f.read(8))
-        header = json.loads(f.read(n))
-        data = f.read()
-    meta = header.pop("__metadata__", None)
-    return {k: [v["dtype"], list(v["shape"]), data[v["data_offsets"][0]:v["data_offsets"][1]]] for k, v in header.items()}, meta
-
-
-def pack(tensors, meta=None, offsets=None, raw_header=None):
-    header, blobs, at = {}, [], 0
-    for name in sorted(tensors):
-        dtype, shape, raw = tensors[name]
-        header[name] = {"dtype": dtype, "shape": shape, "data_offsets": [at, at + len(raw)]}
-        at += len(raw)
-        blobs.append(raw)
-    for name, off in (offsets or {}).items():
-        header[name]["data_offsets"] = off
-    if meta is not None:
-        header["__metadata__"] = meta
-    text = raw_header if raw_header is not None else json.dumps(header, separators=(",", ":")).encode()
-    text += b" " * ((8 - len(text) % 8) % 8)
-    return struct.pack("<Q", len(text)) + text + b"".join(blobs)
 
 
 def xxh(raw):
@@ -247,10 +226,10 @@ def corruptions(g, rng):
                           ("minus8", n - 8), ("zero", 0)]:
         add("header_length_" + label, files(data=struct.pack("<Q", length) + g.data_bytes[8:]))
     add("data_text_file", files(data=b"key,value\n1.0,2.0\n"))
-    add("header_not_json", files(data=pack({}, raw_header=b"\x00garbage")))
-    add("header_not_object", files(data=pack({}, raw_header=b"[]")))
-    add("header_nested", files(data=pack({}, raw_header=b'{"x": {"dtype": "U8", "shape": [[[1]]]}}')))
-    add("header_number_1e999", files(data=pack({}, raw_header=b'{"x": {"dtype": "U8", "shape": [1e999], "data_offsets": [0, 0]}}')))
+    add("header_not_json", files(data=raw_file(b"\x00garbage", b"")))
+    add("header_not_object", files(data=raw_file(b"[]", b"")))
+    add("header_nested", files(data=raw_file(b'{"x": {"dtype": "U8", "shape": [[[1]]]}}', b"")))
+    add("header_number_1e999", files(data=raw_file(b'{"x": {"dtype": "U8", "shape": [1e999], "data_offsets": [0, 0]}}', b"")))
     add("metadata_not_string", tensors_edit(lambda t, m: None) if False else
         files(data=pack({k: list(v) for k, v in g.t.items()}, {"case_hash": 5})))
     data_names = sorted(g.t)
