@@ -22,6 +22,7 @@
 #include "ops/fused_infer_attention/fia_inputs.hpp"
 #include "ops/operator.hpp"
 #include "cases/case_loader.hpp"
+#include "case_helpers.hpp"
 
 using namespace kvbench;
 
@@ -39,18 +40,6 @@ void fia_hif8_check_store(const std::vector<double>& xs) {
                         << int(want));
   }
   CHECK(bad == 0);
-}
-
-std::string fia_hif8_rejection(const std::string& json) {
-  const auto doc = nlohmann::json::parse(json);
-  auto loaded = expand_case_document(doc, "test.json", {});
-  if (!loaded.errors.empty()) return loaded.errors[0].pointer + ": " + loaded.errors[0].message;
-  try {
-    instantiate_case(*find_operator(doc["op"]), loaded.cases.at(0), {});
-  } catch (const CaseError& e) {
-    return e.pointer() + ": " + e.what();
-  }
-  return "";
 }
 
 std::string fia_hif8_case(const std::string& attributes, const std::string& query = "f16",
@@ -101,11 +90,11 @@ TEST_CASE("FIA HiF8: the store of generated codes is hif8_encode (saturating) bi
 }
 
 TEST_CASE("FIA HiF8: the document's rules, each refused naming its field") {
-  CHECK(fia_hif8_rejection(fia_hif8_case(R"("keyAntiquantMode": 0)")) == "");
-  CHECK(fia_hif8_rejection(fia_hif8_case(R"("keyAntiquantMode": 0)", "bf16")) == "");
-  CHECK(fia_hif8_rejection(fia_hif8_case(R"("blockSize": 32)")) == "");
+  CHECK(rejection(fia_hif8_case(R"("keyAntiquantMode": 0)")) == "");
+  CHECK(rejection(fia_hif8_case(R"("keyAntiquantMode": 0)", "bf16")) == "");
+  CHECK(rejection(fia_hif8_case(R"("blockSize": 32)")) == "");
   const auto refused = [](const std::string& json, const std::string& pointer, const std::string& words) {
-    const std::string r = fia_hif8_rejection(json);
+    const std::string r = rejection(json);
     CHECK_MESSAGE(r.rfind(pointer + ": ", 0) == 0, r);
     CHECK_MESSAGE(r.find(words) != std::string::npos, r);
   };

@@ -34,19 +34,6 @@ std::string rows_of(const Band& b, int64_t S1b, int64_t S2b) {
 
 constexpr int64_t kMax = 2147483647;
 
-// The pointer and message of the CaseError a document raises ("" if it is accepted).
-std::string rejection(const std::string& json) {
-  const auto doc = nlohmann::json::parse(json);
-  auto loaded = expand_case_document(doc, "test.json", {});
-  if (!loaded.errors.empty()) return loaded.errors[0].pointer + ": " + loaded.errors[0].message;
-  try {
-    instantiate_case(*find_operator(doc["op"]), loaded.cases.at(0), {});
-  } catch (const CaseError& e) {
-    return e.pointer() + ": " + e.what();
-  }
-  return "";
-}
-
 std::string fia(const std::string& attributes,
                 const std::string& shapes = R"("B": 1, "S1": 4, "S2": 6, "D": 16)",
                 const std::string& extra = "") {
