@@ -205,8 +205,8 @@ class FiaCase final : public OpCase {
     const double factor = p_.full.on && side == 1 ? in.at("deqScale2").get(0) : 1.0;
     // The page-attention faults' reads (fia_faults.hpp): page_index_stuck also takes its
     // per-token scales at the position it reads.
-    const FiaPagedRead read = p_.paged() ? fia_paged_read(fault()) : FiaPagedRead::right;
-    const bool stuck = read == FiaPagedRead::index_stuck;
+    const PagedRead read = p_.paged() ? fia_paged_read(fault()) : PagedRead::right;
+    const bool stuck = read == PagedRead::index_stuck;
     const bool reversed = fault_is("antiquant_scale_channels_reversed") && p_.quant.per_channel(side);
     const bool unit_scale = fault_is("value_scale_dropped_in_decode") && side == 1 && p_.ifa();
     const bool no_left_pad = fault_is("kv_left_padding_ignored") && !p_.paged() && !p_.nz;
@@ -381,8 +381,9 @@ class FiaCase final : public OpCase {
       const int64_t S1b = p_.s1b[b];
       const Band band = p_.band[b];
       for (int64_t hk = 0; hk < p_.Nkv; ++hk) {
-        const int64_t S2b =
-            fault_is("last_block_len_mod") && p_.paged() ? fia_keys_last_block_mod(p_, b) : p_.keys(b);
+        const int64_t S2b = fault_is("last_block_len_mod") && p_.paged()
+                                ? keys_last_page_mod(p_.keys(b), p_.block_size)
+                                : p_.keys(b);
         // Rows (i, h) of the kv head's G query heads, position-major. Row i sees the keys
         // j of its band, band.lo <= j - i <= band.hi; the mask and pse act in the bias.
         std::vector<double> qv(static_cast<size_t>(S1b * G * DK));

@@ -12,6 +12,7 @@
 #include "core/rng.hpp"
 #include "ops/attention/attention_golden.hpp"
 #include "ops/attention/attention_kernel.hpp"
+#include "ops/attention/paged_faults.hpp"
 #include "ops/multi_head_cache_attention/mhca_params.hpp"
 #include "ops/vulkan_io.hpp"
 #include "ref/attention.hpp"
@@ -201,7 +202,7 @@ class MhcaCase final : public OpCase {
     // Query head j of kv head hk's group (the fault gqa_head_mod interleaves the groups).
     const bool head_mod = fault_is("gqa_head_mod");
     const auto head = [&](int64_t hk, int64_t j) { return head_mod ? j * Hk + hk : hk * G + j; };
-    const bool stuck = fault_is("page_index_stuck") && p_.cache_mode != 0;
+    const PagedRead read = p_.cache_mode == 1 ? paged_read() : PagedRead::right;
     // gqa_group_past_8_reuses_query: member j >= 8 of a group computed with member j % 8's query.
     const int64_t query_members = fault_is("gqa_group_past_8_reuses_query") ? 8 : G;
     const bool first_group = fault_is("key_scale_first_group");
@@ -229,7 +230,7 @@ class MhcaCase final : public OpCase {
           thread_local std::vector<double> row, s;
           row.resize(static_cast<size_t>(D));
           s.resize(static_cast<size_t>(ng));
-          const int64_t T = stuck ? p_.cache_row(b, t % p_.page_size) : faulty_cache_row(b, t);
+          const int64_t T = cache_row_read(b, t, read);
           if (T < 0 || T >= p_.max_t) {  // a faulty kernel's read past the cache: garbage
             for (int64_t d = 0; d < D; ++d) dst[d * step] = kNaN;
             return;
@@ -254,7 +255,10 @@ class MhcaCase final : public OpCase {
                                  .threads = args().threads()};
       const int64_t diagonal = fault_is("causal_diagonal_excluded") ? 0 : 1;
       const int64_t causal_offset = fault_is("causal_top_left") ? 0 : offset;
-      const int64_t seen = keys_seen(kvlen);
+      // last_page_len_mod: the last page's length taken as kvlen % page_size.
+      const int64_t seen = p_.cache_mode == 1 && fault_is("last_page_len_mod")
+                               ? keys_last_page_mod(kvlen, p_.page_size)
+                               : kvlen;
       for (int64_t hk = 0; hk < Hk; ++hk) {
         // Rows (i, h) of the kv head's G query heads, position-major: a group of rows
         // shares its causal key range. Causal rows see keys [0, i + offset].
@@ -311,25 +315,20 @@ class MhcaCase final : public OpCase {
     return result;
   }
 
-  // Cache row of key t of batch b as the kernel reads it: cache_row, or with a paging fault
-  // page_offset_capped_128 (the row in a page taken modulo 128) or kernel_block_size_doubled
-  // (pages of twice page_size walked over the same table: a row may land past its page).
-  int64_t faulty_cache_row(int64_t b, int64_t t) const {
-    if (p_.cache_mode == 0) return p_.cache_row(b, t);
-    if (fault_is("page_offset_capped_128"))
-      return p_.cachestarts[b * p_.max_pages + t / p_.page_size] + t % p_.page_size % 128;
-    if (fault_is("kernel_block_size_doubled")) {
-      const int64_t page = p_.cachestarts[b * p_.max_pages + t / (2 * p_.page_size)];
-      return page < 0 ? -1 : page + t % (2 * p_.page_size);
-    }
-    return p_.cache_row(b, t);
+  // The paging fault's read (ops/attention/paged_faults.hpp), PagedRead::right for the golden.
+  PagedRead paged_read() const {
+    if (fault_is("page_index_stuck")) return PagedRead::index_stuck;
+    if (fault_is("page_offset_capped_128")) return PagedRead::offset_capped_128;
+    if (fault_is("kernel_block_size_doubled")) return PagedRead::size_doubled;
+    return PagedRead::right;
   }
-  // The keys a row of a batch with kvlen keys can see: all, or with last_page_len_mod on a
-  // paged cache the last page's length taken as kvlen % page_size (0 for a full page).
-  int64_t keys_seen(int64_t kvlen) const {
-    if (p_.cache_mode == 1 && fault_is("last_page_len_mod") && kvlen % p_.page_size == 0)
-      return kvlen - p_.page_size;
-    return kvlen;
+  // Cache row of key t of batch b as `read` finds it: a row past a page runs on into the next
+  // physical rows; -1 where the page table has no page.
+  int64_t cache_row_read(int64_t b, int64_t t, PagedRead read) const {
+    if (read == PagedRead::right) return p_.cache_row(b, t);
+    const PageSlot s = paged_slot(t, p_.page_size, read);
+    const int64_t page = p_.cachestarts[b * p_.max_pages + s.entry];
+    return page < 0 ? -1 : page + s.row;
   }
 
   // The precision steps of the case's variant (none for the golden).
