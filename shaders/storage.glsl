@@ -17,7 +17,7 @@
 uint dtype_bits(uint dt) {
   if (dt == DT_F32 || dt == DT_I32) return 32u;
   if (dt == DT_F16 || dt == DT_BF16) return 16u;
-  if (dt == DT_S4 || dt == DT_U4) return 4u;
+  if (dt == DT_S4 || dt == DT_U4 || dt == DT_F4E2M1 || dt == DT_F4E1M2) return 4u;
   return 8u;
 }
 

@@ -343,6 +343,21 @@ def _hif8_values():
 _HIF8 = _hif8_values()
 
 
+def _fp6_values(ebits, mbits, bias):
+    """The 256 bytes of an OCP MX 6-bit float (E2M3 bias 1, E3M2 bias 3) as float32: a code in
+    the low 6 bits (sign, exponent, mantissa; subnormals at exponent 0, no specials); a byte with
+    bit 6 or 7 set holds no code: NaN."""
+    out = np.full(256, np.nan)
+    for code in range(64):
+        e, m = (code >> mbits) & ((1 << ebits) - 1), code & ((1 << mbits) - 1)
+        mag = math.ldexp(m, 1 - bias - mbits) if e == 0 else math.ldexp((1 << mbits) + m, e - bias - mbits)
+        out[code] = -mag if code & 0x20 else mag
+    return out.astype(np.float32)
+
+
+_FP6 = {"f6e2m3": _fp6_values(2, 3, 1), "f6e3m2": _fp6_values(3, 2, 3)}
+
+
 def fp8_codes(values, dtype, saturate=False):
     """The FP8 codes (uint8) of float values: rounded to nearest, ties to the even code; past
     the largest value NaN (f8e4m3fn) or infinity (f8e5m2), or with `saturate` the largest."""
@@ -366,7 +381,7 @@ def fp8_codes(values, dtype, saturate=False):
 
 def to_array(stored, dtype, shape):
     """The numpy array of a stored tensor with kvbench dtype `dtype` and logical `shape`
-    (f4e2m1/f4e1m2/f8e8m0/hifloat8: their values as float32)."""
+    (f4e2m1/f4e1m2/f8e8m0/hifloat8/f6e2m3/f6e3m2: their values as float32)."""
     st_dtype, st_shape, raw = stored
     count = int(np.prod(shape, dtype=np.int64)) if shape else 1
     if dtype in ("s4", "u4"):
@@ -378,6 +393,8 @@ def to_array(stored, dtype, shape):
         return _FP8[dtype][1][np.frombuffer(raw, dtype=np.uint8)].reshape(shape)
     if dtype == "hifloat8":
         return _HIF8[np.frombuffer(raw, dtype=np.uint8)].reshape(shape)
+    if dtype in _FP6:
+        return _FP6[dtype][np.frombuffer(raw, dtype=np.uint8)].reshape(shape)
     if dtype == "f8e8m0":
         b = np.frombuffer(raw, dtype=np.uint8).astype(np.int32)
         value = np.ldexp(np.float32(1), np.where(b == 255, 0, b - 127)).astype(np.float32)
@@ -389,12 +406,52 @@ def to_array(stored, dtype, shape):
     return np.frombuffer(bytearray(raw), dtype=_NUMPY[st_dtype]).reshape(shape)
 
 
+def _code_table(dtype):
+    """The float32 value of every code of a dtype stored by value table (by code)."""
+    if dtype in _FP4:
+        return np.concatenate([_FP4[dtype], -_FP4[dtype]]).astype(np.float32)
+    if dtype in _FP6:
+        return _FP6[dtype][:64]
+    if dtype == "hifloat8":
+        return _HIF8
+    b = np.arange(255)  # f8e8m0; 0xFF is NaN
+    return np.append(np.ldexp(np.float32(1), b - 127).astype(np.float32), np.float32(np.nan))
+
+
+def _codes_by_value(a, dtype):
+    """The codes whose values are `a` (NaN: the dtype's NaN code; -0: the negative zero code where
+    there is one); a value no code holds raises ValueError."""
+    table = _code_table(dtype).astype(np.float64)
+    v = np.asarray(a, np.float64).reshape(-1)
+    codes = np.zeros(v.size, np.uint8)
+    nan_codes = np.flatnonzero(np.isnan(table))
+    for i, x in enumerate(v):
+        if np.isnan(x):
+            if nan_codes.size == 0:
+                raise ValueError(f"element {i} is NaN, which {dtype} cannot hold")
+            codes[i] = nan_codes[0]
+            continue
+        hit = np.flatnonzero((table == x) & (np.signbit(table) == np.signbit(x)))
+        if hit.size == 0:
+            hit = np.flatnonzero(table == x)  # a zero of the other sign where the format has one zero
+        if hit.size == 0:
+            raise ValueError(f"element {i} = {x!r} is not a value of {dtype}")
+        codes[i] = hit[0]
+    return codes
+
+
 def from_array(array, dtype):
-    """(safetensors dtype, stored shape, raw bytes) of `array` stored as kvbench dtype `dtype`."""
+    """(safetensors dtype, stored shape, raw bytes) of `array` stored as kvbench dtype `dtype`
+    (f4e2m1/f4e1m2/f6e2m3/f6e3m2/f8e8m0/hifloat8: values, each one a code holds)."""
     a = np.asarray(array)
     if dtype in ("s4", "u4"):
         raw = _pack4(a)
         return "U8", (len(raw),), raw
+    if dtype in _FP4:
+        raw = _pack4(_codes_by_value(a, dtype))
+        return "U8", (len(raw),), raw
+    if dtype in _FP6 or dtype in ("hifloat8", "f8e8m0"):
+        return "U8", a.shape, _codes_by_value(a, dtype).tobytes()
     if dtype in _FP8:
         return _FP8[dtype][0], a.shape, fp8_codes(a, dtype).tobytes()
     if dtype == "bf16":

@@ -12,7 +12,7 @@ struct Info {
   bool is_float;
   int64_t min, max;
 };
-constexpr std::array<Info, 16> kInfo{{
+constexpr std::array<Info, 18> kInfo{{
     {DType::f32, "f32", 32, true, 0, 0},
     {DType::f16, "f16", 16, true, 0, 0},
     {DType::bf16, "bf16", 16, true, 0, 0},
@@ -29,6 +29,8 @@ constexpr std::array<Info, 16> kInfo{{
     {DType::f8e4m3fn, "f8e4m3fn", 8, true, 0, 0},
     {DType::f8e5m2, "f8e5m2", 8, true, 0, 0},
     {DType::hifloat8, "hifloat8", 8, true, 0, 0},
+    {DType::f6e2m3, "f6e2m3", 8, true, 0, 0},
+    {DType::f6e3m2, "f6e3m2", 8, true, 0, 0},
 }};
 const Info& info(DType t) { return kInfo[static_cast<size_t>(t)]; }
 static_assert(

@@ -22,6 +22,8 @@ namespace kvbench {
 // f8e4m3fn, f8e5m2: the OCP FP8 formats (core/float_format.hpp Fp8), one byte each.
 // hifloat8: Huawei's HiFloat8 (core/hifloat8.hpp, specs/hifloat8.md), one byte each; FIA's
 // HIFLOAT8 key/value antiquant.
+// f6e2m3, f6e3m2: the OCP MX 6-bit floats (core/float_format.hpp SmallFloat), one code per
+// byte in its low 6 bits (bits 6 and 7 zero; a byte with either set is no code: NaN).
 enum class DType {
   f32,
   f16,
@@ -38,7 +40,9 @@ enum class DType {
   f8e8m0,
   f8e4m3fn,
   f8e5m2,
-  hifloat8
+  hifloat8,
+  f6e2m3,
+  f6e3m2
 };
 // The two FP8 layouts (values and rounding: core/float_format.hpp fp8_value, fp8_code).
 enum class Fp8 { e4m3fn, e5m2 };

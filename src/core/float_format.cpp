@@ -12,30 +12,70 @@
 
 namespace kvbench {
 
-namespace {
-constexpr double kE2M1[8] = {0, 0.5, 1, 1.5, 2, 3, 4, 6};
-constexpr double kE1M2[8] = {0, 0.25, 0.5, 0.75, 1, 1.25, 1.5, 1.75};
-}  // namespace
-
-double fp4_value(bool e1m2, unsigned code) {
-  const double m = (e1m2 ? kE1M2 : kE2M1)[code & 7u];
-  return code & 8u ? -m : m;
+SmallFloatLayout small_float_layout(SmallFloat f) {
+  switch (f) {
+    case SmallFloat::e2m1: return {2, 1, 1};
+    case SmallFloat::e1m2: return {1, 2, 1};
+    case SmallFloat::e2m3: return {2, 3, 1};
+    case SmallFloat::e3m2: return {3, 2, 3};
+  }
+  return {2, 1, 1};
 }
 
-unsigned fp4_code(bool e1m2, double x) {
-  const double* mag = e1m2 ? kE1M2 : kE2M1;
-  const unsigned sign = std::signbit(x) ? 8u : 0u;
-  const double a = std::isnan(x) ? mag[7] : std::fabs(x);
-  unsigned best = 7;  // saturates
-  for (unsigned k = 0; k < 7; ++k) {
-    const double mid = (mag[k] + mag[k + 1]) / 2;  // exact: the magnitudes are multiples of 2^-2
-    if (a < mid || (a == mid && k % 2 == 0)) {     // a tie goes to the even code
-      best = k;
-      break;
+namespace {
+// The non-negative magnitudes of a small float, by code (ascending: the format has no
+// specials, so its magnitudes grow with the code).
+struct SmallFloatTable {
+  std::array<double, 32> magnitude{};
+  unsigned count = 0;
+  explicit SmallFloatTable(SmallFloat f) {
+    const SmallFloatLayout l = small_float_layout(f);
+    count = 1u << (l.ebits + l.mbits);
+    for (unsigned c = 0; c < count; ++c) {
+      const int e = static_cast<int>(c >> l.mbits), m = static_cast<int>(c & ((1u << l.mbits) - 1u));
+      magnitude[c] = e == 0 ? std::ldexp(m, 1 - l.bias() - l.mbits)
+                            : std::ldexp((1 << l.mbits) + m, e - l.bias() - l.mbits);
     }
   }
-  return sign | best;
+};
+const SmallFloatTable& table(SmallFloat f) {
+  static const SmallFloatTable t[] = {SmallFloatTable(SmallFloat::e2m1), SmallFloatTable(SmallFloat::e1m2),
+                                      SmallFloatTable(SmallFloat::e2m3), SmallFloatTable(SmallFloat::e3m2)};
+  return t[static_cast<int>(f)];
 }
+
+// The magnitude code of |x| rounded to nearest (a tie to the even code, or with `away` to
+// the larger), saturating; NaN gives the largest.
+unsigned small_float_magnitude(SmallFloat f, double x, bool away) {
+  const SmallFloatTable& t = table(f);
+  const double a = std::isnan(x) ? t.magnitude[t.count - 1] : std::fabs(x);
+  for (unsigned k = 0; k + 1 < t.count; ++k) {
+    const double mid = (t.magnitude[k] + t.magnitude[k + 1]) / 2;  // exact: a few bits
+    if (a < mid || (a == mid && !away && k % 2 == 0)) return k;
+  }
+  return t.count - 1;
+}
+}  // namespace
+
+double small_float_value(SmallFloat f, unsigned code) {
+  const SmallFloatLayout l = small_float_layout(f);
+  const unsigned magnitude_bits = static_cast<unsigned>(l.ebits + l.mbits);
+  if (code >> (magnitude_bits + 1)) return std::numeric_limits<double>::quiet_NaN();
+  const double m = table(f).magnitude[code & ((1u << magnitude_bits) - 1u)];
+  return code >> magnitude_bits ? -m : m;
+}
+
+unsigned small_float_code(SmallFloat f, double x) {
+  const unsigned sign = std::signbit(x) ? 1u << (small_float_layout(f).bits() - 1) : 0u;
+  return sign | small_float_magnitude(f, x, false);
+}
+
+unsigned small_float_code_away(SmallFloat f, double x) {
+  const unsigned sign = std::signbit(x) ? 1u << (small_float_layout(f).bits() - 1) : 0u;
+  return sign | small_float_magnitude(f, x, true);
+}
+
+double small_float_max(SmallFloat f) { return table(f).magnitude[table(f).count - 1]; }
 
 double e8m0_value(unsigned bits) {
   return (bits & 0xFFu) == 0xFFu ? std::numeric_limits<double>::quiet_NaN()

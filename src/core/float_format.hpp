@@ -145,12 +145,36 @@ inline double round_f16(double x) { return float_format_detail::round_value<5, 1
 inline double round_bf16(double x) { return float_format_detail::round_value<8, 7>(x); }
 inline double round_f32(double x) { return f32_bits_to_double(f32_bits_from_double(x)); }
 
-// FP4 (the OCP MX E2M1 and CANN's E1M2, both bias 1, no inf or NaN; code = sign << 3 |
-// magnitude): E2M1 magnitudes 0, 0.5, 1, 1.5, 2, 3, 4, 6; E1M2 0, 0.25, 0.5, 0.75, 1,
-// 1.25, 1.5, 1.75. The code of x rounds to nearest, ties to the even code, and saturates
-// at the largest magnitude (NaN: the largest); a negative x keeps its sign bit (-0 is 0x8).
-double fp4_value(bool e1m2, unsigned code);
-unsigned fp4_code(bool e1m2, double x);
+// The small floats with no infinity or NaN: OCP MX v1.0's FP4 E2M1, FP6 E2M3 and E3M2
+// (section 5.3), and CANN's FP4 E1M2. Bias 2^(ebits-1) - 1 (E1M2: 1), subnormals at exponent field 0,
+// code = sign << (ebits + mbits) | exponent << mbits | mantissa. Largest magnitudes: E2M1 6,
+// E1M2 1.75, E2M3 7.5, E3M2 28. The code of x rounds to nearest, ties to the even code, and
+// saturates at the largest magnitude (NaN: the largest); a negative x keeps its sign bit.
+enum class SmallFloat { e2m1, e1m2, e2m3, e3m2 };
+struct SmallFloatLayout {
+  int ebits, mbits;
+  int exponent_bias;  // 2^(ebits-1) - 1, but 1 for E1M2 (CANN's), whose exponent bit is 0 or 1
+  int bias() const { return exponent_bias; }
+  int bits() const { return 1 + ebits + mbits; }
+  // The exponent of the largest normal magnitude (OCP MX's emax_elem): E2M1 2, E2M3 2, E3M2 4.
+  int emax() const { return (1 << ebits) - 1 - bias(); }
+};
+SmallFloatLayout small_float_layout(SmallFloat f);
+// The value of a code; NaN for bits beyond the format's width (no code has them).
+double small_float_value(SmallFloat f, unsigned code);
+unsigned small_float_code(SmallFloat f, double x);
+double small_float_max(SmallFloat f);
+// The code's neighbour away from zero when x lies exactly halfway between two codes (where
+// round-half-away-from-zero, as Microsoft's microxcaling rounds, picks the other one);
+// otherwise the code itself.
+unsigned small_float_code_away(SmallFloat f, double x);
+// FP4 as FIA names it: E2M1 (e1m2 false) or E1M2.
+inline double fp4_value(bool e1m2, unsigned code) {
+  return small_float_value(e1m2 ? SmallFloat::e1m2 : SmallFloat::e2m1, code);
+}
+inline unsigned fp4_code(bool e1m2, double x) {
+  return small_float_code(e1m2 ? SmallFloat::e1m2 : SmallFloat::e2m1, x);
+}
 // FLOAT8_E8M0: 2^(bits - 127), 0xFF NaN. The code of a power of two in [2^-127, 2^127]
 // (or NaN); anything else is a logic error.
 double e8m0_value(unsigned bits);

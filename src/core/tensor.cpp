@@ -116,6 +116,8 @@ double Tensor::get(size_t i) const {
     case DType::f8e4m3fn: return fp8_value(Fp8::e4m3fn, static_cast<unsigned>(b));
     case DType::f8e5m2: return fp8_value(Fp8::e5m2, static_cast<unsigned>(b));
     case DType::hifloat8: return hif8_values()[static_cast<uint8_t>(b)];
+    case DType::f6e2m3: return small_float_value(SmallFloat::e2m3, static_cast<unsigned>(b));
+    case DType::f6e3m2: return small_float_value(SmallFloat::e3m2, static_cast<unsigned>(b));
   }
   return 0;
 }
@@ -135,6 +137,8 @@ void Tensor::set(size_t i, double v) {
     // HiF8 by TA rounding, past the largest value +-Inf (specs/hifloat8.md); a saturating
     // writer calls hif8_encode with Hif8Overflow::saturate.
     case DType::hifloat8: set_bits(i, hif8_encode(v)); return;
+    case DType::f6e2m3: set_bits(i, small_float_code(SmallFloat::e2m3, v)); return;
+    case DType::f6e3m2: set_bits(i, small_float_code(SmallFloat::e3m2, v)); return;
     default: break;
   }
   // The upper bound is exclusive at max + 1, which is exact in double for every integer

@@ -19,7 +19,9 @@ const char* safetensors_dtype(DType t) {
     case DType::f4e2m1:
     case DType::f4e1m2:
     case DType::f8e8m0:
-    case DType::hifloat8: return "U8";
+    case DType::hifloat8:
+    case DType::f6e2m3:
+    case DType::f6e3m2: return "U8";
     case DType::i32: return "I32";
     case DType::i64: return "I64";
     case DType::boolean: return "BOOL";
@@ -47,6 +49,9 @@ std::string packing_name(DType t) {
   if (t == DType::f8e8m0) return "f8e8m0: one byte per element, the power of two 2^(byte - 127), 0xFF NaN";
   if (t == DType::hifloat8)
     return "hifloat8: one byte per element, a HiFloat8 code (specs/hifloat8.md), 0x80 NaN, 0x6F/0xEF +-Inf";
+  if (t == DType::f6e2m3 || t == DType::f6e3m2)
+    return std::string(dtype_name(t)) +
+           ": one OCP MX 6-bit float per byte, in its low 6 bits (sign, exponent, mantissa), bits 6-7 zero";
   return "none";
 }
 

@@ -34,27 +34,6 @@ double scale_floor(DType compute) { return round_to(compute, 1e-5); }
 
 namespace {
 
-// The relative distance from a rounding decision within which a neighbouring code is
-// also accepted: 2^-20 covers a kernel whose f32 division is off by a few ulp (Vulkan
-// allows 2.5; CUDA's __hdiv uses an approximate reciprocal) with room to spare, and is
-// small enough that about one code in a million is a boundary code.
-constexpr double kBoundaryEpsilon = 0x1p-20;
-
-// code(quotient), and the neighbouring code when moving the exact quotient by
-// kBoundaryEpsilon (relative) either way changes the result (else NaN).
-template <typename Code>
-std::pair<double, double> code_with_alternate(double quotient, Code code) {
-  const double c = code(quotient);
-  const double below = code(quotient * (1 - kBoundaryEpsilon));
-  const double above = code(quotient * (1 + kBoundaryEpsilon));
-  double alt = std::numeric_limits<double>::quiet_NaN();
-  if (below != c)
-    alt = below;
-  else if (above != c)
-    alt = above;
-  return {c, alt};
-}
-
 // rne(T(quotient)) and its boundary alternate.
 std::pair<double, double> round_code(double quotient, DType compute, bool truncate) {
   // + 0.0: nearbyint(-0.3) is -0.0, and a code is an integer: 0 dequantizes to +0.0.

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <utility>
 #include <vector>
 
 #include "core/dtype.hpp"
@@ -45,7 +46,10 @@ double ulp_of(DType t, double x);
 double scale_floor(DType compute);
 
 struct GroupCodes {
-  double scale = 0;               // in the compute dtype (not yet rounded to the scale tensor's dtype)
+  double scale = 0;  // in the compute dtype (not yet rounded to the scale tensor's dtype)
+  // A second scale a permitted implementation may produce (NVFP4's block scale at a rounding
+  // boundary), or NaN.
+  double scale_alternate = std::numeric_limits<double>::quiet_NaN();
   int64_t zero_point = 0;         // 0 for symmetric
   double zero_point_exact = 0;    // qmin - T(lo / s): the zero point before rne and clamp
   std::vector<double> code;       // the integer codes (a zero code is +0.0)
@@ -58,6 +62,27 @@ struct GroupCodes {
     alternate.resize(n);
   }
 };
+
+// The relative distance from a rounding decision within which a neighbouring code is also
+// accepted: 2^-20 covers a kernel whose f32 division is off by a few ulp (Vulkan allows 2.5;
+// CUDA's __hdiv and NVFP4's rcp.approx use approximate reciprocals) with room to spare, and
+// is small enough that about one code in a million is a boundary code.
+inline constexpr double kBoundaryEpsilon = 0x1p-20;
+
+// code(quotient), and the neighbouring code when moving the exact quotient by
+// kBoundaryEpsilon (relative) either way changes the result (else NaN).
+template <typename Code>
+std::pair<double, double> code_with_alternate(double quotient, Code code) {
+  const double c = code(quotient);
+  const double below = code(quotient * (1 - kBoundaryEpsilon));
+  const double above = code(quotient * (1 + kBoundaryEpsilon));
+  double alt = std::numeric_limits<double>::quiet_NaN();
+  if (below != c)
+    alt = below;
+  else if (above != c)
+    alt = above;
+  return {c, alt};
+}
 
 // Kernel faults of a group quantizer (`kvbench coverage --faults`); all off for a golden.
 struct QuantFault {

@@ -5,11 +5,15 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
+#include <stdexcept>
 #include <sstream>
 
+#include "core/hifloat8.hpp"
 #include "core/rng.hpp"
 #include "ops/quantize_group/group_params.hpp"
 #include "ops/vulkan_io.hpp"
+#include "ref/microscaling.hpp"
 #include "ref/quant.hpp"
 #include "vk/runtime.hpp"
 
@@ -25,13 +29,15 @@ class QuantizeGroupCase final : public OpCase {
     return "x=" + shape_string({p_.rows, p_.length}) + " " + std::string(dtype_name(x_)) + " -> " +
            std::string(dtype_name(p_.code)) + " group_size=" + std::to_string(p_.group_size) +
            (p_.zero_point ? " asymmetric" : " symmetric") + " scale=" + std::string(dtype_name(scale_)) +
-           (p_.fp8 ? " scale_divisor=" + (std::ostringstream() << divisor_).str() : "");
+           (p_.family == CodeFamily::float8 ? " scale_divisor=" + (std::ostringstream() << divisor_).str()
+                                            : "");
   }
 
   std::vector<TensorSpec> tensor_specs() const override {
     const Shape xs{p_.rows, p_.length}, gs{p_.rows, p_.groups()};
     std::vector<TensorSpec> s{{"x", x_, xs}, {"y", p_.code, xs}, {"scale", scale_, gs}};
     if (p_.zero_point) s.push_back({"zero_point", p_.code, gs});
+    if (p_.family == CodeFamily::nvfp4) s.push_back({"global_scale", DType::f32, {1}});
     return s;
   }
 
@@ -50,6 +56,9 @@ class QuantizeGroupCase final : public OpCase {
                                   .scale_multiplied = fault_is("fp8_scale_multiplied")};
     const bool over_qmin = fault_is("symmetric_scale_over_qmin"),
                read_on = fault_is("last_group_reads_next_row");
+    std::vector<double> scale_alternates(static_cast<size_t>(p_.rows * p_.groups()),
+                                         std::numeric_limits<double>::quiet_NaN());
+    const double global_scale = p_.family == CodeFamily::nvfp4 ? in.at("global_scale").get(0) : 0.0;
     for (int64_t r = 0; r < p_.rows; ++r) {
       const int64_t have = std::min<int64_t>(p_.length + (read_on ? p_.group_size : 0),
                                              static_cast<int64_t>(x.numel()) - r * p_.length);
@@ -57,16 +66,36 @@ class QuantizeGroupCase final : public OpCase {
       for (int64_t g = 0; g < p_.groups(); ++g) {
         const int64_t begin = g * p_.group_size, n = std::min(p_.group_size, p_.length - begin);
         const int64_t seen = read_on ? std::min(p_.group_size, have - begin) : n;
-        if (p_.fp8) {
-          quantize_fp8(&row[begin], seen, *p_.fp8, divisor_, q, fp8_fault);
-        } else {
-          if (p_.zero_point)
-            quantize_asymmetric(&row[begin], seen, p_.qmin(), p_.qmax(), x_, q, qf);
-          else
-            quantize_symmetric(&row[begin], seen, p_.qmax() + (over_qmin ? 1 : 0), x_, q, qf);
-          for (double& c : q.code) c = std::min(c, static_cast<double>(p_.qmax()));
+        switch (p_.family) {
+          case CodeFamily::float8:
+            if (p_.hif8())
+              quantize_hif8(&row[begin], seen, divisor_, q);
+            else
+              quantize_fp8(&row[begin], seen, *p_.fp8, divisor_, q, fp8_fault);
+            break;
+          case CodeFamily::mx:
+            for (int64_t k = begin; k < begin + seen; ++k)
+              if (!std::isfinite(row[k]))
+                throw std::runtime_error("x[" + std::to_string(r) + ", " + std::to_string(k) +
+                                         "] is NaN or infinite: an MX block holding one has a NaN scale "
+                                         "and codes the specification leaves free (check the input file)");
+            quantize_mx(&row[begin], seen, p_.mx, q,
+                        {.exponent_plus_one = fault_is("mx_scale_exponent_plus_one")});
+            break;
+          case CodeFamily::nvfp4:
+            quantize_nvfp4(&row[begin], seen, global_scale, q,
+                           {.global_scale_dropped = fault_is("nvfp4_global_scale_dropped")});
+            break;
+          case CodeFamily::integer:
+            if (p_.zero_point)
+              quantize_asymmetric(&row[begin], seen, p_.qmin(), p_.qmax(), x_, q, qf);
+            else
+              quantize_symmetric(&row[begin], seen, p_.qmax() + (over_qmin ? 1 : 0), x_, q, qf);
+            for (double& c : q.code) c = std::min(c, static_cast<double>(p_.qmax()));
+            break;
         }
-        scale.push_back(round_to(scale_, q.scale));
+        if (!std::isnan(q.scale_alternate)) scale_alternates[scale.size()] = q.scale_alternate;
+        scale.push_back(round_to_scale(q.scale));
         scale_exact.push_back(q.scale);
         zp.push_back(static_cast<double>(q.zero_point));
         zp_exact.push_back(q.zero_point_exact);
@@ -77,10 +106,13 @@ class QuantizeGroupCase final : public OpCase {
         }
       }
     }
+    if (fault_is("fp4_nibbles_swapped") && p_.bits == 4) swap_nibbles(y, y_alternates);
     Expected y_golden = Expected::output(in.at("y"), y, std::move(y_exact));
     for (const Alternate& a : y_alternates) y_golden.set_alternate(a.index, a.value);
-    std::vector<Expected> out =
-        expected_list(y_golden, Expected::output(in.at("scale"), scale, std::move(scale_exact)));
+    Expected scale_golden = Expected::output(in.at("scale"), scale, std::move(scale_exact));
+    for (size_t i = 0; i < scale_alternates.size(); ++i)
+      if (!std::isnan(scale_alternates[i])) scale_golden.set_alternate(i, scale_alternates[i]);
+    std::vector<Expected> out = expected_list(y_golden, scale_golden);
     if (p_.zero_point) out.push_back(Expected::output(in.at("zero_point"), zp, std::move(zp_exact)));
     return out;
   }
@@ -88,21 +120,24 @@ class QuantizeGroupCase final : public OpCase {
   double run_vulkan(Runtime& rt, TensorSet& io) const override {
     Batch batch(rt);
     DeviceTensors dev(batch, io, args().signature());
-    const KernelParams params{
-        {"rows", p_.rows},
-        {"row_length", p_.length},
-        {"group_size", p_.group_size},
-        {"groups", p_.groups()},
-        {"x_dtype", static_cast<uint32_t>(x_)},
-        {"y_dtype", static_cast<uint32_t>(p_.code)},
-        {"scale_dtype", static_cast<uint32_t>(scale_)},
-        {"has_zero_point", p_.zero_point},
-        {"qmin", p_.fp8          ? 0
-                 : p_.zero_point ? p_.qmin()
-                                 : -p_.qmax()},
-        {"qmax", p_.fp8 ? 0 : p_.qmax()},
-        {"fp8_divisor", static_cast<float>(divisor_)},
-        {"fp8_scale_floor", static_cast<float>(p_.fp8 ? fp8_scale_floor(*p_.fp8) : 0.0)}};
+    const KernelParams params{{"rows", p_.rows},
+                              {"row_length", p_.length},
+                              {"group_size", p_.group_size},
+                              {"groups", p_.groups()},
+                              {"x_dtype", static_cast<uint32_t>(x_)},
+                              {"y_dtype", static_cast<uint32_t>(p_.code)},
+                              {"scale_dtype", static_cast<uint32_t>(scale_)},
+                              {"has_zero_point", p_.zero_point},
+                              {"code_family", static_cast<uint32_t>(p_.family)},
+                              {"qmin", p_.family != CodeFamily::integer ? 0
+                                       : p_.zero_point                  ? p_.qmin()
+                                                                        : -p_.qmax()},
+                              {"qmax", p_.family != CodeFamily::integer ? 0 : p_.qmax()},
+                              {"mx_emax", p_.family == CodeFamily::mx ? p_.mx.emax() : 0},
+                              {"fp8_divisor", static_cast<float>(divisor_)},
+                              {"fp8_scale_floor", static_cast<float>(p_.hif8() ? hif8_scale_floor()
+                                                                     : p_.fp8  ? fp8_scale_floor(*p_.fp8)
+                                                                               : 0.0)}};
     const auto invocations = static_cast<uint32_t>(p_.rows * p_.groups());
     batch.dispatch_invocations("quantize_group", dev.bindings(), params, invocations);
     dev.download(io);
@@ -110,9 +145,20 @@ class QuantizeGroupCase final : public OpCase {
   }
 
  private:
+  // A scale's value in the scale tensor's dtype (E8M0 and E4M3 scales are exact already).
+  double round_to_scale(double s) const {
+    return scale_ == DType::f16 || scale_ == DType::bf16 || scale_ == DType::f32 ? round_to(scale_, s) : s;
+  }
+  // The fault fp4_nibbles_swapped: each byte's two codes written the other way round.
+  static void swap_nibbles(std::vector<double>& y, std::vector<Alternate>& alternates) {
+    for (size_t i = 0; i + 1 < y.size(); i += 2) std::swap(y[i], y[i + 1]);
+    for (Alternate& a : alternates)
+      if ((a.index ^ 1) < y.size()) a.index ^= 1;
+  }
+
   GroupParams p_;
   DType x_, scale_;
-  double divisor_;  // FP8: s = max|x| / divisor
+  double divisor_;  // FP8 and HiF8: s = max|x| / divisor
 };
 
 class QuantizeGroupOperator final : public Operator {
@@ -130,10 +176,10 @@ class QuantizeGroupOperator final : public Operator {
                   {.section = "attributes",
                    .name = "scale_divisor",
                    .type = ParamType::number,
-                   .derived = "FP8 codes: the format's largest value (448, 57344)",
+                   .derived = "FP8 and HiF8 codes: the format's largest value (448, 57344, 32768)",
                    .min = 1,
-                   .doc = "FP8 codes: s = max|x| / scale_divisor (vLLM's KV cache: 200 for K, 100 for V; "
-                          "above the format's largest value, the largest |x| saturate)"});
+                   .doc = "FP8 and HiF8 codes: s = max|x| / scale_divisor (vLLM's KV cache: 200 for K, 100 "
+                          "for V; above the format's largest value, the largest |x| saturate)"});
               return p;
             }(),
         .tensors =
@@ -146,19 +192,29 @@ class QuantizeGroupOperator final : public Operator {
                 {.name = "y",
                  .role = Role::output,
                  .shape = "[rows, length]",
-                 .dtype_rule = "s4/i8/u4/u8 by bits and signed; f8e4m3fn/f8e5m2 by code_format"},
+                 .dtype_rule = "s4/i8/u4/u8 by bits and signed; by code_format: f8e4m3fn, f8e5m2, "
+                               "hifloat8, f6e2m3, f6e3m2, f4e2m1 (two a byte, even index in the low nibble), "
+                               "i8 (MXINT8: code * 2^-6)"},
                 {.name = "scale",
                  .role = Role::output,
                  .shape = "[rows, groups]",
-                 .choices = {DType::f16, DType::bf16, DType::f32},
-                 .dtype_rule = "f16 (default), bf16 or f32; FP8 codes: f32"},
+                 .choices = {DType::f16, DType::bf16, DType::f32, DType::f8e8m0, DType::f8e4m3fn},
+                 .dtype_rule = "integer codes: f16 (default), bf16 or f32; FP8 and HiF8: f32; MX: f8e8m0; "
+                               "nvfp4: f8e4m3fn"},
                 {.name = "zero_point",
                  .role = Role::output,
                  .shape = "[rows, groups]",
                  .dtype_rule = "= y",
                  .present = "with_zero_point"},
+                {.name = "global_scale",
+                 .shape = "[1]",
+                 .choices = {DType::f32},
+                 .dtype_rule = "f32: NVFP4's per-tensor scale gs (448 * 6 / max|x| of the tensor), which "
+                               "multiplies: block scale e4m3(gs * amax / 6), codes e2m1(x * gs / scale)",
+                 .range = {{1000, 2688}},
+                 .present = "code_format nvfp4"},
             },
-        .from_files = {"x"},
+        .from_files = {"x", "global_scale"},
         .sizes = {"rows", "length", "group_size"},
         .faults =
             {
@@ -179,6 +235,15 @@ class QuantizeGroupOperator final : public Operator {
                  "the row's last, partial group takes its scale over group_size elements, "
                  "reading on into the next row (no bounds check)",
                  ""},
+                {"mx_scale_exponent_plus_one",
+                 "MX: the shared exponent one too large (floor(log2 amax) - emax + 1), every code halved",
+                 ""},
+                {"nvfp4_global_scale_dropped",
+                 "NVFP4: the block scale taken as e4m3(amax / 6) and the codes as x / scale, the global "
+                 "scale never applied",
+                 ""},
+                {"fp4_nibbles_swapped", "4-bit codes packed with each byte's two codes the other way round",
+                 ""},
             },
     };
     return sig;
@@ -189,14 +254,20 @@ class QuantizeGroupOperator final : public Operator {
     if (!p.is_signed && !p.zero_point)
       a.fail("signed", "unsigned codes need a zero point (set with_zero_point: true)");
     const DType x = a.dtype("x", DType::f16);
-    // Engines keep an FP8 cache's scales in f32 (the scale the codes were divided by).
-    const DType scale = p.fp8 ? a.dtype("scale", DType::f32, {DType::f32}) : a.dtype("scale", DType::f16);
+    // Engines keep an FP8 cache's scales in f32 (the scale the codes were divided by); MX and
+    // NVFP4 fix their scale's format.
+    const DType scale = p.family == CodeFamily::integer
+                            ? a.dtype("scale", DType::f16, {DType::f16, DType::bf16, DType::f32})
+                            : a.dtype("scale", p.scale, {p.scale});
     double divisor = 0;
-    if (p.fp8) {
-      divisor = a.written("scale_divisor") ? a.number("scale_divisor") : fp8_max(*p.fp8);
+    if (p.family == CodeFamily::float8) {
+      divisor = a.written("scale_divisor") ? a.number("scale_divisor")
+                : p.hif8()                 ? kHif8MaxValue
+                                           : fp8_max(*p.fp8);
       a.resolve("scale_divisor", divisor);
     } else if (a.written("scale_divisor")) {
-      a.fail("scale_divisor", "scale_divisor is for FP8 codes (code_format f8e4m3fn or f8e5m2)");
+      a.fail("scale_divisor",
+             "scale_divisor is for FP8 and HiF8 codes (code_format f8e4m3fn, f8e5m2 or hif8)");
     }
     return std::make_unique<QuantizeGroupCase>(std::move(a), p, x, scale, divisor);
   }
