@@ -290,3 +290,32 @@ TEST_CASE("file inputs: FIA keys of NaN are named as such, not as a fully masked
   CHECK(what.find("has no finite score though keys are visible to it") != std::string::npos);
   CHECK(what.find("every key masked") == std::string::npos);
 }
+
+TEST_CASE(
+    "file inputs: HiF8 and 6-bit float codes (U8 bytes with \"dtype\") counted and refused by the format") {
+  // DequantizeGroup's x from a file: HiF8's NaN is 0x80 and its infinities 0x6F / 0xEF (they
+  // were counted by f32's exponent mask before); a 6-bit float byte of 64 or more is no code.
+  const Folder f;
+  std::string codes(64, '\0');
+  for (size_t i = 0; i < codes.size(); ++i) codes[i] = static_cast<char>(i * 3);
+  codes[0] = '\x80';
+  codes[1] = '\x6f';
+  codes[2] = '\xef';
+  f.write("dump/x.npy", npy("|u1", {2, 32}, codes));
+  nlohmann::json doc = nlohmann::json::parse(R"({"op": "kvbench.DequantizeGroup", "name": "h", "seed": 1,
+    "attributes": {"code_format": "hif8", "formula": "onednn", "group_size": 32},
+    "shapes": {"rows": 2, "length": 32}, "inputs": {"x": {"file": "dump/x.npy", "dtype": "hifloat8"}}})");
+  const auto c = instantiate_in(f, doc);
+  // 0x6F also at element 37 (37 * 3 = 111).
+  CHECK(c->description().find("x=dump/x.npy (1 NaN, 3 Inf)") != std::string::npos);
+  CHECK(std::memcmp(c->make_tensors().at("x").bytes().data(), codes.data(), codes.size()) == 0);
+  doc["attributes"]["code_format"] = "mxfp6_e2m3";
+  doc["attributes"].erase("group_size");
+  doc["inputs"]["x"]["dtype"] = "f6e2m3";
+  CHECK(error_in(f, doc).find(
+            "element 0 of the f6e2m3 tensor holds 128: a 6-bit float code is a byte below 64") !=
+        std::string::npos);
+  for (char& b : codes) b = static_cast<char>(b & 0x3f);
+  f.write("dump/x.npy", npy("|u1", {2, 32}, codes));
+  CHECK(error_in(f, doc) == "");
+}

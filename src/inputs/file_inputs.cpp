@@ -72,7 +72,9 @@ std::string file_digest(const RegularFile& file) {
   return digests[key] = hex;
 }
 
-// NaN and Inf of a float tensor; for bool, a byte other than 0 and 1 is an error. FP4 has
+// NaN and Inf of a float tensor; for bool, a byte other than 0 and 1 is an error, and so is
+// a byte of 64 or more for the 6-bit floats (one code a byte); HiF8's NaN is 0x80 and its
+// infinities 0x6F / 0xEF. FP4 has
 // neither NaN nor Inf (and no whole byte per element); E8M0's one NaN is 0xFF; E4M3FN has
 // no infinity, and its one NaN magnitude is 0x7F (exponent all ones is a finite binade).
 std::pair<uint64_t, uint64_t> scan_values(const FileSource& s, const RegularFile& file,
@@ -105,8 +107,13 @@ std::pair<uint64_t, uint64_t> scan_values(const FileSource& s, const RegularFile
   file.scan(e.offset, e.bytes, [&](std::span<const uint8_t> b) {
     size_t at = 0;
     auto take = [&](const uint8_t* p) {
-      if (dtype == DType::boolean) {
-        if (*p > 1 && bad_bool == UINT64_MAX) bad_bool = index, bad_value = *p;
+      if (dtype == DType::boolean || dtype == DType::f6e2m3 || dtype == DType::f6e3m2) {
+        // A bool above 1, or a 6-bit float's byte with bit 6 or 7 set, holds no value.
+        if (*p > (dtype == DType::boolean ? 1 : 0x3F) && bad_bool == UINT64_MAX)
+          bad_bool = index, bad_value = *p;
+      } else if (dtype == DType::hifloat8) {  // 0x80 the only NaN, 0x6F / 0xEF the infinities
+        if (*p == 0x80) ++nan;
+        if ((*p & 0x7Fu) == 0x6Fu) ++inf;
       } else {
         uint32_t bits = 0;
         std::memcpy(&bits, p, width);  // little-endian host
@@ -122,9 +129,11 @@ std::pair<uint64_t, uint64_t> scan_values(const FileSource& s, const RegularFile
     carry.insert(carry.end(), b.begin() + static_cast<std::ptrdiff_t>(at), b.end());
   });
   if (bad_bool != UINT64_MAX)
-    throw CaseError(s.pointer, s.written + ": element " + std::to_string(bad_bool) +
-                                   " of the bool tensor holds " + std::to_string(bad_value) +
-                                   ": a bool is 0 or 1");
+    throw CaseError(
+        s.pointer,
+        s.written + ": element " + std::to_string(bad_bool) + " of the " + std::string(dtype_name(dtype)) +
+            " tensor holds " + std::to_string(bad_value) +
+            (dtype == DType::boolean ? ": a bool is 0 or 1" : ": a 6-bit float code is a byte below 64"));
   std::lock_guard lock(cache_lock);
   return counts[key] = {nan, inf};
 }
