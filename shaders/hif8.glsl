@@ -1,5 +1,5 @@
 // HiFloat8 (HiF8) decoding on the device, bit for bit core/hifloat8.hpp's hif8_decode
-// (specs/hifloat8.md; tests/test_hif8_device.cpp checks all 256 codes). Every HiF8 value is
+// (specs/hifloat8.md; tests/test_code_formats_device.cpp checks all 256 codes). Every HiF8 value is
 // an f32 value, so the result is built from its bits, exactly, with no arithmetic.
 
 #ifndef KVBENCH_HIF8_GLSL

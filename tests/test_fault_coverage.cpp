@@ -109,9 +109,9 @@ TEST_CASE("fault coverage: a tiny onednn case, the zero point's order derived fr
   const FaultSummary& s = summary_of(r, "kvbench.DequantizeGroup", "zero_point_after_scale");
   CHECK(s.detected_by == std::vector<std::string>{"tiny"});
   CHECK(summary_of(r, "kvbench.DequantizeGroup", "offset_subtracted").applies == 0);
-  CHECK(r.undetected() == 6);  // the other six apply to no case
+  CHECK(r.undetected() == 11);  // the other eleven apply to no case
   const nlohmann::json j = fault_json(r);
-  CHECK(j["operators"]["kvbench.DequantizeGroup"]["faults"].size() == 7);
+  CHECK(j["operators"]["kvbench.DequantizeGroup"]["faults"].size() == 12);
   CHECK(j["operators"]["kvbench.DequantizeGroup"]["faults"][1]["detected_by"][0] == "tiny");
 
   // The same fault under a tolerance 1e5 times looser: a miss, with its case as the nearest.

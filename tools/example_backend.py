@@ -9,7 +9,8 @@ holding every output under its own name, which `kvbench check` then compares:
     kvbench check --golden golden --actual actual
 
 For kvbench.DequantizeGroup it computes the outputs itself from the inputs (the oneDNN,
-Ascend and PPL formulas of specs/quantize-group.md, in numpy). For every other operator it
+Ascend and PPL formulas of specs/quantize-group.md, and its FP8, HiF8, MX and NVFP4 codes,
+decoded by the Python package's own tables, in numpy). For every other operator it
 writes the golden's expected outputs back (a stand-in for a real kernel).
 --perturb NAME changes one element of output NAME in every case, so check must fail.
 """
@@ -21,6 +22,10 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import kvbench_golden as kg  # noqa: E402
+
+
+# Outputs whose values are codes' values: a perturbation must be another code's value.
+CODE_DTYPES = ("f4e2m1", "f6e2m3", "f6e3m2", "hifloat8", "f8e8m0")
 
 
 def round_to(x, dtype):
@@ -44,6 +49,12 @@ def dequantize_group(case):
     s_full = s[:, idx]
     y_dtype = case.tensors["y"]["dtype"]
     formula = attrs["formula"]
+    code_format = attrs.get("code_format", "int")
+    if code_format == "mxint8":  # an i8 code is worth code * 2^-6
+        q = q / 64
+    if code_format == "nvfp4":  # (value * block scale) exactly, then the tensor scale, in f32
+        return {"y": round_to(round_to(round_to(q * s_full, "f32") * case.inputs["tensor_scale"].astype(np.float64)[0],
+                                       "f32"), y_dtype)}
     if formula == "ppl":
         y = round_to(q * s_full, case.tensors["scale"]["dtype"])
     elif formula == "onednn":
@@ -73,7 +84,14 @@ def main():
             outputs = {name: case.expected[name].copy() for name in case.outputs}
         if args.perturb in outputs:
             a = outputs[args.perturb].reshape(-1)
-            a[a.size // 2] = a[a.size // 2] + (1 if a.dtype.kind in "iu" else 0.5)
+            i = a.size // 2
+            dtype = case.tensors[args.perturb]["dtype"]
+            if dtype == "f8e8m0":  # powers of two only: the next one
+                a[i] = a[i] * 2 if a[i] < 2.0 ** 126 else a[i] / 2
+            elif dtype in CODE_DTYPES:  # another code's value: the negated one, or 1
+                a[i] = -a[i] if a[i] != 0 else 1
+            else:
+                a[i] = a[i] + (1 if a.dtype.kind in "iu" else 0.5)
         kg.save_actual(os.path.join(args.actual_dir, case.stem + ".safetensors"), outputs, case)
     print("wrote %d actual files to %s" % (len(manifests), args.actual_dir))
 

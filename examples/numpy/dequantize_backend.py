@@ -4,7 +4,8 @@
     kvbench run cases/kvbench.DequantizeGroup --backend 'python3 examples/numpy/dequantize_backend.py {golden} {actual}'
 
 It computes y from the codes x, the scales and the zero point or offset with the three
-formulas of specs/quantize-group.md (PPL, oneDNN, Ascend), in the dtypes they name. Every
+formulas of specs/quantize-group.md (PPL, oneDNN, Ascend), in the dtypes they name, and its
+FP8, HiF8, MX and NVFP4 codes (decoded to their values by the kvbench package). Every
 other operator is not implemented: kvbench reports such a case as SKIP (exit status 77).
 `--plant` adds 1 to one element of y, an error kvbench must report.
 """
@@ -35,7 +36,12 @@ def dequantize_group(inputs, attrs, case, plant=False):
     q = inputs["x"].astype(np.float64)
     columns = np.arange(q.shape[1]) // attrs["group_size"]  # the group of each column
     s = inputs["scale"].astype(np.float64)[:, columns]
-    if attrs["formula"] == "ppl":  # the product in the scale's dtype
+    code_format = attrs.get("code_format", "int")
+    if code_format == "mxint8":  # an MXINT8 code is worth code * 2^-6
+        q = q / 64
+    if code_format == "nvfp4":  # f32(f32(value * block scale) * tensor scale)
+        y = rounded(rounded(q * s, "f32") * inputs["tensor_scale"].astype(np.float64)[0], "f32")
+    elif attrs["formula"] == "ppl":  # the product in the scale's dtype
         y = rounded(q * s, case.dtypes["scale"])
     elif attrs["formula"] == "onednn":  # f32((q - zp) * s)
         zp = inputs["zero_point"].astype(np.float64)[:, columns] if "zero_point" in inputs else 0.0
