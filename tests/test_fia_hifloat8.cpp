@@ -82,6 +82,9 @@ TEST_CASE("FIA HiF8: the store of generated codes is hif8_encode (saturating) bi
   for (double x : {std::numeric_limits<double>::infinity(), std::numeric_limits<double>::quiet_NaN(),
                    std::numeric_limits<double>::max()})
     both(x);
+  // NaNs whose payload lies below the top 16 bits (an infinity's, to a table keyed by them).
+  for (uint64_t payload : {uint64_t{1}, uint64_t{0xFFFF}, uint64_t{1} << 47})
+    both(std::bit_cast<double>(0x7FF0000000000000ull | payload));
   for (uint32_t b = 0; b < 0x10000; ++b) xs.push_back(f16_bits_to_double(static_cast<uint16_t>(b)));
   std::mt19937_64 rng(61);
   std::uniform_real_distribution<double> e(-30.0, 20.0);

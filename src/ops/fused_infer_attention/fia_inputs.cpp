@@ -187,63 +187,33 @@ KVB_CLONES_AVX512 void store_e4m3fn_row(const double* values, int64_t dim, uint8
 // decode spends no more on its codes than int8 on its own (spec "HIFLOAT8 KV antiquant").
 namespace {
 
-// The tables of fia_store_hif8_row, by binade: index E + 24 of a binary exponent E (clamped
-// to [0, 40]). add/keep round half away from zero on the magnitude's bits at the binade's
-// quantum (hif8_encode's); payload/shift map a rounded value's binade and mantissa to the code.
-struct Hif8Tables {
-  std::array<uint64_t, 41> add{}, keep{};
-  std::array<uint8_t, 41> payload{}, shift{};
-};
-Hif8Tables make_hif8_tables() {
-  Hif8Tables t;
-  for (int i = 0; i <= 40; ++i) {
-    const int e = i - 24, a = std::abs(e);
-    // Mantissa bits kept: 3 for |E| <= 3, 2 for 4..7, 1 for 8..15; none in the denormal
-    // binades -22..-16 (powers of two). Binades -24 and below, -23 and above 15 are set
-    // apart by fia_store_hif8_row's selects.
-    const int m = e < -15 || e > 15 ? 0 : a <= 3 ? 3 : a <= 7 ? 2 : 1, drop = 52 - m;
-    t.add[static_cast<size_t>(i)] = uint64_t{1} << (drop - 1);
-    t.keep[static_cast<size_t>(i)] = ~((uint64_t{1} << drop) - 1);
-    t.shift[static_cast<size_t>(i)] = static_cast<uint8_t>(drop);
-    unsigned p = 0;
-    if (e >= -22 && e <= -16) {
-      p = static_cast<unsigned>(e + 23);  // the denormal 2^(p - 23)
-    } else if (e >= -15 && e <= 15) {     // the dot field, the exponent's sign, |E|'s low bits
-      const unsigned s = e < 0 ? 1u : 0u, ua = static_cast<unsigned>(a);
-      p = a == 0   ? 0b0001u << 3
-          : a == 1 ? (0b001u << 1 | s) << 3
-          : a <= 3 ? (0b01u << 2 | s << 1 | (ua & 1u)) << 3
-          : a <= 7 ? (0b10u << 3 | s << 2 | (ua & 3u)) << 2
-                   : (0b11u << 4 | s << 3 | (ua & 7u)) << 1;
-    }
-    t.payload[static_cast<size_t>(i)] = static_cast<uint8_t>(p);
-  }
-  return t;
+// hif8_encode(x, Hif8Overflow::saturate) of every double, by its top 16 bits (sign, exponent
+// and the mantissa's top four bits): TA rounds half away from zero, so a value rounds up
+// exactly when the first bit below the kept mantissa (at most three bits: the fourth is the
+// first dropped) is set, whatever follows it; the denormal binades keep none and the saturated
+// ones none that matter. So the code is a function of those 16 bits, but for a NaN whose
+// payload lies below them (an infinity's top bits), set apart by one select.
+const std::array<uint8_t, 65536>& hif8_code_table() {
+  static const std::array<uint8_t, 65536> table = [] {
+    std::array<uint8_t, 65536> t{};
+    for (uint64_t key = 0; key < t.size(); ++key)
+      t[key] = hif8_encode(std::bit_cast<double>(key << 48), Hif8Overflow::saturate);
+    return t;
+  }();
+  return table;
 }
 
 }  // namespace
 
-// hif8_encode(x, Hif8Overflow::saturate) of each value, from the double's bits: the
-// magnitude rounded half away from zero at its binade's quantum by an integer add and mask
-// (a carry moves it to the next binade, exactly), then the code of the rounded value by
-// table. Bit for bit hif8_encode's (tests/test_fia_hifloat8.cpp).
+// hif8_encode(x, Hif8Overflow::saturate) of each value: one byte table lookup by the double's
+// top 16 bits (hif8_code_table). Bit for bit hif8_encode's (tests/test_fia_hifloat8.cpp).
 void fia_store_hif8_row(const double* values, int64_t dim, uint8_t* codes) {
-  static const Hif8Tables t = make_hif8_tables();
-  constexpr uint64_t kAbs = ~(uint64_t{1} << 63), kMant = (uint64_t{1} << 52) - 1;
-  constexpr uint64_t kMax = 0x40E0000000000000ull, kInf = 0x7FF0000000000000ull;  // 32768, inf
+  const std::array<uint8_t, 65536>& table = hif8_code_table();
+  constexpr uint64_t kAbs = ~(uint64_t{1} << 63), kInf = 0x7FF0000000000000ull;
   for (int64_t d = 0; d < dim; ++d) {
-    const uint64_t bits = std::bit_cast<uint64_t>(values[d]), a = bits & kAbs;
-    const int e = static_cast<int>(a >> 52) - 1023;
-    const auto i = static_cast<size_t>(std::clamp(e + 24, 0, 40));
-    const uint64_t r = (a + t.add[i]) & t.keep[i];
-    const auto ri = static_cast<size_t>(std::clamp(static_cast<int>(r >> 52) - 1023 + 24, 0, 40));
-    unsigned code = t.payload[ri] | static_cast<unsigned>((r & kMant) >> t.shift[ri]);
-    code = e == -23 ? 0x01u : code;  // [2^-23, 2^-22) goes to 2^-22
-    code = r > kMax ? 0x6Eu : code;  // saturating: +-32768 (also +-inf)
-    code |= static_cast<unsigned>(bits >> 56) & 0x80u;
-    code = e < -23 ? 0x00u : code;   // +-0, the double subnormals, below 2^-23
-    code = a > kInf ? 0x80u : code;  // NaN
-    codes[d] = static_cast<uint8_t>(code);
+    const uint64_t bits = std::bit_cast<uint64_t>(values[d]);
+    const uint8_t code = table[bits >> 48];
+    codes[d] = (bits & kAbs) > kInf ? uint8_t{0x80} : code;  // NaN
   }
 }
 
