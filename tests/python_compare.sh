@@ -52,7 +52,8 @@ def plant(g, kind, rng):
         ok = g.nan_permitted[name].reshape(-1) if name in g.nan_permitted else False
         return np.flatnonzero(touched(g, name) & np.isfinite(e) & ~ok)
 
-    nan = [n for n in g.outputs if out[n].dtype.kind == "f" and nan_targets(n).size >= 2]
+    nan = [n for n in g.outputs if out[n].dtype.kind == "f" and nan_targets(n).size >= 2
+           and g.dtypes[n] not in ("f4e2m1", "f4e1m2", "f6e2m3", "f6e3m2")]  # formats without a NaN
     untouched = [n for n in g.touched if not touched(g, n).all()]
     if (kind == "nan" and not nan) or (kind == "untouched" and not untouched):
         kind = "perturb"
@@ -65,7 +66,11 @@ def plant(g, kind, rng):
         if kind == "perturb":  # beyond the allowance
             candidates = np.flatnonzero(on & finite & np.isfinite(allowed))
             i = rng.choice(candidates if candidates.size else np.flatnonzero(on))
-            if a.dtype.kind == "f":
+            if g.dtypes[name] == "f8e8m0":  # powers of two only: the next one
+                a[i] = a[i] * 2 if a[i] < 2.0 ** 126 else a[i] / 2
+            elif g.dtypes[name] in ("f4e2m1", "f4e1m2", "f6e2m3", "f6e3m2", "hifloat8"):  # another code's value
+                a[i] = -a[i] if a[i] != 0 else 1
+            elif a.dtype.kind == "f":
                 a[i] = a[i] + 2 * allowed[i] + 0.25 * max(abs(float(a[i])), 1.0)
             else:  # the top bit: past any alternate and any tolerance of the dtype
                 top = 1 << ((4 if g.dtypes[name] in ("s4", "u4") else 8 * a.dtype.itemsize) - 1)

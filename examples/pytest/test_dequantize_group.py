@@ -29,14 +29,20 @@ def rounded(x, dtype):
     """float64 values rounded to `dtype` (f32 first for bf16: the products fit f32 exactly or
     the formula rounds to f32 before), back as float64."""
     x = np.asarray(x, np.float64)
-    return {"f16": x.astype(np.float16), "f32": x.astype(np.float32), "bf16": bf16(x)}[dtype].astype(np.float64)
+    with np.errstate(over="ignore"):  # past the dtype's largest value: infinity, as the formulas round
+        return {"f16": x.astype(np.float16), "f32": x.astype(np.float32), "bf16": bf16(x)}[dtype].astype(np.float64)
 
 
 def dequantize_group(inputs, attrs, dtypes):
     q = inputs["x"].astype(np.float64)
     group = np.arange(q.shape[1]) // attrs["group_size"]  # each column's group; the last may be short
     s = inputs["scale"].astype(np.float64)[:, group]
-    if attrs["formula"] == "ppl":  # Y(S(q * s))
+    code_format = attrs.get("code_format", "int")
+    if code_format == "mxint8":  # an MXINT8 code is worth code * 2^-6
+        q = q / 64
+    if code_format == "nvfp4":  # Y(f32(f32(value * block scale) * tensor scale))
+        y = rounded(rounded(q * s, "f32") * inputs["tensor_scale"].astype(np.float64)[0], "f32")
+    elif attrs["formula"] == "ppl":  # Y(S(q * s))
         y = rounded(q * s, dtypes["scale"])
     elif attrs["formula"] == "onednn":  # Y(f32((q - zp) * s)); no zero_point tensor: 0
         zp = inputs["zero_point"].astype(np.float64)[:, group] if "zero_point" in inputs else 0.0

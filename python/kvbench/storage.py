@@ -419,30 +419,29 @@ def _code_table(dtype):
 
 
 def _codes_by_value(a, dtype):
-    """The codes whose values are `a` (NaN: the dtype's NaN code; -0: the negative zero code where
-    there is one); a value no code holds raises ValueError."""
+    """The codes of `a` rounded to the nearest value the dtype holds (a value of the dtype maps
+    to its own code, -0 to the negative zero where the format has one; NaN to the NaN code),
+    as a cast does, like fp8_codes for FP8. A NaN where the format has none raises ValueError."""
     table = _code_table(dtype).astype(np.float64)
     v = np.asarray(a, np.float64).reshape(-1)
-    codes = np.zeros(v.size, np.uint8)
-    nan_codes = np.flatnonzero(np.isnan(table))
-    for i, x in enumerate(v):
-        if np.isnan(x):
-            if nan_codes.size == 0:
-                raise ValueError(f"element {i} is NaN, which {dtype} cannot hold")
-            codes[i] = nan_codes[0]
-            continue
-        hit = np.flatnonzero((table == x) & (np.signbit(table) == np.signbit(x)))
-        if hit.size == 0:
-            hit = np.flatnonzero(table == x)  # a zero of the other sign where the format has one zero
-        if hit.size == 0:
-            raise ValueError(f"element {i} = {x!r} is not a value of {dtype}")
-        codes[i] = hit[0]
+    finite = np.flatnonzero(np.isfinite(table))
+    with np.errstate(invalid="ignore"):
+        distance = np.abs(v[:, None] - table[finite][None, :])
+        codes = finite[np.argmin(np.where(np.isnan(distance), np.inf, distance), axis=1)].astype(np.uint8)
+    for special in np.flatnonzero(np.isinf(table) | ((table == 0) & np.signbit(table))):  # +-inf, -0
+        codes[(v == table[special]) & (np.signbit(v) == np.signbit(table[special]))] = special
+    nan = np.isnan(v)
+    if nan.any():
+        nan_codes = np.flatnonzero(np.isnan(table))
+        if nan_codes.size == 0:
+            raise ValueError(f"element {int(np.flatnonzero(nan)[0])} is NaN, which {dtype} cannot hold")
+        codes[nan] = nan_codes[0]
     return codes
 
 
 def from_array(array, dtype):
     """(safetensors dtype, stored shape, raw bytes) of `array` stored as kvbench dtype `dtype`
-    (f4e2m1/f4e1m2/f6e2m3/f6e3m2/f8e8m0/hifloat8: values, each one a code holds)."""
+    (f4e2m1/f4e1m2/f6e2m3/f6e3m2/f8e8m0/hifloat8: values, each to the nearest value a code holds)."""
     a = np.asarray(array)
     if dtype in ("s4", "u4"):
         raw = _pack4(a)
