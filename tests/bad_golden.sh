@@ -246,12 +246,12 @@ PY
   # Written as format 2 (no checksums), which kvbench still reads: each problem then meets the
   # structural check it is about, not the checksum that format 3 adds.
   format2_problem() {
-    golden_problem "$1" "$f2/golden" 'assert "alternate_index.cache" in t and "touched.cache" in t and m["format"] == 4
+    golden_problem "$1" "$f2/golden" 'assert "alternate_index.cache" in t and "touched.cache" in t and m["format"] == 5
 m["format"] = 2
 del m["checksums"]' "$2" "" "$3" "$4"
   }
   format2_problem control "pass" 0 "1 passed, 0 failed"
-  format2_problem format_5 'm["format"] = 5' 2 "golden format 5 is not one this kvbench reads (1 to 4)"
+  format2_problem format_6 'm["format"] = 6' 2 "golden format 6 is not one this kvbench reads (1 to 5)"
   format2_problem alternate_without_index 'del m["outputs"][2]["alternate_index"]' 2 \
     "must name both alternate and alternate_index, or neither"
   format2_problem touched_short 'd, s, r = t["touched.cache"]
@@ -271,21 +271,33 @@ t["alternate_index.cache"] = (d, s, struct.pack("<%dq" % s[0], *idx))' 1 "indice
 t["expected_f64.cache"] = (d, (s[0] - 1,), r[:-(len(r) // s[0])])' 1 "has shape"
   echo "ok: golden format 2 problems checked"
 
-  # Format 4's bound and NaN permissions (an SDPA golden that has both), each problem with
-  # its tensor's checksum made anew, so that the structural check meets it.
+  # Format 5's BF16 bound and NaN permissions (an SDPA golden that has both; format 4's F32
+  # bound too), each problem with its tensor's checksum made anew, so that the structural
+  # check meets it.
   f4="$work/format4"
   run "$f4.log" golden "$src/cases/dnnl.SDPACompressedKV/sdpa_masked_nonfinite_v_causal.json" -o "$f4/golden"
   [ "$status" -eq 0 ] || fail "format4: golden exit $status"
   format4_problem() {
-    golden_problem "$1" "$f4/golden" 'assert "bound.output" in t and "nan_permitted.output" in t and m["format"] == 4' \
+    golden_problem "$1" "$f4/golden" 'assert "bound.output" in t and "nan_permitted.output" in t and m["format"] == 5
+assert t["bound.output"][0] == "BF16"' \
       "$2" 'for name, (d, s, r) in t.items():
     m["checksums"]["tensors"][name] = xxhash.xxh3_128(r).hexdigest()' "$3" "$4"
   }
   format4_problem control "pass" 0 "1 passed, 0 failed"
   format4_problem bound_negative 'd, s, r = t["bound.output"]
-t["bound.output"] = (d, s, struct.pack("<f", -1.0) + r[4:])' 1 "a bound is a non-negative number"
+t["bound.output"] = (d, s, struct.pack("<H", 0xBF80) + r[2:])' 1 "a bound is a non-negative number"
   format4_problem bound_nan 'd, s, r = t["bound.output"]
-t["bound.output"] = (d, s, struct.pack("<f", float("nan")) + r[4:])' 1 "a bound is a non-negative number"
+t["bound.output"] = (d, s, struct.pack("<H", 0x7FC0) + r[2:])' 1 "a bound is a non-negative number"
+  # Format 4 (F32 bounds) is still read; each format takes only its own bound dtype.
+  widen='import struct
+d, s, r = t["bound.output"]
+n = len(r) // 2
+t["bound.output"] = ("F32", s, struct.pack("<%dI" % n, *[b << 16 for b in struct.unpack("<%dH" % n, r)]))'
+  format4_problem format4_f32_bound "$widen
+m[\"format\"] = 4" 0 "1 passed, 0 failed"
+  format4_problem format4_bf16_bound 'm["format"] = 4' 1 \
+    "tensor 'bound.output' has dtype BF16, expected F32 (golden format 4)"
+  format4_problem format5_f32_bound "$widen" 1 "tensor 'bound.output' has dtype F32, expected BF16 (golden format 5)"
   format4_problem bound_short 'd, s, r = t["bound.output"]
 t["bound.output"] = (d, (s[0] - 1,) + tuple(s[1:]), r[:-(len(r) // s[0])])' 1 "has shape"
   format4_problem nan_permitted_outside 'd, s, r = t["nan_permitted.output"]
@@ -299,20 +311,20 @@ t["nan_permitted.output"] = (d, s, struct.pack("<%dq" % s[0], *idx))' 1 "indices
   run "$f4v.log" golden "$src/cases/dnnl.SDPACompressedKV/field_gqa.json" --filter 'H=12,S_q=1\]' -o "$f4v/golden"
   [ "$status" -eq 0 ] || fail "format4_finite: golden exit $status"
   vacuous_problem() {
-    golden_problem "$1" "$f4v/golden" 'assert "bound.output" in t and m["format"] == 4' "$2" \
+    golden_problem "$1" "$f4v/golden" 'assert "bound.output" in t and m["format"] == 5' "$2" \
       'for name, (d, s, r) in t.items():
     m["checksums"]["tensors"][name] = xxhash.xxh3_128(r).hexdigest()' "$3" "$4"
   }
   vacuous_problem control "pass" 0 "1 passed, 0 failed"
   vacuous_problem bound_infinite_everywhere 'd, s, r = t["bound.output"]
-t["bound.output"] = (d, s, struct.pack("<f", float("inf")) * (len(r) // 4))' 1 \
+t["bound.output"] = (d, s, struct.pack("<H", 0x7F80) * (len(r) // 2))' 1 \
     "tensors 'bound.output': output: the golden accepts any output (768 of 768 elements with an infinite bound"
   vacuous_problem nan_permitted_everywhere 'd, s, r = t["bound.output"]
-n = len(r) // 4
+n = len(r) // 2
 t["nan_permitted.output"] = ("I64", (n,), struct.pack("<%dq" % n, *range(n)))
 m["outputs"][0]["nan_permitted"] = "nan_permitted.output"' 1 \
     "tensors 'bound.output' and 'nan_permitted.output': output: the golden accepts any output (0 of 768 elements"
-  echo "ok: golden format 4 problems checked"
+  echo "ok: golden format 4 and 5 problems checked"
 else
   fail "no python3 with numpy for the golden format 2 problems (tools/setup.sh installs python3-numpy)"
 fi

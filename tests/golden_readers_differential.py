@@ -112,8 +112,9 @@ def corruptions(g, rng):
                       | {rng.randrange(len(g.manifest_bytes)) for _ in range(3)}):
         add("manifest_truncated_%d" % cut, files(manifest_raw=g.manifest_bytes[:cut]))
     # ---- format field variants ----
-    for label, value in [("true", True), ("false", False), ("0", 0), ("5", 5), ("neg", -1), ("string", "4"),
-                         ("float", 4.0), ("null", None), ("huge", 2**70), ("1", 1), ("2", 2), ("3", 3), ("4", 4)]:
+    for label, value in [("true", True), ("false", False), ("0", 0), ("6", 6), ("neg", -1), ("string", "5"),
+                         ("float", 5.0), ("null", None), ("huge", 2**70), ("1", 1), ("2", 2), ("3", 3), ("4", 4),
+                         ("5", 5)]:
         add("format_%s" % label, files(edit_m(lambda m, v=value: m.update(format=v))))
     add("format_missing", files(edit_m(lambda m: m.pop("format", None))))
     # format 2 / missing without the checksums: no bound fields either, so a consistent older golden
@@ -260,15 +261,24 @@ def corruptions(g, rng):
             add("data_%s_bit_flipped" % name, tensors_edit(flip, resum=False))
     add("data_extra_tensor", tensors_edit(lambda t, m: t.update(ghost=["U8", [1], b"\x00"]), resum=False))
     add("data_extra_tensor_summed", tensors_edit(lambda t, m: t.update(ghost=["U8", [1], b"\x00"])))
-    # ---- format 4: bound.* and nan_permitted.* ----
+    # ---- formats 4 and 5: bound.* (F32 in 4, BF16 in 5) and nan_permitted.* ----
     for o in g.m["outputs"]:
         out_shape = next(t["shape"] for t in g.m["tensors"] if t["name"] == o["name"])
         count = int(np.prod(out_shape))
         if o.get("bound"):
             b = o["bound"]
-            bound = np.frombuffer(g.t[b][2], np.float32)
-            def set_bound(t, m, values, dtype="F32", shape=None, b=b):
-                t[b] = [dtype, list(shape if shape is not None else out_shape), np.asarray(values).tobytes()]
+            assert g.t[b][0] == "BF16" and g.m["format"] == 5, "kvbench writes format 5's BF16 bounds"
+            bound = (np.frombuffer(g.t[b][2], np.uint16).astype(np.uint32) << 16).view(np.float32)
+            def set_bound(t, m, values, dtype="BF16", shape=None, b=b):
+                v = np.asarray(values)
+                if dtype == "BF16":  # f32 values whose low 16 bits are 0 (or truncated: NaN, inf stay)
+                    v = (v.astype(np.float32).view(np.uint32) >> 16).astype(np.uint16)
+                t[b] = [dtype, list(shape if shape is not None else out_shape), v.tobytes()]
+            # Each format takes only its own bound dtype: F32 in format 5 and BF16 in format 4 are
+            # refused; format 4 with the same bound as F32 is read (and passes).
+            add("bound_f32_in_format_5", tensors_edit(lambda t, m: set_bound(t, m, bound, "F32")))
+            add("bound_bf16_in_format_4", tensors_edit(lambda t, m: m.update(format=4)))
+            add("bound_f32_in_format_4", tensors_edit(lambda t, m: set_bound(t, m, bound, "F32") or m.update(format=4)))
             add("bound_f64", tensors_edit(lambda t, m: set_bound(t, m, bound.astype(np.float64), "F64")))
             add("bound_f16", tensors_edit(lambda t, m: set_bound(t, m, bound.astype(np.float16), "F16")))
             add("bound_i32_1000", tensors_edit(lambda t, m: set_bound(t, m, np.full(count, 1000, np.int32), "I32")))

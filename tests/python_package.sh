@@ -3,7 +3,7 @@
 # venv that sees Debian's numpy and xxhash, and used from outside the source tree: it reads
 # kvbench's goldens (s4 codes, in-place outputs, bf16), whose arrays written back as a
 # backend's outputs pass `kvbench check`; it verifies checksums (a flipped byte is named by
-# tensor), reads format 2 without checksums, refuses format 5 (newer than it knows), and its backend helper reads no
+# tensor), reads format 2 without checksums, refuses format 6 (newer than it knows), and its backend helper reads no
 # expected tensor.
 # Usage: python_package.sh KVBENCH SOURCE_DIR WORK_DIR
 set -uo pipefail
@@ -55,7 +55,7 @@ PY
 "$kvbench" check --golden golden --actual actual > check.log 2>&1 && grep -q " 0 failed" check.log ||
   { tail -5 check.log; echo "FAIL: the package's arrays, written back, do not pass kvbench check"; fail=1; }
 
-# Checksums, format 2, format 5.
+# Checksums, format 2, format 6.
 "$work/venv/bin/python" - golden <<'PY' || fail=1
 import glob, json, os, shutil, sys
 import kvbench
@@ -92,7 +92,7 @@ def format2(m):
     m["format"] = 2
     del m["checksums"]
 kvbench.load_golden(copy("f2", format2))
-raises(copy("f5", lambda m: m.update(format=5)), "golden format 5 is not one this reader knows")
-print("ok: checksums verified, format 2 read, format 5 refused")
+raises(copy("f6", lambda m: m.update(format=6)), "golden format 6 is not one this reader knows")
+print("ok: checksums verified, format 2 read, format 6 refused")
 PY
 exit $fail

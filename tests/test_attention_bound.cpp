@@ -24,7 +24,7 @@ constexpr double u32 = 0x1p-24;
 struct Tiny {
   std::vector<double> q{1.0}, k, v;
   double out = 0, lse = 0;
-  float bound = 0;
+  uint16_t bound = 0;  // bf16 bits (QueryRow::bound)
   uint8_t nan_ok = 0;
   void run(AttentionBlock a, int64_t begin, int64_t end) {
     QueryRow row{.q = q.data(), .begin = begin, .end = end, .out = &out, .bound = &bound, .nan_ok = &nan_ok};
@@ -67,8 +67,8 @@ TEST_CASE("attend: the bound it writes is the derivation's for the row it measur
   t.run(a, 0, 2);
   CHECK(t.out == 0);
   const RowFigures row{.q_norm = 1, .score_max = 0, .spread = 0, .keys = 2};
-  CHECK(t.bound == f32_at_or_above(attention_element_bound({.p = 0x1p-10}, 1.0, 1, 0.0,
-                                                           {.v_max = 1, .weighted = 1, .out = 0}, row)));
+  CHECK(t.bound == bf16_at_or_above(f32_at_or_above(attention_element_bound(
+                       {.p = 0x1p-10}, 1.0, 1, 0.0, {.v_max = 1, .weighted = 1, .out = 0}, row))));
   // A row that sees no key: bound 0 (every implementation gives its empty value exactly).
   t.run(a, 1, 1);
   CHECK(t.bound == 0);
@@ -82,7 +82,7 @@ TEST_CASE("attend: NaN is permitted where a key of the call the row weighs 0 has
   // Rows are causal over the call's three keys: the first sees keys [0, 2), key 2 is inside
   // the sequence, weighs 0 for it, and has V = inf.
   std::vector<double> q{1, 1}, out(2);
-  std::vector<float> bound(2);
+  std::vector<uint16_t> bound(2);
   std::vector<uint8_t> nan_ok(2, 0);
   std::vector<QueryRow> rows{
       {.q = &q[0], .begin = 0, .end = 2, .out = &out[0], .bound = &bound[0], .nan_ok = &nan_ok[0]},
@@ -152,5 +152,6 @@ TEST_CASE("permitted implementations by hand: P unnormalized in f16, split keys,
   a.steps = nullptr;
   a.permitted = PermittedDeltas{.p = 2 * 0x1p-11, .p_abs = 2 * 0x1p-25};
   t.run(a, 0, 2);
-  CHECK(std::fabs(static_cast<double>(static_cast<float>(1.0f / (third + 1.0f))) - 0.75) <= t.bound);
+  CHECK(std::fabs(static_cast<double>(static_cast<float>(1.0f / (third + 1.0f))) - 0.75) <=
+        bf16_widened(t.bound));
 }

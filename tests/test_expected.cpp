@@ -144,3 +144,26 @@ TEST_CASE("Expected: a golden whose every element accepts anything is named vacu
   // A golden without bounds (atol/rtol) is never vacuous here.
   CHECK_FALSE(accepts_any_output(Expected::output(t, v, v)).has_value());
 }
+
+TEST_CASE("Expected: format 5's BF16 bound is the bf16 at or above the f32, compared widened") {
+  CHECK(bf16_at_or_above(0.0f) == 0);
+  CHECK(bf16_at_or_above(INFINITY) == 0x7F80);
+  CHECK(bf16_at_or_above(1.0f) == 0x3F80);                               // exact stays
+  CHECK(bf16_widened(bf16_at_or_above(1.0f + 0x1p-23f)) == 1.0078125f);  // up, never down
+  CHECK(bf16_widened(bf16_at_or_above(0x1p-149f)) == 0x1p-133f);         // the least subnormal: up too
+  for (const float x : {1e-30f, 0.3f, 3.0e7f, 1.17e-38f, 3.0e38f}) {
+    const float w = bf16_widened(bf16_at_or_above(x));
+    CHECK(w >= x);
+    CHECK(w <= x * (1 + 0x1p-7f));
+  }
+  CHECK(std::isinf(bf16_widened(bf16_at_or_above(3.4e38f))));  // past bf16's largest finite
+  Tensor t("output", DType::f32, {2}, Role::output);
+  const std::vector<double> v = {0.5, -1.0};
+  t.set_range(0, v.size(), v.data());
+  Expected e = Expected::output(t, v, v);
+  e.set_bound_bf16({bf16_at_or_above(0.25f), bf16_at_or_above(0.3f)});
+  CHECK(e.bound_is_bf16());
+  CHECK(e.bound_bytes().size() == 4);
+  CHECK(e.allowed(1, -1.0) == bf16_widened(bf16_at_or_above(0.3f)));
+  CHECK_THROWS_AS(e.set_bound_bf16({0xBF80, 0}), std::logic_error);  // -1: refused as set_bound refuses it
+}

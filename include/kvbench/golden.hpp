@@ -73,7 +73,7 @@ class Golden {
   // elements poisoned (NaN, or a code no golden holds) so that one left unwritten fails.
   Array output(const std::string& output) const;
   // "|a-g| <= atol 0.001 + rtol 0.001 * |golden|", "exact (atol = rtol = 0)", or "the
-  // golden's per-element bound" (the attention outputs, format 4).
+  // golden's per-element bound" (the attention outputs, formats 4 and 5).
   std::string tolerance(const std::string& output) const;
 
   // The case as it ran: attributes with their defaults, named sizes, dtypes (each section's

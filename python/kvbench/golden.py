@@ -11,20 +11,21 @@ This module needs neither kvbench nor the safetensors package:
     g.expected_f64["key"]          # the reference's float64 result before the final rounding
     g.alternates["cache"]          # the second value accepted at a rounding boundary (NaN: none)
     g.tolerances["key"]            # {"atol": ..., "rtol": ...}
-    g.bounds["output"]             # format 4: each element's bound |actual - golden| <= bound
-    g.nan_permitted["output"]      # format 4: True where a NaN is accepted though the golden is finite
+    g.bounds["output"]             # format 4 (F32) / 5 (BF16): each element's bound |actual - golden| <= bound
+    g.nan_permitted["output"]      # format 4 and 5: True where a NaN is accepted though the golden is finite
     kvbench.save_actual("actual/<stem>.safetensors", {"key": my_key, ...}, g)
 
-Every array is writable and owns its memory. Golden formats 1 to 4 are read (format 2
+Every array is writable and owns its memory. Golden formats 1 to 5 are read (format 2
 stores alternates sparsely, an in-place output's expected_f64 at its touched elements only,
 touched as one bit per element, and side arrays in the narrowest float type that holds
 them bit for bit; format 3 adds the XXH3-128 checksum of every tensor, which load_golden
 verifies before anything is read, raising ValueError naming the file and the tensor on a
 mismatch; format 4 adds each float output's per-element bound, which replaces atol + rtol
-|golden| where it is given, and the elements where a NaN is permitted); every side array
+|golden| where it is given, and the elements where a NaN is permitted; format 5 stores that
+bound as BF16 rounded up instead of F32); every side array
 comes back dense, float64 (bounds float32), either way. bf16 arrays are returned
 as float32 (exact); s4/u4 as int8/uint8 unpacked from their two-per-byte packing (even flat
-index in the low nibble); f4e2m1/f4e1m2 (packed the same way), f8e8m0 and hifloat8 as their float32
+index in the low nibble); f4e2m1/f4e1m2 (packed the same way), f8e8m0, hifloat8, f6e2m3 and f6e3m2 as their float32
 values (inputs only: save_actual writes outputs). save_actual converts back.
 See specs/golden-format.md and specs/python-package.md.
 """
@@ -40,12 +41,12 @@ from .storage import *  # noqa: F401,F403  (re-exported: kvbench.golden is the p
 from .storage import (MAX_GOLDEN_ELEMENTS, GoldenError, _is_int, _kind, _shape_text, from_array,
                       read_manifest_json, read_safetensors, to_array, write_safetensors)
 
-READABLE_FORMATS = (1, 2, 3, 4)
+READABLE_FORMATS = (1, 2, 3, 4, 5)
 CHECKSUM_ALGORITHM = "XXH3-128"
 # kvbench dtype -> safetensors dtype as stored (src/golden/safetensors.cpp safetensors_dtype).
 _STORED = {"f32": "F32", "f16": "F16", "bf16": "BF16", "i8": "I8", "u8": "U8", "s4": "U8", "u4": "U8",
            "i32": "I32", "i64": "I64", "bool": "BOOL", "f4e2m1": "U8", "f4e1m2": "U8", "f8e8m0": "U8",
-           "hifloat8": "U8", "f8e4m3fn": "F8_E4M3", "f8e5m2": "F8_E5M2"}
+           "hifloat8": "U8", "f6e2m3": "U8", "f6e3m2": "U8", "f8e4m3fn": "F8_E4M3", "f8e5m2": "F8_E5M2"}
 _FOUR_BIT = ("s4", "u4", "f4e2m1", "f4e1m2")
 _HEX32 = re.compile(r"[0-9a-f]{32}\Z")
 
@@ -283,7 +284,7 @@ class Golden:
                   NaN where there is none (outputs that have any)
     touched:      {output: uint8 array} in-place outputs: 1 where the operator writes
     tolerances:   {output: {"atol": ..., "rtol": ...}}
-    bounds:       {output: float32 array} format 4: each element passes when |actual - golden|
+    bounds:       {output: float32 array} format 4 (F32) or 5 (BF16, widened): each element passes when |actual - golden|
                   <= its bound, which replaces the tolerance (outputs that have one)
     nan_permitted: {output: bool array} format 4: True where a NaN passes though the golden
                   is finite (outputs that have any)
@@ -371,8 +372,13 @@ class Golden:
             else:
                 values = data.doubles(o["alternate"], shape, 1)
             self.alternates[name] = values.reshape(shape)
-        if o.get("bound"):  # format 4
-            bound = to_array(data.checked(o["bound"], ("F32",), shape), "f32", shape)
+        if o.get("bound"):  # format 4: F32; format 5: BF16 rounded up (widened); the other refused
+            bf16 = self.format >= 5
+            stored = data.checked(o["bound"], ("BF16",) if bf16 else ("F32",), shape,
+                                  " (golden format %d)" % (5 if bf16 else 4))
+            bound = to_array(stored, "bf16" if bf16 else "f32", shape)
+            if bf16:
+                bound = bound.copy()  # writable and owning its memory, as every array here
             bad = np.flatnonzero(~(bound.reshape(-1) >= 0))
             if bad.size:
                 raise GoldenError("%s: tensor '%s' holds %r at %s (a bound is a non-negative number)" % (

@@ -138,6 +138,23 @@ void Expected::set_bound(std::vector<float> bound) {
       throw std::logic_error("the bound of " + tensor + " holds " + std::to_string(bound[i]) +
                              " at flat index " + std::to_string(i) + " (a bound is a non-negative number)");
   bound_ = std::move(bound);
+  bound_bf16_.clear();
+}
+
+void Expected::set_bound_bf16(std::vector<uint16_t> bits) {
+  if (in_place_ || bits.size() != value_.numel())
+    throw std::logic_error("the bound of " + tensor + " must hold one value per element of a plain output");
+  for (size_t i = 0; i < bits.size(); ++i)
+    if (!(bf16_widened(bits[i]) >= 0))  // NaN or negative, as set_bound
+      throw std::logic_error("the bound of " + tensor + " holds " + std::to_string(bf16_widened(bits[i])) +
+                             " at flat index " + std::to_string(i) + " (a bound is a non-negative number)");
+  bound_bf16_ = std::move(bits);
+  bound_.clear();
+}
+
+std::span<const uint8_t> Expected::bound_bytes() const {
+  if (bound_is_bf16()) return {reinterpret_cast<const uint8_t*>(bound_bf16_.data()), bound_bf16_.size() * 2};
+  return {reinterpret_cast<const uint8_t*>(bound_.data()), bound_.size() * 4};
 }
 
 void Expected::permit_nan(size_t i) {
@@ -203,16 +220,17 @@ void Expected::release_exact() { std::vector<double>().swap(exact_); }
 
 std::optional<std::string> accepts_any_output(const Expected& e) {
   if (!e.has_bound() || e.tolerance_override || e.value().numel() == 0) return std::nullopt;
-  const std::vector<float>& bound = e.bound();
   const std::vector<double>& exact = e.exact();
   size_t infinite = 0;
-  for (size_t i = 0; i < bound.size(); ++i) {
+  for (size_t i = 0; i < e.bound_size(); ++i) {
     const double g = exact.empty() ? e.value().get(i) : exact[i];
-    if (!std::isfinite(g) || (std::isfinite(bound[i]) && !e.is_nan_permitted(i))) return std::nullopt;
-    infinite += std::isinf(bound[i]) ? 1 : 0;
+    const float bound = e.bound_at(i);
+    if (!std::isfinite(g) || (std::isfinite(bound) && !e.is_nan_permitted(i))) return std::nullopt;
+    infinite += std::isinf(bound) ? 1 : 0;
   }
   return e.tensor + ": the golden accepts any output (" + std::to_string(infinite) + " of " +
-         std::to_string(bound.size()) + " elements with an infinite bound, the others NaN-permitted): the " +
+         std::to_string(e.bound_size()) +
+         " elements with an infinite bound, the others NaN-permitted): the " +
          "inputs overflow the definition (a scale or value of inf or near the dtype's maximum), so no " +
          "output could fail";
 }

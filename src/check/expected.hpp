@@ -1,5 +1,6 @@
 #pragma once
 // What the reference says one output tensor must hold.
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -16,6 +17,16 @@ namespace kvbench {
 
 // Whether two doubles have the same bits (NaN payloads and the sign of zero included).
 bool same_bits(double a, double b);
+
+// A stored bf16 bound widened to f32 (exact), and the bf16 at or above a bound >= 0 (0 and +inf
+// stay; a value past bf16's largest finite, 3.39e38, becomes +inf): golden format 5's bounds.
+inline float bf16_widened(uint16_t bits) { return std::bit_cast<float>(static_cast<uint32_t>(bits) << 16); }
+inline uint16_t bf16_at_or_above(float x) {
+  if (std::isnan(x)) return 0x7FC0;  // stays NaN (a carry could not turn it into a number)
+  const uint32_t b = std::bit_cast<uint32_t>(x);
+  // Positive: up in magnitude is up (negatives are refused by set_bound_bf16).
+  return static_cast<uint16_t>((b >> 16) + ((b & 0xFFFFu) != 0 ? 1u : 0u));
+}
 
 // Extra figures reported for a case (label, value), e.g. a compression ratio.
 using CaseFigures = std::vector<std::pair<std::string, std::string>>;
@@ -110,12 +121,19 @@ class Expected {
   // implementation the operator's definition permits may land from the golden, the output's
   // own rounding included, for every element of a plain float output; when it is set it
   // replaces atol + rtol * |golden| (a case file's tolerance replaces it again). Empty: none.
+  // F32 values (golden format 4 as read), or BF16 bits (format 5, what kvbench writes: the
+  // bound rounded up to bf16, ops/attention/attention_golden.hpp).
   void set_bound(std::vector<float> bound);
-  const std::vector<float>& bound() const { return bound_; }
-  bool has_bound() const { return !bound_.empty(); }
+  void set_bound_bf16(std::vector<uint16_t> bits);
+  bool has_bound() const { return !bound_.empty() || !bound_bf16_.empty(); }
+  bool bound_is_bf16() const { return !bound_bf16_.empty(); }
+  size_t bound_size() const { return bound_is_bf16() ? bound_bf16_.size() : bound_.size(); }
+  float bound_at(size_t i) const { return bound_is_bf16() ? bf16_widened(bound_bf16_[i]) : bound_[i]; }
+  // The stored bytes (F32 or BF16, little-endian as in memory), for the golden file.
+  std::span<const uint8_t> bound_bytes() const;
   // The allowance of element i: its bound, or atol + rtol * |golden|.
   double allowed(size_t i, double golden) const {
-    return has_bound() && !tolerance_override ? bound_[i]
+    return has_bound() && !tolerance_override ? bound_at(i)
                                               : tolerance.atol + tolerance.rtol * std::fabs(golden);
   }
   // Whether the case file's tolerance replaces the bound.
@@ -140,6 +158,7 @@ class Expected {
   std::vector<WrittenElement> written_;
   std::vector<Alternate> alternates_;
   std::vector<float> bound_;
+  std::vector<uint16_t> bound_bf16_;
   std::vector<uint64_t> nan_permitted_;
   bool finished_ = true;
 };

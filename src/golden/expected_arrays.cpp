@@ -138,13 +138,12 @@ std::map<std::string, StoredTensor> expected_tensors(const Expected& e, nlohmann
     st["touched." + e.tensor] = touched_bits(e);
     out["touched"] = "touched." + e.tensor;
   }
-  // Format 4: the per-element bound (unless a case file's tolerance replaces it) and the
-  // elements where a NaN is permitted.
+  // From format 4: the per-element bound (unless a case file's tolerance replaces it; BF16
+  // from format 5) and the elements where a NaN is permitted.
   if (e.has_bound() && !e.tolerance_override) {
     // Borrowed, not copied: the bound stays in `e` until the file is written.
-    const auto& b = e.bound();
-    StoredTensor bound{"F32", e.value().shape(), {}};
-    bound.borrowed = std::span(reinterpret_cast<const uint8_t*>(b.data()), b.size() * 4);
+    StoredTensor bound{e.bound_is_bf16() ? "BF16" : "F32", e.value().shape(), {}};
+    bound.borrowed = e.bound_bytes();
     st["bound." + e.tensor] = std::move(bound);
     out["bound"] = "bound." + e.tensor;
   }
@@ -193,8 +192,8 @@ void check_output_memory(const SafetensorsReader& golden, const ManifestOutput& 
   if (o.touched.empty())
     need += 8 * n;  // expected_f64 as doubles
   else
-    need += stored + 24 * n;  // the initial contents, the touched indices and written elements
-  if (!o.bound.empty()) need += 4 * n;
+    need += stored + 24 * n;            // the initial contents, the touched indices and written elements
+  if (!o.bound.empty()) need += 4 * n;  // F32 (format 4; BF16 takes half)
   if (need > static_cast<long double>(budget))
     throw std::runtime_error(golden.path() + ": tensor '" + o.expected + "' (" +
                              std::string(dtype_name(o.dtype)) + " " + shape_string(o.shape) +
@@ -353,17 +352,31 @@ Expected load_expected(const SafetensorsReader& golden, const ManifestOutput& ou
       for (size_t i = 0; i < dense.size(); ++i) e.set_alternate(i, dense[i]);
     }
   }
-  if (!out.bound.empty()) {  // format 4
-    const std::vector<uint8_t> bytes = read_checked(golden, out.bound, "F32", out.shape);
-    std::vector<float> bound(n);
-    if (n) std::memcpy(bound.data(), bytes.data(), n * 4);
-    for (size_t i = 0; i < n; ++i)
-      if (!(bound[i] >= 0))  // NaN or negative
-        throw std::runtime_error(
-            golden.path() + ": tensor '" + out.bound + "' holds " + std::to_string(bound[i]) + " at " +
-            index_string(out.shape, static_cast<int64_t>(i)) + " (a bound is a non-negative number)");
+  if (!out.bound.empty()) {  // format 4: F32; format 5: BF16 (only that one: the other is refused)
+    const bool bf16 = format >= 5;
+    const std::vector<uint8_t> bytes = read_checked(golden, out.bound, bf16 ? "BF16" : "F32", out.shape,
+                                                    bf16 ? " (golden format 5)" : " (golden format 4)");
+    std::vector<float> bound;
+    std::vector<uint16_t> bits;
+    if (bf16) {
+      bits.resize(n);
+      if (n) std::memcpy(bits.data(), bytes.data(), n * 2);
+    } else {
+      bound.resize(n);
+      if (n) std::memcpy(bound.data(), bytes.data(), n * 4);
+    }
+    for (size_t i = 0; i < n; ++i) {
+      const float b = bf16 ? bf16_widened(bits[i]) : bound[i];
+      if (!(b >= 0))  // NaN or negative
+        throw std::runtime_error(golden.path() + ": tensor '" + out.bound + "' holds " + std::to_string(b) +
+                                 " at " + index_string(out.shape, static_cast<int64_t>(i)) +
+                                 " (a bound is a non-negative number)");
+    }
     e.tensor = out.name;
-    e.set_bound(std::move(bound));
+    if (bf16)
+      e.set_bound_bf16(std::move(bits));
+    else
+      e.set_bound(std::move(bound));
   }
   if (!out.nan_permitted.empty())
     for (int64_t i : ascending_indices(golden, out.nan_permitted, n)) e.permit_nan(static_cast<size_t>(i));

@@ -22,7 +22,7 @@ inline constexpr int kMaxManifestDepth = 32;
 inline constexpr uint64_t kMaxGoldenElements = uint64_t{1} << 48;
 
 // The newest golden format `check` reads (src/runner/golden_case.hpp kGoldenFormat).
-inline constexpr int kReadableGoldenFormat = 4;
+inline constexpr int kReadableGoldenFormat = 5;
 
 // A manifest that cannot be used; `pointer` is the JSON pointer of the field at fault.
 class ManifestError : public std::runtime_error {

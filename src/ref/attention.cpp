@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <optional>
 #include <vector>
 
+#include "check/expected.hpp"
 #include "core/parallel.hpp"
 #include "ref/attention_phases.hpp"
 
@@ -15,15 +15,14 @@ namespace ap = attention_phases;  // the phases attend drives
 
 namespace {
 
-// With bounds: each row's bound and its log-sum-exp's from what the phases measured. A row
-// that sees no key (or only -inf scores) gets 0: every permitted implementation gives its
-// empty-row value exactly.
-void write_bounds(const ap::Job& job, double k_norm_max, const std::vector<double>& v_abs_max,
-                  const std::vector<double>& weighted) {
+// With bounds: the bounds of rows [r0, r1) and their log-sum-exps' from what the phases
+// measured (weighted: their sums of p |v|, at (r - r0) * dv). A row that sees no key (or
+// only -inf scores) gets 0: every permitted implementation gives its empty-row value exactly.
+void write_bounds(const ap::Job& job, int64_t r0, int64_t r1, double k_norm_max,
+                  const std::vector<double>& v_abs_max, const double* weighted) {
   const AttentionBlock& a = job.a;
   const double factor = a.divide_by_scale ? 1 / std::fabs(a.scale) : std::fabs(a.scale);
-  const auto dv = static_cast<size_t>(a.dv);
-  for (size_t r = 0; r < job.rows.size(); ++r) {
+  for (int64_t r = r0; r < r1; ++r) {
     const QueryRow& row = job.rows[r];
     const RowFigures& f = job.figures[r];
     if (row.bound) {
@@ -31,9 +30,9 @@ void write_bounds(const ap::Job& job, double k_norm_max, const std::vector<doubl
       const BoundTerms b = attention_bound_terms(*a.permitted, factor, a.dk, k_norm_max, f);
       for (int64_t d = 0; d < a.dv; ++d) {
         const ChannelFigures c{.v_max = v_abs_max[static_cast<size_t>(d)],
-                               .weighted = weighted[r * dv + static_cast<size_t>(d)],
+                               .weighted = f.keys == 0 ? 0.0 : weighted[(r - r0) * a.dv + d],
                                .out = std::fabs(row.out[d])};
-        row.bound[d] = f.keys == 0 ? 0.0f : f32_at_or_above(b.at(c));
+        row.bound[d] = f.keys == 0 ? 0 : bf16_at_or_above(f32_at_or_above(b.at(c)));
       }
     }
     if (a.lse_bound)
@@ -42,32 +41,6 @@ void write_bounds(const ap::Job& job, double k_norm_max, const std::vector<doubl
                            : attention_lse_bound(*a.permitted, factor, a.dk, k_norm_max, job.lse[r], f);
   }
 }
-
-// For the bound's sum_j p_j |v_jd|: the same P @ V of every row over |V| (abs_strips), into
-// its own accumulators (`weighted`, rows x dv), by the golden's value phase (its weights, its
-// order).
-struct AbsValues {
-  AttentionBlock a;  // the golden's, no fault, no bound
-  std::vector<QueryRow> rows;
-  ap::Job job;
-  AbsValues(const ap::Job& golden, std::vector<double>& weighted)
-      : a(plain(golden.a)), rows(into(golden.rows, weighted, golden.a.dv)), job{a, rows, nullptr, nullptr} {}
-  static AttentionBlock plain(AttentionBlock a) {
-    a.fault = AttentionFault::none;
-    a.permitted.reset();
-    return a;
-  }
-  static std::vector<QueryRow> into(std::span<const QueryRow> golden, std::vector<double>& weighted,
-                                    int64_t dv) {
-    std::vector<QueryRow> rows;
-    for (size_t r = 0; r < golden.size(); ++r)
-      rows.push_back({.q = golden[r].q,
-                      .begin = golden[r].begin,
-                      .end = golden[r].end,
-                      .out = weighted.data() + r * static_cast<size_t>(dv)});
-    return rows;
-  }
-};
 
 void merge_maxima(std::vector<double>& into, const std::vector<double>& from) {
   into.resize(from.size(), 0.0);
@@ -130,18 +103,17 @@ void attend(const AttentionBlock& a, std::span<const QueryRow> rows, const RowSo
   const ap::Job job{a, rows, lse, bounds ? figures.data() : nullptr};
   const auto n = static_cast<int64_t>(rows.size());
   std::vector<double> v_abs_max(bounds ? static_cast<size_t>(a.dv) : 0, 0.0);
-  std::vector<double> weighted(bounds ? rows.size() * static_cast<size_t>(a.dv) : 0, 0.0);
-  std::optional<AbsValues> abs;
-  if (bounds) abs.emplace(job, weighted);
   if (k0 >= k1) {
     for (int64_t r = 0; r < n; ++r) ap::empty_row(job, r);
-    if (bounds) write_bounds(job, 0, v_abs_max, weighted);
+    if (bounds) write_bounds(job, 0, n, 0, v_abs_max, nullptr);
     return;
   }
   if (n <= ap::kRowBlock && k1 - k0 > ap::kKeyChunk) {
     // One block of rows over many keys (decode): K and V packed a chunk at a time, so
     // memory stays one chunk of panels and the rows' scores, whatever the context length.
     ap::BlockScores b = ap::block_scores(job, 0, n, k0);
+    std::vector<double> weighted(bounds ? static_cast<size_t>(n * a.dv) : 0, 0.0);
+    b.weighted = bounds ? weighted.data() : nullptr;
     double k_norm_max = 0;
     for (int64_t c = k0; c < k1; c += ap::kKeyChunk) {
       const ap::Panels keys =
@@ -151,34 +123,35 @@ void attend(const AttentionBlock& a, std::span<const QueryRow> rows, const RowSo
     }
     ap::softmax_phase(job, b);
     for (int64_t c = k0; c < k1; c += ap::kKeyChunk) {
-      ap::Strips magnitudes;
-      const ap::Strips values = ap::pack_values(v, c, std::min(k1, c + ap::kKeyChunk), a.dv, a.threads,
-                                                bounds ? &magnitudes : nullptr);
+      const ap::Strips values =
+          ap::pack_values(v, c, std::min(k1, c + ap::kKeyChunk), a.dv, a.threads, bounds);
       ap::value_phase(job, values, b);
-      if (bounds) {
-        merge_maxima(v_abs_max, values.abs_max);
-        ap::value_phase(abs->job, magnitudes, b);
-      }
+      if (bounds) merge_maxima(v_abs_max, values.abs_max);
     }
-    if (bounds) write_bounds(job, k_norm_max, v_abs_max, weighted);
+    if (bounds) write_bounds(job, 0, n, k_norm_max, v_abs_max, weighted.data());
     return;
   }
   const ap::Panels keys = ap::pack_keys(k, k0, k0, k1, a.dk, a.threads, bounds);
-  ap::Strips abs_values;
-  const ap::Strips values = ap::pack_values(v, k0, k1, a.dv, a.threads, bounds ? &abs_values : nullptr);
+  const ap::Strips values = ap::pack_values(v, k0, k1, a.dv, a.threads, bounds);
   const int64_t tasks = (n + ap::kRowBlock - 1) / ap::kRowBlock;
   // Threads only where the work outweighs starting them (about a millisecond of it).
   const double flops = attention_flops(work, a.dk, a.dv);
   const unsigned threads = flops < 4e6 ? 1 : a.threads;
   parallel_for(tasks, threads, [&](int64_t i) {
-    ap::BlockScores b = ap::block_scores(job, i * ap::kRowBlock, std::min(n, (i + 1) * ap::kRowBlock), k0);
-    if (b.empty()) return;
-    ap::score_phase(job, keys, b);
-    ap::softmax_phase(job, b);
-    ap::value_phase(job, values, b);
-    if (bounds) ap::value_phase(abs->job, abs_values, b);
+    const int64_t r0 = i * ap::kRowBlock, r1 = std::min(n, r0 + ap::kRowBlock);
+    ap::BlockScores b = ap::block_scores(job, r0, r1, k0);
+    // The block's sums of p |v| (the bound's), made with its P @ V and turned into its
+    // bounds at once: memory for one block, not for every row of the call.
+    thread_local std::vector<double> weighted;
+    weighted.assign(bounds ? static_cast<size_t>((r1 - r0) * a.dv) : 0, 0.0);
+    if (!b.empty()) {
+      b.weighted = bounds ? weighted.data() : nullptr;
+      ap::score_phase(job, keys, b);
+      ap::softmax_phase(job, b);
+      ap::value_phase(job, values, b);
+    }
+    if (bounds) write_bounds(job, r0, r1, keys.norm_max, values.abs_max, weighted.data());
   });
-  if (bounds) write_bounds(job, keys.norm_max, values.abs_max, weighted);
 }
 
 void attend(const AttentionBlock& a, std::span<const QueryRow> rows, RowsView k, RowsView v, double* lse) {

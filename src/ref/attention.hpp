@@ -66,7 +66,8 @@ struct QueryRow {
   // With AttentionBlock::permitted: dv values each. bound: how far a permitted
   // implementation's output may lie from out (before the output's rounding); nan_ok: 1 where
   // one may give NaN (IEEE 0 * inf: a key of the call the row weighs 0 has a non-finite V).
-  float* bound = nullptr;  // the nearest f32 at or above it
+  // The bf16 at or above the f32 at or above it, as bits (golden format 5's BF16 bound).
+  uint16_t* bound = nullptr;
   uint8_t* nan_ok = nullptr;
   // An attention sink (gpt-oss; ggml's flash_attn_ext_add_sinks): one more score in the
   // softmax's max and sum that has no value row. -inf: none.

@@ -74,52 +74,39 @@ Panels pack_keys(const RowSource& k, int64_t k0, int64_t c0, int64_t c1, int64_t
   return P;
 }
 
-// With `abs` (the bound's): |V| in the same layout into *abs, and each channel's largest
-// finite |v| into V.abs_max, made in the same pass.
-Strips pack_values(const RowSource& v, int64_t k0, int64_t k1, int64_t dv, unsigned threads, Strips* abs) {
+// With `maxima` (the bound's): each channel's largest finite |v| into V.abs_max, made in the
+// same pass (|V| itself is taken in the value phase's tiles, not stored).
+Strips pack_values(const RowSource& v, int64_t k0, int64_t k1, int64_t dv, unsigned threads, bool maxima) {
   const int64_t strips = dv / 8;
   Strips V{.k0 = k0, .keys = k1 - k0, .tail_width = dv % 8};
-  const auto body = static_cast<size_t>(strips * V.keys * 8),
-             tail = static_cast<size_t>(V.keys * V.tail_width);
-  V.data.reset(new double[body]);
-  V.tail.reset(new double[tail]);
-  if (abs) {
-    *abs = Strips{.k0 = k0, .keys = k1 - k0, .tail_width = dv % 8};
-    abs->data.reset(new double[body]);
-    abs->tail.reset(new double[tail]);
-    V.abs_max.assign(static_cast<size_t>(dv), 0.0);
-  }
+  V.data.reset(new double[static_cast<size_t>(strips * V.keys * 8)]);
+  V.tail.reset(new double[static_cast<size_t>(V.keys * V.tail_width)]);
+  if (maxima) V.abs_max.assign(static_cast<size_t>(dv), 0.0);
   std::atomic<bool> finite = true;
-  std::mutex maxima;
+  std::mutex merge;
   for_key_chunks(k0, k1, dv, threads, [&](int64_t t0, int64_t t1) {
-    std::vector<double> row(static_cast<size_t>(dv)), magnitude(abs ? row.size() : 0),
-        largest(abs ? row.size() : 0, 0.0);
+    std::vector<double> row(static_cast<size_t>(dv)), largest(maxima ? row.size() : 0, 0.0);
     bool chunk_finite = true;
-    const auto store = [&](const std::vector<double>& x, Strips& into, int64_t t) {
-      for (int64_t c = 0; c < strips; ++c)
-        std::copy_n(x.data() + c * 8, 8, into.data.get() + (c * into.keys + t - k0) * 8);
-      std::copy_n(x.data() + strips * 8, into.tail_width, into.tail.get() + (t - k0) * into.tail_width);
-    };
     for (int64_t t = t0; t < t1; ++t) {
       v(t, row.data(), 1);
       for (const double x : row) chunk_finite = chunk_finite && std::isfinite(x);
-      store(row, V, t);
-      if (!abs) continue;
+      for (int64_t c = 0; c < strips; ++c)
+        std::copy_n(row.data() + c * 8, 8, V.data.get() + (c * V.keys + t - k0) * 8);
+      std::copy_n(row.data() + strips * 8, V.tail_width, V.tail.get() + (t - k0) * V.tail_width);
+      if (!maxima) continue;
       for (size_t c = 0; c < row.size(); ++c) {
-        magnitude[c] = std::fabs(row[c]);
+        const double m = std::fabs(row[c]);
         // Non-finite values are the NaN permissions' business, not the bound's maxima.
-        if (std::isfinite(magnitude[c])) largest[c] = std::max(largest[c], magnitude[c]);
+        if (std::isfinite(m)) largest[c] = std::max(largest[c], m);
       }
-      store(magnitude, *abs, t);
     }
     if (!chunk_finite) finite = false;
-    if (abs) {
-      std::lock_guard lock(maxima);
+    if (maxima) {
+      std::lock_guard lock(merge);
       for (size_t c = 0; c < largest.size(); ++c) V.abs_max[c] = std::max(V.abs_max[c], largest[c]);
     }
   });
   V.finite = finite;
-  if (abs) abs->finite = V.finite;
   return V;
 }
 
@@ -143,11 +130,59 @@ KVB_INLINE void score_tile(const double* const* q, const double* panel, int64_t 
   }
 }
 
+// |x| of each lane: the sign bit cleared, as std::fabs does.
+typedef int64_t I4 __attribute__((vector_size(32)));
+#define abs4(x) ((V4)((I4)(x) & (I4{} + std::numeric_limits<int64_t>::max())))
+
+// The bound's fused tile: out[r][c] += p * v and w[r][c] += p * |v| for t in [t0, t1) in
+// ascending order, four columns at a time (eight would take more vector registers than
+// AVX2 has), so each sum and its order are those of value_tile over V and over |V|.
+template <int R>
+KVB_INLINE void value_tile_abs(const double* const* p, int64_t origin, const Strips& V, int64_t t0,
+                               int64_t t1, int64_t dv, double* const* out, double* const* w) {
+  int64_t c = 0;
+  for (; c < dv / 8 * 8; c += 4) {
+    V4 a[R], m[R];
+    for (int r = 0; r < R; ++r) {
+      a[r] = load4(out[r] + c);
+      m[r] = load4(w[r] + c);
+    }
+    const double* vt = V.strip(c / 8) + (t0 - V.k0) * 8 + c % 8;
+    for (int64_t t = t0; t < t1; ++t, vt += 8) {
+      const V4 v = load4(vt);
+      for (int r = 0; r < R; ++r) {
+        // p >= 0, so |p * v| rounds to the very p * |v| of a pass over |V| (both NaN where p
+        // or v is): one multiplication for both sums.
+        const V4 y = p[r][t - origin] * v;
+        a[r] = a[r] + y;
+        m[r] = m[r] + abs4(y);
+      }
+    }
+    for (int r = 0; r < R; ++r) {
+      store4(out[r] + c, a[r]);
+      store4(w[r] + c, m[r]);
+    }
+  }
+  for (; c < dv; ++c)
+    for (int r = 0; r < R; ++r) {
+      double acc = out[r][c], mag = w[r][c];
+      for (int64_t t = t0; t < t1; ++t) {
+        const double y = p[r][t - origin] * V.tail_at(t, c - dv / 8 * 8);
+        acc += y;
+        mag += std::fabs(y);
+      }
+      out[r][c] = acc;
+      w[r][c] = mag;
+    }
+}
+
 // out[r][c] += p[r][t - origin] * v[t][c] for t in [t0, t1) in ascending order, for R rows
-// and the columns [0, dv): eight at a time in vectors, the rest one by one.
+// and the columns [0, dv): eight at a time in vectors, the rest one by one. With w (the
+// bound's sums of p * |v|, or null), value_tile_abs.
 template <int R>
 KVB_INLINE void value_tile(const double* const* p, int64_t origin, const Strips& V, int64_t t0, int64_t t1,
-                           int64_t dv, double* const* out) {
+                           int64_t dv, double* const* out, double* const* w = nullptr) {
+  if (w) return value_tile_abs<R>(p, origin, V, t0, t1, dv, out, w);
   int64_t c = 0;
   for (; c + 8 <= dv; c += 8) {
     V4 a0[R], a1[R];
@@ -322,6 +357,11 @@ double value_at(const Strips& V, int64_t t, int64_t c, int64_t dv) {
   return c < vec ? V.strip(c / 8)[(t - V.k0) * 8 + c % 8] : V.tail_at(t, c - vec);
 }
 
+// Row r's accumulators of sum_j p_j |v_jd| (the bound's), or null without bounds.
+double* weighted(const Job& job, const BlockScores& b, int64_t r) {
+  return b.weighted ? b.weighted + (r - b.r0) * job.a.dv : nullptr;
+}
+
 // 3 with AttentionFault::pv_f16: each row's running sum of P @ V rounded to f16 after
 // every addition, in the same ascending key order.
 void value_phase_f16(const Job& job, const Strips& V, const BlockScores& b) {
@@ -333,6 +373,9 @@ void value_phase_f16(const Job& job, const Strips& V, const BlockScores& b) {
       const double pt = p[t - b.origin];
       if (pt == 0) continue;  // a key of weight 0 adds nothing, whatever its V (its +0 changes no sum)
       for (int64_t c = 0; c < dv; ++c) row.out[c] = round_f16(row.out[c] + pt * value_at(V, t, c, dv));
+      // The bound's sum of p * |v| is the unfaulted one (value_tile's, in the same order).
+      if (double* w = weighted(job, b, r))
+        for (int64_t c = 0; c < dv; ++c) w[c] += pt * std::fabs(value_at(V, t, c, dv));
     }
   }
 }
@@ -345,12 +388,13 @@ void value_phase_weighted(const Job& job, const Strips& V, const BlockScores& b)
     const QueryRow& row = job.rows[r];
     const double* p = b.S.get() + (r - b.r0) * b.W;
     double* out = row.out;
+    double* w = weighted(job, b, r);
     const int64_t t1 = std::min(row.end, V.k0 + V.keys);
     for (int64_t t = std::max(row.begin, V.k0); t < t1;) {
       while (t < t1 && p[t - b.origin] == 0) ++t;
       const int64_t run = t;
       while (t < t1 && p[t - b.origin] != 0) ++t;
-      if (run < t) value_tile<1>(&p, b.origin, V, run, t, job.a.dv, &out);
+      if (run < t) value_tile<1>(&p, b.origin, V, run, t, job.a.dv, &out, w ? &w : nullptr);
     }
   }
 }
@@ -395,19 +439,21 @@ KVB_CLONES void value_phase(const Job& job, const Strips& V, const BlockScores& 
     for (size_t g = 0; g < b.live.size(); g += kMr) {
       const size_t count = std::min<size_t>(kMr, b.live.size() - g);
       const double* p[kMr];
-      double* out[kMr];
+      double *out[kMr], *w[kMr];
       int64_t cb = std::numeric_limits<int64_t>::min(), ce = std::numeric_limits<int64_t>::max();
       for (size_t i = 0; i < count; ++i) {
         const QueryRow& row = job.rows[b.live[g + i]];
         p[i] = b.S.get() + (b.live[g + i] - b.r0) * b.W;
         out[i] = row.out;
+        w[i] = weighted(job, b, b.live[g + i]);
         cb = std::max(cb, row.begin);
         ce = std::min(ce, row.end);
       }
+      double* const* ws = b.weighted ? w : nullptr;
       auto alone = [&](size_t i, int64_t t0, int64_t t1) {
         t0 = std::max(t0, vt);
         t1 = std::min(t1, vt1);
-        if (t0 < t1) value_tile<1>(&p[i], b.origin, V, t0, t1, a.dv, &out[i]);
+        if (t0 < t1) value_tile<1>(&p[i], b.origin, V, t0, t1, a.dv, &out[i], ws ? &w[i] : nullptr);
       };
       if (count < kMr || cb >= ce) {
         for (size_t i = 0; i < count; ++i) {
@@ -418,7 +464,7 @@ KVB_CLONES void value_phase(const Job& job, const Strips& V, const BlockScores& 
       }
       for (size_t i = 0; i < count; ++i) alone(i, job.rows[b.live[g + i]].begin, cb);
       const int64_t t0 = std::max(cb, vt), t1 = std::min(ce, vt1);
-      if (t0 < t1) value_tile<kMr>(p, b.origin, V, t0, t1, a.dv, out);
+      if (t0 < t1) value_tile<kMr>(p, b.origin, V, t0, t1, a.dv, out, ws);
       for (size_t i = 0; i < count; ++i) alone(i, ce, job.rows[b.live[g + i]].end);
     }
   }

@@ -1,8 +1,7 @@
 #pragma once
 // The attention reference's three phases (ref/attention.cpp's attend runs them): K packed in
 // panels and V in strips, q . k, softmax and P @ V over blocks of query rows, in the exact
-// order of specs/comparison.md. Internal to the reference; the types live here so that the
-// bound's pass (attention.cpp) drives the same phases.
+// order of specs/comparison.md. Internal to the reference (attention.cpp drives them).
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -37,7 +36,7 @@ struct Strips {
   int64_t k0 = 0, keys = 0, tail_width = 0;
   std::unique_ptr<double[]> data, tail;
   bool finite = true;           // every value finite: no key's 0 * v can be NaN (value_phase)
-  std::vector<double> abs_max;  // per channel, the largest |v| of its keys (with bounds only)
+  std::vector<double> abs_max;  // per channel, the largest finite |v| of its keys (with bounds only)
   const double* strip(int64_t c) const { return data.get() + c * keys * 8; }
   double tail_at(int64_t t, int64_t j) const { return tail[static_cast<size_t>((t - k0) * tail_width + j)]; }
 };
@@ -55,6 +54,9 @@ struct BlockScores {
   int64_t r0 = 0, r1 = 0, kb = 0, ke = 0, pb = 0, pe = 0, W = 0, origin = 0;
   std::unique_ptr<double[]> S;
   std::vector<int64_t> live;  // rows with a key left after the bias
+  // With bounds: row r's sum_j p_j |v_jd| at weighted[(r - r0) * dv + d], accumulated by
+  // value_phase with P @ V (same weights, same key order); zeros before the first one.
+  double* weighted = nullptr;
   bool empty() const { return kb >= ke; }
 };
 
@@ -62,10 +64,9 @@ struct BlockScores {
 // largest ||k_t||_2 into norm_max.
 Panels pack_keys(const RowSource& k, int64_t k0, int64_t c0, int64_t c1, int64_t dk, unsigned threads,
                  bool norms);
-// With `abs` (the bound's): |V| in the same layout into *abs, and each channel's largest
-// finite |v| into V.abs_max, made in the same pass.
+// With `maxima` (the bound's): each channel's largest finite |v| into V.abs_max.
 Strips pack_values(const RowSource& v, int64_t k0, int64_t k1, int64_t dv, unsigned threads,
-                   Strips* abs = nullptr);
+                   bool maxima = false);
 
 // A row that sees no key: its empty-row value, lse +inf, row max -inf.
 void empty_row(const Job& job, int64_t r);

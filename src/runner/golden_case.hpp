@@ -15,7 +15,7 @@ namespace kvbench {
 // format 2 with the checksum of every tensor. A manifest without one is format 1 (dense
 // alternates, whole expected_f64 and byte-per-element touched of in-place outputs); `check`
 // still reads 1 and 2, without checksums to verify.
-inline constexpr int kGoldenFormat = 4;
+inline constexpr int kGoldenFormat = 5;
 
 // The file name (without extension) of a case's golden files: the case name with
 // "[" -> ".", "=" -> "-", "," -> ".", "]" dropped, any other unsafe character -> "_".

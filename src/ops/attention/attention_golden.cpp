@@ -9,7 +9,7 @@
 
 namespace kvbench {
 
-void set_attention_bound(Expected& e, DType dtype, std::vector<float> bound,
+void set_attention_bound(Expected& e, DType dtype, std::vector<uint16_t> bound,
                          const std::vector<uint8_t>& nan_ok) {
   const size_t n = e.value().numel();
   if (bound.size() != n || nan_ok.size() != n)
@@ -20,13 +20,21 @@ void set_attention_bound(Expected& e, DType dtype, std::vector<float> bound,
     // A non-finite golden is matched by its own value (the comparator's NaN and infinity
     // rules), so it has no bound: 0. A finite one whose derivation met 0 * inf (an infinite
     // V beside a rounded weight) is bounded by nothing: +inf.
+    const float before = bf16_widened(bound[i]);
     if (!std::isfinite(golden))
       bound[i] = 0;
     else
-      bound[i] = std::isnan(bound[i]) ? INFINITY : f32_at_or_above(rounded_bound(dtype, golden, bound[i]));
+      bound[i] = std::isnan(before) ? bf16_at_or_above(INFINITY)
+                                    : bf16_at_or_above(f32_at_or_above(rounded_bound(dtype, golden, before)));
     if (nan_ok[i] && !std::isnan(golden)) e.permit_nan(i);
   }
-  e.set_bound(std::move(bound));
+  e.set_bound_bf16(std::move(bound));
+}
+
+void set_attention_bound(Expected& e, DType dtype, const std::vector<double>& bound) {
+  std::vector<uint16_t> bits(bound.size());
+  for (size_t i = 0; i < bound.size(); ++i) bits[i] = bf16_at_or_above(f32_at_or_above(bound[i]));
+  set_attention_bound(e, dtype, std::move(bits), std::vector<uint8_t>(bound.size(), 0));
 }
 
 namespace {

@@ -13,12 +13,15 @@
 namespace kvbench {
 
 // Gives a plain attention output its per-element bound (specs/comparison.md "Bounds from
-// the definition"): bound[i], attend()'s bound before the output's rounding, plus one unit
-// in the last place of `dtype` at |golden| + bound[i] (the golden's rounding and a permitted
-// value's), stored as the nearest f32 at or above it (in place: move the vector in); and the
-// NaN permissions of nan_ok.
-void set_attention_bound(Expected& e, DType dtype, std::vector<float> bound,
+// the definition"): bound[i], attend()'s bound before the output's rounding (bf16 bits),
+// plus one unit in the last place of `dtype` at |golden| + bound[i] (the golden's rounding
+// and a permitted value's), rounded up to f32 and then up to bf16 (golden format 5's BF16
+// bound: each rounding up, so never below the derivation's; in place: move the vector in);
+// and the NaN permissions of nan_ok.
+void set_attention_bound(Expected& e, DType dtype, std::vector<uint16_t> bound,
                          const std::vector<uint8_t>& nan_ok);
+// The same from bounds in double (FIA's softmaxLse), each first rounded up to bf16.
+void set_attention_bound(Expected& e, DType dtype, const std::vector<double>& bound);
 
 // The precision steps of a shared permitted implementation of attention (with_attention_variants
 // in ops/fault.hpp), or nullopt for another name (an operator's own variant, or none).

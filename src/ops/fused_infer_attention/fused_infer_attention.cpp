@@ -302,7 +302,7 @@ class FiaCase final : public OpCase {
     double full_atol = 0;
     // Without `originals` and outside full int8: each element's bound before the output's
     // rounding and its NaN permission (ref/attention_bound.hpp), and each lse's bound.
-    std::vector<float> bound;
+    std::vector<uint16_t> bound;  // bf16 bits (QueryRow::bound)
     std::vector<double> lse_bound;
     std::vector<uint8_t> nan_ok;
   };
@@ -374,7 +374,7 @@ class FiaCase final : public OpCase {
     double full_atol = 0;
     const bool bounds = !originals && !p_.full.on;
     const std::optional<PrecisionSteps> variant_steps = steps();
-    std::vector<float> bound(bounds ? out.size() : 0, 0.0f);
+    std::vector<uint16_t> bound(bounds ? out.size() : 0, 0);
     std::vector<double> lse_bound(bounds ? lse.size() : 0, 0.0);
     std::vector<uint8_t> nan_ok(bounds ? out.size() : 0, 0);
     for (int64_t b = 0; b < p_.B; ++b) {
@@ -516,9 +516,7 @@ class FiaCase final : public OpCase {
       else if (fault_is("empty_lse_zero") && std::isinf(x))
         x = 0;
     Expected lse = Expected::rounded(in.at("softmaxLse"), std::move(lse_out));
-    if (p_.lse && !a.lse_bound.empty())
-      set_attention_bound(lse, DType::f32, std::vector<float>(a.lse_bound.begin(), a.lse_bound.end()),
-                          std::vector<uint8_t>(a.lse_bound.size(), 0));
+    if (p_.lse && !a.lse_bound.empty()) set_attention_bound(lse, DType::f32, a.lse_bound);
     accept_ifa_empty_lse(lse);
     return expected_list(out, lse);
   }

@@ -95,7 +95,7 @@ class FlashAttnExtCase final : public OpCase {
   }
 
   std::vector<Expected> reference(const TensorSet& in) const override {
-    std::vector<float> bound;
+    std::vector<uint16_t> bound;
     std::vector<uint8_t> nan_ok;
     Expected e = Expected::rounded(in.at("out"), attention(in, &bound, &nan_ok));
     // The result rounded once more: to f32, or under GGML_PREC_DEFAULT through f16.
@@ -202,7 +202,7 @@ class FlashAttnExtCase final : public OpCase {
     return std::sqrt(total) * (1 + 0x1p-20);
   }
 
-  std::vector<double> attention(const TensorSet& in, std::vector<float>* bound,
+  std::vector<double> attention(const TensorSet& in, std::vector<uint16_t>* bound,
                                 std::vector<uint8_t>* nan_ok) const {
     const Tensor& q = in.at("q");
     const Tensor& k = in.at("k");
@@ -211,7 +211,7 @@ class FlashAttnExtCase final : public OpCase {
     const Tensor* sinks = p_.sinks ? &in.at("sinks") : nullptr;
     const int64_t G = p_.group();
     std::vector<double> out(static_cast<size_t>(p_.batch * p_.n_batch * p_.n_head * p_.dv), 0.0);
-    bound->assign(out.size(), 0.0f);
+    bound->assign(out.size(), 0);
     nan_ok->assign(out.size(), 0);
     AttentionBlock a{.dk = p_.dk,
                      .dv = p_.dv,

@@ -216,7 +216,7 @@ class MhcaCase final : public OpCase {
     const Tensor& query = in.at("query");
     std::vector<double> out(static_cast<size_t>(p_.total_rows() * H * D),
                             0.0);                // exact, before the rounding to T1
-    std::vector<float> bound(out.size(), 0.0f);  // and how far a permitted implementation may be
+    std::vector<uint16_t> bound(out.size(), 0);  // and how far a permitted implementation may be (bf16)
     std::vector<uint8_t> nan_ok(out.size(), 0);
     const Tensor* mask = p_.mask_rank ? &in.at("attn_mask") : nullptr;
     for (int64_t b = 0; b < p_.batches(); ++b) {

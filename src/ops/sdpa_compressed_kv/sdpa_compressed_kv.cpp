@@ -275,7 +275,7 @@ class SdpaCase final : public OpCase {
   // Attention in double over K/V [n, k, s, d]; `round_p` rounds P to the query dtype. With
   // `bound` (and `nan_ok`), each output element's bound and NaN permission too.
   std::vector<double> attention(const TensorSet& in, bool round_p, bool unquantized,
-                                std::vector<float>* bound = nullptr,
+                                std::vector<uint16_t>* bound = nullptr,
                                 std::vector<uint8_t>* nan_ok = nullptr) const {
     const Side K = side_of(in, 0), V = side_of(in, 1);
     const Tensor& query = in.at("query");
@@ -283,7 +283,7 @@ class SdpaCase final : public OpCase {
     const int64_t Gq = p_.H / p_.H_kv;
     std::vector<double> out(static_cast<size_t>(p_.N * p_.H * p_.S_q * p_.D), 0.0);
     if (bound) {
-      bound->assign(out.size(), 0.0f);
+      bound->assign(out.size(), 0);
       nan_ok->assign(out.size(), 0);
     }
     std::vector<double> q(static_cast<size_t>(p_.S_q * Gq * p_.D));
@@ -340,7 +340,7 @@ class SdpaCase final : public OpCase {
   }
 
   std::vector<Expected> reference(const TensorSet& in) const override {
-    std::vector<float> bound;
+    std::vector<uint16_t> bound;
     std::vector<uint8_t> nan_ok;
     Expected e = Expected::rounded(in.at("output"), attention(in, true, false, &bound, &nan_ok));
     set_attention_bound(e, p_.q, std::move(bound), nan_ok);
