@@ -27,13 +27,18 @@ std::map<std::string, Array> dequantize_group(const kvbench::Golden& g, Options 
   const int64_t group = static_cast<int64_t>(g.number("group_size"));
   const int64_t rows = x.shape()[0], length = x.shape()[1], groups = scale.shape()[1];
   Array y = g.output("y");
-  const std::string Y = y.dtype(), S = scale.dtype();
+  const std::string Y = y.dtype(), S = scale.dtype(), code_format = g.text("code_format");
+  // MXINT8's i8 code is worth code * 2^-6; NVFP4 multiplies by a tensor scale after the block's.
+  const double code_unit = code_format == "mxint8" ? 1.0 / 64 : 1.0;
+  const bool nvfp4 = code_format == "nvfp4";
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t c = 0; c < length; ++c) {
       const size_t i = static_cast<size_t>(r * length + c), k = static_cast<size_t>(r * groups + c / group);
-      const double q = x.get(i), s = scale.get(k);
+      const double q = x.get(i) * code_unit, s = scale.get(k);
       double v;
-      if (formula == "ppl") {  // the product in the scale dtype, then the output's
+      if (nvfp4) {  // (value * block scale) exactly in f32, then * the tensor scale in f32
+        v = round_to("f32", round_to("f32", q * s) * g.input("tensor_scale").get(0));
+      } else if (formula == "ppl") {  // the product in the scale dtype, then the output's
         v = round_to(S, q * s);
       } else if (formula == "onednn") {  // (q - zp) * s in f32
         v = round_to("f32", (q - (extra ? g.input("zero_point").get(k) : 0)) * s);
