@@ -34,16 +34,9 @@ uint float_to_small_float(float v, uint dt) {
   const uint x = floatBitsToUint(v), sign = (x >> 31u) << uint(eb + mb), ax = x & 0x7fffffffu;
   const float largest = small_float_max(dt);
   if (ax > 0x7f800000u) return sign | ((1u << uint(eb + mb)) - 1u);  // NaN: the largest
-  // As float_to_fp8: scaled by 2^(mb - e), |v|'s quantum is 1; every step is exact. Past
-  // twice the largest (infinity included) the result saturates anyway.
-  const float a = min(uintBitsToFloat(ax), 2.0 * largest);
-  const int e = clamp(int(floatBitsToUint(a) >> 23u) - 127, emin, 127);
-  precise float r = round_half_even(a * pow2(mb - e)) * pow2(e - mb);
-  r = min(r, largest);
-  const int er = max(int(floatBitsToUint(r) >> 23u) - 127, emin);
-  const uint m = uint(r * pow2(mb - er));  // exact: r is on the grid (0 for r = 0)
-  const uint field = (m >> uint(mb)) != 0u ? uint(er + bias) : 0u;
-  return sign | (field << uint(mb)) | (m & ((1u << uint(mb)) - 1u));
+  // Past twice the largest (infinity included) the result saturates anyway.
+  const float r = min(round_to_grid(min(uintBitsToFloat(ax), 2.0 * largest), mb, emin), largest);
+  return sign | grid_fields(r, mb, emin, bias);
 }
 
 // The HiF8 code of v by TA rounding (to nearest, ties away from zero on the magnitude), past

@@ -70,6 +70,26 @@ float fp8_to_float(uint code, uint dt) {
   return (code & 0x80u) != 0u ? -v : v;
 }
 
+// a >= 0 rounded to nearest, ties to even, onto the grid of a binary format with `mbits` stored
+// mantissa bits and least normal exponent `emin` (subnormals below it). Scaled by
+// 2^(mbits - e), a has the format's quantum at a as its unit: rounding it to an integer
+// rounds a to the format, and both scalings are exact. Shared by the FP8 and small-float
+// encoders (code_formats.glsl).
+float round_to_grid(float a, int mbits, int emin) {
+  const int e = clamp(int(floatBitsToUint(a) >> 23u) - 127, emin, 127);
+  precise float r = round_half_even(a * pow2(mbits - e)) * pow2(e - mbits);
+  return r;
+}
+
+// The exponent and mantissa fields of r >= 0 on that grid (exponent bias `bias`; field 0 for
+// the subnormals and zero).
+uint grid_fields(float r, int mbits, int emin, int bias) {
+  const int er = max(int(floatBitsToUint(r) >> 23u) - 127, emin);
+  const uint m = uint(r * pow2(mbits - er));  // exact: r is on the grid
+  const uint field = (m >> uint(mbits)) != 0u ? uint(er + bias) : 0u;
+  return (field << uint(mbits)) | (m & ((1u << uint(mbits)) - 1u));
+}
+
 // The FP8 code of v, rounded to nearest even in one step (core/float_format.hpp fp8_code).
 // Past the largest value: with `saturate` the largest of v's sign (infinities included),
 // else E4M3FN NaN and E5M2 infinity. NaN stays NaN.
@@ -79,20 +99,12 @@ uint float_to_fp8(float v, uint dt, bool saturate) {
   const float largest = e4 ? 448.0 : 57344.0;
   const uint x = floatBitsToUint(v), sign = (x >> 24u) & 0x80u, ax = x & 0x7fffffffu;
   if (ax > 0x7f800000u) return sign | (e4 ? 0x7fu : 0x7eu);
-  // Scaled by 2^(mbits - e), |v| has the format's quantum at v as its unit: rounding it
-  // to an integer (ties to even) rounds |v| to the format, and both scalings are exact.
-  const int e = clamp(int(ax >> 23u) - 127, emin, 127);
-  const float n = round_half_even(uintBitsToFloat(ax) * pow2(mbits - e));
-  precise float r = n * pow2(e - mbits);
+  float r = round_to_grid(uintBitsToFloat(ax), mbits, emin);
   if (r > largest) {
     if (!saturate) return sign | (e4 ? 0x7fu : 0x7cu);
     r = largest;
   }
-  if (r == 0.0) return sign;
-  const int er = max(int(floatBitsToUint(r) >> 23u) - 127, emin);
-  const uint m = uint(r * pow2(mbits - er));  // exact: r is on the grid
-  const uint field = (m >> uint(mbits)) != 0u ? uint(er + bias) : 0u;
-  return sign | (field << uint(mbits)) | (m & ((1u << uint(mbits)) - 1u));
+  return sign | grid_fields(r, mbits, emin, bias);
 }
 
 // The float an element of float dtype dt (f16, bf16, f32) with raw bits `bits` holds. FP8
