@@ -95,4 +95,18 @@ kvbench.load_golden(copy("f2", format2))
 raises(copy("f6", lambda m: m.update(format=6)), "golden format 6 is not one this reader knows")
 print("ok: checksums verified, format 2 read, format 6 refused")
 PY
+# Outputs of code formats stored by their nearest code, saturating past the ends (huge values
+# and infinities once all went to code 0: every distance rounded to the same double).
+"$work/venv/bin/python" - <<'PY' || fail=1
+import numpy as np
+from kvbench.storage import from_array, to_array
+def back(values, dtype):
+    st, shape, raw = from_array(np.array(values, np.float64), dtype)
+    return to_array((st, shape, raw), dtype, (len(values),)).tolist()
+assert back([1e300, -np.inf, 5.1, -0.0], "f4e2m1") == [6, -6, 6, -0.0], back([1e300, -np.inf, 5.1, -0.0], "f4e2m1")
+assert back([1e300, -1e300, np.inf, 20480.0], "hifloat8") == [32768, -32768, np.inf, 16384]
+assert back([1e300, 0.0, 1.4], "f8e8m0")[:3] == [2.0 ** 127, 2.0 ** -127, 1.0]
+assert back([7.3, -1e9], "f6e2m3") == [7.5, -7.5]
+print("ok: FP4, HiF8, E8M0 and FP6 outputs stored by their nearest code, saturating")
+PY
 exit $fail

@@ -424,10 +424,19 @@ def _codes_by_value(a, dtype):
     as a cast does, like fp8_codes for FP8. A NaN where the format has none raises ValueError."""
     table = _code_table(dtype).astype(np.float64)
     v = np.asarray(a, np.float64).reshape(-1)
+    # The finite codes by value (a stable sort: among equal values the lower code, +0, is kept),
+    # then each value's neighbours there: the nearer, at a tie the lower code.
     finite = np.flatnonzero(np.isfinite(table))
+    finite = finite[np.argsort(table[finite], kind="stable")]
+    finite = finite[np.concatenate([[True], table[finite][1:] != table[finite][:-1]])]  # -0 after +0: dropped
+    values = table[finite]
     with np.errstate(invalid="ignore"):
-        distance = np.abs(v[:, None] - table[finite][None, :])
-        codes = finite[np.argmin(np.where(np.isnan(distance), np.inf, distance), axis=1)].astype(np.uint8)
+        upper = np.clip(np.searchsorted(values, v), 1, values.size - 1)
+        lo, hi = finite[upper - 1], finite[upper]
+        d_lo, d_hi = np.abs(v - table[lo]), np.abs(table[hi] - v)
+        codes = np.where((d_lo < d_hi) | ((d_lo == d_hi) & (lo < hi)), lo, hi)
+        # Past either end the end itself (saturating; differences there round to ties).
+        codes = np.where(v >= values[-1], finite[-1], np.where(v <= values[0], finite[0], codes)).astype(np.uint8)
     for special in np.flatnonzero(np.isinf(table) | ((table == 0) & np.signbit(table))):  # +-inf, -0
         codes[(v == table[special]) & (np.signbit(v) == np.signbit(table[special]))] = special
     nan = np.isnan(v)
