@@ -118,9 +118,7 @@ GroupParams parse_group_params(Args& c) {
     p.code = p.bits == 8 ? (p.is_signed ? DType::i8 : DType::u8) : (p.is_signed ? DType::s4 : DType::u4);
   } else {
     p.code = info->code;
-    const int64_t width = dtype_bits(p.code) == 8 && (p.code == DType::f6e2m3 || p.code == DType::f6e3m2)
-                              ? 6
-                              : dtype_bits(p.code);
+    const int64_t width = p.code == DType::f6e2m3 || p.code == DType::f6e3m2 ? 6 : dtype_bits(p.code);
     if (c.written("bits") && c.integer("bits") != width)
       c.fail("bits",
              format + " codes are " + std::to_string(width) + " bits wide: bits " + std::to_string(width));
