@@ -25,7 +25,7 @@ struct Tiny {
   std::vector<double> q{1.0}, k, v;
   double out = 0, lse = 0;
   uint16_t bound = 0;  // bf16 bits (QueryRow::bound)
-  uint8_t nan_ok = 0;
+  NanPermits nan_ok;
   void run(AttentionBlock a, int64_t begin, int64_t end) {
     QueryRow row{.q = q.data(), .begin = begin, .end = end, .out = &out, .bound = &bound, .nan_ok = &nan_ok};
     attend(a, std::span(&row, 1), RowsView{k.data(), 1}, RowsView{v.data(), 1}, &lse);
@@ -83,14 +83,25 @@ TEST_CASE("attend: NaN is permitted where a key of the call the row weighs 0 has
   // the sequence, weighs 0 for it, and has V = inf.
   std::vector<double> q{1, 1}, out(2);
   std::vector<uint16_t> bound(2);
-  std::vector<uint8_t> nan_ok(2, 0);
-  std::vector<QueryRow> rows{
-      {.q = &q[0], .begin = 0, .end = 2, .out = &out[0], .bound = &bound[0], .nan_ok = &nan_ok[0]},
-      {.q = &q[1], .begin = 0, .end = 3, .out = &out[1], .bound = &bound[1], .nan_ok = &nan_ok[1]}};
+  NanPermits nan_ok;
+  std::vector<QueryRow> rows{{.q = &q[0],
+                              .begin = 0,
+                              .end = 2,
+                              .out = &out[0],
+                              .bound = &bound[0],
+                              .nan_ok = &nan_ok,
+                              .out_index = 0},
+                             {.q = &q[1],
+                              .begin = 0,
+                              .end = 3,
+                              .out = &out[1],
+                              .bound = &bound[1],
+                              .nan_ok = &nan_ok,
+                              .out_index = 1}};
   attend(a, rows, RowsView{t.k.data(), 1}, RowsView{t.v.data(), 1}, nullptr);
   CHECK(out[0] == 1.5);  // (1 + 2) / 2: the golden leaves the zero-weight key out
-  CHECK(nan_ok[0] == 1);
-  CHECK(std::isinf(out[1]));  // it sees the key: inf either way
+  CHECK(nan_ok.sorted() == std::vector<int64_t>{0});  // row 1 sees the key: no permission
+  CHECK(std::isinf(out[1]));                          // it sees the key: inf either way
   // ieee_zero_weight, the implementation that multiplies it: NaN exactly there.
   const PrecisionSteps ieee{.ieee_zero_weight = true};
   a.steps = &ieee;

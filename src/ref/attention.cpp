@@ -1,6 +1,9 @@
 #include "ref/attention.hpp"
 
 #include <algorithm>
+#include <mutex>
+
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -85,6 +88,19 @@ void attend_row_fault(const AttentionBlock& a, std::span<const QueryRow> rows, c
 }
 
 }  // namespace
+
+void NanPermits::add(int64_t index) {
+  static std::mutex lock;  // rare: a non-finite V beside keys of weight 0
+  const std::lock_guard hold(lock);
+  list_.push_back(index);
+}
+
+std::vector<int64_t> NanPermits::sorted() const {
+  std::vector<int64_t> s = list_;
+  std::sort(s.begin(), s.end());
+  s.erase(std::unique(s.begin(), s.end()), s.end());
+  return s;
+}
 
 void attend(const AttentionBlock& a, std::span<const QueryRow> rows, const RowSource& k, const RowSource& v,
             double* lse) {

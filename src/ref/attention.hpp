@@ -57,18 +57,33 @@ inline constexpr int64_t kFaultTile = 64;
 // The attention fault of a fault name (none for any other name).
 AttentionFault attention_fault(const std::string& name);
 
+// The output elements, by flat index, where a permitted implementation may give NaN (IEEE
+// 0 * inf: a key of the call the row weighs 0 has a non-finite V). Few or none, so a list,
+// not a byte per element (32 MB on Llama-3-8B's 8k prefill). add() may be called from the
+// reference's threads at once.
+class NanPermits {
+ public:
+  void add(int64_t index);
+  // Ascending, each index once.
+  std::vector<int64_t> sorted() const;
+
+ private:
+  std::vector<int64_t> list_;
+};
+
 // One query row: its query vector, the keys it sees, where its output goes.
 struct QueryRow {
   const double* q = nullptr;   // dk values
   int64_t begin = 0, end = 0;  // it sees keys [begin, end); every other key scores -inf and is
                                // not computed at all (bit-identical: it would add exp(-inf) = +0)
   double* out = nullptr;       // dv values
-  // With AttentionBlock::permitted: dv values each. bound: how far a permitted
-  // implementation's output may lie from out (before the output's rounding); nan_ok: 1 where
-  // one may give NaN (IEEE 0 * inf: a key of the call the row weighs 0 has a non-finite V).
-  // The bf16 at or above the f32 at or above it, as bits (golden format 5's BF16 bound).
+  // With AttentionBlock::permitted: bound, dv values: how far a permitted implementation's
+  // output may lie from out (before the output's rounding), the bf16 at or above the f32 at
+  // or above it, as bits (golden format 5's BF16 bound); nan_ok: where one may give NaN, out[c]
+  // being output element out_index + c.
   uint16_t* bound = nullptr;
-  uint8_t* nan_ok = nullptr;
+  NanPermits* nan_ok = nullptr;
+  int64_t out_index = 0;
   // An attention sink (gpt-oss; ggml's flash_attn_ext_add_sinks): one more score in the
   // softmax's max and sum that has no value row. -inf: none.
   double sink = -std::numeric_limits<double>::infinity();

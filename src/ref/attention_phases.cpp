@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <limits>
 #include <memory>
@@ -13,25 +14,15 @@
 
 #include "core/clones.hpp"
 #include "core/parallel.hpp"
+#include "ref/attention_tiles.hpp"
 #include "ref/det_math.hpp"
 #include "ref/quant.hpp"
 #include "core/float_format.hpp"
 
 namespace kvbench::attention_phases {
+using namespace tiles;  // the inner loops (ref/attention_tiles.hpp)
 namespace {
 
-// Four doubles in one vector (GCC/Clang vector extensions): every lane is an independent
-// IEEE operation, so the width changes the speed, never a result. Loads and stores of
-// unaligned data go through the may_alias, 8-byte aligned type.
-typedef double V4 __attribute__((vector_size(32)));
-typedef double V4u __attribute__((vector_size(32), aligned(8), may_alias));
-
-#define KVB_INLINE inline __attribute__((always_inline))
-
-// Macros, not functions: a function taking or returning a 32-byte vector would have a
-// different ABI in the AVX2 clone (-Wpsabi).
-#define load4(p) (*reinterpret_cast<const V4u*>(p))
-#define store4(p, x) (*reinterpret_cast<V4u*>(p) = (x))
 // Rows [k0, k1) made in chunks on up to `threads` threads when there are enough of them
 // to pay for starting threads; make(t0, t1) writes rows [t0, t1) only.
 void for_key_chunks(int64_t k0, int64_t k1, int64_t width, unsigned threads,
@@ -40,6 +31,23 @@ void for_key_chunks(int64_t k0, int64_t k1, int64_t width, unsigned threads,
   const int64_t chunks = (k1 - k0 + kChunk - 1) / kChunk;
   parallel_for(chunks, (k1 - k0) * width < (int64_t{1} << 16) ? 1 : threads,
                [&](int64_t c) { make(k0 + c * kChunk, std::min(k1, k0 + (c + 1) * kChunk)); });
+}
+
+// The largest ||k||_2 of the keys of `count` panels: each key's sum of squares in ascending
+// d, the panel's eight keys side by side (one vector); a non-finite key's is +inf.
+KVB_CLONES double panel_norm_max(const double* panels, int64_t count, int64_t dk) {
+  double largest = 0;
+  for (int64_t p = 0; p < count; ++p) {
+    double sum[kPanel] = {};
+    const double* panel = panels + p * dk * kPanel;
+    for (int64_t d = 0; d < dk; ++d)
+      for (int64_t j = 0; j < kPanel; ++j) sum[j] += panel[d * kPanel + j] * panel[d * kPanel + j];
+    for (int64_t j = 0; j < kPanel; ++j) {
+      largest = std::max(largest, std::sqrt(sum[j]));  // NaN: std::max keeps largest, then +inf below
+      if (!std::isfinite(sum[j])) largest = kInf;
+    }
+  }
+  return largest;
 }
 
 }  // namespace
@@ -59,18 +67,7 @@ Panels pack_keys(const RowSource& k, int64_t k0, int64_t c0, int64_t c1, int64_t
   for (int64_t t = k1; t < base + P.count * kPanel; ++t)  // the last panel's lanes past k1
     for (int64_t d = 0; d < dk; ++d)
       P.data[static_cast<size_t>((t - base) / kPanel * dk * kPanel + d * kPanel + (t - base) % kPanel)] = 0;
-  if (norms)
-    for (int64_t p = 0; p < P.count; ++p)
-      for (int64_t j = 0; j < kPanel; ++j) {
-        double sum = 0;
-        for (int64_t d = 0; d < dk; ++d) {
-          const double x = P.data[static_cast<size_t>((p * dk + d) * kPanel + j)];
-          sum += x * x;
-        }
-        P.norm_max = std::max(P.norm_max,
-                              std::sqrt(sum));  // a non-finite key: inf or NaN, which std::max keeps or drops
-        if (!std::isfinite(sum)) P.norm_max = kInf;
-      }
+  if (norms) P.norm_max = panel_norm_max(P.data.get(), P.count, dk);
   return P;
 }
 
@@ -89,16 +86,22 @@ Strips pack_values(const RowSource& v, int64_t k0, int64_t k1, int64_t dv, unsig
     bool chunk_finite = true;
     for (int64_t t = t0; t < t1; ++t) {
       v(t, row.data(), 1);
-      for (const double x : row) chunk_finite = chunk_finite && std::isfinite(x);
       for (int64_t c = 0; c < strips; ++c)
         std::copy_n(row.data() + c * 8, 8, V.data.get() + (c * V.keys + t - k0) * 8);
       std::copy_n(row.data() + strips * 8, V.tail_width, V.tail.get() + (t - k0) * V.tail_width);
-      if (!maxima) continue;
-      for (size_t c = 0; c < row.size(); ++c) {
-        const double m = std::fabs(row[c]);
-        // Non-finite values are the NaN permissions' business, not the bound's maxima.
-        if (std::isfinite(m)) largest[c] = std::max(largest[c], m);
-      }
+      // Branch-free loops (they vectorize): m <= max is false for inf and NaN. Non-finite
+      // values are the NaN permissions' business, not the bound's maxima (0 leaves one as is).
+      int row_finite = 1;
+      if (maxima)
+        for (size_t c = 0; c < row.size(); ++c) {
+          const double m = std::fabs(row[c]);
+          const bool ok = m <= std::numeric_limits<double>::max();
+          row_finite &= ok;
+          largest[c] = std::max(largest[c], ok ? m : 0.0);
+        }
+      else
+        for (const double x : row) row_finite &= std::fabs(x) <= std::numeric_limits<double>::max();
+      chunk_finite = chunk_finite && row_finite;
     }
     if (!chunk_finite) finite = false;
     if (maxima) {
@@ -112,112 +115,25 @@ Strips pack_values(const RowSource& v, int64_t k0, int64_t k1, int64_t dv, unsig
 
 namespace {
 
-// s[r][0, kPanel) = q[r] . (keys of one panel): per lane 0 + q[0]k[0] + q[1]k[1] + ... in
-// ascending d, each product rounded then added.
-KVB_INLINE void score_tile(const double* const* q, const double* panel, int64_t dk, double* const* s) {
-  V4 a0[kMr] = {}, a1[kMr] = {};
-  for (int64_t d = 0; d < dk; ++d) {
-    const V4 k0 = load4(panel + d * kPanel), k1 = load4(panel + d * kPanel + 4);
-    for (int r = 0; r < kMr; ++r) {
-      const double x = q[r][d];
-      a0[r] = a0[r] + x * k0;
-      a1[r] = a1[r] + x * k1;
-    }
-  }
-  for (int r = 0; r < kMr; ++r) {
-    store4(s[r], a0[r]);
-    store4(s[r] + 4, a1[r]);
-  }
-}
-
-// |x| of each lane: the sign bit cleared, as std::fabs does.
-typedef int64_t I4 __attribute__((vector_size(32)));
-#define abs4(x) ((V4)((I4)(x) & (I4{} + std::numeric_limits<int64_t>::max())))
-
-// The bound's fused tile: out[r][c] += p * v and w[r][c] += p * |v| for t in [t0, t1) in
-// ascending order, four columns at a time (eight would take more vector registers than
-// AVX2 has), so each sum and its order are those of value_tile over V and over |V|.
-template <int R>
-KVB_INLINE void value_tile_abs(const double* const* p, int64_t origin, const Strips& V, int64_t t0,
-                               int64_t t1, int64_t dv, double* const* out, double* const* w) {
-  int64_t c = 0;
-  for (; c < dv / 8 * 8; c += 4) {
-    V4 a[R], m[R];
-    for (int r = 0; r < R; ++r) {
-      a[r] = load4(out[r] + c);
-      m[r] = load4(w[r] + c);
-    }
-    const double* vt = V.strip(c / 8) + (t0 - V.k0) * 8 + c % 8;
-    for (int64_t t = t0; t < t1; ++t, vt += 8) {
-      const V4 v = load4(vt);
-      for (int r = 0; r < R; ++r) {
-        // p >= 0, so |p * v| rounds to the very p * |v| of a pass over |V| (both NaN where p
-        // or v is): one multiplication for both sums.
-        const V4 y = p[r][t - origin] * v;
-        a[r] = a[r] + y;
-        m[r] = m[r] + abs4(y);
-      }
-    }
-    for (int r = 0; r < R; ++r) {
-      store4(out[r] + c, a[r]);
-      store4(w[r] + c, m[r]);
-    }
-  }
-  for (; c < dv; ++c)
-    for (int r = 0; r < R; ++r) {
-      double acc = out[r][c], mag = w[r][c];
-      for (int64_t t = t0; t < t1; ++t) {
-        const double y = p[r][t - origin] * V.tail_at(t, c - dv / 8 * 8);
-        acc += y;
-        mag += std::fabs(y);
-      }
-      out[r][c] = acc;
-      w[r][c] = mag;
-    }
-}
-
-// out[r][c] += p[r][t - origin] * v[t][c] for t in [t0, t1) in ascending order, for R rows
-// and the columns [0, dv): eight at a time in vectors, the rest one by one. With w (the
-// bound's sums of p * |v|, or null), value_tile_abs.
-template <int R>
-KVB_INLINE void value_tile(const double* const* p, int64_t origin, const Strips& V, int64_t t0, int64_t t1,
-                           int64_t dv, double* const* out, double* const* w = nullptr) {
-  if (w) return value_tile_abs<R>(p, origin, V, t0, t1, dv, out, w);
-  int64_t c = 0;
-  for (; c + 8 <= dv; c += 8) {
-    V4 a0[R], a1[R];
-    for (int r = 0; r < R; ++r) {
-      a0[r] = load4(out[r] + c);
-      a1[r] = load4(out[r] + c + 4);
-    }
-    const double* vt = V.strip(c / 8) + (t0 - V.k0) * 8;
-    for (int64_t t = t0; t < t1; ++t, vt += 8) {
-      const V4 v0 = load4(vt), v1 = load4(vt + 4);
-      for (int r = 0; r < R; ++r) {
-        const double x = p[r][t - origin];
-        a0[r] = a0[r] + x * v0;
-        a1[r] = a1[r] + x * v1;
-      }
-    }
-    for (int r = 0; r < R; ++r) {
-      store4(out[r] + c, a0[r]);
-      store4(out[r] + c + 4, a1[r]);
-    }
-  }
-  for (; c < dv; ++c)
-    for (int r = 0; r < R; ++r) {
-      double acc = out[r][c];
-      for (int64_t t = t0; t < t1; ++t) acc += p[r][t - origin] * V.tail_at(t, c - dv / 8 * 8);
-      out[r][c] = acc;
-    }
-}
-
 // The largest score (NaN ignored), in a function of its own so the running max stays in a
 // register (inline, GCC kept it in memory across the exp calls that follow).
 __attribute__((noinline)) double row_max(const double* s, int64_t n) {
   double m = -kInf;
   for (int64_t t = 0; t < n; ++t) m = std::max(m, s[t]);
   return m;
+}
+
+// row_max and, in the same pass, the least score other than -inf (NaN ignored; +inf if none).
+struct MaxMin {
+  double max, min;
+};
+__attribute__((noinline)) MaxMin row_max_min(const double* s, int64_t n) {
+  double m = -kInf, lo = kInf;
+  for (int64_t t = 0; t < n; ++t) {
+    m = std::max(m, s[t]);
+    lo = s[t] < lo && s[t] != -kInf ? s[t] : lo;
+  }
+  return {m, lo};
 }
 
 }  // namespace
@@ -275,10 +191,18 @@ KVB_CLONES void score_phase(const Job& job, const Panels& K, BlockScores& b) {
       if (gb >= ge) continue;
       const int64_t p0 = std::max(pt, (gb - K.k0) / kPanel);
       const int64_t p1 = std::min({pt + kKeyTile, qe, (ge - K.k0 + kPanel - 1) / kPanel});
-      for (int64_t p = p0; p < p1; ++p) {
+      for (int64_t p = p0; p < p1;) {
         for (int i = 0; i < kMr; ++i)
           s[i] = (g + i < r1 ? b.S.get() + (g + i - r0) * W : scratch) + (p - b.pb) * kPanel;
+#ifdef KVB_WIDE_TILES
+        if (kWideTiles && p + 1 < p1) {
+          score_tile_pair8(q, K.panel(p, a.dk), a.dk, s);
+          p += 2;
+          continue;
+        }
+#endif
         score_tile(q, K.panel(p, a.dk), a.dk, s);
+        ++p;
       }
     }
 }
@@ -296,7 +220,9 @@ KVB_CLONES void softmax_phase(const Job& job, BlockScores& b) {
     const int64_t len = row.end - row.begin;
     for (int64_t t = 0; t < len; ++t) s[t] = a.divide_by_scale ? s[t] / a.scale : s[t] * a.scale;
     const double bias_moved = a.bias ? a.bias(r, row.begin, row.end, s) : 0.0;
-    const double m = std::max(row_max(s, len), row.sink);  // a sink takes part in the max
+    // The least score other than -inf, for the bound's figures (+inf without them).
+    const MaxMin extremes = job.figures ? row_max_min(s, len) : MaxMin{row_max(s, len), kInf};
+    const double m = std::max(extremes.max, row.sink);  // a sink takes part in the max
     if (a.row_max) a.row_max[r] = m;
     if (m == -kInf) {  // nothing to attend to
       empty_row(job, r);
@@ -304,6 +230,7 @@ KVB_CLONES void softmax_phase(const Job& job, BlockScores& b) {
     }
     const bool no_max = a.fault == AttentionFault::no_max_subtraction;
     thread_local std::vector<double> below;  // s_j - m (<= 0), for the bound's figures
+    const double* x = nullptr;               // below's data, with figures
     if (job.figures) {
       // The bound's figures of the row: ||q||, the largest |s_j| (the max or the least finite
       // score) and, after the exp, sum_j p_j (m - s_j). Branch-free loops (they vectorize).
@@ -313,19 +240,34 @@ KVB_CLONES void softmax_phase(const Job& job, BlockScores& b) {
       f.q_norm = std::sqrt(f.q_norm);
       f.q_delta = row.q_delta;
       f.s_delta = bias_moved;
-      double lo = m;
-      for (int64_t t = 0; t < len; ++t) lo = s[t] < lo && s[t] != -kInf ? s[t] : lo;
-      f.score_max = std::max(std::fabs(m), std::fabs(lo));
+      f.score_max = std::max(std::fabs(m), std::fabs(std::min(m, extremes.min)));
       below.resize(static_cast<size_t>(len));
-      double* x = below.data();
-      for (int64_t t = 0; t < len; ++t) x[t] = s[t] - m;
+      double* xs = below.data();
+      for (int64_t t = 0; t < len; ++t) xs[t] = s[t] - m;
+      x = xs;
     }
-    for (int64_t t = 0; t < len; ++t) s[t] = s[t] - (no_max ? 0.0 : m);
-    det_exp_inplace(s, len);  // not std::exp: the same bits on every machine (ref/det_math.hpp)
+    // Not std::exp: the same bits on every machine (ref/det_math.hpp). With figures, from
+    // below (the same s_j - m).
+    if (x && !no_max) {
+      det_exp_to(x, s, len);
+    } else {
+      for (int64_t t = 0; t < len; ++t) s[t] = s[t] - (no_max ? 0.0 : m);
+      det_exp_inplace(s, len);
+    }
     if (no_max) round_span(DType::f32, s, static_cast<size_t>(len));  // exp(88.73) is inf in f32
     double sum = 0;
+    // The bound's spread, -sum_j p_j (s_j - m) over the weights the output sums; in the
+    // sum's own loop (a chain of dependent additions, which leaves room for another) when
+    // no step changes the weights between.
+    double spread = 0;
+    const bool spread_in_sum = x && !a.quantize_p;
     if (a.fault == AttentionFault::sum_f16)
       for (int64_t t = 0; t < len; ++t) sum = round_f16(sum + s[t]);
+    else if (spread_in_sum)
+      for (int64_t t = 0; t < len; ++t) {
+        sum += s[t];
+        spread -= s[t] > 0 ? s[t] * x[t] : 0.0;  // e_j = 0 at s_j = -inf
+      }
     else
       for (int64_t t = 0; t < len; ++t) sum += s[t];
     // A sink's weight joins the sum after the keys (ggml's CPU kernel adds it last).
@@ -335,9 +277,8 @@ KVB_CLONES void softmax_phase(const Job& job, BlockScores& b) {
     if (a.quantize_p)
       for (int64_t t = 0; t < len; ++t) s[t] = a.quantize_p(s[t]);
     if (job.figures) {
-      double spread = 0;
-      const double* x = below.data();
-      for (int64_t t = 0; t < len; ++t) spread -= s[t] > 0 ? s[t] * x[t] : 0.0;  // e_j = 0 at s_j = -inf
+      if (!spread_in_sum || a.fault == AttentionFault::sum_f16)
+        for (int64_t t = 0; t < len; ++t) spread -= s[t] > 0 ? s[t] * x[t] : 0.0;  // e_j = 0 at s_j = -inf
       if (sink_weight > 0) spread += sink_weight * (m - row.sink);
       job.figures[r].spread = spread / sum;
     }
@@ -429,7 +370,7 @@ KVB_CLONES void value_phase(const Job& job, const Strips& V, const BlockScores& 
     value_phase_weighted(job, V, b);
     if (a.permitted)  // IEEE 0 * inf at such keys is a permitted implementation's NaN
       for_zero_weight_nonfinite(job, V, b, [](const QueryRow& row, int64_t c) {
-        if (row.nan_ok) row.nan_ok[c] = 1;
+        if (row.nan_ok) row.nan_ok->add(row.out_index + c);
       });
     return;
   }

@@ -71,24 +71,26 @@ double exp_careful(double x) {
 
 }  // namespace
 
-KVB_CLONES void det_exp_inplace(double* x, int64_t n) {
+KVB_CLONES void det_exp_to(const double* x, double* out, int64_t n) {
   int64_t i = 0;
   for (; i + 4 <= n; i += 4) {
     const V4 v = *reinterpret_cast<const V4u*>(x + i);
     const bool fast = v[0] >= kFastLo && v[0] <= kFastHi && v[1] >= kFastLo && v[1] <= kFastHi &&
                       v[2] >= kFastLo && v[2] <= kFastHi && v[3] >= kFastLo && v[3] <= kFastHi;
     if (!fast) {
-      for (int j = 0; j < 4; ++j) x[i + j] = exp_careful(x[i + j]);
+      for (int j = 0; j < 4; ++j) out[i + j] = exp_careful(x[i + j]);
       continue;
     }
     V4 y, kd, t;
     exp_reduced(v, y, kd, t);
     // 2^k: k + 1023 in the exponent field, from the low bits of t (pow2(k) exactly).
     const V4 scale = reinterpret_cast<V4>((reinterpret_cast<I4>(t) + 1023) << 52);
-    *reinterpret_cast<V4u*>(x + i) = y * scale;
+    *reinterpret_cast<V4u*>(out + i) = y * scale;
   }
-  for (; i < n; ++i) x[i] = exp_careful(x[i]);
+  for (; i < n; ++i) out[i] = exp_careful(x[i]);
 }
+
+void det_exp_inplace(double* x, int64_t n) { det_exp_to(x, x, n); }
 
 double det_exp(double x) { return exp_careful(x); }
 

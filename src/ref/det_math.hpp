@@ -18,6 +18,8 @@ double det_exp(double x);
 // x[i] = det_exp(x[i]) for i in [0, n), four at a time in vectors (the same operations,
 // so the same bits as det_exp).
 void det_exp_inplace(double* x, int64_t n);
+// out[i] = det_exp(x[i]) for i in [0, n) (x and out the same array or apart).
+void det_exp_to(const double* x, double* out, int64_t n);
 
 // ln x: fdlibm's (musl's) log: x = 2^k (1 + f) with 1 + f in [sqrt(2)/2, sqrt(2)), then
 // a polynomial in s = f / (2 + f). log(1) = +0, log(+-0) = -inf, log(x < 0) = NaN,

@@ -9,10 +9,9 @@
 
 namespace kvbench {
 
-void set_attention_bound(Expected& e, DType dtype, std::vector<uint16_t> bound,
-                         const std::vector<uint8_t>& nan_ok) {
+void set_attention_bound(Expected& e, DType dtype, std::vector<uint16_t> bound, const NanPermits& nan_ok) {
   const size_t n = e.value().numel();
-  if (bound.size() != n || nan_ok.size() != n)
+  if (bound.size() != n)
     throw std::logic_error("set_attention_bound: " + e.tensor + " has " + std::to_string(n) + " elements");
   const std::vector<double>& exact = e.exact();
   for (size_t i = 0; i < n; ++i) {
@@ -26,7 +25,11 @@ void set_attention_bound(Expected& e, DType dtype, std::vector<uint16_t> bound,
     else
       bound[i] = std::isnan(before) ? bf16_at_or_above(INFINITY)
                                     : bf16_at_or_above(f32_at_or_above(rounded_bound(dtype, golden, before)));
-    if (nan_ok[i] && !std::isnan(golden)) e.permit_nan(i);
+  }
+  for (const int64_t i : nan_ok.sorted()) {
+    const auto at = static_cast<size_t>(i);
+    if (at >= n) throw std::logic_error("set_attention_bound: NaN permission past " + e.tensor);
+    if (!std::isnan(exact.empty() ? e.value().get(at) : exact[at])) e.permit_nan(at);
   }
   e.set_bound_bf16(std::move(bound));
 }
@@ -34,7 +37,7 @@ void set_attention_bound(Expected& e, DType dtype, std::vector<uint16_t> bound,
 void set_attention_bound(Expected& e, DType dtype, const std::vector<double>& bound) {
   std::vector<uint16_t> bits(bound.size());
   for (size_t i = 0; i < bound.size(); ++i) bits[i] = bf16_at_or_above(f32_at_or_above(bound[i]));
-  set_attention_bound(e, dtype, std::move(bits), std::vector<uint8_t>(bound.size(), 0));
+  set_attention_bound(e, dtype, std::move(bits), NanPermits{});
 }
 
 namespace {

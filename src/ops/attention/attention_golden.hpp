@@ -18,8 +18,7 @@ namespace kvbench {
 // and a permitted value's), rounded up to f32 and then up to bf16 (golden format 5's BF16
 // bound: each rounding up, so never below the derivation's; in place: move the vector in);
 // and the NaN permissions of nan_ok.
-void set_attention_bound(Expected& e, DType dtype, std::vector<uint16_t> bound,
-                         const std::vector<uint8_t>& nan_ok);
+void set_attention_bound(Expected& e, DType dtype, std::vector<uint16_t> bound, const NanPermits& nan_ok);
 // The same from bounds in double (FIA's softmaxLse), each first rounded up to bf16.
 void set_attention_bound(Expected& e, DType dtype, const std::vector<double>& bound);
 

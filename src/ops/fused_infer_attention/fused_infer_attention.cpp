@@ -271,6 +271,19 @@ class FiaCase final : public OpCase {
       }
       const int64_t g0 =
           s.base + p_.antiquant_index(s.mode, dim, b, p_.kv_start[b] + tt, hk, 0, slot.blk, slot.r);
+      // The common case in a loop of its own (a model-scale decode reads 10^8 elements
+      // here): plain f32 antiquant with every group of the row inside the scales.
+      if (!antiquant_in_input && !unit_scale && !reversed &&
+          static_cast<size_t>(std::max(s.group(g0, 0), s.group(g0, dim - 1))) < scale.size() &&
+          std::min(s.group(g0, 0), s.group(g0, dim - 1)) >= 0) {
+        for (int64_t d = 0; d < dim; ++d) {
+          const auto g = static_cast<size_t>(s.group(g0, d));
+          dst[d * step] =
+              dequant_offset(row[static_cast<size_t>(d)], offset.empty() ? 0.0 : offset[g] * offset_sign,
+                             scale[g], DType::f32);
+        }
+        return;
+      }
       for (int64_t d = 0; d < dim; ++d) {
         const auto g = static_cast<size_t>(s.group(g0, reversed ? dim - 1 - d : d));
         if (g >= scale.size()) {  // a faulty slot's scale past the tensor (block_size_doubled)
@@ -304,7 +317,7 @@ class FiaCase final : public OpCase {
     // rounding and its NaN permission (ref/attention_bound.hpp), and each lse's bound.
     std::vector<uint16_t> bound;  // bf16 bits (QueryRow::bound)
     std::vector<double> lse_bound;
-    std::vector<uint8_t> nan_ok;
+    NanPermits nan_ok;
   };
 
   // The precision steps of the case's variant: none for the golden, nor under full int8 (its
@@ -376,7 +389,7 @@ class FiaCase final : public OpCase {
     const std::optional<PrecisionSteps> variant_steps = steps();
     std::vector<uint16_t> bound(bounds ? out.size() : 0, 0);
     std::vector<double> lse_bound(bounds ? lse.size() : 0, 0.0);
-    std::vector<uint8_t> nan_ok(bounds ? out.size() : 0, 0);
+    NanPermits nan_ok;
     for (int64_t b = 0; b < p_.B; ++b) {
       const int64_t S1b = p_.s1b[b];
       const Band band = p_.band[b];
@@ -406,7 +419,8 @@ class FiaCase final : public OpCase {
                             .end = std::max(begin, end),
                             .out = &out[at],
                             .bound = bounds ? &bound[at] : nullptr,
-                            .nan_ok = bounds ? &nan_ok[at] : nullptr});
+                            .nan_ok = bounds ? &nan_ok : nullptr,
+                            .out_index = static_cast<int64_t>(at)});
           }
         AttentionBlock a{.dk = DK,
                          .dv = p_.Dv,

@@ -96,7 +96,7 @@ class FlashAttnExtCase final : public OpCase {
 
   std::vector<Expected> reference(const TensorSet& in) const override {
     std::vector<uint16_t> bound;
-    std::vector<uint8_t> nan_ok;
+    NanPermits nan_ok;
     Expected e = Expected::rounded(in.at("out"), attention(in, &bound, &nan_ok));
     // The result rounded once more: to f32, or under GGML_PREC_DEFAULT through f16.
     set_attention_bound(e, p_.prec_f32 ? DType::f32 : DType::f16, std::move(bound), nan_ok);
@@ -202,8 +202,7 @@ class FlashAttnExtCase final : public OpCase {
     return std::sqrt(total) * (1 + 0x1p-20);
   }
 
-  std::vector<double> attention(const TensorSet& in, std::vector<uint16_t>* bound,
-                                std::vector<uint8_t>* nan_ok) const {
+  std::vector<double> attention(const TensorSet& in, std::vector<uint16_t>* bound, NanPermits* nan_ok) const {
     const Tensor& q = in.at("q");
     const Tensor& k = in.at("k");
     const Tensor& v = in.at("v");
@@ -212,7 +211,6 @@ class FlashAttnExtCase final : public OpCase {
     const int64_t G = p_.group();
     std::vector<double> out(static_cast<size_t>(p_.batch * p_.n_batch * p_.n_head * p_.dv), 0.0);
     bound->assign(out.size(), 0);
-    nan_ok->assign(out.size(), 0);
     AttentionBlock a{.dk = p_.dk,
                      .dv = p_.dv,
                      .scale = p_.scale,
@@ -247,7 +245,8 @@ class FlashAttnExtCase final : public OpCase {
                  .end = p_.n_kv,
                  .out = &out[at],
                  .bound = bound->data() + at,
-                 .nan_ok = nan_ok->data() + at,
+                 .nan_ok = nan_ok,
+                 .out_index = static_cast<int64_t>(at),
                  .sink = sinks && !fault_is("sinks_ignored") ? sinks->get(static_cast<size_t>(h)) : -kInf,
                  .q_delta = query_delta(qr)});
           }

@@ -217,7 +217,7 @@ class MhcaCase final : public OpCase {
     std::vector<double> out(static_cast<size_t>(p_.total_rows() * H * D),
                             0.0);                // exact, before the rounding to T1
     std::vector<uint16_t> bound(out.size(), 0);  // and how far a permitted implementation may be (bf16)
-    std::vector<uint8_t> nan_ok(out.size(), 0);
+    NanPermits nan_ok;
     const Tensor* mask = p_.mask_rank ? &in.at("attn_mask") : nullptr;
     for (int64_t b = 0; b < p_.batches(); ++b) {
       const int64_t kvlen = p_.kvlen(b), seqlen = p_.seqlens[b], offset = kvlen - seqlen;
@@ -276,7 +276,8 @@ class MhcaCase final : public OpCase {
                  .end = std::min(seen, causal ? std::min(kvlen, i + causal_offset + diagonal) : kvlen),
                  .out = &out[at],
                  .bound = &bound[at],
-                 .nan_ok = &nan_ok[at]});
+                 .nan_ok = &nan_ok,
+                 .out_index = static_cast<int64_t>(at)});
           }
         AttentionBlock a = block;
         if (p_.is_alibi || mask)

@@ -275,17 +275,13 @@ class SdpaCase final : public OpCase {
   // Attention in double over K/V [n, k, s, d]; `round_p` rounds P to the query dtype. With
   // `bound` (and `nan_ok`), each output element's bound and NaN permission too.
   std::vector<double> attention(const TensorSet& in, bool round_p, bool unquantized,
-                                std::vector<uint16_t>* bound = nullptr,
-                                std::vector<uint8_t>* nan_ok = nullptr) const {
+                                std::vector<uint16_t>* bound = nullptr, NanPermits* nan_ok = nullptr) const {
     const Side K = side_of(in, 0), V = side_of(in, 1);
     const Tensor& query = in.at("query");
     const Tensor* mask = p_.has_mask() ? &in.at("attn_mask") : nullptr;
     const int64_t Gq = p_.H / p_.H_kv;
     std::vector<double> out(static_cast<size_t>(p_.N * p_.H * p_.S_q * p_.D), 0.0);
-    if (bound) {
-      bound->assign(out.size(), 0);
-      nan_ok->assign(out.size(), 0);
-    }
+    if (bound) bound->assign(out.size(), 0);
     std::vector<double> q(static_cast<size_t>(p_.S_q * Gq * p_.D));
     AttentionBlock a{.dk = p_.D,
                      .dv = p_.D,
@@ -323,7 +319,8 @@ class SdpaCase final : public OpCase {
                             .end = p_.causal ? std::clamp<int64_t>(limit + diagonal, 0, p_.S_kv) : p_.S_kv,
                             .out = &out[at],
                             .bound = bound ? bound->data() + at : nullptr,
-                            .nan_ok = bound ? nan_ok->data() + at : nullptr});
+                            .nan_ok = bound ? nan_ok : nullptr,
+                            .out_index = static_cast<int64_t>(at)});
           }
         if (mask)
           a.bias = [&](int64_t row, int64_t begin, int64_t end, double* s) {
@@ -341,7 +338,7 @@ class SdpaCase final : public OpCase {
 
   std::vector<Expected> reference(const TensorSet& in) const override {
     std::vector<uint16_t> bound;
-    std::vector<uint8_t> nan_ok;
+    NanPermits nan_ok;
     Expected e = Expected::rounded(in.at("output"), attention(in, true, false, &bound, &nan_ok));
     set_attention_bound(e, p_.q, std::move(bound), nan_ok);
     // Accuracy attribution: the exact compressed attention against the unquantized one.
