@@ -141,8 +141,12 @@ inline double f32_bits_to_double(uint32_t bits) { return static_cast<double>(std
 // +infinity, the references' "no key" and masked-score value.
 inline constexpr double kInf = std::numeric_limits<double>::infinity();
 
-inline double round_f16(double x) { return float_format_detail::round_value<5, 10>(x); }
-inline double round_bf16(double x) { return float_format_detail::round_value<8, 7>(x); }
+[[gnu::always_inline]] inline double round_f16(double x) {
+  return float_format_detail::round_value<5, 10>(x);
+}
+[[gnu::always_inline]] inline double round_bf16(double x) {
+  return float_format_detail::round_value<8, 7>(x);
+}
 inline double round_f32(double x) { return f32_bits_to_double(f32_bits_from_double(x)); }
 
 // The small floats with no infinity or NaN: OCP MX v1.0's FP4 E2M1, FP6 E2M3 and E3M2

@@ -304,19 +304,29 @@ double* weighted(const Job& job, const BlockScores& b, int64_t r) {
 }
 
 // 3 with AttentionFault::pv_f16: each row's running sum of P @ V rounded to f16 after
-// every addition, in the same ascending key order.
-void value_phase_f16(const Job& job, const Strips& V, const BlockScores& b) {
-  const int64_t dv = job.a.dv;
+// every addition, in the same ascending key order (a strip of eight columns at a time:
+// branch-free, so it vectorizes).
+KVB_CLONES void value_phase_f16(const Job& job, const Strips& V, const BlockScores& b) {
+  const int64_t dv = job.a.dv, vec = dv / 8 * 8;
   for (int64_t r : b.live) {
     const QueryRow& row = job.rows[r];
     const double* p = b.S.get() + (r - b.r0) * b.W;
+    double* w = weighted(job, b, r);
     for (int64_t t = std::max(row.begin, V.k0); t < std::min(row.end, V.k0 + V.keys); ++t) {
       const double pt = p[t - b.origin];
       if (pt == 0) continue;  // a key of weight 0 adds nothing, whatever its V (its +0 changes no sum)
-      for (int64_t c = 0; c < dv; ++c) row.out[c] = round_f16(row.out[c] + pt * value_at(V, t, c, dv));
-      // The bound's sum of p * |v| is the unfaulted one (value_tile's, in the same order).
-      if (double* w = weighted(job, b, r))
-        for (int64_t c = 0; c < dv; ++c) w[c] += pt * std::fabs(value_at(V, t, c, dv));
+      for (int64_t c = 0; c < vec; c += 8) {
+        const double* v = V.strip(c / 8) + (t - V.k0) * 8;
+        for (int64_t j = 0; j < 8; ++j) row.out[c + j] = round_f16(row.out[c + j] + pt * v[j]);
+        // The bound's sum of p * |v| is the unfaulted one (value_tile's, in the same order).
+        if (w)
+          for (int64_t j = 0; j < 8; ++j) w[c + j] += pt * std::fabs(v[j]);
+      }
+      for (int64_t c = vec; c < dv; ++c) {
+        const double v = V.tail_at(t, c - vec);
+        row.out[c] = round_f16(row.out[c] + pt * v);
+        if (w) w[c] += pt * std::fabs(v);
+      }
     }
   }
 }

@@ -43,14 +43,25 @@ struct VariantRows {
   const float* key(int64_t t) const { return &K[static_cast<size_t>((t - k0) * a.dk)]; }
   const float* value(int64_t t) const { return &V[static_cast<size_t>((t - k0) * a.dv)]; }
 
-  // One row's scores over its keys [begin, end): q . k in f32, scaled, biased.
+  // One row's scores over its keys [begin, end): q . k in f32, scaled, biased. Eight keys'
+  // dot products side by side (eight independent sums, each in sum32's order).
   std::vector<float> scores(int64_t r, const QueryRow& row) const {
     const int64_t n = row.end - row.begin;
-    std::vector<float> s(static_cast<size_t>(n));
+    std::vector<float> s(static_cast<size_t>(n)), q(static_cast<size_t>(a.dk));
+    for (int64_t d = 0; d < a.dk; ++d) q[static_cast<size_t>(d)] = f32(row.q[d]);
+    for (int64_t j0 = 0; j0 < n; j0 += 8) {
+      const int64_t width = std::min<int64_t>(8, n - j0);
+      const float* k[8];
+      float dots[8] = {};
+      for (int64_t i = 0; i < 8; ++i) k[i] = key(row.begin + j0 + std::min(i, width - 1));
+      for (int64_t step = 0; step < a.dk; ++step) {
+        const int64_t d = st.descending ? a.dk - 1 - step : step;
+        for (int64_t i = 0; i < 8; ++i) dots[i] += q[static_cast<size_t>(d)] * k[i][d];
+      }
+      for (int64_t i = 0; i < width; ++i) s[static_cast<size_t>(j0 + i)] = dots[i];
+    }
     for (int64_t j = 0; j < n; ++j) {
-      const float* k = key(row.begin + j);
-      float dot = sum32(a.dk, st.descending, [&](int64_t d) { return f32(row.q[d]) * k[d]; });
-      dot = rounded(st.score_dtype, dot);
+      float dot = rounded(st.score_dtype, s[static_cast<size_t>(j)]);
       s[static_cast<size_t>(j)] =
           rounded(st.score_dtype, a.divide_by_scale ? dot / f32(a.scale) : dot * f32(a.scale));
     }
@@ -88,13 +99,24 @@ struct VariantRows {
     } else if (st.p == PrecisionSteps::P::unnormalized) {
       for (float& x : w) x = f32(round_to(st.p_dtype, x));
     }
-    for (int64_t d = 0; d < a.dv; ++d)
-      p.acc[static_cast<size_t>(d)] = sum32(e - b, st.descending, [&](int64_t i) {
-        const float x = w[static_cast<size_t>(i)];
-        const float v = value(row.begin + b + i)[d];
-        return x == 0 && !st.ieee_zero_weight ? 0.0f : x * v;  // 0 * inf = NaN only where IEEE is asked for
-      });
+    add_weighted(row.begin + b, w, !st.ieee_zero_weight, p.acc);
     return p;
+  }
+
+  // acc[d] = sum32 over i of w[i] * v[t0 + i][d] (a term of weight 0 is +0 with
+  // skip_zero: 0 * inf = NaN only where IEEE is asked for), for every d at once: key by key
+  // in sum32's order, so each d's sum is the same sequence of f32 additions (acc starts at
+  // +0; adding +0 changes no sum that never is -0, and an f32 sum from +0 never is).
+  void add_weighted(int64_t t0, const std::vector<float>& w, bool skip_zero, std::vector<float>& acc) const {
+    const auto n = static_cast<int64_t>(w.size());
+    float* out = acc.data();
+    for (int64_t step = 0; step < n; ++step) {
+      const int64_t i = st.descending ? n - 1 - step : step;
+      const float x = w[static_cast<size_t>(i)];
+      if (x == 0 && skip_zero) continue;
+      const float* v = value(t0 + i);
+      for (int64_t d = 0; d < a.dv; ++d) out[d] += x * v[d];
+    }
   }
 
   // Keys of the call the row does not see, times their weight 0 (IEEE softmax @ V).
@@ -125,13 +147,11 @@ struct VariantRows {
       for (int64_t j = b; j < e; ++j) w[static_cast<size_t>(j - b)] = expo(s[static_cast<size_t>(j)], bm);
       l = l * rescale + sum32(e - b, st.descending, [&](int64_t i) { return w[static_cast<size_t>(i)]; });
       for (float& x : w) x = f32(round_to(t, x));
+      std::vector<float> pv(static_cast<size_t>(a.dv), 0.0f);
+      add_weighted(row.begin + b, w, true, pv);
       for (int64_t d = 0; d < a.dv; ++d) {
-        const float pv = sum32(e - b, st.descending, [&](int64_t i) {
-          const float x = w[static_cast<size_t>(i)];
-          return x == 0 ? 0.0f : x * value(row.begin + b + i)[d];
-        });
         float& x = acc[static_cast<size_t>(d)];
-        x = f32(round_to(t, f32(round_to(t, x * rescale)) + f32(round_to(t, pv))));
+        x = f32(round_to(t, f32(round_to(t, x * rescale)) + f32(round_to(t, pv[static_cast<size_t>(d)]))));
       }
       m = bm;
     }
