@@ -4,7 +4,10 @@
 // derive by hand.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <vector>
 
@@ -57,6 +60,48 @@ TEST_CASE("attention bound: each term of the derivation, by hand") {
   CHECK(rounded_bound(DType::f16, 0.5, 1e-9) == doctest::Approx(1e-9 + 0x1p-11).epsilon(1e-12));
   CHECK(rounded_bound(DType::bf16, 1.0, 0) == 0x1p-7);
   CHECK(rounded_bound(DType::f32, 0.0, 0) == std::ldexp(1.0, -149));
+}
+
+TEST_CASE("f32_at_or_above and ulp_at from bits: libm's nextafter, ilogb and ldexp on every kind of input") {
+  // The libm formulas they replace, the oracle here.
+  const auto f32_up = [](double x) {
+    float f = static_cast<float>(x);
+    if (static_cast<double>(f) < x) f = std::nextafter(f, INFINITY);
+    return f;
+  };
+  const auto ulp = [](DType t, double x) {
+    int mantissa = 23, min_exponent = -126;
+    if (t == DType::f16) mantissa = 10, min_exponent = -14;
+    if (t == DType::bf16) mantissa = 7;
+    const int e = x > 0 ? std::max(std::ilogb(x), min_exponent) : min_exponent;
+    return std::ldexp(1.0, e - mantissa);
+  };
+  std::vector<double> xs{0.0,
+                         -0.0,
+                         INFINITY,
+                         -INFINITY,
+                         std::numeric_limits<double>::quiet_NaN(),
+                         std::numeric_limits<double>::denorm_min(),
+                         std::numeric_limits<double>::min(),
+                         std::numeric_limits<double>::max(),
+                         -std::numeric_limits<double>::max(),
+                         static_cast<double>(std::numeric_limits<float>::max()),
+                         static_cast<double>(std::numeric_limits<float>::denorm_min()),
+                         0x1p-126,
+                         0x1p-14};
+  for (const double x : std::vector<double>(xs))  // each neighbour too
+    xs.insert(xs.end(), {std::nextafter(x, INFINITY), std::nextafter(x, -INFINITY)});
+  uint64_t state = 88172645463325252ull;  // xorshift64: bit patterns of every exponent
+  for (int i = 0; i < 200000; ++i) {
+    state ^= state << 13, state ^= state >> 7, state ^= state << 17;
+    xs.push_back(std::bit_cast<double>(state));
+  }
+  for (const double x : xs) {
+    const float got = f32_at_or_above(x), want = f32_up(x);
+    CHECK_MESSAGE(std::bit_cast<uint32_t>(got) == std::bit_cast<uint32_t>(want), x);
+    for (const DType t : {DType::f16, DType::bf16, DType::f32})
+      CHECK_MESSAGE(std::bit_cast<uint64_t>(ulp_at(t, x)) == std::bit_cast<uint64_t>(ulp(t, x)), x);
+  }
 }
 
 TEST_CASE("attend: the bound it writes is the derivation's for the row it measured") {

@@ -9,16 +9,6 @@ namespace {
 constexpr double kU32 =
     0x1p-24;  // f32's unit roundoff: every permitted implementation computes in f32 at least
 
-// The unit in the last place of a float dtype at magnitude x >= 0 (its subnormal spacing
-// below the smallest normal).
-double ulp_at(DType t, double x) {
-  int mantissa = 23, min_exponent = -126;
-  if (t == DType::f16) mantissa = 10, min_exponent = -14;
-  if (t == DType::bf16) mantissa = 7;
-  const int e = x > 0 ? std::max(std::ilogb(x), min_exponent) : min_exponent;
-  return std::ldexp(1.0, e - mantissa);
-}
-
 // The score perturbation every key of the row may see (specs/comparison.md, term 1): K~'s
 // difference (delta.k) and f32's dot product of dk terms in any order, its scaling and the
 // bias added in f32 (each a rounding of the score), and a bias in another dtype.
@@ -91,17 +81,6 @@ double attention_lse_bound(const PermittedDeltas& delta, double scale_factor, in
   const double eps = score_delta(delta, scale_factor, dk, k_norm_max, row);
   const double relative = exp_delta(row) + (n + 8) * kU32;
   return (eps + relative + 4 * kU32 * std::fabs(lse)) * (1 + 0x1p-6);
-}
-
-float f32_at_or_above(double x) {
-  float f = static_cast<float>(x);
-  if (static_cast<double>(f) < x) f = std::nextafter(f, INFINITY);
-  return f;
-}
-
-double rounded_bound(DType dtype, double golden, double before) {
-  if (!std::isfinite(golden)) return before;
-  return before + ulp_at(dtype, std::fabs(golden) + before);
 }
 
 }  // namespace kvbench

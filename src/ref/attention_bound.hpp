@@ -3,7 +3,11 @@
 // how far the output of any implementation the operator's definition permits may lie from
 // the golden, by forward error analysis of softmax(s) @ V. attend() gathers a few figures
 // per row and per call as it computes the golden; the bound follows from them.
+#include <algorithm>
+#include <bit>
+#include <cmath>
 #include <cstdint>
+#include <limits>
 
 #include "core/dtype.hpp"
 
@@ -71,11 +75,34 @@ BoundTerms attention_bound_terms(const PermittedDeltas& delta, double scale_fact
 double attention_lse_bound(const PermittedDeltas& delta, double scale_factor, int64_t dk, double k_norm_max,
                            double lse, const RowFigures& row);
 
-// The nearest f32 at or above x >= 0 (how bounds are stored: never below the derivation's).
-float f32_at_or_above(double x);
+// Inline and from the bits, not libm's nextafter, ilogb and ldexp: a golden calls them for
+// every output element (equal to those for every input: tests/test_attention_bound.cpp).
+
+// The nearest f32 at or above x (how bounds are stored: never below the derivation's).
+inline float f32_at_or_above(double x) {
+  const float f = static_cast<float>(x);
+  if (!(static_cast<double>(f) < x)) return f;
+  const uint32_t u = std::bit_cast<uint32_t>(f);
+  return std::bit_cast<float>(u >> 31 ? u - 1 : u + 1);  // the next f32 up (a negative: toward 0)
+}
+
+// The unit in the last place of a float dtype at magnitude x >= 0 (its subnormal spacing
+// below the smallest normal; that spacing for 0, a negative or NaN; +inf at +inf).
+inline double ulp_at(DType t, double x) {
+  int mantissa = 23, min_exponent = -126;
+  if (t == DType::f16) mantissa = 10, min_exponent = -14;
+  if (t == DType::bf16) mantissa = 7;
+  const int field = static_cast<int>(std::bit_cast<uint64_t>(x) >> 52 & 0x7FF);
+  if (x > 0 && field == 0x7FF) return std::numeric_limits<double>::infinity();
+  const int e = x > 0 ? std::max(field - 1023, min_exponent) : min_exponent;  // a subnormal double: min
+  return std::bit_cast<double>(static_cast<uint64_t>(e - mantissa + 1023) << 52);
+}
 
 // An output element's bound: `before` (the above) plus the output's rounding of the golden
 // and of the permitted value: one unit in the last place of `dtype` at |golden| + before.
-double rounded_bound(DType dtype, double golden, double before);
+inline double rounded_bound(DType dtype, double golden, double before) {
+  if (!std::isfinite(golden)) return before;
+  return before + ulp_at(dtype, std::fabs(golden) + before);
+}
 
 }  // namespace kvbench

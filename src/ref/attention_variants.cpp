@@ -19,7 +19,16 @@ namespace {
 constexpr float kLog2e = 1.44269504088896340736f;  // f32(log2 e)
 
 float f32(double x) { return static_cast<float>(x); }
-float rounded(std::optional<DType> t, float x) { return t ? f32(round_to(*t, x)) : x; }
+// x rounded to t where a step rounds (the common dtypes inline: this runs per element).
+float rounded(std::optional<DType> t, float x) {
+  if (!t) return x;
+  switch (*t) {
+    case DType::f16: return f32(round_f16(x));
+    case DType::bf16: return f32(round_bf16(x));
+    case DType::f32: return x;
+    default: return f32(round_to(*t, x));
+  }
+}
 
 // f32 exp of an f32 argument: the correctly rounded f32 of the exact value (an
 // implementation's exp is within a few ulp of it; the bound allows for that).

@@ -16,7 +16,7 @@ namespace kvbench {
 
 [[noreturn]] void throw_not_float(DType t);
 // x rounded to a float dtype (f16, bf16, f32).
-[[gnu::always_inline]] inline double round_to(DType t, double x) {
+inline double round_to(DType t, double x) {
   switch (t) {
     case DType::f16: return round_f16(x);
     case DType::bf16: return round_bf16(x);

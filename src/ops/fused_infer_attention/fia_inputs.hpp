@@ -75,7 +75,8 @@ class FiaOriginals {
   // dim + d by which the quantized channel stands for f times its draw (its stored scale
   // f times the codes' scale; fia_quantized), else empty.
   const std::vector<double>& channel_factors() const { return factors_; }
-  void fill(int64_t first, int64_t n, double* out) const {
+  // Always inlined: its callers' AVX2 clones (code_row) vectorize the draws.
+  [[gnu::always_inline]] void fill(int64_t first, int64_t n, double* out) const {
     switch (dtype_) {
       case DType::f16: return fill_rounded(first, n, out, [](double v) { return round_f16(v); });
       case DType::bf16: return fill_rounded(first, n, out, [](double v) { return round_bf16(v); });
