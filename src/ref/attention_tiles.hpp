@@ -40,7 +40,11 @@ typedef int64_t I8 __attribute__((vector_size(64)));
 #define abs8(x) ((V8)((I8)(x) & (I8{} + std::numeric_limits<int64_t>::max())))
 
 static_assert(kPanel == 8, "a panel and a strip are one AVX-512 vector");
-inline const bool kWideTiles = __builtin_cpu_supports("x86-64-v4") && !std::getenv("KVBENCH_REF_NO_AVX512");
+// Set at static initialization, which may run before libgcc's: __builtin_cpu_init() first.
+inline const bool kWideTiles = [] {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("x86-64-v4") && !std::getenv("KVBENCH_REF_NO_AVX512");
+}();
 
 // out[r][c] += p * v (and, with w, w[r][c] += p * |v|) for the strips' columns [0, dv / 8 * 8).
 template <int R, bool Abs>
