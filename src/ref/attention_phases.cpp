@@ -258,9 +258,9 @@ KVB_CLONES void softmax_phase(const Job& job, BlockScores& b) {
     double sum = 0;
     // The bound's spread, -sum_j p_j (s_j - m) over the weights the output sums; in the
     // sum's own loop (a chain of dependent additions, which leaves room for another) when
-    // no step changes the weights between.
+    // no step changes the weights between and the sum is the plain one (not sum_f16's).
     double spread = 0;
-    const bool spread_in_sum = x && !a.quantize_p;
+    const bool spread_in_sum = x && !a.quantize_p && a.fault != AttentionFault::sum_f16;
     if (a.fault == AttentionFault::sum_f16)
       for (int64_t t = 0; t < len; ++t) sum = round_f16(sum + s[t]);
     else if (spread_in_sum)
@@ -277,7 +277,7 @@ KVB_CLONES void softmax_phase(const Job& job, BlockScores& b) {
     if (a.quantize_p)
       for (int64_t t = 0; t < len; ++t) s[t] = a.quantize_p(s[t]);
     if (job.figures) {
-      if (!spread_in_sum || a.fault == AttentionFault::sum_f16)
+      if (!spread_in_sum)
         for (int64_t t = 0; t < len; ++t) spread -= s[t] > 0 ? s[t] * x[t] : 0.0;  // e_j = 0 at s_j = -inf
       if (sink_weight > 0) spread += sink_weight * (m - row.sink);
       job.figures[r].spread = spread / sum;
